@@ -1,0 +1,39 @@
+"""Medusa: extra decoding heads on the target propose a token tree (engine backend, TRT-LLM <= 1.2.x)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from specdeploy.plugin import CheckContext, Mechanism
+from specdeploy.profile.issues import Issue
+from specdeploy_mechanisms._common import tree_depth
+
+
+class MedusaOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    num_heads: int = Field(4, ge=1, le=16)
+    """Medusa heads in the checkpoint (`--num_medusa_heads`)."""
+    choices: list[list[int]] | None = None
+    """Static token tree (`medusa_choices`); paths of head indices, depth <= num_heads."""
+
+
+class Medusa(Mechanism):
+    name = "medusa"
+    summary = "Medusa heads propose a static tree; engine backend only (TRT-LLM <= 1.2.x)"
+    Options = MedusaOptions
+    needs_draft_model = True
+    chain = False
+    support = {"tensorrt": ("1.2",)}
+    max_draft_len = 63
+    default_draft_len = 4
+
+    def check(self, ctx: CheckContext) -> Iterator[Issue]:
+        opts = ctx.options
+        assert isinstance(opts, MedusaOptions)
+        depth = tree_depth(opts.choices)
+        if depth > opts.num_heads:
+            yield ctx.issue("options.choices", f"choice depth {depth} exceeds num_heads {opts.num_heads}")
+        if opts.choices and any(i < 0 for path in opts.choices for i in path):
+            yield ctx.issue("options.choices", "choice indices must be >= 0")

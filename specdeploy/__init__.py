@@ -1,0 +1,3 @@
+"""specdeploy: plan, build, tune and serve LLMs with speculative decoding on NVIDIA GPUs."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,3 @@
+from specdeploy.cli import main
+
+main()

@@ -1,0 +1,123 @@
+"""One public function per CLI command, usable without click (tests and CI scripts call these)."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from specdeploy.errors import UsageError
+from specdeploy.plan.model import Plan
+from specdeploy.profile.issues import Issue, ProfileError
+from specdeploy.profile.loader import load_profile
+from specdeploy.resolve.probe import EnvironmentProbe
+from specdeploy.resolve.resolver import Resolved, resolve
+
+
+@dataclass(frozen=True)
+class Validation:
+    """The outcome for one profile file: its errors, or its warnings and skipped checks."""
+
+    source: str
+    errors: tuple[Issue, ...]
+    notes: tuple[Issue, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+def load_and_resolve(source: str, sets: tuple[str, ...] = (), *, probe: EnvironmentProbe | None = None,
+                     online: bool = False) -> Resolved:
+    """Load, validate and resolve a profile; raises ProfileError with every located error."""
+    return resolve(load_profile(source, sets), probe=probe, online=online)
+
+
+def validate(sources: list[str], sets: tuple[str, ...] = ()) -> list[Validation]:
+    """Schema, options and every cross-field rule; nothing is fetched or probed."""
+    results = []
+    for source in sources:
+        try:
+            resolved = load_and_resolve(source, sets)
+        except ProfileError as exc:
+            results.append(Validation(source, tuple(exc.issues), ()))
+        else:
+            results.append(Validation(source, (), resolved.notes))
+    return results
+
+
+def plan(source: str, sets: tuple[str, ...] = ()) -> tuple[Resolved, Plan]:
+    """The resolved profile and the steps a build would run (pure: nothing written)."""
+    from specdeploy.plan.planner import make_plan
+
+    resolved = load_and_resolve(source, sets)
+    return resolved, make_plan(resolved)
+
+
+def profiles_list() -> list[dict[str, str]]:
+    from specdeploy.profile.shipped import shipped_profiles
+
+    rows = []
+    for name, path in shipped_profiles().items():
+        description = ""
+        for line in path.read_text().splitlines():
+            if line.startswith("description:"):
+                description = line.split(":", 1)[1].strip()
+                break
+        rows.append({"name": name, "path": str(path), "description": description})
+    return rows
+
+
+def profile_show(name: str) -> str:
+    from specdeploy.profile.shipped import find_shipped
+
+    path = find_shipped(name)
+    if path is None:
+        raise UsageError(f"no shipped profile named '{name}'", hint="see `specdeploy profiles list`")
+    return path.read_text()
+
+
+def profile_copy(name: str, dest: Path, *, force: bool = False) -> Path:
+    """Copy a shipped profile to start your own; never overwrites unless asked."""
+    from specdeploy.profile.shipped import find_shipped
+
+    path = find_shipped(name)
+    if path is None:
+        raise UsageError(f"no shipped profile named '{name}'", hint="see `specdeploy profiles list`")
+    target = dest / path.name if dest.is_dir() else dest
+    if target.exists() and not force:
+        raise UsageError(f"{target} exists", hint="pass --force to overwrite")
+    shutil.copyfile(path, target)
+    return target
+
+
+def doctor() -> dict[str, Any]:
+    """Versions and what this machine can do: NVML/GPUs, TRT-LLM, tritonserver, the reference runtime."""
+    import platform
+    from importlib.util import find_spec
+
+    from specdeploy import __version__
+    from specdeploy.resolve.probe import probe_environment
+
+    probe = probe_environment()
+    return {
+        "specdeploy": __version__, "python": platform.python_version(),
+        "gpus": [{"name": n, "memory_gib": round(m / 1024**3, 1)} for n, m in
+                 zip(probe.gpu_names, probe.gpu_memory_bytes, strict=True)],
+        "driver": probe.driver, "nvml": probe.nvml_error or "ok",
+        "tensorrt_llm": probe.trtllm_version or "not installed (pip install 'specdeploy[trtllm]' "
+                                                "--extra-index-url https://pypi.nvidia.com)",
+        "tritonserver": probe.tritonserver or "not found (pip install 'specdeploy[triton]')",
+        "reference_runtime": "available" if find_spec("torch") and find_spec("transformers")
+        else "not installed (pip install 'specdeploy[reference]')",
+    }
+
+
+def mechanisms() -> list[dict[str, Any]]:
+    """The mechanism x backend x version matrix, from the installed plugins."""
+    from specdeploy.plugin.registry import registry
+
+    return [{"name": name, "summary": cls.summary, "needs_draft_model": cls.needs_draft_model,
+             "support": {b: list(v) for b, v in cls.support.items()}, "max_draft_len": cls.max_draft_len,
+             "source": f"{cls.__module__}:{cls.__qualname__}"} for name, cls in sorted(registry().items())]

@@ -1,0 +1,3 @@
+"""Imports every command module so each registers itself on the root group."""
+
+from specdeploy.cli import core  # noqa: F401

@@ -1,0 +1,94 @@
+"""validate, plan, profiles, doctor, mechanisms."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from specdeploy import api
+from specdeploy.cli._group import cli, set_option
+from specdeploy.console import console
+from specdeploy.errors import UsageError
+
+
+@cli.command()
+@click.argument("profiles", nargs=-1, required=True)
+@set_option
+def validate(profiles: tuple[str, ...], sets: tuple[str, ...]) -> None:
+    """Check PROFILES (files or shipped names): schema, options and every cross-field rule."""
+    results = api.validate(list(profiles), sets)
+    out = console()
+    for result in results:
+        for issue in result.errors:
+            out.error(issue.render())
+        for note in result.notes:
+            out.warn(note.render())
+        if result.ok:
+            out.ok(f"{result.source} is valid")
+    if out.json_mode:
+        out.data([{"source": r.source, "ok": r.ok, "errors": [i.to_dict() for i in r.errors],
+                   "notes": [n.to_dict() for n in r.notes]} for r in results])
+    failed = sum(not r.ok for r in results)
+    if failed:
+        raise UsageError(f"{failed} of {len(results)} profile{'s' if len(results) > 1 else ''} invalid")
+
+
+@cli.command()
+@click.argument("profile")
+@set_option
+def plan(profile: str, sets: tuple[str, ...]) -> None:
+    """Print the resolved PROFILE (with the source of each value), the facts, the fit and the steps."""
+    from specdeploy.plan.text import plan_text
+
+    resolved, the_plan = api.plan(profile, sets)
+    console().data(the_plan.to_dict(), text=plan_text(resolved, the_plan))
+
+
+@cli.group()
+def profiles() -> None:
+    """The profiles shipped with specdeploy."""
+
+
+@profiles.command("list")
+def profiles_list() -> None:
+    """List shipped profiles."""
+    rows = api.profiles_list()
+    width = max(len(r["name"]) for r in rows)
+    console().data(rows, text="\n".join(f"{r['name']:<{width}}  {r['description']}" for r in rows))
+
+
+@profiles.command("show")
+@click.argument("name")
+def profiles_show(name: str) -> None:
+    """Print a shipped profile."""
+    text = api.profile_show(name)
+    console().data({"name": name, "yaml": text}, text=text.rstrip("\n"))
+
+
+@profiles.command("copy")
+@click.argument("name")
+@click.argument("dest", type=click.Path(path_type=Path), default=Path("."))
+@click.option("--force", is_flag=True, help="Overwrite an existing file.")
+def profiles_copy(name: str, dest: Path, force: bool) -> None:
+    """Copy a shipped profile to DEST to start your own."""
+    target = api.profile_copy(name, dest, force=force)
+    console().data({"copied": str(target)}, text=f"wrote {target}")
+
+
+@cli.command()
+def doctor() -> None:
+    """Versions, NVIDIA driver and GPUs, TensorRT-LLM and tritonserver availability."""
+    report = api.doctor()
+    console().data(report, text="\n".join(f"{k:<18} {v}" for k, v in report.items()))
+
+
+@cli.command()
+def mechanisms() -> None:
+    """The drafter mechanisms installed, and where each runs (backend: TRT-LLM lines)."""
+    rows = api.mechanisms()
+    lines = []
+    for row in rows:
+        where = "; ".join(f"{backend} {'/'.join(lines_)}" for backend, lines_ in row["support"].items())
+        lines.append(f"{row['name']:<13} {where:<38} {row['summary']}")
+    console().data(rows, text="\n".join(lines))

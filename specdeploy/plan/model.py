@@ -1,0 +1,66 @@
+"""Plan and Step values. No behaviour lives here: `specdeploy.execute` runs a Plan, `plan` prints one."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from typing import Any
+
+
+class Stage(str, Enum):
+    """Step kinds, in pipeline order; `--only` and `--from` select by stage or by step id."""
+
+    FETCH = "fetch"
+    CONVERT = "convert"
+    QUANTIZE = "quantize"
+    ENGINE = "engine"
+    EMIT = "emit"
+    TUNE = "tune"
+    RENDER = "render"
+    CHECK = "check"
+
+
+@dataclass(frozen=True)
+class Step:
+    """One unit of work with a stable id (`engine.target`, `emit.llm_api`, `render.triton`).
+
+    A step either runs a subprocess (`argv`) or an in-process action registered under `action`
+    with JSON-able `params`. `needs` lists optional components (`tensorrt_llm`, `gpu`) it requires.
+    """
+
+    id: str
+    stage: Stage
+    description: str
+    depends_on: tuple[str, ...] = ()
+    argv: tuple[str, ...] = ()
+    action: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    inputs: dict[str, Any] = field(default_factory=dict)
+    outputs: tuple[str, ...] = ()
+    needs: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["stage"] = self.stage.value
+        return data
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything a build would do, and the resolved facts it was computed from."""
+
+    profile_name: str
+    steps: tuple[Step, ...]
+    resolved: dict[str, Any]
+    advice: tuple[str, ...] = ()
+
+    def step(self, step_id: str) -> Step:
+        for step in self.steps:
+            if step.id == step_id:
+                return step
+        raise KeyError(step_id)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema_version": 1, "profile": self.profile_name, "resolved": self.resolved,
+                "steps": [s.to_dict() for s in self.steps], "advice": list(self.advice)}

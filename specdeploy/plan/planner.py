@@ -1,0 +1,45 @@
+"""make_plan: (Resolved) -> Plan. Pure: no files written, nothing probed, nothing imported that is heavy."""
+
+from __future__ import annotations
+
+from specdeploy.plan.model import Plan, Stage, Step
+from specdeploy.resolve.resolver import Resolved
+
+
+def _fetch_steps(resolved: Resolved) -> list[Step]:
+    profile = resolved.profile
+    steps = [Step("fetch.target", Stage.FETCH, f"fetch {profile.target.model}", action="fetch",
+                  params={"ref": profile.target.model, "revision": profile.target.revision, "role": "target"})]
+    if profile.speculative.draft_model:
+        steps.append(Step("fetch.draft", Stage.FETCH, f"fetch drafter {profile.speculative.draft_model}",
+                          action="fetch", params={"ref": profile.speculative.draft_model,
+                                                  "revision": profile.speculative.draft_revision, "role": "draft"}))
+    return steps
+
+
+def _tune_step(resolved: Resolved, after: tuple[str, ...]) -> list[Step]:
+    spec = resolved.profile.speculative
+    if spec.mechanism == "none" or spec.draft_len != "auto" or spec.schedule is not None:
+        return []
+    backend = resolved.profile.runtime.backend
+    return [Step("tune.draft_len", Stage.TUNE, "measure acceptance and step cost, choose K per concurrency",
+                 depends_on=after, action="tune", params={"measure": "reference" if backend == "reference" else "trtllm"},
+                 needs=() if backend == "reference" else ("tensorrt_llm", "gpu"))]
+
+
+def make_plan(resolved: Resolved) -> Plan:
+    """The step graph a build of this profile runs, in dependency order."""
+    from specdeploy.trtllm.steps import backend_steps
+
+    fetch = _fetch_steps(resolved)
+    fetched = tuple(s.id for s in fetch)
+    tune = _tune_step(resolved, fetched)
+    build = backend_steps(resolved, fetched + tuple(s.id for s in tune))
+    built = tuple(s.id for s in build)
+    render = [
+        Step("render.triton", Stage.RENDER, "render the Triton model repository", depends_on=built,
+             action="render_triton"),
+        Step("check.triton", Stage.CHECK, "check the repository against Triton's schema and rules",
+             depends_on=("render.triton",), action="check_triton"),
+    ]
+    return Plan(resolved.loaded.name, (*fetch, *tune, *build, *render), resolved.to_dict())

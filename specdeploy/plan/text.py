@@ -1,0 +1,65 @@
+"""The human-readable form of a plan: resolved values with their sources, facts, fit, steps, advice."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from specdeploy.plan.model import Plan
+from specdeploy.resolve.resolver import Resolved
+
+GIB = 1024**3
+
+
+def _flatten(prefix: tuple[str, ...], value: Any) -> list[tuple[tuple[str, ...], Any]]:
+    if isinstance(value, dict) and value and all(isinstance(k, str) for k in value):
+        return [row for k, v in value.items() for row in _flatten((*prefix, k), v)]
+    return [(prefix, value)]
+
+
+def plan_text(resolved: Resolved, plan: Plan) -> str:
+    loaded, lines = resolved.loaded, []
+    lines.append(f"profile {loaded.name}  ({' <- '.join(reversed(loaded.chain))})")
+    lines.append("")
+    lines.append("resolved values (source):")
+    for path, value in _flatten((), loaded.profile.model_dump(mode="json", exclude_none=True)):
+        source = loaded.source_of(path)
+        lines.append(f"  {'.'.join(path):<44} {value!s:<30} {source}")
+    lines.append("")
+    target = resolved.target
+    if target:
+        lines.append(f"target  {target.name}: {target.architecture}, {target.layers} layers, hidden {target.hidden}, "
+                     f"{target.heads}/{target.kv_heads} heads (G = {target.group_size}), vocab {target.vocab}, "
+                     f"context {target.context}, {target.parameter_count() / 1e9:.2f} B params"
+                     + (f", MoE {target.active_experts}/{target.experts}" if target.is_moe else "")
+                     + (", MLA" if target.is_mla else "") + (f", {target.mtp_layers} MTP layer(s)" if target.mtp_layers else "")
+                     + f"  [{target.source}]")
+    if resolved.draft:
+        d = resolved.draft
+        lines.append(f"drafter {d.name}: {d.architecture}, {d.layers} layer(s), hidden {d.hidden}, vocab {d.vocab}"
+                     f"  [{d.source}]")
+    if resolved.gpu:
+        g = resolved.gpu
+        lines.append(f"gpu     {g.marketing_name}: {g.memory_bytes / GIB:.0f} GiB, {g.hbm_bandwidth / 1e12:.2f} TB/s, "
+                     f"{g.bf16_flops / 1e12:.0f} TFLOP/s bf16, ridge {g.ridge_point:.0f} FLOP/byte")
+    if resolved.fit:
+        f = resolved.fit
+        lines.append(f"fit     per GPU: weights {f.weights / GIB:.1f} + drafter {f.draft_weights / GIB:.1f} + KV "
+                     f"{f.kv_cache / GIB:.1f} + margin {f.margin / GIB:.1f} = {f.needed / GIB:.1f} of "
+                     f"{f.gpu_memory / GIB:.1f} GiB")
+    lines.append(f"draft   up to K = {resolved.draft_len}; max_num_tokens {resolved.max_num_tokens}"
+                 + (f"; TensorRT-LLM line {resolved.line.name}" if resolved.line else ""))
+    for note in resolved.notes:
+        lines.append(f"note    {note.render()}")
+    lines.append("")
+    lines.append("steps:")
+    for step in plan.steps:
+        after = f"  (after {', '.join(step.depends_on)})" if step.depends_on else ""
+        needs = f"  [needs {', '.join(step.needs)}]" if step.needs else ""
+        lines.append(f"  {step.id:<18} {step.description}{after}{needs}")
+        if step.argv:
+            lines.append(f"  {'':<18} $ {' '.join(step.argv)}")
+    if plan.advice:
+        lines.append("")
+        lines.append("advice (performance model; confirm with `specdeploy tune`):")
+        lines.extend(f"  {a}" for a in plan.advice)
+    return "\n".join(lines)

@@ -1,0 +1,1 @@
+"""The profile language: load YAML with marks, merge `extends`, apply `--set`, validate, report every error."""

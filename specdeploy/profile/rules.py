@@ -1,0 +1,153 @@
+"""Cross-field rules: the compatibility matrix and the limits, as one table of named rules.
+
+Mechanism-specific rules live in each plugin's `check`; these are the ones every profile obeys.
+Model-dependent rules report `skipped` (with the reason) when the model could not be resolved.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from specdeploy.plugin.base import CheckContext, Mechanism
+from specdeploy.profile.issues import Issue
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    doc: str
+    check: Callable[[CheckContext, Mechanism | None], Iterator[Issue]]
+
+
+def planned_draft_len(ctx: CheckContext, mech: Mechanism | None) -> int:
+    """The largest draft length a deployment may use: fixed, the tuning candidates' max, or the default."""
+    spec = ctx.profile.speculative
+    if mech is None:
+        return 0 if spec.mechanism == "none" else 5  # TRT-LLM AUTO uses up to 5 (trtllm.md §2)
+    fixed = mech.fixed_draft_len(ctx.options)
+    if fixed is not None:
+        return fixed
+    if isinstance(spec.draft_len, int):
+        return spec.draft_len
+    return max(ctx.profile.tune.draft_lens or [mech.default_draft_len])
+
+
+def _matrix(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:
+    runtime = ctx.profile.runtime
+    if runtime.backend == "tensorrt" and ctx.line is not None and not ctx.line.engine_backend:
+        yield Issue(("runtime", "backend"), f"TensorRT-LLM {runtime.trtllm_version} has no engine backend "
+                    "(removed in the 1.3 line)", "use backend: pytorch, or trtllm_version: 1.2.1 for engines")
+    if mech is None:
+        if ctx.profile.speculative.mechanism == "auto" and runtime.backend != "pytorch":
+            yield Issue(("speculative", "mechanism"), "mechanism 'auto' is TensorRT-LLM's PyTorch-backend heuristic",
+                        "name a mechanism explicitly")
+        return
+    line = None if runtime.backend == "reference" else (ctx.line.name if ctx.line else None)
+    if not mech.supports(runtime.backend, line):
+        where = "; ".join(f"{b} ({', '.join(v)})" for b, v in mech.support.items()) or "nowhere"
+        yield Issue(("speculative", "mechanism"), f"{mech.name} does not run on backend '{runtime.backend}'"
+                    + (f" with TensorRT-LLM {runtime.trtllm_version}" if line else ""),
+                    f"{mech.name} runs on: {where}")
+
+
+def _drafter(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:
+    spec = ctx.profile.speculative
+    if mech is not None and mech.needs_draft_model and not spec.draft_model:
+        yield Issue(("speculative", "draft_model"), f"{mech.name} needs a draft_model", "set speculative.draft_model")
+    if spec.draft_model and (mech is None or not mech.needs_draft_model):
+        yield Issue(("speculative", "draft_model"), f"mechanism '{spec.mechanism}' does not use a draft_model",
+                    "remove speculative.draft_model")
+
+
+def _draft_len(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:
+    spec = ctx.profile.speculative
+    if mech is None:
+        if spec.mechanism == "none" and (isinstance(spec.draft_len, int) or spec.schedule or spec.max_concurrency):
+            yield Issue(("speculative", "mechanism"), "draft_len/schedule/max_concurrency are set but mechanism is "
+                        "'none'", "pick a mechanism, or remove them")
+        return
+    limit = mech.max_draft_len
+    if isinstance(spec.draft_len, int) and spec.draft_len > limit:
+        yield Issue(("speculative", "draft_len"), f"{mech.name} drafts at most {limit} tokens, not {spec.draft_len}")
+    for value in ctx.profile.tune.draft_lens or []:
+        if value > limit:
+            yield Issue(("tune", "draft_lens"), f"candidate {value} exceeds {mech.name}'s limit of {limit}")
+            break
+    if spec.schedule:
+        top = max(spec.schedule.values())
+        if isinstance(spec.draft_len, int) and top > spec.draft_len:
+            yield Issue(("speculative", "schedule"), f"schedule asks for draft length {top} > draft_len "
+                        f"{spec.draft_len} (the maximum buffers are sized for)", f"set draft_len: {top}")
+        if top > limit:
+            yield Issue(("speculative", "schedule"), f"schedule value {top} exceeds {mech.name}'s limit of {limit}")
+
+
+def _parallel(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:
+    hw = ctx.profile.hardware
+    if hw.tensor_parallel * hw.pipeline_parallel > hw.count:
+        yield Issue(("hardware", "tensor_parallel"), f"tensor_parallel x pipeline_parallel = "
+                    f"{hw.tensor_parallel * hw.pipeline_parallel} > count {hw.count} GPUs",
+                    f"set hardware.count: {hw.tensor_parallel * hw.pipeline_parallel}")
+    if ctx.target is not None and ctx.target.heads % hw.tensor_parallel:
+        yield Issue(("hardware", "tensor_parallel"), f"{ctx.target.heads} attention heads do not split over "
+                    f"tensor_parallel {hw.tensor_parallel}")
+    if ctx.profile.runtime.backend == "reference" and hw.gpu not in ("cpu", "auto"):
+        yield Issue(("hardware", "gpu"), "the reference backend runs on CPU (or whatever torch sees)",
+                    "set hardware.gpu: cpu")
+    if hw.gpu == "cpu" and ctx.profile.runtime.backend != "reference":
+        yield Issue(("hardware", "gpu"), "gpu: cpu is only for the reference backend", "name the GPU, or auto")
+    if ctx.gpu is not None and ctx.profile.target.quantization == "fp8" and not ctx.gpu.fp8_flops:
+        yield Issue(("target", "quantization"), f"{ctx.gpu.name} has no FP8 tensor cores",
+                    "use int4_awq or int8_sq, or none")
+
+
+def _tokens(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:
+    serving = ctx.profile.serving
+    k = planned_draft_len(ctx, mech)
+    need = serving.max_batch_size * (1 + k)
+    if serving.max_num_tokens is not None and serving.max_num_tokens < need:
+        yield Issue(("serving", "max_num_tokens"), f"max_num_tokens {serving.max_num_tokens} < max_batch_size x "
+                    f"(1 + draft_len) = {serving.max_batch_size} x {1 + k} = {need}",
+                    f"set serving.max_num_tokens: {need} or lower max_batch_size")
+    if serving.max_input_len is not None and serving.max_input_len >= serving.max_seq_len:
+        yield Issue(("serving", "max_input_len"), f"max_input_len {serving.max_input_len} leaves no room to generate "
+                    f"within max_seq_len {serving.max_seq_len}")
+    if ctx.target is None:
+        yield Issue(("serving", "max_seq_len"), "context-length check skipped: the target's config.json was not "
+                    "resolved", severity="skipped")
+    elif serving.max_seq_len > ctx.target.context:
+        yield Issue(("serving", "max_seq_len"), f"max_seq_len {serving.max_seq_len} exceeds the model's context "
+                    f"{ctx.target.context}", f"set serving.max_seq_len: {ctx.target.context} or less")
+    maxc = ctx.profile.speculative.max_concurrency
+    if maxc is not None and maxc > serving.max_batch_size:
+        yield Issue(("speculative", "max_concurrency"), f"max_concurrency {maxc} > max_batch_size "
+                    f"{serving.max_batch_size} never switches speculation off", severity="warning")
+
+
+def _triton(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:
+    triton, backend = ctx.profile.triton, ctx.profile.runtime.backend
+    expected = {"pytorch": "llmapi", "tensorrt": "engine", "reference": "reference"}[backend]
+    if triton.layout not in ("auto", expected):
+        yield Issue(("triton", "layout"), f"layout '{triton.layout}' does not serve the {backend} backend",
+                    f"use layout: {expected} (or auto)")
+    if triton.decoupled is False and ctx.profile.serving.streaming:
+        yield Issue(("triton", "decoupled"), "streaming needs a decoupled Triton model",
+                    "set triton.decoupled: true, or serving.streaming: false")
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("matrix", "mechanism x backend x TensorRT-LLM version", _matrix),
+    Rule("drafter", "a draft model exactly when the mechanism needs one", _drafter),
+    Rule("draft_len", "draft length, schedule and candidates within the mechanism's limits", _draft_len),
+    Rule("parallel", "TP x PP <= GPU count; heads split over TP; CPU only for the reference backend", _parallel),
+    Rule("tokens", "max_num_tokens >= B x (1 + K); max_seq_len <= the model's context", _tokens),
+    Rule("triton", "Triton layout matches the backend; streaming needs decoupled", _triton),
+)
+
+
+def check_rules(ctx: CheckContext, mech: Mechanism | None) -> list[Issue]:
+    issues = [issue for rule in RULES for issue in rule.check(ctx, mech)]
+    if mech is not None:
+        issues.extend(mech.check(ctx))
+    return issues

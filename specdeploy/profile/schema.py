@@ -1,0 +1,179 @@
+"""The profile language: one pydantic v2 model tree, `extra="forbid"` everywhere.
+
+Strings are strict so a YAML 1.1 boolean (`on`, `no`) in a string slot is an error, not a silent
+`True`; numbers stay lax so `2e-5` (a string to YAML 1.1) still reads as a number.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, field_validator
+
+GPU_NAMES = ("h200", "h100-sxm", "h100-pcie", "b200", "a100-80gb", "a100-40gb", "l40s", "l4")
+QUANTIZATIONS = ("none", "fp8", "nvfp4", "int4_awq", "w4a8_awq", "int8_sq")
+BACKENDS = ("pytorch", "tensorrt", "reference")
+
+
+class Section(BaseModel):
+    """Base of every profile section: unknown keys are errors, every field is documented."""
+
+    model_config = ConfigDict(extra="forbid", validate_default=True, use_attribute_docstrings=True)
+
+
+class Target(Section):
+    model: StrictStr
+    """Hugging Face repo id (`org/name`) or a local folder holding `config.json`."""
+    revision: StrictStr | None = None
+    """Hub revision (branch, tag or commit); a build pins it to a commit in `specdeploy.lock`."""
+    dtype: Literal["auto", "bfloat16", "float16", "float32"] = "auto"
+    """Activation/weight dtype before quantization; `auto` follows the checkpoint's `torch_dtype`."""
+    quantization: Literal["none", "fp8", "nvfp4", "int4_awq", "w4a8_awq", "int8_sq"] = "none"
+    """Weight quantization applied at build time (Model-Optimizer on the engine path)."""
+    trust_remote_code: StrictBool = False
+    """Allow custom modelling code from the checkpoint (off unless you trust the source)."""
+
+
+class Hardware(Section):
+    gpu: Literal["auto", "cpu", "h200", "h100-sxm", "h100-pcie", "b200", "a100-80gb", "a100-40gb", "l40s", "l4"] = "auto"
+    """Target GPU; `auto` detects it through NVML, `cpu` is for the reference backend only."""
+    count: int = Field(1, ge=1, le=64)
+    """GPUs available to one deployment."""
+    tensor_parallel: int = Field(1, ge=1, le=64)
+    """Tensor-parallel degree."""
+    pipeline_parallel: int = Field(1, ge=1, le=64)
+    """Pipeline-parallel degree."""
+
+
+class Runtime(Section):
+    trtllm_version: StrictStr = "1.2.1"
+    """TensorRT-LLM release the artifacts are emitted for (`1.2.x` or the `1.3` line)."""
+    backend: Literal["pytorch", "tensorrt", "reference"] = "pytorch"
+    """`pytorch` = LLM-API YAML, `tensorrt` = compiled engines (TRT-LLM <= 1.2.x), `reference` = the CPU runtime."""
+
+    @field_validator("trtllm_version")
+    @classmethod
+    def _known_line(cls, value: str) -> str:
+        from specdeploy.trtllm.versions import version_line
+
+        version_line(value)  # raises ValueError with the known lines
+        return value
+
+
+class Speculative(Section):
+    mechanism: StrictStr = "none"
+    """Drafter mechanism: a registered plugin name (eagle3, mtp, draft_target, ngram, ...), `auto` or `none`."""
+    draft_len: int | Literal["auto"] = "auto"
+    """Draft tokens per step (>= 1), or `auto` to let `specdeploy tune` choose per concurrency."""
+    draft_model: StrictStr | None = None
+    """Drafter checkpoint (repo id or folder) for mechanisms that need one (eagle3, draft_target, medusa...)."""
+    draft_revision: StrictStr | None = None
+    """Hub revision of the drafter."""
+    options: dict[str, Any] = Field(default_factory=dict)
+    """Mechanism options, validated by the mechanism's plugin (see `specdeploy mechanisms`)."""
+    schedule: dict[int, int] | None = None
+    """Explicit concurrency -> draft length map; keys are lower bounds (`{1: 4, 8: 2, 32: 0}`)."""
+    max_concurrency: int | None = Field(None, ge=1)
+    """Speculation is switched off above this many concurrent requests."""
+
+    @field_validator("draft_len")
+    @classmethod
+    def _positive(cls, value: int | str) -> int | str:
+        if isinstance(value, int) and value < 1:
+            raise ValueError("draft_len must be >= 1 or 'auto' (use mechanism: none to turn speculation off)")
+        return value
+
+    @field_validator("schedule")
+    @classmethod
+    def _schedule_shape(cls, value: dict[int, int] | None) -> dict[int, int] | None:
+        if value is None:
+            return None
+        if not value:
+            raise ValueError("schedule must not be empty")
+        if any(k < 1 for k in value) or any(v < 0 for v in value.values()):
+            raise ValueError("schedule keys (concurrency) must be >= 1 and values (draft length) >= 0")
+        if min(value) != 1:
+            raise ValueError("schedule must start at concurrency 1")
+        return dict(sorted(value.items()))
+
+
+class Serving(Section):
+    max_batch_size: int = Field(64, ge=1, le=4096)
+    """Largest batch the runtime schedules (concurrent sequences)."""
+    max_seq_len: int = Field(4096, ge=16, le=1_048_576)
+    """Longest sequence (prompt + output) served."""
+    max_input_len: int | None = Field(None, ge=1)
+    """Longest prompt; defaults to max_seq_len - 1."""
+    max_num_tokens: int | None = Field(None, ge=1)
+    """Token budget per iteration; defaults to max(8192, max_batch_size * (1 + draft_len))."""
+    kv_cache_free_gpu_memory_fraction: float = Field(0.9, gt=0.0, le=1.0)
+    """Fraction of the GPU memory left after weights that the KV cache may take."""
+    streaming: StrictBool = False
+    """Stream tokens; makes the Triton model decoupled."""
+
+
+class Sla(Section):
+    p99_itl_ms: float | None = Field(None, gt=0)
+    """Upper bound on the 99th-percentile inter-token latency."""
+    p99_ttft_ms: float | None = Field(None, gt=0)
+    """Upper bound on the 99th-percentile time to first token."""
+
+
+class Tune(Section):
+    dataset: StrictStr = "mt-bench"
+    """Built-in dataset (`mt-bench`, `humaneval`) or a JSONL path (SPEED-Bench records accepted)."""
+    prompts: int = Field(32, ge=1, le=100_000)
+    """Prompts drawn from the dataset."""
+    output_len: int = Field(128, ge=1, le=65_536)
+    """Tokens generated per prompt."""
+    concurrency: list[int] = Field(default_factory=lambda: [1, 2, 4, 8, 16, 32, 64])
+    """Concurrency levels the schedule is tuned for."""
+    draft_lens: list[int] | None = None
+    """Candidate draft lengths; default 1..K_max of the mechanism."""
+    objective: Literal["throughput", "latency", "goodput"] = "throughput"
+    """What to maximise per concurrency: system tokens/s, per-user latency, or throughput within the SLA."""
+    sla: Sla = Field(default_factory=Sla)
+    """Latency limits for the goodput objective."""
+    repeats: int = Field(3, ge=1, le=50)
+    """Repeats of each confirmed measurement (median + MAD)."""
+    time_budget_s: float | None = Field(None, gt=0)
+    """Stop measuring after this many seconds and emit the best schedule so far."""
+
+    @field_validator("concurrency", "draft_lens")
+    @classmethod
+    def _positive_sorted(cls, value: list[int] | None) -> list[int] | None:
+        if value is None:
+            return None
+        if not value or any(v < 1 for v in value):
+            raise ValueError("must be a non-empty list of integers >= 1")
+        return sorted(set(value))
+
+
+class Triton(Section):
+    layout: Literal["auto", "llmapi", "engine", "reference"] = "auto"
+    """Repository layout; `auto` follows the backend (pytorch -> llmapi, tensorrt -> engine)."""
+    model_name: StrictStr = "tensorrt_llm"
+    """Name of the served model in the repository."""
+    instances: int = Field(1, ge=1, le=64)
+    """Model instances."""
+    decoupled: StrictBool | None = None
+    """Decoupled transaction policy; defaults to serving.streaming."""
+
+
+class Profile(Section):
+    description: StrictStr | None = None
+    """One line saying what this profile deploys."""
+    target: Target
+    """The model to serve."""
+    hardware: Hardware = Field(default_factory=Hardware)
+    """Where it runs."""
+    runtime: Runtime = Field(default_factory=Runtime)
+    """Which TensorRT-LLM release and backend."""
+    speculative: Speculative = Field(default_factory=Speculative)
+    """The drafter and its draft length."""
+    serving: Serving = Field(default_factory=Serving)
+    """Batching and memory limits."""
+    tune: Tune = Field(default_factory=Tune)
+    """How `specdeploy tune` measures."""
+    triton: Triton = Field(default_factory=Triton)
+    """How the Triton model repository is rendered."""

@@ -1,0 +1,1 @@
+"""Resolution: the profile's names turned into facts (ModelSpec, GpuSpec, EnvironmentProbe, memory fit)."""

@@ -1,0 +1,102 @@
+"""Find a model's `config.json`: a local folder, the Hugging Face cache (offline), the hub, or the catalog.
+
+The cache is read directly (refs/ + snapshots/), so `validate` and `plan` never import huggingface_hub.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from specdeploy.resolve.catalog import CATALOG
+from specdeploy.resolve.model_spec import ModelSpec, spec_from_config
+
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+
+
+@dataclass(frozen=True)
+class ConfigLookup:
+    """The outcome of looking a model up: a spec, or why there is none."""
+
+    spec: ModelSpec | None
+    origin: str
+    reason: str | None = None
+
+
+def hub_cache_dir() -> Path:
+    if os.environ.get("HF_HUB_CACHE"):
+        return Path(os.environ["HF_HUB_CACHE"])
+    home = Path(os.environ.get("HF_HOME", Path.home() / ".cache" / "huggingface"))
+    return home / "hub"
+
+
+def cached_snapshot(repo_id: str, revision: str | None) -> Path | None:
+    """The snapshot folder of `repo_id` at `revision` in the local hub cache, if present."""
+    repo = hub_cache_dir() / ("models--" + repo_id.replace("/", "--"))
+    rev = revision or "main"
+    if _COMMIT.match(rev):
+        commit = rev
+    else:
+        ref = repo / "refs" / rev
+        if not ref.is_file():
+            return None
+        commit = ref.read_text().strip()
+    snapshot = repo / "snapshots" / commit
+    return snapshot if snapshot.is_dir() else None
+
+
+def _read(path: Path) -> dict[str, Any]:
+    data = json.loads(path.read_text())
+    if not isinstance(data, dict):
+        raise ValueError(f"{path} is not a JSON object")
+    return data
+
+
+def _spec(name: str, config: dict[str, Any], origin: str) -> ConfigLookup:
+    try:
+        return ConfigLookup(spec_from_config(name, config, origin), origin)
+    except ValueError as exc:
+        return ConfigLookup(None, origin, str(exc))
+
+
+def lookup_config(ref: str, revision: str | None = None, *, online: bool = False) -> ConfigLookup:
+    """Resolve `ref` (repo id or folder); `online` lets huggingface_hub fetch config.json (build only)."""
+    folder = Path(ref).expanduser()
+    if folder.is_dir():
+        cfg = folder / "config.json"
+        if not cfg.is_file():
+            return ConfigLookup(None, str(folder), f"{folder} has no config.json")
+        try:
+            return _spec(ref, _read(cfg), str(cfg))
+        except (OSError, ValueError) as exc:
+            return ConfigLookup(None, str(cfg), f"unreadable config.json: {exc}")
+    snapshot = cached_snapshot(ref, revision)
+    if snapshot is not None and (snapshot / "config.json").is_file():
+        try:
+            return _spec(ref, _read(snapshot / "config.json"), f"hf-cache:{snapshot.name[:12]}")
+        except (OSError, ValueError) as exc:
+            return ConfigLookup(None, str(snapshot), f"unreadable cached config.json: {exc}")
+    if online:
+        fetched = _fetch_online(ref, revision)
+        if fetched is not None:
+            return fetched
+    if ref in CATALOG:
+        config, source = CATALOG[ref]
+        return _spec(ref, config, f"catalog ({source})")
+    return ConfigLookup(None, "none", f"no config.json for '{ref}': not a local folder, not in the Hugging Face cache"
+                        f" ({hub_cache_dir()}), not in specdeploy's catalog")
+
+
+def _fetch_online(ref: str, revision: str | None) -> ConfigLookup | None:
+    from huggingface_hub import hf_hub_download
+    from huggingface_hub.errors import HFValidationError, LocalEntryNotFoundError
+
+    try:
+        path = hf_hub_download(ref, "config.json", revision=revision)
+    except (LocalEntryNotFoundError, HFValidationError, OSError):
+        return None
+    return _spec(ref, _read(Path(path)), f"hub:{ref}")

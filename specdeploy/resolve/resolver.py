@@ -1,0 +1,112 @@
+"""Resolve a loaded profile into facts (model specs, GPU, version line, memory fit) and check every rule."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from specdeploy.plugin.base import CheckContext, NoOptions
+from specdeploy.profile.issues import Issue, ProfileError
+from specdeploy.profile.loader import LoadedProfile
+from specdeploy.profile.rules import check_rules, planned_draft_len
+from specdeploy.resolve.gpus import GPUS, GpuSpec
+from specdeploy.resolve.hub import ConfigLookup, lookup_config
+from specdeploy.resolve.memory import Fit, memory_fit
+from specdeploy.resolve.model_spec import ModelSpec
+from specdeploy.resolve.probe import EnvironmentProbe
+from specdeploy.trtllm.versions import VersionLine, version_line
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A valid profile and the facts it resolved to; `notes` holds warnings and skipped checks."""
+
+    loaded: LoadedProfile
+    target_lookup: ConfigLookup
+    draft_lookup: ConfigLookup | None
+    gpu: GpuSpec | None
+    line: VersionLine | None
+    fit: Fit | None
+    draft_len: int
+    max_num_tokens: int
+    notes: tuple[Issue, ...] = field(default_factory=tuple)
+
+    @property
+    def profile(self) -> Any:
+        return self.loaded.profile
+
+    @property
+    def target(self) -> ModelSpec | None:
+        return self.target_lookup.spec
+
+    @property
+    def draft(self) -> ModelSpec | None:
+        return self.draft_lookup.spec if self.draft_lookup else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "target": self.target.to_dict() if self.target else {"unresolved": self.target_lookup.reason},
+            "draft": (self.draft.to_dict() if self.draft else {"unresolved": self.draft_lookup.reason})
+            if self.draft_lookup else None,
+            "gpu": self.gpu.name if self.gpu else None,
+            "trtllm_line": self.line.name if self.line else None,
+            "fit": self.fit.to_dict() if self.fit else None,
+            "draft_len": self.draft_len, "max_num_tokens": self.max_num_tokens,
+            "notes": [n.to_dict() for n in self.notes],
+        }
+
+
+def _gpu(loaded: LoadedProfile, probe: EnvironmentProbe | None) -> tuple[GpuSpec | None, list[Issue]]:
+    name = loaded.profile.hardware.gpu
+    if name == "cpu":
+        return None, []
+    if name != "auto":
+        return GPUS[name], []
+    if probe is None:
+        return None, [Issue(("hardware", "gpu"), "gpu: auto is detected at build time; GPU-dependent checks "
+                            "(memory fit, FP8 support) skipped", severity="skipped")]
+    spec = probe.gpu_spec()
+    if spec is None:
+        why = probe.nvml_error or f"unknown GPU {probe.gpu_names[0]!r}" if probe.gpu_names else probe.nvml_error
+        return None, [Issue(("hardware", "gpu"), f"gpu: auto found no usable GPU ({why or 'none detected'})",
+                            "name the GPU (e.g. gpu: h200) to plan for it", severity="skipped")]
+    return spec, []
+
+
+def resolve(loaded: LoadedProfile, *, probe: EnvironmentProbe | None = None, online: bool = False) -> Resolved:
+    """All rules at once; raise ProfileError with every located error, keep warnings in `notes`."""
+    profile = loaded.profile
+    notes: list[Issue] = []
+    target = lookup_config(profile.target.model, profile.target.revision, online=online)
+    if target.spec is None:
+        notes.append(Issue(("target", "model"), f"model-dependent checks skipped: {target.reason}",
+                           "pass a local folder, or pre-fill the Hugging Face cache", severity="skipped"))
+    draft = None
+    if profile.speculative.draft_model:
+        draft = lookup_config(profile.speculative.draft_model, profile.speculative.draft_revision, online=online)
+        if draft.spec is None:
+            notes.append(Issue(("speculative", "draft_model"), f"drafter checks skipped: {draft.reason}",
+                               severity="skipped"))
+    gpu, gpu_notes = _gpu(loaded, probe)
+    notes.extend(gpu_notes)
+    line = None if profile.runtime.backend == "reference" else version_line(profile.runtime.trtllm_version)
+    ctx = CheckContext(profile, loaded.options or NoOptions(), target.spec, draft.spec if draft else None, line, gpu)
+    issues = check_rules(ctx, loaded.mechanism)
+    k = planned_draft_len(ctx, loaded.mechanism)
+    serving = profile.serving
+    fit = None
+    if target.spec is not None and gpu is not None:
+        fit = memory_fit(target.spec, draft.spec if draft else None, gpu, quantization=profile.target.quantization,
+                         tp=profile.hardware.tensor_parallel, pp=profile.hardware.pipeline_parallel,
+                         max_batch=serving.max_batch_size, max_seq=serving.max_seq_len)
+        if not fit.fits:
+            message, hint = fit.explain(serving.max_batch_size, serving.max_seq_len)
+            path = ("serving", "max_batch_size") if fit.weights_fit else ("hardware", "tensor_parallel")
+            issues.append(Issue(path, message, hint))
+    errors = [i for i in issues if i.severity == "error"]
+    if errors:
+        raise ProfileError([loaded.locate(i) for i in errors])
+    notes.extend(i for i in issues if i.severity != "error")
+    max_num_tokens = serving.max_num_tokens or max(8192, serving.max_batch_size * (1 + k))
+    return Resolved(loaded, target, draft, gpu, line, fit, k, max_num_tokens,
+                    tuple(loaded.locate(n) for n in notes))
