@@ -1,0 +1,127 @@
+"""Predicted goodput per (concurrency, K) and the schedule it implies (tuning.md §1.3).
+
+    T(B, K)  = draft(B, K) + verify(B, T = K + 1) + overheads      step_seconds
+    user tok/s = E[AL](K) / T(B, K)   system tok/s = B x user tok/s   ITL = T(B, K) / E[AL](K)
+    speedup  = E[AL](K) x T(B, 0) / T(B, K)                        (K = 0 is plain decoding, always a candidate)
+
+Any object with `step_seconds(batch, k)` is a timer: `AnalyticTimer` (the cost model), `ConstantTimer`
+(Leviathan et al.'s constant-cost world), or a tuner's table of measured step times.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from typing import Any, Protocol
+
+from specdeploy.perfmodel.acceptance import AcceptanceProfile
+from specdeploy.perfmodel.cost import Efficiency, StepCost, forward_cost
+from specdeploy.perfmodel.drafters import DraftContext, drafter
+from specdeploy.resolve.gpus import GpuSpec
+from specdeploy.resolve.model_spec import ModelSpec
+
+
+class StepTimer(Protocol):
+    def step_seconds(self, batch: int, k: int) -> float: ...
+
+
+@dataclass(frozen=True)
+class ConstantTimer:
+    """Verification costs the same for any K; each drafted token costs `draft_ratio` of a target step."""
+
+    target_s: float = 1.0
+    draft_ratio: float = 0.05
+
+    def step_seconds(self, batch: int, k: int) -> float:
+        return self.target_s * (1.0 + k * self.draft_ratio)
+
+
+class AnalyticTimer:
+    """The cost model as a timer: drafter (by mechanism) + target verification of B x (K + 1) tokens."""
+
+    def __init__(self, target: ModelSpec, gpu: GpuSpec, *, mechanism: str = "none", draft: ModelSpec | None = None,
+                 quantization: str = "none", tp: int = 1, context: int = 2048, eff: Efficiency | None = None) -> None:
+        self.target, self.gpu, self.mechanism = target, gpu, mechanism
+        self.eff = eff or Efficiency()
+        self.ctx = DraftContext(target, draft, gpu, self.eff, quantization, tp, context)
+        self._draft = drafter(mechanism)
+        self.step_seconds = lru_cache(maxsize=None)(self._step_seconds)  # type: ignore[method-assign]
+
+    def verify(self, batch: int, k: int) -> StepCost:
+        return forward_cost(self.target, self.gpu, batch=batch, tokens=k + 1, context=self.ctx.context,
+                            quantization=self.ctx.quantization, tp=self.ctx.tp, eff=self.eff)
+
+    def draft_seconds(self, batch: int, k: int) -> float:
+        return self._draft(self.ctx, batch, k) if k > 0 and self.mechanism != "none" else 0.0
+
+    def _step_seconds(self, batch: int, k: int) -> float:
+        return self.draft_seconds(batch, k) + self.verify(batch, k).total_s
+
+
+@dataclass(frozen=True)
+class Point:
+    concurrency: int
+    k: int
+    step_s: float
+    al: float
+    itl_s: float
+    user_tps: float
+    system_tps: float
+    speedup: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def point(timer: StepTimer, profile: AcceptanceProfile, concurrency: int, k: int) -> Point:
+    step = timer.step_seconds(concurrency, k)
+    al = profile.expected_al(k) if k else 1.0
+    user = al / step
+    return Point(concurrency, k, step, al, step / al, user, concurrency * user,
+                 al * timer.step_seconds(concurrency, 0) / step)
+
+
+def best(points: list[Point], tie_tolerance: float = 0.0) -> Point:
+    """The fastest K at one concurrency; candidates within `tie_tolerance` of the best go to the smaller K."""
+    top = max(p.speedup for p in points)
+    return min((p for p in points if p.speedup >= top * (1.0 - tie_tolerance)), key=lambda p: p.k)
+
+
+def pays(timer: StepTimer, profile: AcceptanceProfile, concurrency: int, k_values: list[int]) -> bool:
+    return any(point(timer, profile, concurrency, k).speedup > 1.0 + 1e-9 for k in k_values if k > 0)
+
+
+def max_concurrency(timer: StepTimer, profile: AcceptanceProfile, k_values: list[int], limit: int = 4096) -> int | None:
+    """The largest concurrency at which some K > 0 still beats plain decoding, before the first one where none
+    does (0 if speculation never pays; None if it still pays at `limit`)."""
+    if not pays(timer, profile, 1, k_values):
+        return 0
+    on, off = 1, 2
+    while pays(timer, profile, off, k_values):
+        if off >= limit:
+            return None
+        on, off = off, min(off * 2, limit)
+    while off - on > 1:
+        mid = (on + off) // 2
+        on, off = (mid, off) if pays(timer, profile, mid, k_values) else (on, mid)
+    return on
+
+
+@dataclass(frozen=True)
+class Curves:
+    """Every (concurrency, K) point, the best K per concurrency, and where speculation stops paying."""
+
+    points: list[Point]
+    best: dict[int, Point]
+    max_concurrency: int | None
+
+    def schedule(self) -> list[dict[str, int]]:
+        return [{"concurrency": c, "k": p.k} for c, p in sorted(self.best.items())]
+
+
+def predict(timer: StepTimer, profile: AcceptanceProfile, concurrency: list[int], k_values: list[int],
+            tie_tolerance: float = 0.0) -> Curves:
+    ks = sorted({0, *k_values})
+    points = [point(timer, profile, c, k) for c in concurrency for k in ks]
+    chosen = {c: best([p for p in points if p.concurrency == c], tie_tolerance) for c in concurrency}
+    return Curves(points, chosen, max_concurrency(timer, profile, ks))

@@ -1,0 +1,36 @@
+"""Reference model shapes (public `config.json` values) for tests, benches and examples.
+
+The cost model takes any `ModelSpec`; these are only the shapes its figures and checks are stated on,
+so that they run offline without resolving a checkpoint.
+"""
+
+from __future__ import annotations
+
+from specdeploy.resolve.model_spec import ModelSpec
+
+LLAMA_3_1_8B = ModelSpec("meta-llama/Llama-3.1-8B-Instruct", "LlamaForCausalLM", "llama", layers=32, hidden=4096,
+                         heads=32, kv_heads=8, head_dim=128, intermediate=14336, vocab=128256, context=131072,
+                         source="catalog")
+LLAMA_3_1_70B = ModelSpec("meta-llama/Llama-3.1-70B-Instruct", "LlamaForCausalLM", "llama", layers=80, hidden=8192,
+                          heads=64, kv_heads=8, head_dim=128, intermediate=28672, vocab=128256, context=131072,
+                          source="catalog")
+LLAMA_3_2_1B = ModelSpec("meta-llama/Llama-3.2-1B-Instruct", "LlamaForCausalLM", "llama", layers=16, hidden=2048,
+                         heads=32, kv_heads=8, head_dim=64, intermediate=8192, vocab=128256, context=131072,
+                         tie_embeddings=True, source="catalog")
+EAGLE3_LLAMA_3_1_8B = ModelSpec("yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", "LlamaForCausalLMEagle3", "llama", layers=1,
+                                hidden=4096, heads=32, kv_heads=8, head_dim=128, intermediate=14336, vocab=128256,
+                                context=2048, draft_vocab=32000, source="catalog")
+SMOLLM2_135M = ModelSpec("HuggingFaceTB/SmolLM2-135M-Instruct", "LlamaForCausalLM", "llama", layers=30, hidden=576,
+                         heads=9, kv_heads=3, head_dim=64, intermediate=1536, vocab=49152, context=8192,
+                         tie_embeddings=True, source="catalog")
+DEEPSEEK_V3 = ModelSpec("deepseek-ai/DeepSeek-V3", "DeepseekV3ForCausalLM", "deepseek_v3", layers=61, hidden=7168,
+                        heads=128, kv_heads=128, head_dim=128, intermediate=18432, vocab=129280, context=163840,
+                        experts=256, active_experts=8, shared_experts=1, moe_intermediate=2048, dense_layers=3,
+                        mla_kv_lora_rank=512, mla_q_lora_rank=1536, mla_rope_dim=64, mtp_layers=1, dtype="fp8",
+                        source="catalog")
+
+SHAPES: dict[str, ModelSpec] = {
+    "llama-3.1-8b": LLAMA_3_1_8B, "llama-3.1-70b": LLAMA_3_1_70B, "llama-3.2-1b": LLAMA_3_2_1B,
+    "eagle3-llama-3.1-8b": EAGLE3_LLAMA_3_1_8B, "smollm2-135m": SMOLLM2_135M, "deepseek-v3": DEEPSEEK_V3,
+}
+"""Short name -> shape; `bench/gpu/step_cost.py` records these names in its JSON."""
