@@ -29,6 +29,11 @@ class Medusa(Mechanism):
     max_draft_len = 63
     default_draft_len = 4
 
+    def fixed_draft_len(self, options: BaseModel) -> int | None:
+        """The engine's max_draft_len is the number of tree nodes when a tree is given."""
+        assert isinstance(options, MedusaOptions)
+        return len(options.choices) if options.choices else None
+
     def check(self, ctx: CheckContext) -> Iterator[Issue]:
         opts = ctx.options
         assert isinstance(opts, MedusaOptions)
@@ -37,3 +42,7 @@ class Medusa(Mechanism):
             yield ctx.issue("options.choices", f"choice depth {depth} exceeds num_heads {opts.num_heads}")
         if opts.choices and any(i < 0 for path in opts.choices for i in path):
             yield ctx.issue("options.choices", "choice indices must be >= 0")
+        draft_len, fixed = ctx.profile.speculative.draft_len, self.fixed_draft_len(opts)
+        if fixed is not None and isinstance(draft_len, int) and draft_len != fixed:
+            yield ctx.issue("draft_len", f"a Medusa tree of {fixed} nodes drafts {fixed} tokens, not {draft_len}",
+                            f"set draft_len: {fixed}")

@@ -5,6 +5,7 @@ Every problem is collected and located (`file:line:col key.path`) before anythin
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from difflib import get_close_matches
 from pathlib import Path as FsPath
@@ -101,13 +102,13 @@ def _load_chain(path: FsPath, seen: list[FsPath], issues: list[Issue]) -> tuple[
     return _merge(base, doc.data), [*docs, doc]
 
 
-def _schema_issue(err: dict[str, Any]) -> Issue:
-    path: Path = tuple(err["loc"])
-    message, hint = err["msg"], None
+def _schema_issue(err: dict[str, Any], root: type[BaseModel] = Profile, prefix: Path = ()) -> Issue:
+    """A pydantic error as an Issue; `root` is the model the error's location is relative to."""
+    path: Path = (*prefix, *err["loc"])
+    message, hint = err["msg"].removeprefix("Value error, "), None
     if err["type"] == "extra_forbidden":
-        section = path[:-1]
-        model: Any = Profile
-        for part in section:
+        model: Any = root
+        for part in err["loc"][:-1]:
             model = overrides._model_of(model.model_fields[part].annotation) if part in getattr(model, "model_fields", {}) else None
             if model is None:
                 break
@@ -115,9 +116,15 @@ def _schema_issue(err: dict[str, Any]) -> Issue:
         close = get_close_matches(str(path[-1]), fields, n=1)
         message = f"unknown key '{path[-1]}'"
         hint = f"did you mean '{close[0]}'?" if close else (f"valid keys: {', '.join(fields)}" if fields else None)
+    elif err["type"] == "literal_error" and isinstance(err.get("input"), str):
+        expected = re.findall(r"'([^']*)'", str(err.get("ctx", {}).get("expected", "")))
+        close = [e for e in expected if err["input"] and e.startswith(err["input"])] or get_close_matches(
+            err["input"], expected, n=1, cutoff=0.5)
+        hint = f"did you mean {' or '.join(repr(c) for c in close)}?" if close else None
+        message = f"{message} (got {err['input']!r:.60})"
     elif err["type"] == "string_type" and isinstance(err.get("input"), bool):
         hint = "YAML 1.1 reads on/off/yes/no as booleans: quote the value"
-    elif "input" in err and err["type"] != "missing":
+    elif "input" in err and err["type"] not in ("missing", "value_error"):
         message = f"{message} (got {err['input']!r:.60})"
     return Issue(path, message, hint)
 
@@ -148,7 +155,8 @@ def load_profile(source: str, sets: tuple[str, ...] = ()) -> LoadedProfile:
     except ValidationError as exc:
         issues[:0] = [_schema_issue(e) for e in exc.errors()]
     if issues:
-        raise ProfileError([loaded.locate(i) if i.file is None else i for i in issues])
+        located = [loaded.locate(i) if i.file is None else i for i in issues]
+        raise ProfileError(sorted(located, key=lambda i: (i.file != "--set", i.file or "", i.line or 0, i.col or 0)))
     return loaded
 
 
@@ -171,6 +179,6 @@ def _load_mechanism(loaded: LoadedProfile, raw: dict[str, Any]) -> list[Issue]:
     try:
         loaded.options = mechanism.parse_options(options)
     except ValidationError as exc:
-        return [_schema_issue({**e, "loc": ("speculative", "options", *e["loc"])}) for e in exc.errors()]
+        return [_schema_issue(e, mechanism.Options, ("speculative", "options")) for e in exc.errors()]
     loaded.mechanism = mechanism
     return []

@@ -6,19 +6,34 @@ Strings are strict so a YAML 1.1 boolean (`on`, `no`) in a string slot is an err
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationInfo, field_validator
 
 GPU_NAMES = ("h200", "h100-sxm", "h100-pcie", "b200", "a100-80gb", "a100-40gb", "l40s", "l4")
 QUANTIZATIONS = ("none", "fp8", "nvfp4", "int4_awq", "w4a8_awq", "int8_sq")
 BACKENDS = ("pytorch", "tensorrt", "reference")
 
 
+def _accepts_bool(annotation: Any) -> bool:
+    if annotation is bool or annotation is Any:
+        return True
+    return any(_accepts_bool(arg) for arg in get_args(annotation))
+
+
 class Section(BaseModel):
     """Base of every profile section: unknown keys are errors, every field is documented."""
 
     model_config = ConfigDict(extra="forbid", validate_default=True, use_attribute_docstrings=True)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_yaml_booleans(cls, value: Any, info: ValidationInfo) -> Any:
+        """YAML 1.1 reads on/off/yes/no as booleans; pydantic would turn them into 1/0 in a number slot."""
+        if isinstance(value, bool) and info.field_name and not _accepts_bool(cls.model_fields[info.field_name].annotation):
+            raise ValueError(f"got the YAML boolean {str(value).lower()} where no boolean is allowed "
+                             "(YAML 1.1 reads on/off/yes/no as booleans: quote the value or use a number)")
+        return value
 
 
 class Target(Section):

@@ -51,7 +51,7 @@ class Fit:
         free = self.gpu_memory - self.weights - self.draft_weights - self.margin
         per_seq = self.kv_cache / max_batch
         batch = max(1, int(free // per_seq)) if per_seq else max_batch
-        seq = max(16, int(free // (self.kv_cache / max_seq) // max_batch)) if self.kv_cache else max_seq
+        seq = max(16, int(free // (self.kv_cache / max_seq))) if self.kv_cache else max_seq
         return message, (f"lower serving.max_batch_size to {batch}, or serving.max_seq_len to {seq}, "
                          "or raise hardware.tensor_parallel, or quantize (fp8 halves weights and KV)")
 

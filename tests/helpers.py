@@ -1,0 +1,43 @@
+"""Helpers shared by tests: inline profile files and hub-layout caches built in tmp."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+LLAMA_31_8B_CONFIG: dict[str, Any] = {
+    # published values: huggingface.co/meta-llama/Llama-3.1-8B-Instruct/config.json
+    "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
+    "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8, "vocab_size": 128256,
+    "max_position_embeddings": 131072, "rms_norm_eps": 1e-05, "rope_theta": 500000.0, "tie_word_embeddings": False,
+    "torch_dtype": "bfloat16", "bos_token_id": 128000, "eos_token_id": [128001, 128008, 128009],
+}
+
+
+def write_profile(path: Path, data: dict[str, Any] | str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(data if isinstance(data, str) else yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def hub_cache_model(cache: Path, repo_id: str, config: dict[str, Any], *, revision: str = "a" * 40,
+                    files: dict[str, bytes] | None = None) -> Path:
+    """A `models--ORG--NAME` folder as huggingface-hub lays it out, resolvable offline."""
+    repo = cache / ("models--" + repo_id.replace("/", "--"))
+    snapshot = repo / "snapshots" / revision
+    snapshot.mkdir(parents=True, exist_ok=True)
+    (snapshot / "config.json").write_text(json.dumps(config))
+    for name, content in (files or {}).items():
+        (snapshot / name).write_bytes(content)
+    (repo / "refs").mkdir(exist_ok=True)
+    (repo / "refs" / "main").write_text(revision)
+    return snapshot
+
+
+def local_model(folder: Path, config: dict[str, Any]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text(json.dumps(config))
+    return folder
