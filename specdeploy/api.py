@@ -121,3 +121,27 @@ def mechanisms() -> list[dict[str, Any]]:
     return [{"name": name, "summary": cls.summary, "needs_draft_model": cls.needs_draft_model,
              "support": {b: list(v) for b, v in cls.support.items()}, "max_draft_len": cls.max_draft_len,
              "source": f"{cls.__module__}:{cls.__qualname__}"} for name, cls in sorted(registry().items())]
+
+
+def build(source: str, sets: tuple[str, ...] = (), *, out: Path = Path("artifacts"), only: tuple[str, ...] = (),
+          start: str | None = None, keep_going: bool = False, tune: bool = False, lock_timeout: float | None = None,
+          report: Any = None) -> Any:
+    """Run a profile's plan into `out/<profile>/` (cached steps reused); returns the BuildResult."""
+    from specdeploy.execute.build import run_build
+    from specdeploy.plan.planner import make_plan
+
+    resolved = load_and_resolve(source, sets, online=True)
+    the_plan = make_plan(resolved)
+    force = tuple(s.id for s in the_plan.steps if s.stage.value == "tune") if tune else ()
+    if tune and not force:
+        raise UsageError("--tune: this profile has no tune step (draft_len is fixed or a schedule is given)",
+                         hint="set speculative.draft_len: auto and drop speculative.schedule")
+    return run_build(the_plan, resolved, out, only=only, start=start, keep_going=keep_going, force=force,
+                     lock_timeout=lock_timeout, report=report or (lambda _: None))
+
+
+def verify(artifact_dir: Path) -> dict[str, Any]:
+    """Re-hash an artifact folder's checkpoints and outputs against its manifest; lists drift."""
+    from specdeploy.execute.manifest import verify as verify_artifacts
+
+    return verify_artifacts(artifact_dir)

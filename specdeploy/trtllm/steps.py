@@ -14,5 +14,6 @@ def backend_steps(resolved: Resolved, after: tuple[str, ...]) -> list[Step]:
     if backend == "reference":
         return [Step("emit.reference", Stage.EMIT, "write the reference runtime's serving config",
                      depends_on=after, action="emit_reference")]
-    return [Step("engine.target", Stage.ENGINE, "convert and build the target engine (trtllm-build)",
-                 depends_on=after, needs=("tensorrt_llm", "gpu"))]
+    from specdeploy.trtllm.engine import engine_steps
+
+    return engine_steps(resolved, after)

@@ -19,6 +19,8 @@ UNCONFIRMED: dict[str, str] = {
     "1.2.max_num_tokens_default": "TorchLlmArgs.max_num_tokens default (8192 assumed); we always emit it",
     "1.2.one_model_schedule": "draft_len_schedule/max_concurrency on one-model EAGLE-3/MTP in 1.2.1 (#10860 likely absent)",
     "1.2.build_plugin_flags": "the exact trtllm-build plugin flag list of 1.2.1",
+    "1.2.convert_flags": "convert_checkpoint.py / quantize.py flags are taken from the 1.2 examples' READMEs",
+    "1.3.dflash_fields": "DFlash/PARD/SA field names beyond max_draft_len/speculative_model (main, Mar-2026)",
 }
 
 
@@ -34,6 +36,12 @@ class VersionLine:
     schedule: ScheduleSemantics
     schedule_key_one_required: bool
     forbidden_fields: frozenset[str] = field(default_factory=frozenset)
+    table: str = ""
+    """Contract table (specdeploy/trtllm/tables/<table>.json) every emitted key and flag is checked against."""
+    engine_modes: dict[str, str] = field(default_factory=dict)
+    """mechanism -> `trtllm-build --speculative_decoding_mode` (engine backend only)."""
+    no_overlap: frozenset[str] = frozenset({"draft_target", "ngram", "eagle3_two_model"})
+    """Mechanisms that need `disable_overlap_scheduler: true` (two-model drafter paths)."""
 
     def supports(self, mechanism: str) -> bool:
         return mechanism in self.decoding_types
@@ -55,6 +63,11 @@ LINE_1_2 = VersionLine(
         "acceptance_rate_window_size", "acceptance_rate_threshold", "use_rejection_sampling",
         "advanced_sampling_mode", "enable_penalty", "spec_dec_variant", "moe_backend", "allow_advanced_sampling",
     }),
+    table="trtllm-1.2.1",
+    engine_modes={
+        "draft_target": "draft_tokens_external", "lookahead": "lookahead_decoding", "medusa": "medusa",
+        "redrafter": "explicit_draft_tokens", "eagle": "eagle",
+    },
 )
 
 LINE_1_3 = VersionLine(
@@ -68,6 +81,7 @@ LINE_1_3 = VersionLine(
     mtp_length_key="max_draft_len",
     schedule="upper_bound",
     schedule_key_one_required=False,
+    table="trtllm-1.3",
 )
 
 LINES = {line.name: line for line in (LINE_1_2, LINE_1_3)}

@@ -1,0 +1,70 @@
+"""build, verify."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from specdeploy import api
+from specdeploy.cli._group import cli, set_option
+from specdeploy.console import configure, console
+from specdeploy.errors import StepFailed
+
+
+def _show_plan(resolved: Any, the_plan: Any) -> None:
+    from specdeploy.plan.text import plan_text
+
+    console().data(the_plan.to_dict(), text=plan_text(resolved, the_plan))
+
+
+def _show_build(result: Any) -> None:
+    from specdeploy.execute.build import summary
+
+    data = summary(result)
+    failed = [s for s in result.steps if s.status == "failed"]
+    text = "\n".join([f"{'ok' if result.ok else 'FAILED'}: {result.artifact_dir} ({result.duration_s:.2f} s)",
+                      *(f"{s.id} failed:\n  {s.reason}" for s in failed)])
+    console().data(data, text=text)
+
+
+@cli.command()
+@click.argument("profile")
+@set_option
+@click.option("--out", type=click.Path(path_type=Path), default=Path("artifacts"), show_default=True,
+              help="Artifacts root; the build writes OUT/<profile name>/.")
+@click.option("--dry-run", is_flag=True, help="Print the plan (as `plan` does) and run nothing.")
+@click.option("--only", multiple=True, metavar="STEP", help="Run only this step id or stage (repeatable).")
+@click.option("--from", "start", metavar="STEP", help="Start at this step id or stage (earlier steps: from stamps).")
+@click.option("--keep-going", is_flag=True, help="After a failure, still run steps that do not depend on it.")
+@click.option("--tune", is_flag=True, help="Run the tune step even if its result is cached.")
+@click.option("--json", "json_mode", is_flag=True, help="Print the plan or the build summary as JSON (for CI).")
+@click.option("--lock-timeout", type=float, default=None, metavar="S",
+              help="Give up after S seconds if another build of this profile holds the lock (default: wait).")
+def build(profile: str, sets: tuple[str, ...], out: Path, dry_run: bool, only: tuple[str, ...], start: str | None,
+          keep_going: bool, tune: bool, json_mode: bool, lock_timeout: float | None) -> None:
+    """Build PROFILE into OUT/<name>/: fetch, emit or compile, render; cached steps are reused."""
+    if json_mode:
+        configure(json_mode=True, debug=console().debug)
+    if dry_run:
+        return _show_plan(*api.plan(profile, sets))
+    result = api.build(profile, sets, out=out, only=only, start=start, keep_going=keep_going, tune=tune,
+                       lock_timeout=lock_timeout, report=console().info)
+    _show_build(result)
+    if not result.ok:
+        raise StepFailed(f"build of {profile} failed: see the steps above and {result.artifact_dir}/manifest.json")
+
+
+@cli.command()
+@click.argument("artifact_dir", type=click.Path(path_type=Path))
+def verify(artifact_dir: Path) -> None:
+    """Re-hash ARTIFACT_DIR's checkpoints and outputs against its manifest; exit 1 on any drift."""
+    from specdeploy.execute.manifest import DriftFound
+
+    report = api.verify(artifact_dir)
+    lines = [f"drift: {d['file']} ({d['path']}): expected {d['expected'][:12]}, now {d['actual'][:12]}"
+             for d in report["drift"]]
+    console().data(report, text="\n".join(lines) or f"ok: {report['checked']} files match the manifest")
+    if not report["ok"]:
+        raise DriftFound(f"{len(report['drift'])} of {report['checked']} files drifted in {artifact_dir}")

@@ -1,0 +1,120 @@
+"""Engine backend (TensorRT-LLM <= 1.2.x): convert_checkpoint -> quantize -> trtllm-build, as argv steps.
+
+The argv carries `${...}` placeholders filled at run time (see specdeploy.execute.workdir); outputs
+land in `checkpoints/<step-id>-<key[:12]>/` and `engines/<step-id>-<key[:12]>/` (trtllm.md §6).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from specdeploy.errors import UsageError
+from specdeploy.plan.model import Stage, Step
+from specdeploy.resolve.resolver import Resolved
+
+FAMILIES = {"llama": "llama", "mistral": "llama", "qwen2": "qwen", "qwen3": "qwen", "gemma": "gemma",
+            "gemma2": "gemma", "phi3": "phi"}
+"""model_type -> examples/models/core/<folder> holding its convert_checkpoint.py."""
+QFORMATS = {"fp8": "fp8", "nvfp4": "nvfp4", "int4_awq": "int4_awq", "w4a8_awq": "w4a8_awq", "int8_sq": "int8_sq"}
+PY, EX = "${python}", "${trtllm_examples}"
+BUILD_NEEDS = ("tensorrt_llm", "gpu")
+
+
+def _family(resolved: Resolved, role: str) -> str:
+    spec = resolved.target if role == "target" else resolved.draft
+    model_type = spec.model_type if spec else "llama"
+    if model_type not in FAMILIES:
+        raise UsageError(f"no TensorRT-LLM engine converter known for {role} model_type '{model_type}'",
+                         hint=f"engine families: {', '.join(sorted(FAMILIES))}; or use backend: pytorch")
+    return FAMILIES[model_type]
+
+
+def _common(resolved: Resolved) -> list[str]:
+    profile = resolved.profile
+    hw = profile.hardware
+    dtype = profile.target.dtype if profile.target.dtype != "auto" else "auto"
+    return ["--output_dir", "${out}", "--dtype", dtype, "--tp_size", str(hw.tensor_parallel),
+            "--pp_size", str(hw.pipeline_parallel)]
+
+
+def convert_argv(resolved: Resolved, role: str = "target") -> list[str]:
+    """The checkpoint conversion (or Model-Optimizer quantization) command of one model."""
+    profile = resolved.profile
+    mech, opts = profile.speculative.mechanism, resolved.loaded.options
+    model = f"${{fetch.{role}.path}}"
+    if role == "target" and mech == "medusa":
+        return [PY, f"{EX}/medusa/convert_checkpoint.py", "--model_dir", model, "--medusa_model_dir",
+                "${fetch.draft.path}", "--num_medusa_heads", str(opts.num_heads), *_common(resolved)]
+    if role == "target" and mech == "eagle":
+        return [PY, f"{EX}/eagle/convert_checkpoint.py", "--model_dir", model, "--eagle_model_dir",
+                "${fetch.draft.path}", "--max_draft_len", str(resolved.draft_len), "--num_eagle_layers",
+                str(opts.num_eagle_layers), "--max_non_leaves_per_layer", str(opts.max_non_leaves_per_layer),
+                *_common(resolved)]
+    if role == "target" and profile.target.quantization != "none" and mech in ("none", "draft_target", "lookahead"):
+        argv = [PY, f"{EX}/quantization/quantize.py", "--model_dir", model, "--qformat",
+                QFORMATS[profile.target.quantization], *_common(resolved)]
+        return argv + (["--kv_cache_dtype", "fp8"] if profile.target.quantization == "fp8" else [])
+    return [PY, f"{EX}/models/core/{_family(resolved, role)}/convert_checkpoint.py", "--model_dir", model,
+            *_common(resolved)]
+
+
+def build_argv(resolved: Resolved, checkpoint_step: str, role: str = "target") -> list[str]:
+    """`trtllm-build` for one engine: limits, plugins, workers, and the speculative mode of the target."""
+    profile = resolved.profile
+    serving, hw = profile.serving, profile.hardware
+    argv = ["trtllm-build", "--checkpoint_dir", f"${{{checkpoint_step}.dir}}", "--output_dir", "${out}",
+            "--max_batch_size", str(serving.max_batch_size),
+            "--max_input_len", str(serving.max_input_len or serving.max_seq_len - 1),
+            "--max_seq_len", str(serving.max_seq_len), "--max_num_tokens", str(resolved.max_num_tokens),
+            "--kv_cache_type", "paged", "--gemm_plugin", "auto", "--gpt_attention_plugin", "auto",
+            "--remove_input_padding", "enable", "--use_paged_context_fmha", "enable",
+            "--workers", str(hw.tensor_parallel * hw.pipeline_parallel)]
+    mode = resolved.line.engine_modes.get(profile.speculative.mechanism) if resolved.line else None
+    if role == "draft":
+        return argv + ["--gather_generation_logits"]
+    if mode:
+        argv += ["--speculative_decoding_mode", mode, "--max_draft_len", str(resolved.draft_len)]
+    return argv
+
+
+def _step(step_id: str, stage: Stage, what: str, argv: list[str], after: tuple[str, ...], out: str,
+          needs: tuple[str, ...], **params: Any) -> Step:
+    return Step(step_id, stage, what, depends_on=after, argv=tuple(argv), params={"out": out, **params},
+                needs=needs)
+
+
+def engine_steps(resolved: Resolved, after: tuple[str, ...]) -> list[Step]:
+    """convert/quantize -> trtllm-build per model (draft-target: two engines), then serve.sh."""
+    profile = resolved.profile
+    mech = profile.speculative.mechanism
+    steps: list[Step] = []
+    target_ckpt = "convert.target"
+    if mech == "redrafter":
+        steps.append(_step("convert.base", Stage.CONVERT, "convert the base model for ReDrafter",
+                           convert_argv(resolved), after, "checkpoints", ("tensorrt_llm",)))
+        steps.append(_step("convert.target", Stage.CONVERT, "attach the ReDrafter drafter",
+                           [PY, f"{EX}/redrafter/convert_checkpoint.py", "--base_model_checkpoint_dir",
+                            "${convert.base.dir}", "--drafter_model_dir", "${fetch.draft.path}",
+                            "--redrafter_num_beams", str(resolved.loaded.options.num_beams),
+                            "--redrafter_draft_len_per_beam", str(resolved.draft_len), *_common(resolved)],
+                           ("convert.base", *after), "checkpoints", ("tensorrt_llm",)))
+    elif convert_argv(resolved)[1].endswith("quantize.py"):
+        target_ckpt = "quantize.target"
+        steps.append(_step(target_ckpt, Stage.QUANTIZE, f"quantize the target ({profile.target.quantization}, "
+                           "Model-Optimizer)", convert_argv(resolved), after, "checkpoints", BUILD_NEEDS))
+    else:
+        steps.append(_step("convert.target", Stage.CONVERT, "convert the target checkpoint",
+                           convert_argv(resolved), after, "checkpoints", ("tensorrt_llm",)))
+    steps.append(_step("engine.target", Stage.ENGINE, "build the target engine (trtllm-build)",
+                       build_argv(resolved, target_ckpt), (target_ckpt,), "engines", BUILD_NEEDS))
+    engines = ("engine.target",)
+    if mech == "draft_target":
+        steps.append(_step("convert.draft", Stage.CONVERT, "convert the draft checkpoint",
+                           convert_argv(resolved, "draft"), after, "checkpoints", ("tensorrt_llm",)))
+        steps.append(_step("engine.draft", Stage.ENGINE, "build the draft engine (trtllm-build)",
+                           build_argv(resolved, "convert.draft", "draft"), ("convert.draft",), "engines",
+                           BUILD_NEEDS))
+        engines += ("engine.draft",)
+    steps.append(Step("emit.engine", Stage.EMIT, "write serve.sh and bench commands for the engine",
+                      depends_on=engines, action="emit_engine"))
+    return steps
