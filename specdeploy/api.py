@@ -145,3 +145,21 @@ def verify(artifact_dir: Path) -> dict[str, Any]:
     from specdeploy.execute.manifest import verify as verify_artifacts
 
     return verify_artifacts(artifact_dir)
+
+
+def render(source: str, sets: tuple[str, ...] = (), *, out: Path | None = None, pretend: bool = False) -> Any:
+    """Render the profile's Triton repository into `out` (default `triton/<profile>`), checked, swapped in
+    atomically; returns the RenderReport (per-file create/identical/changed/delete)."""
+    from specdeploy.render.actions import render_resolved
+
+    resolved = load_and_resolve(source, sets)
+    return render_resolved(resolved, out or Path("triton") / resolved.loaded.name, pretend=pretend)
+
+
+def check_repo(path: Path) -> list[Any]:
+    """Every problem in a Triton model repository (Triton's schema and load-time rules, specdeploy's own)."""
+    from specdeploy.render.check import check_repo as check
+
+    if not path.is_dir():
+        raise UsageError(f"{path} is not a folder")
+    return check(path)

@@ -2,3 +2,4 @@
 
 from specdeploy.cli import core  # noqa: F401
 from specdeploy.cli import build  # noqa: F401
+from specdeploy.cli import render  # noqa: F401

@@ -1,0 +1,63 @@
+"""Build actions `render_triton` and `check_triton`, and `render_resolved` that both they and the CLI use."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from specdeploy.errors import StepFailed
+from specdeploy.execute.context import ActionContext
+from specdeploy.render.context import RenderInputs, build_context, layout_of
+from specdeploy.render.writer import RenderReport, write_repo
+from specdeploy.resolve.resolver import Resolved
+
+
+def llm_args_for(resolved: Resolved, *, draft_len: int | None = None, schedule: Any = None,
+                 max_concurrency: int | None = None, draft_path: str | None = None) -> dict[str, Any]:
+    """The build's LLM() arguments (`specdeploy.trtllm.llm_api.llm_api_options`), the same the build emits."""
+    from specdeploy.trtllm.llm_api import llm_api_options
+
+    spec = resolved.profile.speculative
+    return llm_api_options(resolved, draft_len=resolved.draft_len if draft_len is None else draft_len,
+                           schedule=spec.schedule if schedule is None else schedule,
+                           max_concurrency=spec.max_concurrency if max_concurrency is None else max_concurrency,
+                           draft_path=draft_path)
+
+
+def render_resolved(resolved: Resolved, out: Path, *, inputs: RenderInputs | None = None,
+                    llm_args: dict[str, Any] | None = None, pretend: bool = False) -> RenderReport:
+    """Context -> repository in `out` (checked, swapped in atomically); llm_args default to the build's."""
+    if llm_args is None and layout_of(resolved) == "llmapi":
+        llm_args = llm_args_for(resolved)
+    return write_repo(build_context(resolved, inputs, llm_args=llm_args), out, pretend=pretend)
+
+
+def render_triton(ctx: ActionContext) -> dict[str, Any]:
+    from specdeploy.trtllm.actions import chosen_schedule
+
+    resolved = ctx.resolved
+    draft_len, schedule, max_concurrency = chosen_schedule(ctx)
+    engine = ctx.output_of("engine.target")
+    inputs = RenderInputs(engine_dir=engine.get("dir"), draft_engine_dir=ctx.output_of("engine.draft").get("dir"),
+                          engine_max_draft_len=engine.get("max_draft_len"),
+                          tokenizer_dir=ctx.output_of("fetch.target").get("path"))
+    llm_args = None
+    if layout_of(resolved) == "llmapi":
+        llm_args = llm_args_for(resolved, draft_len=draft_len, schedule=schedule, max_concurrency=max_concurrency,
+                                draft_path=ctx.output_of("fetch.draft").get("path"))
+    report = render_resolved(resolved, ctx.write_dir / "triton", inputs=inputs, llm_args=llm_args)
+    for rel, status in report.files.items():
+        ctx.log.write(f"{status:<9} {rel}\n")
+    return {"repo": "triton", "layout": report.layout, "files": report.files}
+
+
+def check_triton(ctx: ActionContext) -> dict[str, Any]:
+    from specdeploy.render.check import check_repo
+
+    repo = ctx.artifact_dir / "triton"
+    issues = check_repo(repo)
+    for issue in issues:
+        ctx.log.write(issue.render() + "\n")
+    if issues:
+        raise StepFailed(f"{len(issues)} problem(s) in {repo}:\n" + "\n".join(f"  {i.render()}" for i in issues))
+    return {"repo": "triton", "issues": 0}

@@ -1,0 +1,268 @@
+"""Typed template contexts, one per layout, built from a Resolved profile (templates never see the raw profile).
+
+Every value a template prints is decided here; `manifest` is also written to the repository as
+`specdeploy-repo.json` so `check-repo` knows the GPUs, the parallelism and the engine's max_draft_len.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sysconfig
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from specdeploy.errors import UsageError
+from specdeploy.resolve.resolver import Resolved
+
+LAYOUTS = ("llmapi", "engine", "reference")
+MANIFEST = "specdeploy-repo.json"
+_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
+_DECODING_MODES = {"medusa": "medusa", "eagle": "eagle", "lookahead": "lookahead", "redrafter": "redrafter"}
+
+
+@dataclass(frozen=True)
+class RepoManifest:
+    """Deployment facts the checks need and a config.pbtxt cannot carry."""
+
+    layout: str
+    profile: str
+    gpus: int
+    tensor_parallel: int
+    pipeline_parallel: int
+    mechanism: str
+    draft_len: int
+    engine_max_draft_len: int | None = None
+    schedule: dict[int, int] | None = None
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2, sort_keys=True) + "\n"
+
+
+@dataclass(frozen=True)
+class LlmApiContext:
+    """`tensorrt_llm` python model + model.yaml; `llm_args` is the build's LLM() dict (no triton_config)."""
+
+    model_name: str
+    llm_args: dict[str, Any]
+    decoupled: bool
+    max_batch_size: int
+    instances: int
+    gpu_device_ids: str
+    manifest: RepoManifest
+    layout: str = "llmapi"
+
+    @property
+    def folders(self) -> dict[str, str]:
+        """Template folder -> model folder in the repository."""
+        return {"tensorrt_llm": self.model_name}
+
+    @property
+    def model_yaml(self) -> dict[str, Any]:
+        triton = {"max_batch_size": self.max_batch_size, "decoupled": self.decoupled,
+                  "cancellation_check_period_ms": 100}
+        return {**self.llm_args, "triton_config": triton}
+
+
+@dataclass(frozen=True)
+class TrtllmModel:
+    """One C++-backend model (`tensorrt_llm` or `tensorrt_llm_draft`) and its engine."""
+
+    name: str
+    engine_dir: str
+    gpu_device_ids: str
+    instances: int
+    decoding_mode: str = ""
+    medusa_choices: str = ""
+    eagle_choices: str = ""
+    lookahead: tuple[int, int, int] | None = None
+
+
+@dataclass(frozen=True)
+class EngineContext:
+    """The inflight_batcher_llm layout (TRT-LLM <= 1.2.x engines)."""
+
+    target: TrtllmModel
+    draft: TrtllmModel | None
+    max_batch_size: int
+    decoupled: bool
+    tokenizer_dir: str
+    kv_cache_free_gpu_mem_fraction: float
+    num_draft_tokens: int
+    manifest: RepoManifest
+    site_packages: str = ""
+    triton_backend: str = "tensorrtllm"
+    batching_strategy: str = "inflight_fused_batching"
+    batch_scheduler_policy: str = "guaranteed_no_evict"
+    enable_kv_cache_reuse: bool = True
+    max_queue_delay_microseconds: int = 0
+    max_queue_size: int = 0
+    logits_datatype: str = "TYPE_FP32"
+    pre_instances: int = 1
+    post_instances: int = 1
+    bls_instances: int = 1
+    layout: str = "engine"
+
+    @property
+    def folders(self) -> dict[str, str]:
+        names = ["ensemble", "preprocessing", "tensorrt_llm", "postprocessing", "tensorrt_llm_bls"]
+        return {n: n for n in names + (["tensorrt_llm_draft"] if self.draft else [])}
+
+
+@dataclass(frozen=True)
+class ReferenceContext:
+    """A python model around the CPU reference runtime (`specdeploy.runtime.load_pair` / `generate`)."""
+
+    model_name: str
+    site_packages: str
+    target_ref: str
+    drafter_ref: str
+    mechanism: str
+    draft_len: int
+    schedule_json: str
+    max_concurrency: int
+    default_max_tokens: int
+    instances: int
+    manifest: RepoManifest
+    device: str = "cpu"
+    layout: str = "reference"
+
+    @property
+    def folders(self) -> dict[str, str]:
+        return {"model": self.model_name}
+
+
+RepoContext = LlmApiContext | EngineContext | ReferenceContext
+
+
+@dataclass(frozen=True)
+class RenderInputs:
+    """What the profile does not say: paths decided by the build (engines, tokenizer, site-packages)."""
+
+    engine_dir: str | None = None
+    draft_engine_dir: str | None = None
+    engine_max_draft_len: int | None = None
+    tokenizer_dir: str | None = None
+    site_packages: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def layout_of(resolved: Resolved) -> str:
+    layout = resolved.profile.triton.layout
+    if layout != "auto":
+        return str(layout)
+    return {"pytorch": "llmapi", "tensorrt": "engine", "reference": "reference"}[resolved.profile.runtime.backend]
+
+
+def model_name(resolved: Resolved) -> str:
+    """The served model's folder name; refused when it could escape the repository."""
+    name = resolved.profile.triton.model_name
+    if not _NAME.match(name) or name in (".", ".."):
+        raise UsageError(f"triton.model_name {name!r} is not a valid model folder name",
+                         hint="use letters, digits, '_', '-' and '.' (no '/', no leading '.')")
+    return name
+
+
+def safe_value(what: str, value: str) -> str:
+    """Paths and refs go into quoted literals: quotes and commas are fine, control characters are refused."""
+    if any(ord(ch) < 0x20 for ch in value):
+        raise UsageError(f"{what} {value!r} contains a newline or control character")
+    return value
+
+
+def _ref(ref: str) -> str:
+    path = Path(ref).expanduser()
+    return str(path.resolve()) if path.is_dir() else ref
+
+
+def device_ids(instances: int, per_instance: int, first: int = 0) -> str:
+    """`0,1;2,3`: `,` joins the GPUs of one instance, `;` separates instances."""
+    return ";".join(",".join(str(first + i * per_instance + g) for g in range(per_instance))
+                    for i in range(instances))
+
+
+def _manifest(resolved: Resolved, layout: str, engine_max: int | None) -> RepoManifest:
+    p = resolved.profile
+    return RepoManifest(layout, resolved.loaded.name, p.hardware.count, p.hardware.tensor_parallel,
+                        p.hardware.pipeline_parallel, p.speculative.mechanism, resolved.draft_len, engine_max,
+                        dict(p.speculative.schedule) if p.speculative.schedule else None)
+
+
+def _decoupled(resolved: Resolved) -> bool:
+    triton = resolved.profile.triton
+    return bool(resolved.profile.serving.streaming if triton.decoupled is None else triton.decoupled)
+
+
+def build_context(resolved: Resolved, inputs: RenderInputs | None = None, *,
+                  llm_args: dict[str, Any] | None = None) -> RepoContext:
+    """The typed context of the profile's layout; `llm_args` (the build's LLM() dict) is required for llmapi."""
+    inputs = inputs or RenderInputs()
+    layout = layout_of(resolved)
+    if layout == "llmapi":
+        if llm_args is None:
+            raise UsageError("the llmapi layout needs the LLM API arguments of the build (llm_args)")
+        return _llmapi(resolved, llm_args)
+    if layout == "engine":
+        return _engine(resolved, inputs)
+    return _reference(resolved, inputs)
+
+
+def _llmapi(resolved: Resolved, llm_args: dict[str, Any]) -> LlmApiContext:
+    p = resolved.profile
+    args = {k: v for k, v in llm_args.items() if k != "triton_config"}
+    world = p.hardware.tensor_parallel * p.hardware.pipeline_parallel
+    instances = p.triton.instances
+    ids = device_ids(instances, world) if instances > 1 else ""
+    return LlmApiContext(model_name(resolved), args, _decoupled(resolved), 0, instances, ids,
+                         _manifest(resolved, "llmapi", None))
+
+
+def _engine(resolved: Resolved, inputs: RenderInputs) -> EngineContext:
+    p = resolved.profile
+    spec, opts = p.speculative, resolved.loaded.options
+    world = p.hardware.tensor_parallel * p.hardware.pipeline_parallel
+    from specdeploy.render.env import choices
+
+    lookahead = None
+    if spec.mechanism == "lookahead":
+        lookahead = (opts.window_size, opts.ngram_size, opts.verification_set_size)  # type: ignore[union-attr]
+    tree = getattr(opts, "choices", None)
+    engine_dir = safe_value("engine_dir", inputs.engine_dir or "/engines/target")
+    target = TrtllmModel("tensorrt_llm", engine_dir, device_ids(p.triton.instances, world), p.triton.instances,
+                         _DECODING_MODES.get(spec.mechanism, ""),
+                         choices(tree) if spec.mechanism == "medusa" else "",
+                         choices(tree) if spec.mechanism == "eagle" else "", lookahead)
+    draft = None
+    decoupled = _decoupled(resolved)
+    if spec.mechanism == "draft_target":
+        if decoupled:
+            raise UsageError("draft/target on the engine layout runs through the BLS, which cannot stream",
+                             hint="set serving.streaming: false (and triton.decoupled: false)")
+        draft = TrtllmModel("tensorrt_llm_draft", safe_value("draft_engine_dir", inputs.draft_engine_dir or
+                                                             "/engines/draft"), device_ids(1, 1), 1)
+    engine_max = inputs.engine_max_draft_len if inputs.engine_max_draft_len is not None else resolved.draft_len
+    first_k = spec.schedule[min(spec.schedule)] if spec.schedule else resolved.draft_len
+    return EngineContext(
+        target, draft, p.serving.max_batch_size, decoupled,
+        safe_value("tokenizer_dir", inputs.tokenizer_dir or _ref(p.target.model)),
+        p.serving.kv_cache_free_gpu_memory_fraction, first_k if draft else 0,
+        _manifest(resolved, "engine", engine_max), safe_value("site_packages", inputs.site_packages or ""),
+        batch_scheduler_policy="guaranteed_no_evict", max_queue_size=0,
+    )
+
+
+def _reference(resolved: Resolved, inputs: RenderInputs) -> ReferenceContext:
+    p = resolved.profile
+    spec = p.speculative
+    if _decoupled(resolved):
+        raise UsageError("the reference layout answers one response per request (no streaming)",
+                         hint="set serving.streaming: false")
+    site = inputs.site_packages or sysconfig.get_paths()["purelib"]
+    schedule = json.dumps({str(k): v for k, v in spec.schedule.items()}) if spec.schedule else ""
+    return ReferenceContext(
+        model_name(resolved), safe_value("site_packages", site), safe_value("target.model", _ref(p.target.model)),
+        safe_value("draft_model", _ref(spec.draft_model) if spec.draft_model else ""), spec.mechanism,
+        resolved.draft_len, schedule, spec.max_concurrency or 0, p.tune.output_len, p.triton.instances,
+        _manifest(resolved, "reference", None),
+    )
