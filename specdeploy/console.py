@@ -13,8 +13,14 @@ from typing import Any, TextIO
 class Console:
     json_mode: bool = False
     debug: bool = False
-    out: TextIO = sys.stdout
-    err: TextIO = sys.stderr
+
+    @property
+    def out(self) -> TextIO:
+        return sys.stdout  # looked up at call time so redirection (tests, capture) is honoured
+
+    @property
+    def err(self) -> TextIO:
+        return sys.stderr
 
     @property
     def color(self) -> bool:

@@ -34,6 +34,9 @@ class LoadedProfile:
     options: BaseModel | None
     origins: dict[Path, tuple[Document | None, int, int]] = field(default_factory=dict)
     chain: list[str] = field(default_factory=list)
+    pending: list[Issue] = field(default_factory=list)
+    """Errors in the mechanism options of an otherwise valid profile; `resolve` reports them together
+    with the cross-field rules so one run shows every error."""
 
     def locate(self, issue: Issue) -> Issue:
         """Attach file:line:col of the longest known prefix of the issue's path."""
@@ -149,11 +152,15 @@ def load_profile(source: str, sets: tuple[str, ...] = ()) -> LoadedProfile:
     if not docs:
         raise ProfileError(issues)
     raw_spec = data.get("speculative")
-    issues.extend(_load_mechanism(loaded, raw_spec if isinstance(raw_spec, dict) else {}))
+    option_issues = _load_mechanism(loaded, raw_spec if isinstance(raw_spec, dict) else {})
     try:
         loaded.profile = Profile.model_validate(data)
     except ValidationError as exc:
         issues[:0] = [_schema_issue(e) for e in exc.errors()]
+    if issues:
+        issues.extend(option_issues)
+    else:
+        loaded.pending = [loaded.locate(i) for i in option_issues]
     if issues:
         located = [loaded.locate(i) if i.file is None else i for i in issues]
         raise ProfileError(sorted(located, key=lambda i: (i.file != "--set", i.file or "", i.line or 0, i.col or 0)))
@@ -174,11 +181,11 @@ def _load_mechanism(loaded: LoadedProfile, raw: dict[str, Any]) -> list[Issue]:
         mechanism = get_mechanism(name)
     except UsageError as exc:
         return [Issue(("speculative", "mechanism"), exc.message, exc.hint)]
+    loaded.mechanism = mechanism
     if not isinstance(options, dict):
         return []
     try:
         loaded.options = mechanism.parse_options(options)
     except ValidationError as exc:
         return [_schema_issue(e, mechanism.Options, ("speculative", "options")) for e in exc.errors()]
-    loaded.mechanism = mechanism
     return []

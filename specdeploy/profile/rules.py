@@ -25,7 +25,7 @@ def planned_draft_len(ctx: CheckContext, mech: Mechanism | None) -> int:
     spec = ctx.profile.speculative
     if mech is None:
         return 0 if spec.mechanism == "none" else 5  # TRT-LLM AUTO uses up to 5 (trtllm.md §2)
-    fixed = mech.fixed_draft_len(ctx.options)
+    fixed = mech.fixed_draft_len(ctx.options) if isinstance(ctx.options, mech.Options) else None
     if fixed is not None:
         return fixed
     if isinstance(spec.draft_len, int):
@@ -146,8 +146,9 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-def check_rules(ctx: CheckContext, mech: Mechanism | None) -> list[Issue]:
+def check_rules(ctx: CheckContext, mech: Mechanism | None, *, options_valid: bool = True) -> list[Issue]:
+    """Every rule's issues; the mechanism's own checks need its options, so they wait for valid ones."""
     issues = [issue for rule in RULES for issue in rule.check(ctx, mech)]
-    if mech is not None:
+    if mech is not None and options_valid:
         issues.extend(mech.check(ctx))
     return issues

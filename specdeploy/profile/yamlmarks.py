@@ -110,8 +110,9 @@ def parse_document(text: str, file: str) -> tuple[Document | None, list[Issue]]:
         return None, [Issue((), "not a text file (contains NUL bytes)", file=file)]
     if not text.strip() or all(not ln.strip() or ln.lstrip().startswith("#") for ln in lines):
         return None, [Issue((), "empty profile", "a profile needs at least `target: {model: ...}`", file=file)]
-    loader = ProfileLoader(text)
+    loader: ProfileLoader | None = None
     try:
+        loader = ProfileLoader(text)
         node = loader.get_single_node()
         if node is None:
             return None, [Issue((), "empty profile", file=file)]
@@ -129,7 +130,8 @@ def parse_document(text: str, file: str) -> tuple[Document | None, list[Issue]]:
     except RecursionError:
         return None, [Issue((), "YAML nesting is too deep", file=file)]
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     if not isinstance(data, dict):
         return None, [_issue_at(file, lines, node.start_mark,
                                 f"a profile must be a mapping of sections, not a {type(data).__name__}")]

@@ -91,7 +91,7 @@ def resolve(loaded: LoadedProfile, *, probe: EnvironmentProbe | None = None, onl
     notes.extend(gpu_notes)
     line = None if profile.runtime.backend == "reference" else version_line(profile.runtime.trtllm_version)
     ctx = CheckContext(profile, loaded.options or NoOptions(), target.spec, draft.spec if draft else None, line, gpu)
-    issues = check_rules(ctx, loaded.mechanism)
+    issues = [*loaded.pending, *check_rules(ctx, loaded.mechanism, options_valid=loaded.options is not None)]
     k = planned_draft_len(ctx, loaded.mechanism)
     serving = profile.serving
     fit = None
@@ -105,7 +105,8 @@ def resolve(loaded: LoadedProfile, *, probe: EnvironmentProbe | None = None, onl
             issues.append(Issue(path, message, hint))
     errors = [i for i in issues if i.severity == "error"]
     if errors:
-        raise ProfileError([loaded.locate(i) for i in errors])
+        located = [i if i.file else loaded.locate(i) for i in errors]
+        raise ProfileError(sorted(located, key=lambda i: (i.file != "--set", i.file or "", i.line or 0, i.col or 0)))
     notes.extend(i for i in issues if i.severity != "error")
     max_num_tokens = serving.max_num_tokens or max(8192, serving.max_batch_size * (1 + k))
     return Resolved(loaded, target, draft, gpu, line, fit, k, max_num_tokens,

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from specdeploy.api import load_and_resolve
 from specdeploy.profile.issues import ProfileError
 from specdeploy.profile.loader import load_profile
 from tests.helpers import write_profile
@@ -15,7 +16,7 @@ BASE = "target:\n  model: meta-llama/Llama-3.1-8B-Instruct\n"
 
 def errors_of(path: Path, *sets: str) -> list:
     with pytest.raises(ProfileError) as info:
-        load_profile(str(path), sets)
+        load_and_resolve(str(path), sets)
     return info.value.issues
 
 
@@ -107,7 +108,7 @@ def test_set_is_typed(tmp_path: Path) -> None:
 def test_mechanism_options_are_validated_by_the_plugin(tmp_path: Path) -> None:
     path = write_profile(tmp_path / "p.yaml", BASE + "speculative:\n  mechanism: ngram\n  options:\n"
                          "    max_matching_ngram_sise: 3\n")
-    (issue,) = errors_of(path)
+    (issue,) = errors_of(path)  # options errors come with the cross-field rules, not before them
     assert issue.dotted == "speculative.options.max_matching_ngram_sise" and issue.line == 6
     assert issue.suggestion == "did you mean 'max_matching_ngram_size'?"
 

@@ -1,0 +1,27 @@
+"""Built-ins go through the entry-point door; the registry and plugins/ agree in both directions."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from specdeploy.plugin.registry import registry
+
+ROOT = Path(__file__).resolve().parents[3]
+BUILTINS = {"eagle3", "mtp", "draft_target", "ngram", "medusa", "lookahead", "eagle", "redrafter", "dflash", "pard", "sa"}
+
+
+def test_every_builtin_is_an_entry_point_and_a_plugin_file() -> None:
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]["specdeploy.mechanisms"]
+    files = {p.stem for p in (ROOT / "plugins" / "specdeploy_mechanisms").glob("*.py") if not p.stem.startswith("_")}
+    assert set(declared) == BUILTINS == files
+    assert BUILTINS <= set(registry())
+    for name, target in declared.items():
+        module = target.split(":")[0]
+        assert registry()[name].__module__ == module
+
+
+def test_every_option_is_documented() -> None:
+    for name, cls in registry().items():
+        for field, info in cls.Options.model_fields.items():
+            assert info.description, f"{name}.options.{field} lacks a docstring"

@@ -1,0 +1,91 @@
+"""A third-party mechanism installed from a temporary package validates and plans like a built-in."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+PLUGIN = '''
+from pydantic import BaseModel, ConfigDict, Field
+from specdeploy.plugin import Mechanism
+
+
+class EchoOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    window: int = Field(2, ge=1)
+
+
+class Echo(Mechanism):
+    name = "echo"
+    summary = "third-party test mechanism"
+    Options = EchoOptions
+    support = {"pytorch": ("1.2", "1.3")}
+    max_draft_len = 6
+'''
+
+
+def install_package(tmp_path: Path, name: str, entry: str, module_source: str) -> Path:
+    src = tmp_path / f"src-{name}"
+    (src / name).mkdir(parents=True)
+    (src / name / "__init__.py").write_text(module_source)
+    (src / "pyproject.toml").write_text(textwrap.dedent(f'''
+        [build-system]
+        requires = ["hatchling"]
+        build-backend = "hatchling.build"
+        [project]
+        name = "{name}"
+        version = "0.0.1"
+        [project.entry-points."specdeploy.mechanisms"]
+        {entry}
+    '''))
+    target = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index",
+                    "--target", str(target), str(src)], check=True, capture_output=True)
+    return target
+
+
+def specdeploy(site: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    return subprocess.run([sys.executable, "-m", "specdeploy", *args], capture_output=True, text=True, env=env,
+                          cwd=cwd, timeout=60)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return install_package(tmp_path_factory.mktemp("plugin"), "specdeploy_echo",
+                           'echo = "specdeploy_echo:Echo"', PLUGIN)
+
+
+def test_third_party_mechanism_validates_and_plans(site: Path, tmp_path: Path) -> None:
+    profile = tmp_path / "p.yaml"
+    profile.write_text("target: {model: meta-llama/Llama-3.1-8B-Instruct}\nhardware: {gpu: h200}\n"
+                       "speculative: {mechanism: echo, draft_len: 4, options: {window: 3}}\n")
+    assert specdeploy(site, "validate", str(profile), cwd=tmp_path).returncode == 0
+    planned = specdeploy(site, "plan", str(profile), cwd=tmp_path)
+    assert planned.returncode == 0 and "speculative.options.window" in planned.stdout
+    listed = specdeploy(site, "mechanisms", cwd=tmp_path)
+    assert "echo" in listed.stdout and "specdeploy_echo" not in listed.stderr
+
+
+def test_third_party_rules_apply(site: Path, tmp_path: Path) -> None:
+    profile = tmp_path / "p.yaml"
+    profile.write_text("target: {model: meta-llama/Llama-3.1-8B-Instruct}\nhardware: {gpu: h200}\n"
+                       "speculative: {mechanism: echo, draft_len: 9, options: {window: 0}}\n")
+    result = specdeploy(site, "validate", str(profile), cwd=tmp_path)
+    assert result.returncode == 2
+    assert "speculative.options.window" in result.stderr and "echo drafts at most 6 tokens" in result.stderr
+
+
+def test_a_duplicate_name_is_an_error_naming_both(tmp_path: Path) -> None:
+    site = install_package(tmp_path, "specdeploy_dup", 'ngram = "specdeploy_dup:Ngram"',
+                           "from specdeploy_mechanisms.ngram import Ngram as _N\n\nclass Ngram(_N):\n    pass\n")
+    profile = tmp_path / "p.yaml"
+    profile.write_text("target: {model: m}\nspeculative: {mechanism: ngram}\n")
+    result = specdeploy(site, "validate", str(profile), cwd=tmp_path)
+    assert result.returncode == 1
+    assert "mechanism 'ngram' is defined by both" in result.stderr and "specdeploy_dup:Ngram" in result.stderr
