@@ -76,8 +76,8 @@ def fit_works(works: Sequence[Work], seconds: Sequence[float], gpu: GpuSpec, *, 
     if len(cols) == 2 and np.ptp(layers) == 0:
         cols = ["layer_overhead_s"]  # one model: step and per-layer overhead are the same column
     design = [np.ones_like(y) if c == "step_overhead_s" else layers for c in cols]
-    fixed = sum((base.step_overhead_s * np.ones_like(y) if "step_overhead_s" not in cols else 0),
-                (base.layer_overhead_s * layers if "layer_overhead_s" not in cols else 0))
+    fixed = ((base.step_overhead_s if "step_overhead_s" not in cols else 0.0)
+             + (base.layer_overhead_s * layers if "layer_overhead_s" not in cols else 0.0))
     spans = {k: (np.log(1e-3), np.log(10.0)) if k in fit else (np.log(getattr(base, k)),) * 2
              for k in ("compute", "bandwidth")}
     best: tuple[float, float, float, np.ndarray] | None = None
