@@ -12,8 +12,7 @@ from specdeploy.errors import UsageError
 from specdeploy.plan.model import Stage, Step
 from specdeploy.resolve.resolver import Resolved
 
-FAMILIES = {"llama": "llama", "mistral": "llama", "qwen2": "qwen", "qwen3": "qwen", "gemma": "gemma",
-            "gemma2": "gemma", "phi3": "phi"}
+FAMILIES = {"llama": "llama", "mistral": "llama", "qwen2": "qwen", "qwen3": "qwen"}
 """model_type -> examples/models/core/<folder> holding its convert_checkpoint.py."""
 QFORMATS = {"fp8": "fp8", "nvfp4": "nvfp4", "int4_awq": "int4_awq", "w4a8_awq": "w4a8_awq", "int8_sq": "int8_sq"}
 PY, EX = "${python}", "${trtllm_examples}"

@@ -1,0 +1,66 @@
+"""Golden files for every valid mechanism x backend x version (tests/golden/emit/<case>/), and every emitted
+key and flag checked against that version's contract table. `pytest --update-golden` rewrites them."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from specdeploy.plan.planner import make_plan
+from specdeploy.trtllm.commands import bench_argv, serve_argv
+from specdeploy.trtllm.llm_api import llm_api_options
+from specdeploy.trtllm.tables import check_argv, check_llm_api_options, table_for
+from tests.unit.trtllm.cases import ENGINE, PYTORCH
+
+GOLDEN = Path(__file__).resolve().parents[2] / "golden" / "emit"
+
+
+def _compare(path: Path, text: str, update: bool) -> None:
+    if update:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        return
+    assert path.is_file(), f"missing golden file {path}: run pytest --update-golden"
+    expected = path.read_text()
+    diff = "".join(difflib.unified_diff(expected.splitlines(True), text.splitlines(True), str(path), "emitted"))
+    assert text == expected, f"emitted output differs from the golden file:\n{diff}"
+
+
+def _emitted(resolved: Any) -> tuple[dict[str, Any], dict[str, list[str]]]:
+    spec = resolved.profile.speculative
+    options = llm_api_options(resolved, draft_len=resolved.draft_len, schedule=spec.schedule,
+                              max_concurrency=spec.max_concurrency)
+    model = resolved.profile.target.model
+    return options, {"serve": serve_argv(resolved, model), "bench": bench_argv(resolved, model)}
+
+
+@pytest.mark.parametrize("name", sorted(PYTORCH))
+def test_pytorch_emission_matches_golden_and_table(name: str, resolve_case: Any, update_golden: bool) -> None:
+    resolved = resolve_case(name, PYTORCH[name])
+    options, argvs = _emitted(resolved)
+    table = table_for(resolved.line)
+    assert check_llm_api_options(options, table) == []
+    for argv in argvs.values():
+        assert check_argv(argv, table) == []
+    _compare(GOLDEN / name / "llm_api_options.yaml", yaml.safe_dump(options, sort_keys=False), update_golden)
+    _compare(GOLDEN / name / "commands.json", json.dumps(argvs, indent=1) + "\n", update_golden)
+
+
+@pytest.mark.parametrize("name", sorted(ENGINE))
+def test_engine_steps_match_golden_and_table(name: str, resolve_case: Any, update_golden: bool) -> None:
+    resolved = resolve_case(name, ENGINE[name])
+    plan = make_plan(resolved)
+    argv_steps = {s.id: list(s.argv) for s in plan.steps if s.argv}
+    assert "engine.target" in argv_steps
+    table = table_for(resolved.line)
+    for argv in argv_steps.values():
+        assert check_argv(argv, table) == []
+    engine = resolved.profile.runtime.backend
+    serve = serve_argv(resolved, resolved.profile.target.model, engine_dir="engines/engine.target-x")
+    assert engine == "tensorrt" and check_argv(serve, table) == []
+    _compare(GOLDEN / name / "steps.json", json.dumps(argv_steps, indent=1) + "\n", update_golden)
