@@ -1,0 +1,121 @@
+"""The CLI end to end, in a subprocess as a user runs it: exit codes, --json, profiles, doctor."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from specdeploy.profile.shipped import shipped_profiles
+
+
+def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "specdeploy", *args], capture_output=True, text=True, cwd=cwd,
+                          env={**os.environ, "NO_COLOR": "1"}, timeout=120)
+
+
+def test_help_lists_commands_and_exit_codes() -> None:
+    result = run("--help")
+    assert result.returncode == 0
+    for command in ("validate", "plan", "profiles", "doctor", "mechanisms"):
+        assert command in result.stdout
+    assert "Exit codes: 0 ok, 1 a step failed, 2 invalid profile or usage, 3 internal error" in result.stdout
+
+
+def test_validate_ok_and_invalid_exit_codes(tmp_path: Path) -> None:
+    assert run("validate", "h200-eagle3").returncode == 0
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("target: {model: m}\nspeculative: {mechanism: eagle-3}\n")
+    result = run("validate", str(bad))
+    assert result.returncode == 2
+    assert f"{bad}:2:15 speculative.mechanism: unknown mechanism 'eagle-3'" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_validate_json_reports_every_profile(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("target: {model: m, quantisation: fp8}\n")
+    result = run("--json", "validate", "h100-ngram", str(bad))
+    assert result.returncode == 2
+    report = json.loads(result.stdout)
+    assert [r["ok"] for r in report] == [True, False]
+    assert report[1]["errors"][0]["path"] == "target.quantisation" and report[1]["errors"][0]["line"] == 1
+
+
+def test_plan_prints_sources_facts_fit_and_steps() -> None:
+    result = run("plan", "h200-eagle3", "--set", "serving.max_batch_size=32")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "serving.max_batch_size" in out and "--set" in out
+    assert "G = 4" in out and "ridge 206 FLOP/byte" in out and "fit     per GPU" in out
+    assert "emit.llm_api" in out and "render.triton" in out
+
+
+def test_plan_json_is_a_serializable_plan() -> None:
+    result = run("--json", "plan", "l40s-medusa-engine")
+    assert result.returncode == 0, result.stderr
+    plan = json.loads(result.stdout)
+    assert plan["schema_version"] == 1 and plan["profile"] == "l40s-medusa-engine"
+    ids = [s["id"] for s in plan["steps"]]
+    assert ids[0] == "fetch.target" and ids[-1] == "check.triton"
+    assert plan["resolved"]["gpu"] == "l40s"
+
+
+def test_unknown_set_key_is_usage_error() -> None:
+    result = run("plan", "h200-eagle3", "--set", "servng.max_batch_size=3")
+    assert result.returncode == 2 and "did you mean 'serving'" in result.stderr
+
+
+def test_profiles_list_show_copy(tmp_path: Path) -> None:
+    listed = run("--json", "profiles", "list")
+    names = {row["name"] for row in json.loads(listed.stdout)}
+    assert names == set(shipped_profiles())
+    shown = run("profiles", "show", "cpu-smollm2")
+    assert "backend: reference" in shown.stdout
+    assert run("profiles", "copy", "h100-ngram", str(tmp_path)).returncode == 0
+    assert (tmp_path / "h100-ngram.yaml").read_text() == shipped_profiles()["h100-ngram"].read_text()
+    again = run("profiles", "copy", "h100-ngram", str(tmp_path))
+    assert again.returncode == 2 and "exists" in again.stderr
+    assert run("profiles", "show", "nope").returncode == 2
+
+
+def test_doctor_says_plainly_what_is_missing() -> None:
+    result = run("--json", "doctor")
+    assert result.returncode == 0
+    report = json.loads(result.stdout)
+    assert report["specdeploy"] and "nvml" in report
+    if not report["gpus"]:
+        assert report["nvml"] == "no NVIDIA driver found (NVML library not found)"
+    if "not installed" in report["tensorrt_llm"]:
+        assert "https://pypi.nvidia.com" in report["tensorrt_llm"]
+
+
+def test_mechanisms_matrix() -> None:
+    rows = {r["name"]: r for r in json.loads(run("--json", "mechanisms").stdout)}
+    assert rows["medusa"]["support"] == {"tensorrt": ["1.2"]}
+    assert rows["dflash"]["support"] == {"pytorch": ["1.3"]}
+    assert "reference" in rows["ngram"]["support"]
+
+
+@pytest.mark.parametrize("name", sorted(shipped_profiles()))
+def test_every_shipped_profile_validates_and_plans(name: str) -> None:
+    result = run("--json", "plan", name)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["steps"]
+
+
+HEAVY = ("torch", "transformers", "tensorrt_llm", "huggingface_hub", "pynvml", "jinja2", "matplotlib", "tritonclient")
+
+
+@pytest.mark.parametrize("args", [["--help"], ["validate", "h200-eagle3"], ["plan", "h200-eagle3"],
+                                  ["plan", "cpu-smollm2"]])
+def test_fast_paths_import_nothing_heavy(args: list[str]) -> None:
+    code = ("import sys, runpy\nsys.argv = ['specdeploy', *sys.argv[1:]]\n"
+            "try:\n    runpy.run_module('specdeploy', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+            f"print('HEAVY', sorted(m for m in {HEAVY!r} if m in sys.modules), file=sys.stderr)\n")
+    result = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=60)
+    assert "HEAVY []" in result.stderr, result.stderr[-500:]
