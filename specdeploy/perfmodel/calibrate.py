@@ -61,7 +61,7 @@ def _terms(works: Sequence[Work], gpu: GpuSpec, eff: Efficiency):  # noqa: ANN20
 
 
 def fit_works(works: Sequence[Work], seconds: Sequence[float], gpu: GpuSpec, *, base: Efficiency | None = None,
-              fit: Sequence[str] = FITTABLE, rounds: int = 6) -> Calibration:
+              fit: Sequence[str] = FITTABLE, rounds: int = 10) -> Calibration:
     """Least relative squared error over the `fit` parameters; the others keep `base`'s values."""
     import numpy as np
 

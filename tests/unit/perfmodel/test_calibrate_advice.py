@@ -36,7 +36,7 @@ def test_calibration_separates_step_and_layer_overhead_across_models() -> None:
     gpu = pseudo_gpu()
     truth = Efficiency(compute=0.2, bandwidth=0.4, step_overhead_s=1e-3, layer_overhead_s=1e-4)
     works = [forward_work(m, batch=b, tokens=t, context=128) for m in (SMOLLM2_135M, EAGLE3_LLAMA_3_1_8B)
-             for b in (1, 8) for t in (1, 8)]
+             for b in (1, 8, 64) for t in (1, 8, 32)]
     fit = fit_works(works, [step_time(w, gpu, truth).total_s for w in works], gpu)
     assert fit.eff.step_overhead_s == pytest.approx(1e-3, rel=0.05)
     assert fit.eff.layer_overhead_s == pytest.approx(1e-4, rel=0.05)
