@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install test test-fast bench lint typecheck golden demo clean
+.PHONY: install test test-fast bench lint typecheck schema golden demo clean
 
 install: $(STAMP)
 
@@ -36,6 +36,9 @@ lint: install
 
 typecheck: install
 	$(VENV)/bin/mypy specdeploy
+
+schema: install
+	$(PY) tools/gen_docs.py
 
 golden: install
 	$(PY) -m pytest -q --update-golden tests/unit

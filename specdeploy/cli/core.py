@@ -6,7 +6,6 @@ from pathlib import Path
 
 import click
 
-from specdeploy import api
 from specdeploy.cli._group import cli, set_option
 from specdeploy.console import console
 from specdeploy.errors import UsageError
@@ -17,6 +16,7 @@ from specdeploy.errors import UsageError
 @set_option
 def validate(profiles: tuple[str, ...], sets: tuple[str, ...]) -> None:
     """Check PROFILES (files or shipped names): schema, options and every cross-field rule."""
+    from specdeploy import api
     results = api.validate(list(profiles), sets)
     out = console()
     for result in results:
@@ -39,6 +39,7 @@ def validate(profiles: tuple[str, ...], sets: tuple[str, ...]) -> None:
 @set_option
 def plan(profile: str, sets: tuple[str, ...]) -> None:
     """Print the resolved PROFILE (with the source of each value), the facts, the fit and the steps."""
+    from specdeploy import api
     from specdeploy.plan.text import plan_text
 
     resolved, the_plan = api.plan(profile, sets)
@@ -48,11 +49,13 @@ def plan(profile: str, sets: tuple[str, ...]) -> None:
 @cli.group()
 def profiles() -> None:
     """The profiles shipped with specdeploy."""
+    from specdeploy import api
 
 
 @profiles.command("list")
 def profiles_list() -> None:
     """List shipped profiles."""
+    from specdeploy import api
     rows = api.profiles_list()
     width = max(len(r["name"]) for r in rows)
     console().data(rows, text="\n".join(f"{r['name']:<{width}}  {r['description']}" for r in rows))
@@ -62,6 +65,7 @@ def profiles_list() -> None:
 @click.argument("name")
 def profiles_show(name: str) -> None:
     """Print a shipped profile."""
+    from specdeploy import api
     text = api.profile_show(name)
     console().data({"name": name, "yaml": text}, text=text.rstrip("\n"))
 
@@ -72,6 +76,7 @@ def profiles_show(name: str) -> None:
 @click.option("--force", is_flag=True, help="Overwrite an existing file.")
 def profiles_copy(name: str, dest: Path, force: bool) -> None:
     """Copy a shipped profile to DEST to start your own."""
+    from specdeploy import api
     target = api.profile_copy(name, dest, force=force)
     console().data({"copied": str(target)}, text=f"wrote {target}")
 
@@ -79,6 +84,7 @@ def profiles_copy(name: str, dest: Path, force: bool) -> None:
 @cli.command()
 def doctor() -> None:
     """Versions, NVIDIA driver and GPUs, TensorRT-LLM and tritonserver availability."""
+    from specdeploy import api
     report = api.doctor()
     console().data(report, text="\n".join(f"{k:<18} {v}" for k, v in report.items()))
 
@@ -86,6 +92,7 @@ def doctor() -> None:
 @cli.command()
 def mechanisms() -> None:
     """The drafter mechanisms installed, and where each runs (backend: TRT-LLM lines)."""
+    from specdeploy import api
     rows = api.mechanisms()
     lines = []
     for row in rows:

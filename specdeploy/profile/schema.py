@@ -37,6 +37,8 @@ class Section(BaseModel):
 
 
 class Target(Section):
+    """The model to serve."""
+
     model: StrictStr
     """Hugging Face repo id (`org/name`) or a local folder holding `config.json`."""
     revision: StrictStr | None = None
@@ -50,6 +52,8 @@ class Target(Section):
 
 
 class Hardware(Section):
+    """Where it runs: GPU model, count and parallelism."""
+
     gpu: Literal["auto", "cpu", "h200", "h100-sxm", "h100-pcie", "b200", "a100-80gb", "a100-40gb", "l40s", "l4"] = "auto"
     """Target GPU; `auto` detects it through NVML, `cpu` is for the reference backend only."""
     count: int = Field(1, ge=1, le=64)
@@ -61,6 +65,8 @@ class Hardware(Section):
 
 
 class Runtime(Section):
+    """Which TensorRT-LLM release and backend the artifacts target."""
+
     trtllm_version: StrictStr = "1.2.1"
     """TensorRT-LLM release the artifacts are emitted for (`1.2.x` or the `1.3` line)."""
     backend: Literal["pytorch", "tensorrt", "reference"] = "pytorch"
@@ -76,6 +82,8 @@ class Runtime(Section):
 
 
 class Speculative(Section):
+    """The drafter mechanism, its draft length and its options."""
+
     mechanism: StrictStr = "none"
     """Drafter mechanism: a registered plugin name (eagle3, mtp, draft_target, ngram, ...), `auto` or `none`."""
     draft_len: int | Literal["auto"] = "auto"
@@ -113,6 +121,8 @@ class Speculative(Section):
 
 
 class Serving(Section):
+    """Batching, sequence and memory limits of the deployment."""
+
     max_batch_size: int = Field(64, ge=1, le=4096)
     """Largest batch the runtime schedules (concurrent sequences)."""
     max_seq_len: int = Field(4096, ge=16, le=1_048_576)
@@ -128,6 +138,8 @@ class Serving(Section):
 
 
 class Sla(Section):
+    """Latency limits used by the goodput objective."""
+
     p99_itl_ms: float | None = Field(None, gt=0)
     """Upper bound on the 99th-percentile inter-token latency."""
     p99_ttft_ms: float | None = Field(None, gt=0)
@@ -135,6 +147,8 @@ class Sla(Section):
 
 
 class Tune(Section):
+    """How `specdeploy tune` measures and what it optimises."""
+
     dataset: StrictStr = "mt-bench"
     """Built-in dataset (`mt-bench`, `humaneval`) or a JSONL path (SPEED-Bench records accepted)."""
     prompts: int = Field(32, ge=1, le=100_000)
@@ -165,6 +179,8 @@ class Tune(Section):
 
 
 class Triton(Section):
+    """How the Triton model repository is rendered."""
+
     layout: Literal["auto", "llmapi", "engine", "reference"] = "auto"
     """Repository layout; `auto` follows the backend (pytorch -> llmapi, tensorrt -> engine)."""
     model_name: StrictStr = "tensorrt_llm"
@@ -176,6 +192,8 @@ class Triton(Section):
 
 
 class Profile(Section):
+    """A deployment profile: target, hardware, runtime, drafter, serving limits, tuning and Triton settings."""
+
     description: StrictStr | None = None
     """One line saying what this profile deploys."""
     target: Target

@@ -1,0 +1,59 @@
+"""The profile's JSON Schema and Markdown reference, generated from the pydantic models.
+
+Both are checked in (`specdeploy/schemas/profile.v1.json`, `docs/profile-reference.md`) and a test
+fails when they drift from the models; `make schema` regenerates them.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel
+
+from specdeploy.profile.schema import Profile
+
+SCHEMA_ID = "https://specdeploy.dev/schemas/profile.v1.json"
+
+
+def json_schema() -> str:
+    schema: dict[str, Any] = {"$id": SCHEMA_ID, **Profile.model_json_schema()}
+    return json.dumps(schema, indent=2, sort_keys=True) + "\n"
+
+
+def _type_text(info: Any) -> str:
+    text = str(info.annotation).replace("typing.", "").replace("<class '", "").replace("'>", "")
+    return text.replace("Annotated[bool, Strict(strict=True)]", "bool").replace("Annotated[str, Strict(strict=True)]", "str")
+
+
+def _section(name: str, model: type[BaseModel], lines: list[str]) -> None:
+    lines += [f"## `{name}`", "", (model.__doc__ or "").strip().split("\n")[0], "",
+              "| key | type | default | meaning |", "|---|---|---|---|"]
+    for field, info in model.model_fields.items():
+        default = "required" if info.is_required() else ("computed" if info.default_factory else repr(info.default))
+        lines.append(f"| `{field}` | `{_type_text(info)}` | {default} | {info.description or ''} |")
+    lines.append("")
+
+
+def markdown_reference() -> str:
+    from specdeploy.plugin.registry import registry
+
+    lines = ["# Profile reference", "", "Generated from the schema by `make schema`; a test fails when it drifts.", "",
+             "Top-level keys: " + ", ".join(f"`{k}`" for k in Profile.model_fields) + ", and `extends` (a file or a "
+             "shipped profile name whose values this profile overrides; chains allowed, cycles are errors).", ""]
+    for field, info in Profile.model_fields.items():
+        annotation = info.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            _section(field, annotation, lines)
+    lines += ["## `speculative.options` per mechanism", ""]
+    for name, cls in sorted(registry().items()):
+        fields = cls.Options.model_fields
+        lines.append(f"### `{name}` — {cls.summary}")
+        lines.append("")
+        if not fields:
+            lines += ["No options.", ""]
+            continue
+        lines += ["| option | type | default | meaning |", "|---|---|---|---|"]
+        lines += [f"| `{f}` | `{_type_text(i)}` | {i.default!r} | {i.description or ''} |" for f, i in fields.items()]
+        lines.append("")
+    return "\n".join(lines)
