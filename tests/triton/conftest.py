@@ -1,0 +1,97 @@
+"""The real-tritonserver tier: a cached backend folder, a tiny real tokenizer, inline profiles, rendered repos."""
+
+from __future__ import annotations
+
+import os
+import sysconfig
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from specdeploy.render.context import RenderInputs
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+LLAMA_CONFIG = (
+    '{"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096, '
+    '"intermediate_size": 14336, "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 32, '
+    '"vocab_size": 128256, "max_position_embeddings": 131072, "torch_dtype": "bfloat16", "head_dim": 128}'
+)
+DRAFT_CONFIG = LLAMA_CONFIG.replace('"hidden_size": 4096', '"hidden_size": 2048').replace(
+    '"num_hidden_layers": 32', '"num_hidden_layers": 16').replace('"intermediate_size": 14336', '"intermediate_size": 8192')
+WORDS = ["<unk>", "<pad>", "</s>", "hello", "world", "speculative", "decoding", "is", "fast"]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "tests/triton/" in str(item.fspath):
+            item.add_marker(pytest.mark.triton)
+
+
+@pytest.fixture(scope="session")
+def backends() -> Path:
+    """The python backend (+ stub for the system Python + numpy<2) and the fake tensorrtllm backend, cached."""
+    from specdeploy.render.server import prepare_backends, system_python_version
+    from specdeploy.runtime_paths import pytriton_root
+
+    if pytriton_root() is None:
+        pytest.skip("nvidia-pytriton is not installed (pip install 'specdeploy[triton]')")
+    cache = Path(os.environ.get("SPECDEPLOY_CACHE") or Path(os.environ.get("TMPDIR", "/tmp")) / "specdeploy-test-cache")
+    folder = cache / f"triton-backends-2.51-py{system_python_version()}"
+    return prepare_backends(folder, extra={"tensorrtllm": FIXTURES / "fake_tensorrtllm_backend.py"})
+
+
+@pytest.fixture(scope="session")
+def tiny_tokenizer(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real (WordLevel) tokenizer saved as tokenizer.json + PreTrainedTokenizerFast files."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    folder = tmp_path_factory.mktemp("tokenizer")
+    tok = Tokenizer(models.WordLevel({w: i for i, w in enumerate(WORDS)}, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", pad_token="<pad>", eos_token="</s>")
+    fast.save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture
+def write_profile(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """Write an inline profile whose target is a local folder holding Llama-3.1-8B's config.json."""
+    target = tmp_path / "llama"
+    target.mkdir(exist_ok=True)
+    (target / "config.json").write_text(LLAMA_CONFIG)
+    draft = tmp_path / "llama-1b"
+    draft.mkdir(exist_ok=True)
+    (draft / "config.json").write_text(DRAFT_CONFIG)
+
+    def write(body: str, name: str = "profile") -> Path:
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(body.replace("TARGET", str(target)).replace("DRAFT", str(draft)))
+        return path
+
+    return write
+
+
+@pytest.fixture
+def engine_inputs(tiny_tokenizer: Path, tmp_path: Path) -> RenderInputs:
+    engines = tmp_path / "engines"
+    return RenderInputs(engine_dir=str(engines / "target"), draft_engine_dir=str(engines / "draft"),
+                        tokenizer_dir=str(tiny_tokenizer), site_packages=sysconfig.get_paths()["purelib"])
+
+
+@pytest.fixture
+def server_factory(backends: Path, tmp_path: Path) -> Iterator:  # type: ignore[type-arg]
+    from specdeploy.render.server import start_server
+
+    started = []
+
+    def start(repo: Path):  # type: ignore[no-untyped-def]
+        server = start_server(repo, backends, tmp_path / "server.log",
+                              extra_args=("--disable-auto-complete-config",))
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()

@@ -1,0 +1,53 @@
+"""llmapi: parsed/checked and loaded; without tensorrt_llm the server must report exactly that import.
+reference: answers a real request end to end once specdeploy.runtime has `generate`."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+
+from specdeploy.api import load_and_resolve
+from specdeploy.render.actions import render_resolved
+from specdeploy.render.check import check_repo
+from specdeploy.render.context import RenderInputs
+
+LLMAPI = """
+target: {model: TARGET}
+hardware: {gpu: h200}
+runtime: {backend: pytorch, trtllm_version: 1.2.1}
+speculative: {mechanism: eagle3, draft_len: 3, draft_model: yuhuili/EAGLE3-LLaMA3.1-Instruct-8B}
+"""
+
+
+def test_llmapi_load_fails_on_the_tensorrt_llm_import(write_profile, tmp_path, server_factory):  # type: ignore[no-untyped-def]
+    from tritonclient.utils import InferenceServerException
+
+    if importlib.util.find_spec("tensorrt_llm") is not None:
+        pytest.skip("tensorrt_llm is installed here: the load would try a real LLM")
+    repo = render_resolved(load_and_resolve(str(write_profile(LLMAPI))), tmp_path / "repo").out
+    assert check_repo(repo) == []
+    server = server_factory(repo)
+    with pytest.raises(InferenceServerException) as err:
+        server.load("tensorrt_llm")
+    assert "No module named 'tensorrt_llm'" in str(err.value) + server.log()
+
+
+def test_reference_layout_answers_a_request(tmp_path, server_factory):  # type: ignore[no-untyped-def]
+    runtime = importlib.import_module("specdeploy.runtime")
+    if not hasattr(runtime, "generate") or not hasattr(runtime, "load_pair"):
+        pytest.skip("specdeploy.runtime does not export load_pair/generate yet (the runtime engineer's API)")
+    import tritonclient.grpc as grpcclient
+
+    resolved = load_and_resolve("cpu-smollm2", ("speculative.draft_len=3",))
+    repo = render_resolved(resolved, tmp_path / "repo", inputs=RenderInputs()).out
+    server = server_factory(repo)
+    server.load("smollm2", timeout=300)
+    text = grpcclient.InferInput("text_input", [1], "BYTES")
+    text.set_data_from_numpy(np.array(["What is 2 + 2?".encode()], dtype=object))
+    limit = grpcclient.InferInput("max_tokens", [1], "INT32")
+    limit.set_data_from_numpy(np.array([8], dtype=np.int32))
+    result = server.client().infer("smollm2", [text, limit], client_timeout=300)
+    assert result.as_numpy("text_output")[0].decode().strip()
+    assert result.as_numpy("tokens_per_s")[0] > 0
