@@ -42,4 +42,18 @@ def make_plan(resolved: Resolved) -> Plan:
         Step("check.triton", Stage.CHECK, "check the repository against Triton's schema and rules",
              depends_on=("render.triton",), action="check_triton"),
     ]
-    return Plan(resolved.loaded.name, (*fetch, *tune, *build, *render), resolved.to_dict())
+    return Plan(resolved.loaded.name, (*fetch, *tune, *build, *render), resolved.to_dict(), _advice(resolved))
+
+
+def _advice(resolved: Resolved) -> tuple[str, ...]:
+    """The performance model's prediction and the five guidelines, when model and GPU are known."""
+    profile, mechanism = resolved.profile, resolved.profile.speculative.mechanism
+    if resolved.target is None or resolved.gpu is None or mechanism in ("none", "auto"):
+        return ()
+    from specdeploy.perfmodel import advise
+
+    advice = advise(resolved.target, resolved.gpu, mechanism, resolved.draft,
+                    quantization=profile.target.quantization, tp=profile.hardware.tensor_parallel,
+                    concurrency=profile.tune.concurrency, context=profile.serving.max_seq_len // 2,
+                    k_max=max(1, resolved.draft_len))
+    return tuple(advice.lines())
