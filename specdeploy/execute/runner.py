@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from specdeploy._io import write_json_atomic
-from specdeploy.errors import SpecdeployError, StepFailed
+from specdeploy.errors import SpecdeployError, StepFailed, UsageError
 from specdeploy.execute import keys
 from specdeploy.execute.actions import code_hash, load_action
 from specdeploy.execute.context import ActionContext
@@ -85,7 +85,7 @@ def select(plan: Plan, only: tuple[str, ...] = (), start: str | None = None) -> 
     for selector in (*only, *([start] if start else [])):
         if not any(_matches(s, selector) for s in plan.steps):
             stages = sorted({s.stage.value for s in plan.steps})
-            raise SpecdeployError(f"no step or stage '{selector}' in this plan", hint=f"steps: {', '.join(ids)}; "
+            raise UsageError(f"no step or stage '{selector}' in this plan", hint=f"steps: {', '.join(ids)}; "
                                   f"stages: {', '.join(stages)}")
     chosen = set(ids)
     if start:
@@ -124,19 +124,26 @@ class Runner:
         shutil.rmtree(self.state / "tmp", ignore_errors=True)  # leftovers of a killed build: never reused
         results: dict[str, StepResult] = {}
         stopped: str | None = None
+        never_built: set[str] = set()
         for step in self.plan.steps:
             bad = [d for d in step.depends_on if results.get(d) and results[d].status in ("failed", "skipped")]
+            unbuilt = [d for d in step.depends_on if d in never_built]
             if step.id not in selected:
                 stamp = _read_stamp(self._stamp_path(step))
+                if stamp is None:
+                    never_built.add(step.id)
                 self.outputs[step.id] = stamp.get("outputs", {}) if stamp else {}
                 self.files[step.id] = _digests(stamp)
                 results[step.id] = StepResult(step.id, step.stage.value, "not-selected",
-                                              key=stamp.get("key") if stamp else None)
+                                              key=stamp.get("key") if stamp else None, outputs=self.outputs[step.id])
             elif bad:
                 cause = results[bad[0]]
                 why = f"dependency {bad[0]} {cause.status}" + (" (" + cause.reason.splitlines()[0] + ")"
                                                               if cause.status == "failed" and cause.reason else "")
                 results[step.id] = StepResult(step.id, step.stage.value, "skipped", why)
+            elif unbuilt:
+                results[step.id] = StepResult(step.id, step.stage.value, "skipped", f"dependency {unbuilt[0]} "
+                                              "was never built (run without --only/--from first)")
             elif stopped:
                 results[step.id] = StepResult(step.id, step.stage.value, "skipped",
                                               f"not run: {stopped} failed (use --keep-going)")

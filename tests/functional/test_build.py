@@ -1,0 +1,96 @@
+"""`specdeploy build` and `verify` end to end, in a subprocess as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.helpers import LLAMA_31_8B_CONFIG, hub_cache_model, local_model, write_profile
+
+TOKEN = "hf_SECRETtokenXYZ0123456789"
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "specdeploy", *args], capture_output=True, text=True,
+                          env={**os.environ, "NO_COLOR": "1", **(env or {})}, timeout=300)
+
+
+def _profile(tmp_path: Path, **over: object) -> Path:
+    model = local_model(tmp_path / "llama", LLAMA_31_8B_CONFIG)
+    (model / "model.safetensors").write_bytes(b"w" * 4096)
+    data: dict[str, object] = {"target": {"model": str(model), "dtype": "bfloat16"}, "hardware": {"gpu": "h200"},
+                               "speculative": {"mechanism": "ngram", "draft_len": 4},
+                               "serving": {"max_batch_size": 16, "max_seq_len": 4096}, **over}
+    return write_profile(tmp_path / "tiny.yaml", data)
+
+
+def test_build_then_noop_rebuild_and_json_summary(tmp_path: Path) -> None:
+    profile, out = _profile(tmp_path), tmp_path / "artifacts"
+    first = run("build", str(profile), "--out", str(out), "--only", "fetch", "--only", "emit")
+    assert first.returncode == 0, first.stderr
+    art = out / "tiny"
+    options = (art / "llm_api_options.yaml").read_text()
+    assert "decoding_type: NGram" in options and "disable_overlap_scheduler: true" in options
+    assert "trtllm-serve" in (art / "serve.sh").read_text() and os.access(art / "serve.sh", os.X_OK)
+    assert "emit.llm_api         built" in first.stderr
+    again = run("build", str(profile), "--out", str(out), "--only", "fetch", "--only", "emit", "--json")
+    summary = json.loads(again.stdout)
+    assert again.returncode == 0 and summary["ok"]
+    assert {s["id"]: s["status"] for s in summary["steps"]}["emit.llm_api"] == "reused"
+    changed = run("build", str(profile), "--out", str(out), "--only", "emit", "--set", "speculative.draft_len=2")
+    assert "emit.llm_api         rebuilt (reason: profile speculative.draft_len changed)" in changed.stderr
+    manifest = json.loads((art / "manifest.json").read_text())
+    assert manifest["schema_version"] == 1 and manifest["models"]["target"]["kind"] == "local"
+    assert run("verify", str(art)).returncode == 0
+    (art / "serve.sh").write_text("#!/bin/sh\necho tampered\n")
+    drift = run("verify", str(art))
+    assert drift.returncode == 1 and "drift: serve.sh" in drift.stdout
+
+
+def test_dry_run_prints_the_plan_and_writes_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "artifacts"
+    result = run("build", str(_profile(tmp_path)), "--out", str(out), "--dry-run", "--json")
+    assert result.returncode == 0
+    assert [s["id"] for s in json.loads(result.stdout)["steps"]][:2] == ["fetch.target", "emit.llm_api"]
+    assert not out.exists()
+
+
+def test_engine_build_without_trtllm_says_how_to_install(tmp_path: Path) -> None:
+    profile = _profile(tmp_path, runtime={"trtllm_version": "1.2.1", "backend": "tensorrt"},
+                       speculative={"mechanism": "lookahead", "draft_len": 15}, triton={"layout": "engine"})
+    result = run("build", str(profile), "--out", str(tmp_path / "a"), "--only", "fetch", "--only", "convert",
+                 "--only", "engine", "--only", "emit")
+    assert result.returncode == 1
+    assert "pip install tensorrt_llm==1.2.1 --extra-index-url https://pypi.nvidia.com" in result.stderr
+    assert "emit.engine          skipped (dependency engine.target skipped)" in result.stderr
+    assert "fetch.target         built" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_usage_errors_exit_2(tmp_path: Path) -> None:
+    profile = _profile(tmp_path)
+    assert run("build", str(profile), "--out", str(tmp_path), "--only", "nope").returncode == 2
+    bad = write_profile(tmp_path / "bad.yaml", {"target": {"model": "m"}, "speculative": {"mechanism": "eagle-3"}})
+    assert run("build", str(bad)).returncode == 2
+    assert run("verify", str(tmp_path / "nothing-here")).returncode == 2
+
+
+def test_hf_token_never_printed_or_written(tmp_path: Path) -> None:
+    cache = tmp_path / "hub"
+    hub_cache_model(cache, "acme/llama", LLAMA_31_8B_CONFIG, revision="d" * 40,
+                    files={"model.safetensors": b"w", "tokenizer.json": b"{}"})
+    profile = write_profile(tmp_path / "hub.yaml", {
+        "target": {"model": "acme/llama"}, "hardware": {"gpu": "h200"},
+        "speculative": {"mechanism": "ngram", "draft_len": 3}, "serving": {"max_batch_size": 8}})
+    env = {"HF_TOKEN": TOKEN, "HF_HUB_CACHE": str(cache), "HF_HUB_OFFLINE": "1"}
+    result = run("--debug", "build", str(profile), "--out", str(tmp_path / "a"), "--only", "fetch", "--only", "emit",
+                 env=env)
+    assert result.returncode == 0, result.stderr
+    assert TOKEN not in result.stdout + result.stderr
+    for path in (tmp_path / "a").rglob("*"):
+        if path.is_file():
+            assert TOKEN.encode() not in path.read_bytes(), path
+    lock = json.loads((tmp_path / "a" / "hub" / "specdeploy.lock").read_text())
+    assert lock["models"]["target"]["revision"] == "d" * 40
