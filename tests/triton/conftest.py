@@ -10,15 +10,9 @@ from pathlib import Path
 import pytest
 
 from specdeploy.render.context import RenderInputs
+from tests.fixtures.triton_models import write_models
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-LLAMA_CONFIG = (
-    '{"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096, '
-    '"intermediate_size": 14336, "num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 32, '
-    '"vocab_size": 128256, "max_position_embeddings": 131072, "torch_dtype": "bfloat16", "head_dim": 128}'
-)
-DRAFT_CONFIG = LLAMA_CONFIG.replace('"hidden_size": 4096', '"hidden_size": 2048').replace(
-    '"num_hidden_layers": 32', '"num_hidden_layers": 16').replace('"intermediate_size": 14336', '"intermediate_size": 8192')
 WORDS = ["<unk>", "<pad>", "</s>", "hello", "world", "speculative", "decoding", "is", "fast"]
 
 
@@ -58,12 +52,7 @@ def tiny_tokenizer(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture
 def write_profile(tmp_path: Path):  # type: ignore[no-untyped-def]
     """Write an inline profile whose target is a local folder holding Llama-3.1-8B's config.json."""
-    target = tmp_path / "llama"
-    target.mkdir(exist_ok=True)
-    (target / "config.json").write_text(LLAMA_CONFIG)
-    draft = tmp_path / "llama-1b"
-    draft.mkdir(exist_ok=True)
-    (draft / "config.json").write_text(DRAFT_CONFIG)
+    target, draft = write_models(tmp_path)
 
     def write(body: str, name: str = "profile") -> Path:
         path = tmp_path / f"{name}.yaml"

@@ -1,0 +1,69 @@
+"""Golden repositories for each layout x mechanism; `pytest --update-golden` rewrites them."""
+
+from __future__ import annotations
+
+import difflib
+import shutil
+from pathlib import Path
+
+import pytest
+
+from specdeploy.api import load_and_resolve
+from specdeploy.render.actions import llm_args_for
+from specdeploy.render.check import check_repo
+from specdeploy.render.context import RenderInputs, build_context, layout_of
+from specdeploy.render.writer import _write_tree, render_files
+
+GOLDEN = Path(__file__).resolve().parents[2] / "golden" / "triton"
+INPUTS = RenderInputs(engine_dir="/engines/target", draft_engine_dir="/engines/draft",
+                      site_packages="/opt/specdeploy/.venv/lib/python3.11/site-packages")
+ENGINE = """
+target: {model: meta-llama/Llama-3.1-8B-Instruct}
+hardware: {gpu: h100-sxm, count: 2, tensor_parallel: 2}
+runtime: {backend: tensorrt, trtllm_version: 1.2.1}
+serving: {max_batch_size: 8, max_seq_len: 4096}
+"""
+INLINE = {
+    "engine-eagle": ENGINE + "speculative: {mechanism: eagle, draft_model: yuhuili/EAGLE-LLaMA3-Instruct-8B, "
+                             "draft_len: 4, options: {choices: [[0], [0, 0], [1], [0, 1]]}}\n",
+    "engine-lookahead": ENGINE + "speculative: {mechanism: lookahead, options: {window_size: 4, ngram_size: 3, "
+                                 "verification_set_size: 4}}\n",
+    "engine-draft_target": ENGINE + "speculative: {mechanism: draft_target, draft_len: 4, "
+                                    "draft_model: meta-llama/Llama-3.2-1B-Instruct}\n",
+    "engine-none": ENGINE + "triton: {instances: 1}\n",
+    "llmapi-eagle3-streaming": ENGINE.replace("tensorrt", "pytorch").replace("max_seq_len: 4096", "streaming: true")
+    + "speculative: {mechanism: eagle3, draft_len: 3, draft_model: yuhuili/EAGLE3-LLaMA3.1-Instruct-8B}\n",
+}
+SHIPPED = {"llmapi-eagle3": "h200-eagle3", "llmapi-draft_target": "h100-draft-target",
+           "engine-medusa": "l40s-medusa-engine", "reference-draft_target": "cpu-smollm2"}
+
+
+def _resolve(case: str, tmp_path: Path):  # type: ignore[no-untyped-def]
+    if case in SHIPPED:
+        return load_and_resolve(SHIPPED[case])
+    path = tmp_path / f"{case}.yaml"
+    path.write_text(INLINE[case])
+    return load_and_resolve(str(path))
+
+
+@pytest.mark.parametrize("case", sorted([*INLINE, *SHIPPED]))
+def test_golden(case: str, tmp_path: Path, update_golden: bool) -> None:
+    resolved = _resolve(case, tmp_path)
+    llm_args = llm_args_for(resolved) if layout_of(resolved) == "llmapi" else None
+    files = render_files(build_context(resolved, INPUTS, llm_args=llm_args))
+    _write_tree(tmp_path / "repo", files)
+    assert check_repo(tmp_path / "repo") == []
+    assert layout_of(resolved) == case.split("-")[0]
+    golden = GOLDEN / case
+    if update_golden:
+        shutil.rmtree(golden, ignore_errors=True)
+        _write_tree(golden, {k: v for k, v in files.items() if not k.endswith("/")})
+        return
+    expected = {p.relative_to(golden).as_posix(): p.read_bytes() for p in golden.rglob("*") if p.is_file()}
+    actual = {k: v for k, v in files.items() if not k.endswith("/")}
+    assert sorted(actual) == sorted(expected), "file set differs; run pytest --update-golden if intended"
+    for rel, data in actual.items():
+        if data != expected[rel]:
+            diff = "".join(difflib.unified_diff(expected[rel].decode().splitlines(True), data.decode().splitlines(True),
+                                                f"golden/{rel}", f"rendered/{rel}"))
+            pytest.fail(f"{case}/{rel} differs from its golden file:\n{diff}")
