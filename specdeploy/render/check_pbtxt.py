@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from specdeploy.errors import MissingDependency
@@ -32,16 +34,33 @@ def line_of(text: str, needle: str, after: int = 0) -> int | None:
     return None if at < 0 else text.count("\n", 0, at) + 1
 
 
-def parse_config(text: str, file: str) -> tuple[Any | None, RepoIssue | None]:
-    """`(ModelConfig, None)` or `(None, issue)`; the issue carries the parser's line:col."""
+@lru_cache(maxsize=1)
+def model_config_pb2() -> Any:
+    """Triton's generated `model_config_pb2`, loaded from its file: it needs only google.protobuf, while
+    `import tritonclient.grpc` pulls grpc and costs about a second (triton.md §7)."""
+    import importlib.util
+
     try:
-        from google.protobuf import text_format
-        from tritonclient.grpc import model_config_pb2
+        spec = importlib.util.find_spec("tritonclient")
+        location = next(iter(spec.submodule_search_locations or [])) if spec else None
+        path = Path(location) / "grpc" / "model_config_pb2.py" if location else None
+        if path is None or not path.is_file():
+            raise ImportError("tritonclient.grpc.model_config_pb2 not found")
+        module_spec = importlib.util.spec_from_file_location("specdeploy_triton_model_config_pb2", path)
+        module = importlib.util.module_from_spec(module_spec)  # type: ignore[arg-type]
+        module_spec.loader.exec_module(module)  # type: ignore[union-attr]
+        return module
     except (ImportError, RuntimeError) as exc:
         raise MissingDependency("checking config.pbtxt needs Triton's schema (tritonclient[grpc])",
                                 hint="pip install 'specdeploy[triton]'") from exc
+
+
+def parse_config(text: str, file: str) -> tuple[Any | None, RepoIssue | None]:
+    """`(ModelConfig, None)` or `(None, issue)`; the issue carries the parser's line:col."""
+    from google.protobuf import text_format
+
     try:
-        return text_format.Parse(text, model_config_pb2.ModelConfig()), None
+        return text_format.Parse(text, model_config_pb2().ModelConfig()), None
     except text_format.ParseError as exc:
         line, col = exc.GetLine(), exc.GetColumn()
         message = re.sub(r"^\d+:\d+ : ", "", str(exc))

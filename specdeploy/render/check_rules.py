@@ -14,9 +14,9 @@ MANIFEST_FILE = "specdeploy-repo.json"
 
 
 def _dtype(value: int) -> str:
-    from tritonclient.grpc import model_config_pb2
+    from specdeploy.render.check_pbtxt import model_config_pb2
 
-    return str(model_config_pb2.DataType.Name(value))
+    return str(model_config_pb2().DataType.Name(value))
 
 
 def _dims_agree(a: list[int], b: list[int]) -> bool:
