@@ -1,0 +1,118 @@
+"""The `model` backend: measurements answered by the performance model in place of a GPU (what-if, seconds).
+
+A `World` is the truth the tuner must discover: a step timer, an acceptance profile and an end-to-end efficiency.
+With `noise` > 0 every measurement gets realistic noise (lognormal, plus rare slow outliers, plus sampling noise
+of a finite acceptance run) so the replay suite tests the tuner against what a GPU would give it. `cost_s` is the
+simulated device time of each run (a restart + warm-up per end-to-end run, then the tokens at the true speed).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from specdeploy.perfmodel.acceptance import AcceptanceProfile
+from specdeploy.perfmodel.predict import StepTimer
+from specdeploy.tune.types import Request
+
+E2E_OVERHEAD_S = 20.0
+"""Simulated restart + warm-up per end-to-end run (PyTorch restarts per K, trtllm.md §5)."""
+PROBE_OVERHEAD_S = 1.0
+PROBE_STEPS = 64
+OUTLIER_P = 0.03
+
+
+@dataclass
+class World:
+    timer: StepTimer
+    profile: AcceptanceProfile
+    prefill_s: Callable[[int], float] = lambda c: 0.0
+    """Time to prefill c prompts (TTFT before queueing)."""
+    e2e_efficiency: float = 0.93
+    """Share of decode time in an end-to-end run (prefill, scheduling); common to every K."""
+    al_override: dict[int, float] = field(default_factory=dict)
+    """Non-chain mechanisms: true AL per K where it is not the prefix sum."""
+
+    def al(self, k: int) -> float:
+        return self.al_override.get(k, self.profile.expected_al(k)) if k else 1.0
+
+    def point(self, c: int, k: int) -> dict[str, float]:
+        step = self.timer.step_seconds(c, k)
+        al = self.al(k)
+        system = c * al / step * self.e2e_efficiency
+        # p99 ITL: a request whose drafts are accepted less than average (per-prompt spread of AL)
+        al_low = 1.0 + (al - 1.0) * 0.6
+        ttft = self.prefill_s(c) * 1.5 + step
+        return {"system_tps": system, "user_tps": system / c, "itl_p99_ms": 1e3 * step / al_low,
+                "ttft_p99_ms": 1e3 * ttft, "al": al, "step_s": step}
+
+
+class ModelBackend:
+    def __init__(self, world: World, *, noise: float = 0.0, seed: int = 0, prompts: int = 32, output_len: int = 128,
+                 crash: Callable[[Request], bool] | None = None) -> None:
+        self.world, self.noise, self.rng = world, noise, random.Random(seed)
+        self.prompts, self.output_len, self.crash = prompts, output_len, crash
+
+    def _jitter(self, sigma: float) -> float:
+        if not self.noise:
+            return 1.0
+        slow = 0.85 if self.rng.random() < OUTLIER_P else 1.0
+        return math.exp(self.rng.gauss(0.0, sigma)) * slow
+
+    def __call__(self, req: Request) -> dict[str, Any]:
+        if self.crash and self.crash(req):
+            raise RuntimeError(f"simulated crash at {req.key}")
+        return getattr(self, req.kind)(req)
+
+    def _run_s(self, c: int, k: int) -> float:
+        requests = max(self.prompts, c)
+        return E2E_OVERHEAD_S + requests * self.output_len / self.world.point(c, k)["system_tps"]
+
+    def acceptance(self, req: Request) -> dict[str, Any]:
+        steps = max(1, int(self.prompts * self.output_len / max(self.world.al(req.k), 1.0)))
+        a = [1.0, *(self.world.profile.prefix[i] if i < self.world.profile.k_max else 0.0 for i in range(req.k))]
+        shares = [a[n] - a[n + 1] for n in range(req.k)] + [a[req.k]]
+        if self.noise:  # finite sample of steps; per-prompt spread in how predictable the text is
+            hist = [0] * (req.k + 1)
+            for _ in range(steps):
+                n = self.rng.choices(range(req.k + 1), weights=shares)[0]
+                hist[n] += 1
+        else:
+            hist = [s * steps for s in shares]
+        return {"hist": hist, "al": self.world.al(req.k) * self._jitter(self.noise / 2), "steps": steps,
+                "cost_s": self._run_s(req.concurrency, req.k)}
+
+    def cost(self, req: Request) -> dict[str, Any]:
+        step = self.world.timer.step_seconds(req.concurrency, req.k) * self._jitter(self.noise / 2)
+        return {"step_s": step, "cost_s": PROBE_OVERHEAD_S + PROBE_STEPS * step}
+
+    def e2e(self, req: Request) -> dict[str, Any]:
+        p = self.world.point(req.concurrency, req.k)
+        j = self._jitter(self.noise)
+        return {**p, "system_tps": p["system_tps"] * j, "user_tps": p["user_tps"] * j,
+                "itl_p99_ms": p["itl_p99_ms"] / j, "cost_s": self._run_s(req.concurrency, req.k)}
+
+    def mixed(self, req: Request) -> dict[str, Any]:
+        """Equal time at each concurrency of the schedule; the K switches cost nothing in the model."""
+        spec = [self.world.point(c, k)["system_tps"] for c, k in req.schedule]
+        off = [self.world.point(c, 0)["system_tps"] for c, _ in req.schedule]
+        return {"system_tps": sum(spec) / len(spec) * self._jitter(self.noise),
+                "baseline_tps": sum(off) / len(off) * self._jitter(self.noise),
+                "per_concurrency": [{"concurrency": c, "k": k, "system_tps": s} for (c, k), s in zip(req.schedule, spec)],
+                "cost_s": 2 * E2E_OVERHEAD_S + sum(self._run_s(c, k) for c, k in req.schedule)}
+
+
+def profile_world(resolved: Any, profile: AcceptanceProfile | None = None, eff: Any = None) -> World:
+    """The world of a shipped profile as the performance model sees it (prior acceptance unless given)."""
+    from specdeploy.perfmodel import prior_profile
+    from specdeploy.perfmodel.cost import forward_cost
+    from specdeploy.tune.prior import PROMPT_TOKENS, analytic_timer
+
+    timer = analytic_timer(resolved, eff)
+    prefill = lambda c: forward_cost(timer.target, timer.gpu, batch=c, tokens=PROMPT_TOKENS,  # noqa: E731
+                                     context=PROMPT_TOKENS, quantization=timer.ctx.quantization, tp=timer.ctx.tp,
+                                     eff=timer.eff).total_s
+    return World(timer, profile or prior_profile(resolved.profile.speculative.mechanism), prefill)

@@ -1,0 +1,108 @@
+"""The checkpoint: every measurement appended to a JSONL file and fsynced, so an interrupted or repeated tune
+replays what it has and measures only what is missing (model_analyzer's state manager, style.md lesson 10).
+
+Line 1 is a header with the hash of the tune setup; a checkpoint from another setup is never replayed.
+A crashed measurement is recorded (`ok: false`), retried once, then reported: the tune goes on without it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from specdeploy.errors import UsageError
+from specdeploy.tune.types import MeasureFn, Measurement, Request
+
+FORMAT = "specdeploy.tune-checkpoint/1"
+
+
+class Checkpoint:
+    def __init__(self, path: str | os.PathLike[str], setup_hash: str, *, fresh: bool = False) -> None:
+        self.path = Path(path)
+        self.setup_hash = setup_hash
+        self.records: dict[str, Measurement] = {}
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if fresh or not self._load():
+            self.path.write_text(json.dumps({"format": FORMAT, "setup_hash": setup_hash}) + "\n")
+
+    def _load(self) -> bool:
+        """Read an existing checkpoint of this setup; False (start over) when absent or from another setup."""
+        try:
+            lines = self.path.read_text(encoding="utf-8").splitlines()
+        except FileNotFoundError:
+            return False
+        try:
+            header = json.loads(lines[0]) if lines else {}
+        except ValueError:
+            header = {}
+        if header.get("format") != FORMAT:
+            raise UsageError(f"{self.path} is not a specdeploy tune checkpoint", hint="pass --fresh to replace it")
+        if header.get("setup_hash") != self.setup_hash:
+            self.path.replace(self.path.with_suffix(f".{header.get('setup_hash', 'old')[:12]}.jsonl"))
+            return False
+        for line in lines[1:]:
+            try:
+                record = Measurement.from_dict(json.loads(line))
+            except (ValueError, KeyError, TypeError):
+                continue  # a line cut short by a kill: that measurement is simply redone
+            if record.ok:
+                self.records[record.request.key] = record
+        return True
+
+    def get(self, request: Request) -> Measurement | None:
+        return self.records.get(request.key)
+
+    def append(self, record: Measurement) -> None:
+        with self.path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps({**record.to_dict(), "at": time.time()}, default=str) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        if record.ok:
+            self.records[record.request.key] = record
+
+
+class Recorder:
+    """Wraps a backend: replay from the checkpoint, else measure (retry a crash once), append, count."""
+
+    def __init__(self, measure: MeasureFn, checkpoint: Checkpoint,
+                 on_measure: Callable[[Measurement], None] | None = None) -> None:
+        self.measure, self.checkpoint, self.on_measure = measure, checkpoint, on_measure
+        self.calls = 0
+        self.replayed = 0
+        self.spent_s = 0.0
+        self.failures: list[dict[str, Any]] = []
+        self.log: list[Measurement] = []
+
+    def __call__(self, request: Request) -> Measurement | None:
+        done = self.checkpoint.get(request)
+        if done is not None:
+            self.replayed += 1
+            return self._done(done)
+        errors = []
+        for attempt in (1, 2):
+            self.calls += 1
+            try:
+                values = dict(self.measure(request))
+            except (KeyboardInterrupt, SystemExit, UsageError):
+                raise
+            except Exception as exc:  # noqa: BLE001 - a crashed run is data: recorded, retried once, reported
+                errors.append(f"{type(exc).__name__}: {exc}")
+                self.checkpoint.append(Measurement(request, {}, 0.0, False, errors[-1], attempt))
+                continue
+            cost = float(values.pop("cost_s", 0.0))
+            self.spent_s += cost
+            record = Measurement(request, values, cost, True, None, attempt)
+            self.checkpoint.append(record)
+            return self._done(record)
+        self.failures.append({"key": request.key, "request": request.to_dict(), "errors": errors})
+        return None
+
+    def _done(self, record: Measurement) -> Measurement:
+        self.log.append(record)
+        if self.on_measure:
+            self.on_measure(record)
+        return record

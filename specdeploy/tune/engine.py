@@ -1,0 +1,118 @@
+"""The tune loop: ask the strategy, measure through the recorder (checkpointed), tell, until it is done or the
+budget is spent; then decide per concurrency, build the schedule, replay it under mixed concurrency (a collapse
+fails the tune) and assemble the versioned result."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from specdeploy.tune.book import Decision
+from specdeploy.tune.checkpoint import Recorder
+from specdeploy.tune.emit import schedule_of
+from specdeploy.tune.strategies import Strategy
+from specdeploy.tune.types import Measurement, Request
+
+FORMAT = "specdeploy.tune/1"
+COLLAPSE = 0.8
+"""The replayed schedule collapses below 80% of what its per-concurrency measurements promise."""
+SLOWER = 0.01
+"""...or more than 1% below plain decoding under the same mixed load."""
+
+
+@dataclass
+class Outcome:
+    decisions: dict[int, Decision]
+    schedule: dict[str, Any]
+    mixed: dict[str, Any] | None
+    stopped: str | None = None
+    problems: list[str] = field(default_factory=list)
+    sla: dict[str, Any] = field(default_factory=dict)
+
+
+def drive(strategy: Strategy, recorder: Recorder, *, budget_s: float | None = None,
+          on_batch: Callable[[int], None] | None = None) -> str | None:
+    """Run ask/tell to the end; returns why it stopped early (budget), else None."""
+    while batch := strategy.ask():
+        if on_batch:
+            on_batch(len(batch))
+        results: list[Measurement | None] = []
+        for request in batch:
+            if budget_s is not None and spent(recorder) >= budget_s:
+                strategy.tell(results)
+                return f"budget of {budget_s:.0f} device-seconds spent"
+            results.append(recorder(request))
+        strategy.tell(results)
+    return None
+
+
+def spent(recorder: Recorder) -> float:
+    return sum(m.cost_s for m in recorder.log)
+
+
+def finish(strategy: Strategy, recorder: Recorder, *, replay: bool = True) -> Outcome:
+    s = strategy.setup
+    decisions = strategy.decisions()
+    schedule = schedule_of(decisions, max_batch_size=s.max_batch_size, trtllm_version=s.trtllm_version)
+    out = Outcome(decisions, schedule, None)
+    if s.objective == "goodput" and s.sla:
+        feasible = [c for c, d in decisions.items() if d.feasible]
+        closest = {c: strategy.book.closest(c) for c in decisions}
+        out.sla = {"limits": s.sla, "reachable": bool(feasible), "feasible_at": feasible,
+                   "closest": {str(c): {"k": p[0], "overshoot": p[1]} for c, p in closest.items() if p}}
+        if not feasible:
+            best = min(((c, *p) for c, p in closest.items() if p), key=lambda t: t[2], default=None)
+            where = f"; closest: concurrency {best[0]}, K={best[1]}, {best[2]:.0%} over" if best else ""
+            out.problems.append(f"SLA {s.sla} unreachable at every tuned concurrency: speculation off{where}")
+    if replay and schedule["speculation"]:
+        pairs = tuple((c, d.k) for c, d in sorted(decisions.items()))
+        m = recorder(Request("mixed", max(c for c, _ in pairs), schedule["draft_len"], 0, pairs))
+        if m is None:
+            out.problems.append("the mixed-concurrency replay crashed twice; the schedule is unconfirmed")
+        else:
+            promised = sum(decisions[c].objective for c, _ in pairs if s.objective != "latency") / len(pairs)
+            got, base = float(m.values["system_tps"]), float(m.values["baseline_tps"])
+            collapse = got < base * (1 - SLOWER) or (promised > 0 and got < COLLAPSE * promised)
+            out.mixed = {"system_tps": got, "baseline_tps": base, "promised_tps": promised, "collapse": collapse,
+                         "per_concurrency": m.values.get("per_concurrency")}
+            if collapse:
+                out.problems.append(f"the schedule collapses under mixed concurrency: {got:.1f} tok/s vs "
+                                    f"{base:.1f} without speculation and {promised:.1f} promised")
+    return out
+
+
+def confidence(out: Outcome, strategy: Strategy) -> dict[str, Any]:
+    """Per concurrency: noise of the chosen point, margin to the runner-up, prediction error (factorized)."""
+    per: dict[str, Any] = {}
+    preds = getattr(strategy, "predictions", {}) or {}
+    errors, noise = [], []
+    for c, d in out.decisions.items():
+        cands = {int(k): v for k, v in d.candidates.items()}
+        chosen = cands.get(d.k)
+        others = sorted((v["median"] for k, v in cands.items() if k != d.k), reverse=True)
+        row: dict[str, Any] = {"rel_mad": chosen["rel_mad"] if chosen else None,
+                               "margin_vs_next": (d.objective / others[0] - 1) if others and others[0] else None}
+        if (c, d.k) in preds and chosen and strategy.setup.objective != "latency":
+            scale = [v["median"] / preds[(c, k)]["system_tps"] for k, v in cands.items() if (c, k) in preds]
+            row["prediction_spread"] = (max(scale) / min(scale) - 1) if scale else None
+            errors.append(row["prediction_spread"] or 0.0)
+        noise.append(row["rel_mad"] or 0.0)
+        per[str(c)] = row
+    worst = max([*noise, *errors, 0.0])
+    level = "high" if worst < 0.03 else "medium" if worst < 0.08 else "low"
+    return {"level": level, "worst_spread": worst, "per_concurrency": per}
+
+
+def result(strategy: Strategy, recorder: Recorder, out: Outcome, *, backend: str, stopped: str | None,
+           reproduce: list[str]) -> dict[str, Any]:
+    return {
+        "format": FORMAT, "profile": strategy.setup.profile, "backend": backend, "strategy": strategy.name,
+        "setup": strategy.setup.to_dict(), "fit": strategy.fit_record(),
+        "decisions": [d.to_dict() for _, d in sorted(out.decisions.items())],
+        "schedule": out.schedule, "mixed": out.mixed, "sla": out.sla, "confidence": confidence(out, strategy),
+        "cost": {"device_s": spent(recorder), "new_measurements": recorder.calls, "replayed": recorder.replayed,
+                 "measurements": len(recorder.log)},
+        "stopped": stopped, "problems": out.problems, "failures": recorder.failures,
+        "measurements": [m.to_dict() for m in recorder.log], "reproduce": reproduce,
+    }

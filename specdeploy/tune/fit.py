@@ -1,0 +1,101 @@
+"""The factorized model: acceptance from one run at K_max (chain drafters) or per K (others), step cost from a
+few probes on top of the calibrated performance model, and the objective predicted at every (c, K).
+
+    E[AL](K) = 1 + sum_{i<=K} a_i        T(B, K) = prior(B, K) x r(B, K)       (tuning.md §1.2, §1.3)
+
+r is the measured/prior ratio at the probed points, interpolated linearly in K and in log B (clamped outside).
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from specdeploy.perfmodel.acceptance import AcceptanceProfile
+from specdeploy.perfmodel.predict import StepTimer
+from specdeploy.tune.types import Measurement
+
+ITL_P99_FACTOR = 1.25
+"""p99 ITL / mean ITL before any end-to-end run has measured it."""
+
+
+@dataclass
+class AcceptanceFit:
+    al: dict[int, float]
+    source: str
+    hist: list[float] = field(default_factory=list)
+    profile: AcceptanceProfile | None = None
+    per_category: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "al": {str(k): v for k, v in sorted(self.al.items())}, "hist": self.hist,
+                "prefix": list(self.profile.prefix) if self.profile else None, "per_category": self.per_category}
+
+
+def _al_table(profile: AcceptanceProfile, ks: list[int]) -> dict[int, float]:
+    return {0: 1.0, **{k: profile.expected_al(k) for k in ks}}
+
+
+def acceptance_fit(records: list[Measurement], ks: list[int], chain: bool) -> AcceptanceFit | None:
+    """Chain: the histogram at K_max gives E[AL](K) for every K <= K_max. Others: AL measured per K."""
+    runs = [m for m in records if m.request.kind == "acceptance"]
+    if not runs:
+        return None
+    if chain:
+        run = max(runs, key=lambda m: m.request.k)
+        profile = AcceptanceProfile.from_histogram(run.values["hist"], f"measured histogram at K={run.request.k}")
+        cats = {}
+        for name, hist in (run.values.get("per_category") or {}).items():
+            if sum(hist) > 0:
+                p = AcceptanceProfile.from_histogram(hist, f"category {name}")
+                cats[name] = {"hist": list(hist), "prefix": list(p.prefix), "al": {str(k): p.expected_al(k) for k in ks}}
+        return AcceptanceFit(_al_table(profile, ks), profile.source, list(run.values["hist"]), profile, cats)
+    table = {0: 1.0, **{m.request.k: float(m.values["al"]) for m in runs}}
+    return AcceptanceFit(table, "AL measured per K (non-chain mechanism)")
+
+
+class CostFit:
+    """Step time at any (B, K): the prior timer scaled by the measured/prior ratio of the nearest probes."""
+
+    def __init__(self, prior: StepTimer, probes: Mapping[tuple[int, int], float]) -> None:
+        self.prior = prior
+        self.probes = dict(probes)
+        self.ratio: dict[int, list[tuple[int, float]]] = {}
+        for (b, k), seconds in sorted(self.probes.items()):
+            self.ratio.setdefault(b, []).append((k, seconds / prior.step_seconds(b, k)))
+
+    @staticmethod
+    def _interp(xs: list[float], ys: list[float], x: float) -> float:
+        if x <= xs[0]:
+            return ys[0]
+        if x >= xs[-1]:
+            return ys[-1]
+        i = bisect.bisect_right(xs, x)
+        w = (x - xs[i - 1]) / (xs[i] - xs[i - 1])
+        return ys[i - 1] * (1 - w) + ys[i] * w
+
+    def _r(self, b: int, k: int) -> float:
+        if not self.ratio:
+            return 1.0
+        bs = sorted(self.ratio)
+        at_b = [self._interp([p[0] for p in self.ratio[x]], [p[1] for p in self.ratio[x]], k) for x in bs]
+        return self._interp([math.log(x) for x in bs], at_b, math.log(b))
+
+    def step_seconds(self, batch: int, k: int) -> float:
+        return self.prior.step_seconds(batch, k) * self._r(batch, k)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"probes": [{"concurrency": b, "k": k, "step_s": s} for (b, k), s in sorted(self.probes.items())],
+                "ratio": {str(b): [[k, r] for k, r in pts] for b, pts in sorted(self.ratio.items())}}
+
+
+def predicted(cost: StepTimer, acc: AcceptanceFit, c: int, k: int, itl_factor: float = ITL_P99_FACTOR) -> dict[str, float]:
+    """The predicted end-to-end values at (c, K) in the units the backends measure."""
+    step = cost.step_seconds(c, k)
+    al = acc.al.get(k, 1.0)
+    user = al / step
+    return {"concurrency": c, "k": k, "step_s": step, "al": al, "user_tps": user, "system_tps": c * user,
+            "itl_p99_ms": 1e3 * itl_factor * step / al, "speedup": al * cost.step_seconds(c, 0) / step}

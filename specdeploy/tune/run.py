@@ -1,0 +1,124 @@
+"""`specdeploy tune` end to end: setup -> backend -> checkpointed strategy -> schedule -> result.json, report,
+specdeploy.lock. Used by `specdeploy.api.tune` and by the build's `tune.draft_len` step action."""
+
+from __future__ import annotations
+
+import contextlib
+import shlex
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from specdeploy._io import write_json_atomic
+from specdeploy.errors import MissingDependency, StepFailed, UsageError
+from specdeploy.resolve.resolver import Resolved
+from specdeploy.tune.checkpoint import Checkpoint, Recorder
+from specdeploy.tune.emit import lock_record
+from specdeploy.tune.engine import drive, finish, result
+from specdeploy.tune.setup import TuneSetup, setup_from
+from specdeploy.tune.strategies import STRATEGIES
+from specdeploy.tune.types import MeasureFn
+
+CHECKPOINT = Path(".specdeploy") / "tune" / "tune.draft_len.jsonl"
+RESULT = Path("tune") / "result.json"
+
+
+def pick_backend(resolved: Resolved, backend: str) -> str:
+    """auto: the CPU runtime for reference profiles, TRT-LLM where it is installed, else the performance model."""
+    from importlib.util import find_spec
+
+    if backend != "auto":
+        return backend
+    if resolved.profile.runtime.backend == "reference":
+        return "reference" if find_spec("torch") and find_spec("specdeploy.runtime.engine") else "model"
+    return "trtllm" if find_spec("tensorrt_llm") else "model"
+
+
+def make_backend(name: str, resolved: Resolved, setup: TuneSetup, work: Path) -> tuple[MeasureFn, Any]:
+    from specdeploy.tune.prior import calibrated_prior
+
+    if name == "model":
+        from specdeploy.tune.backends.model import ModelBackend, profile_world
+
+        return ModelBackend(profile_world(resolved), prompts=setup.prompts, output_len=setup.output_len), \
+            calibrated_prior(resolved)
+    if name == "reference":
+        from specdeploy.tune.backends.reference import ReferenceBackend, reference_prior
+
+        backend = ReferenceBackend(resolved, setup)
+        return backend, reference_prior(resolved, backend)
+    if name == "trtllm":
+        from specdeploy.tune.backends.trtllm import TrtllmBackend
+
+        return TrtllmBackend(resolved, setup, work), calibrated_prior(resolved)
+    raise UsageError(f"unknown tune backend {name!r}", hint="use auto, model, reference or trtllm")
+
+
+@contextlib.contextmanager
+def progress_bar(enabled: bool) -> Iterator[Any]:
+    """A rich bar with ETA on stderr; the total grows as the strategy asks for more."""
+    if not enabled:
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    with Progress(TextColumn("tune {task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=Console(file=sys.stderr), transient=True) as bar:
+        yield bar
+
+
+def reproduce(resolved: Resolved, backend: str, strategy: str, out: Path) -> list[str]:
+    src = resolved.loaded.file or resolved.loaded.name
+    return [shlex.join(["specdeploy", "tune", str(src), "--backend", backend, "--strategy", strategy,
+                        "--out", str(out), "--fresh"]),
+            shlex.join(["specdeploy", "build", str(src), "--out", str(out)])]
+
+
+def tune_resolved(resolved: Resolved, artifact_dir: Path, *, backend: str = "auto", strategy: str = "factorized",
+                  fresh: bool = False, progress: bool = False, write_dir: Path | None = None,
+                  measure: MeasureFn | None = None, report: bool = True) -> dict[str, Any]:
+    """Tune, write `tune/result.json` (+ report) under write_dir (default artifact_dir). The checkpoint lives in
+    artifact_dir. Problems (unreachable SLA, collapse) are in res["problems"]: see `raise_problems`."""
+    setup = setup_from(resolved)
+    if strategy not in STRATEGIES:
+        raise UsageError(f"unknown strategy {strategy!r}", hint=f"known: {', '.join(STRATEGIES)}")
+    name = pick_backend(resolved, backend)
+    backend_fn, prior = make_backend(name, resolved, setup, artifact_dir / ".specdeploy" / "tune")
+    checkpoint = Checkpoint(artifact_dir / CHECKPOINT, setup.hash(name, strategy), fresh=fresh)
+    with progress_bar(progress) as bar:
+        task = bar.add_task(f"{setup.profile} [{name}/{strategy}]", total=0) if bar else None
+        recorder = Recorder(measure or backend_fn, checkpoint,
+                            on_measure=(lambda m: bar.advance(task)) if bar else None)
+        strat = STRATEGIES[strategy](setup, prior)
+        grow = (lambda n: bar.update(task, total=(bar.tasks[0].total or 0) + n)) if bar else None
+        stopped = drive(strat, recorder, budget_s=setup.time_budget_s, on_batch=grow)
+        out = finish(strat, recorder)
+    res = result(strat, recorder, out, backend=name, stopped=stopped,
+                 reproduce=reproduce(resolved, name, strategy, artifact_dir.parent))
+    target = (write_dir or artifact_dir) / RESULT
+    write_json_atomic(target, res)
+    if report:
+        from specdeploy.tune.report import write_report
+
+        res["report"] = str(write_report(res, target.parent))
+    res["result_path"] = str(target)
+    return res
+
+
+def raise_problems(res: dict[str, Any]) -> None:
+    """After the result and the lock are written: an unreachable SLA or a collapse fails the tune (exit 1)."""
+    if res["problems"]:
+        raise StepFailed("; ".join(res["problems"]), hint=f"full result: {res['result_path']}")
+
+
+def record_in_lock(res: dict[str, Any], artifact_dir: Path) -> dict[str, Any]:
+    from specdeploy.execute.manifest import update_lock
+
+    return update_lock(artifact_dir, tuned=lock_record(res, str(RESULT)))
+
+
+def need_runtime() -> None:
+    raise MissingDependency("the reference backend needs the CPU runtime (specdeploy.runtime) and torch",
+                            hint="pip install 'specdeploy[reference]', or use --backend model")

@@ -1,0 +1,81 @@
+"""TuneSetup: everything a tune needs from a resolved profile, validated once (bad input -> exit 2)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from specdeploy.errors import UsageError
+from specdeploy.resolve.resolver import Resolved
+
+OBJECTIVES = ("throughput", "latency", "goodput")
+
+
+@dataclass(frozen=True)
+class TuneSetup:
+    profile: str
+    mechanism: str
+    chain: bool
+    """A K-token draft is the prefix of the K_max draft: one run at K_max gives AL for every K."""
+    concurrency: tuple[int, ...]
+    draft_lens: tuple[int, ...]
+    objective: str = "throughput"
+    p99_itl_ms: float | None = None
+    p99_ttft_ms: float | None = None
+    repeats: int = 3
+    prompts: int = 32
+    output_len: int = 128
+    dataset: str = "mt-bench"
+    time_budget_s: float | None = None
+    line: str | None = None
+    """TRT-LLM line the schedule is emitted for (`1.2`, `1.3`), None for the reference runtime."""
+    trtllm_version: str | None = None
+    max_batch_size: int = 64
+    engine_max_draft_len: int = 64
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def k_max(self) -> int:
+        return max(self.draft_lens)
+
+    @property
+    def sla(self) -> dict[str, float]:
+        return {k: v for k, v in (("p99_itl_ms", self.p99_itl_ms), ("p99_ttft_ms", self.p99_ttft_ms)) if v}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "concurrency": list(self.concurrency), "draft_lens": list(self.draft_lens)}
+
+    def hash(self, backend: str, strategy: str) -> str:
+        """Identity of a checkpoint: same setup, backend and strategy -> measurements can be replayed."""
+        blob = json.dumps({"setup": self.to_dict(), "backend": backend, "strategy": strategy}, sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def setup_from(resolved: Resolved) -> TuneSetup:
+    """Validate the profile's `tune:` section against the mechanism and the engine (exit 2 on bad input)."""
+    from specdeploy.plugin.registry import registry
+
+    profile = resolved.profile
+    spec, tune = profile.speculative, profile.tune
+    if spec.mechanism == "none":
+        raise UsageError("nothing to tune: speculative.mechanism is none", hint="pick a mechanism (eagle3, mtp, ...)")
+    plugin = registry().get(spec.mechanism)
+    engine_max = plugin.max_draft_len if plugin else 64
+    if isinstance(spec.draft_len, int):  # a fixed draft length is the engine's ceiling
+        engine_max = min(engine_max, spec.draft_len)
+    ks = tuple(tune.draft_lens or range(1, min(engine_max, plugin.default_draft_len * 2 if plugin else 8) + 1))
+    if max(ks) > engine_max:
+        raise UsageError(f"tune.draft_lens goes up to {max(ks)}, beyond the engine's max_draft_len {engine_max}",
+                         hint=f"keep tune.draft_lens <= {engine_max} (or raise speculative.draft_len / use auto)")
+    if tune.objective == "goodput" and not (tune.sla.p99_itl_ms or tune.sla.p99_ttft_ms):
+        raise UsageError("objective goodput needs tune.sla.p99_itl_ms and/or tune.sla.p99_ttft_ms")
+    return TuneSetup(
+        profile=resolved.loaded.name, mechanism=spec.mechanism, chain=bool(plugin.chain) if plugin else False,
+        concurrency=tuple(tune.concurrency), draft_lens=ks, objective=tune.objective,
+        p99_itl_ms=tune.sla.p99_itl_ms, p99_ttft_ms=tune.sla.p99_ttft_ms, repeats=tune.repeats,
+        prompts=tune.prompts, output_len=tune.output_len, dataset=tune.dataset, time_budget_s=tune.time_budget_s,
+        line=resolved.line.name if resolved.line else None,
+        trtllm_version=profile.runtime.trtllm_version if resolved.line else None, max_batch_size=profile.serving.max_batch_size,
+        engine_max_draft_len=engine_max)
