@@ -163,3 +163,18 @@ def check_repo(path: Path) -> list[Any]:
     if not path.is_dir():
         raise UsageError(f"{path} is not a folder")
     return check(path)
+
+
+def tune(source: str, sets: tuple[str, ...] = (), *, backend: str = "auto", out: Path = Path("artifacts"),
+         strategy: str = "factorized", fresh: bool = False, progress: bool = False) -> dict[str, Any]:
+    """Tune the draft length per concurrency into `out/<profile>/tune/result.json` (+ report) and
+    specdeploy.lock; resumes from the checkpoint unless `fresh`. Raises StepFailed (exit 1) after writing
+    when the SLA is unreachable or the schedule collapses under mixed concurrency."""
+    from specdeploy.tune.run import raise_problems, record_in_lock, tune_resolved
+
+    resolved = load_and_resolve(source, sets)
+    artifact_dir = out / resolved.loaded.name
+    res = tune_resolved(resolved, artifact_dir, backend=backend, strategy=strategy, fresh=fresh, progress=progress)
+    record_in_lock(res, artifact_dir)
+    raise_problems(res)
+    return res

@@ -3,3 +3,4 @@
 from specdeploy.cli import core  # noqa: F401
 from specdeploy.cli import build  # noqa: F401
 from specdeploy.cli import render  # noqa: F401
+from specdeploy.cli import tune  # noqa: F401

@@ -69,11 +69,14 @@ def setup_from(resolved: Resolved) -> TuneSetup:
     if max(ks) > engine_max:
         raise UsageError(f"tune.draft_lens goes up to {max(ks)}, beyond the engine's max_draft_len {engine_max}",
                          hint=f"keep tune.draft_lens <= {engine_max} (or raise speculative.draft_len / use auto)")
+    conc = tuple(c for c in tune.concurrency if c <= profile.serving.max_batch_size)
+    if not conc:
+        raise UsageError(f"every tune.concurrency is above serving.max_batch_size {profile.serving.max_batch_size}")
     if tune.objective == "goodput" and not (tune.sla.p99_itl_ms or tune.sla.p99_ttft_ms):
         raise UsageError("objective goodput needs tune.sla.p99_itl_ms and/or tune.sla.p99_ttft_ms")
     return TuneSetup(
         profile=resolved.loaded.name, mechanism=spec.mechanism, chain=bool(plugin.chain) if plugin else False,
-        concurrency=tuple(tune.concurrency), draft_lens=ks, objective=tune.objective,
+        concurrency=conc, draft_lens=ks, objective=tune.objective,
         p99_itl_ms=tune.sla.p99_itl_ms, p99_ttft_ms=tune.sla.p99_ttft_ms, repeats=tune.repeats,
         prompts=tune.prompts, output_len=tune.output_len, dataset=tune.dataset, time_budget_s=tune.time_budget_s,
         line=resolved.line.name if resolved.line else None,

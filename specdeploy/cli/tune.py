@@ -1,0 +1,34 @@
+"""tune."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from specdeploy import api
+from specdeploy.cli._group import cli, set_option
+from specdeploy.console import console
+
+
+@cli.command()
+@click.argument("profile")
+@set_option
+@click.option("--backend", type=click.Choice(["auto", "model", "reference", "trtllm"]), default="auto",
+              show_default=True, help="What measures: the performance model, the CPU runtime, or TensorRT-LLM.")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("artifacts"), show_default=True,
+              help="Artifacts root; results go to OUT/<profile>/tune/.")
+@click.option("--strategy", type=click.Choice(["factorized", "grid", "hillclimb"]), default="factorized",
+              show_default=True, help="Search strategy.")
+@click.option("--resume/--fresh", default=True, show_default=True,
+              help="Replay the checkpoint's measurements, or start over.")
+def tune(profile: str, sets: tuple[str, ...], backend: str, out: Path, strategy: str, resume: bool) -> None:
+    """Measure and choose the draft length per concurrency; write the result, report and lock."""
+    out_ = console()
+    res = api.tune(profile, sets, backend=backend, out=out, strategy=strategy, fresh=not resume,
+                   progress=not out_.json_mode and out_.err.isatty())
+    rows = [f"c={d['concurrency']:<4} K={d['k']:<2} {d['objective']:10.1f} (K=0 {d['baseline'] or 0:.1f}) {d['reason']}"
+            for d in res["decisions"]]
+    out_.data({k: v for k, v in res.items() if k != "measurements"},
+              text="\n".join([*rows, f"schedule {res['schedule']['schedule']} max_concurrency "
+                              f"{res['schedule']['max_concurrency']}", f"result {res['result_path']}"]))
