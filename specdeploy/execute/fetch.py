@@ -42,7 +42,7 @@ def _patterns(params: dict[str, Any]) -> tuple[str, ...]:
     return (*ALLOW_PATTERNS, "*.py") if params.get("trust_remote_code") else ALLOW_PATTERNS
 
 
-def _local(ref: str, params: dict[str, Any], backend: str) -> Path | None:
+def _local(ref: str, backend: str) -> Path | None:
     if backend == "reference":
         found = reference_path(ref)
         if found is not None:
@@ -56,7 +56,7 @@ def fingerprint(params: dict[str, Any], backend: str, cache: HashCache) -> dict[
     from specdeploy.resolve.hub import cached_snapshot
 
     ref, revision = params["ref"], params.get("revision")
-    local = _local(ref, params, backend)
+    local = _local(ref, backend)
     if local is not None:
         if not local.exists():
             return {"missing": str(local)}
@@ -73,7 +73,7 @@ def _download(ref: str, revision: str | None, patterns: tuple[str, ...]) -> Path
 
     try:
         return Path(snapshot_download(ref, revision=revision, allow_patterns=list(patterns)))
-    except LocalEntryNotFoundError as exc:
+    except LocalEntryNotFoundError:
         raise StepFailed(f"{ref}@{revision or 'main'} is not in the Hugging Face cache and the hub is not reachable "
                          "(HF_HUB_OFFLINE=1 or no network)",
                          hint="run once online, or pre-fill the cache (huggingface-cli download), or use a local "
@@ -93,7 +93,7 @@ def fetch(ctx: ActionContext) -> dict[str, Any]:
     ref, revision = params["ref"], params.get("revision")
     backend = ctx.resolved.profile.runtime.backend
     cache = ctx.hash_cache or HashCache(None)
-    local = _local(ref, params, backend)
+    local = _local(ref, backend)
     if local is not None:
         if not local.exists():
             raise StepFailed(f"{ref}: {local} does not exist")

@@ -56,11 +56,11 @@ def _move(src: Path, dest: Path) -> None:
     if dest.is_dir() and not dest.is_symlink():
         old = dest.with_name(f".{dest.name}.old-{os.getpid()}")
         shutil.rmtree(old, ignore_errors=True)
-        os.replace(dest, old)
-        os.replace(src, dest)
+        dest.replace(old)
+        src.replace(dest)
         shutil.rmtree(old, ignore_errors=True)
     else:
-        os.replace(src, dest)
+        src.replace(dest)
 
 
 def swap_in(staging: Path, artifact_dir: Path, cache: HashCache) -> dict[str, list[Any]]:

@@ -3,7 +3,6 @@ or the reference runtime's config. Each returns its outputs dict (stored in the 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +37,7 @@ def _write(folder: Path, name: str, text: str, mode: int = 0o644) -> str:
     path = folder / name
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
-    os.chmod(path, mode)
+    path.chmod(mode)
     return name
 
 

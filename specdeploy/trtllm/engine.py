@@ -28,6 +28,11 @@ def _family(resolved: Resolved, role: str) -> str:
     return FAMILIES[model_type]
 
 
+def _opts(resolved: Resolved) -> Any:
+    """The mechanism's validated Options model (typed per plugin, so read by attribute)."""
+    return resolved.loaded.options
+
+
 def _common(resolved: Resolved) -> list[str]:
     profile = resolved.profile
     hw = profile.hardware
@@ -39,7 +44,7 @@ def _common(resolved: Resolved) -> list[str]:
 def convert_argv(resolved: Resolved, role: str = "target") -> list[str]:
     """The checkpoint conversion (or Model-Optimizer quantization) command of one model."""
     profile = resolved.profile
-    mech, opts = profile.speculative.mechanism, resolved.loaded.options
+    mech, opts = profile.speculative.mechanism, _opts(resolved)
     model = f"${{fetch.{role}.path}}"
     if role == "target" and mech == "medusa":
         return [PY, f"{EX}/medusa/convert_checkpoint.py", "--model_dir", model, "--medusa_model_dir",
@@ -94,7 +99,7 @@ def engine_steps(resolved: Resolved, after: tuple[str, ...]) -> list[Step]:
         steps.append(_step("convert.target", Stage.CONVERT, "attach the ReDrafter drafter",
                            [PY, f"{EX}/redrafter/convert_checkpoint.py", "--base_model_checkpoint_dir",
                             "${convert.base.dir}", "--drafter_model_dir", "${fetch.draft.path}",
-                            "--redrafter_num_beams", str(resolved.loaded.options.num_beams),
+                            "--redrafter_num_beams", str(_opts(resolved).num_beams),
                             "--redrafter_draft_len_per_beam", str(resolved.draft_len), *_common(resolved)],
                            ("convert.base", *after), "checkpoints", ("tensorrt_llm",)))
     elif convert_argv(resolved)[1].endswith("quantize.py"):
@@ -106,7 +111,7 @@ def engine_steps(resolved: Resolved, after: tuple[str, ...]) -> list[Step]:
                            convert_argv(resolved), after, "checkpoints", ("tensorrt_llm",)))
     steps.append(_step("engine.target", Stage.ENGINE, "build the target engine (trtllm-build)",
                        build_argv(resolved, target_ckpt), (target_ckpt,), "engines", BUILD_NEEDS))
-    engines = ("engine.target",)
+    engines: tuple[str, ...] = ("engine.target",)
     if mech == "draft_target":
         steps.append(_step("convert.draft", Stage.CONVERT, "convert the draft checkpoint",
                            convert_argv(resolved, "draft"), after, "checkpoints", ("tensorrt_llm",)))

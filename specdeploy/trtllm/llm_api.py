@@ -34,28 +34,35 @@ def _speculative_config(resolved: Resolved, line: VersionLine, k: int, draft_pat
     if mech == "auto":
         return cfg
     if mech == "mtp":
-        cfg[line.mtp_length_key] = k
-        cfg["use_mtp_vanilla"] = bool(_option(resolved, "vanilla", False))
-        if _option(resolved, "relaxed_acceptance", False):
-            cfg.update(use_relaxed_acceptance_for_thinking=True, relaxed_topk=_option(resolved, "relaxed_topk", 1),
-                       relaxed_delta=_option(resolved, "relaxed_delta", 0.0))
-        return cfg
+        return {**cfg, line.mtp_length_key: k, **_mtp_fields(resolved)}
     cfg["max_draft_len"] = k
     if draft_path is not None:
         cfg[line.drafter_path_key] = draft_path
     if mech == "eagle3":
-        cfg["eagle3_one_model"] = bool(_option(resolved, "one_model", True))
-        layers = _option(resolved, "layers_to_capture")
-        if layers:
-            cfg["eagle3_layers_to_capture"] = sorted(set(layers))
-        if _option(resolved, "dynamic_tree", False):
-            cfg["use_dynamic_tree"] = True
-            topk = _option(resolved, "dynamic_tree_max_topk")
-            if topk:
-                cfg["dynamic_tree_max_topK"] = topk
+        cfg.update(_eagle3_fields(resolved))
     elif mech == "ngram":
         for name in ("max_matching_ngram_size", "is_keep_all", "is_use_oldest", "is_public_pool"):
             cfg[name] = _option(resolved, name)
+    return cfg
+
+
+def _mtp_fields(resolved: Resolved) -> dict[str, Any]:
+    cfg: dict[str, Any] = {"use_mtp_vanilla": bool(_option(resolved, "vanilla", False))}
+    if _option(resolved, "relaxed_acceptance", False):
+        cfg.update(use_relaxed_acceptance_for_thinking=True, relaxed_topk=_option(resolved, "relaxed_topk", 1),
+                   relaxed_delta=_option(resolved, "relaxed_delta", 0.0))
+    return cfg
+
+
+def _eagle3_fields(resolved: Resolved) -> dict[str, Any]:
+    cfg: dict[str, Any] = {"eagle3_one_model": bool(_option(resolved, "one_model", True))}
+    layers = _option(resolved, "layers_to_capture")
+    if layers:
+        cfg["eagle3_layers_to_capture"] = sorted(set(layers))
+    if _option(resolved, "dynamic_tree", False):
+        cfg["use_dynamic_tree"] = True
+        if _option(resolved, "dynamic_tree_max_topk"):
+            cfg["dynamic_tree_max_topK"] = _option(resolved, "dynamic_tree_max_topk")
     return cfg
 
 
@@ -67,6 +74,25 @@ def _graph_batch_sizes(max_batch: int, bounds: Sequence[int]) -> list[int]:
         sizes.add(power)
         power *= 2
     return sorted(sizes)
+
+
+def _limits(resolved: Resolved, k: int) -> dict[str, Any]:
+    """Batch/token/sequence limits, dtype, parallelism and KV cache: the keys every mechanism shares."""
+    profile = resolved.profile
+    serving, batch = profile.serving, profile.serving.max_batch_size
+    opts: dict[str, Any] = {"max_batch_size": batch, "max_num_tokens": max(resolved.max_num_tokens, batch * (1 + k)),
+                            "max_seq_len": serving.max_seq_len}
+    if serving.max_input_len is not None:
+        opts["max_input_len"] = serving.max_input_len
+    if profile.target.dtype != "auto":
+        opts["dtype"] = profile.target.dtype
+    if profile.target.trust_remote_code:
+        opts["trust_remote_code"] = True
+    opts["tensor_parallel_size"] = profile.hardware.tensor_parallel
+    opts["pipeline_parallel_size"] = profile.hardware.pipeline_parallel
+    opts["kv_cache_config"] = {"free_gpu_memory_fraction": serving.kv_cache_free_gpu_memory_fraction,
+                               "enable_block_reuse": True}
+    return opts
 
 
 def llm_api_options(resolved: Resolved, *, draft_len: int, schedule: Mapping[int, int] | Sequence[Sequence[int]] |
@@ -89,21 +115,7 @@ def llm_api_options(resolved: Resolved, *, draft_len: int, schedule: Mapping[int
     if mech != "none" and schedule is not None:
         ranges = canonical(schedule, max_concurrency=max_concurrency, max_batch_size=batch)
         k = max(r[2] for r in ranges)
-    opts: dict[str, Any] = {
-        "max_batch_size": batch,
-        "max_num_tokens": max(resolved.max_num_tokens, batch * (1 + (k if mech != "none" else 0))),
-        "max_seq_len": serving.max_seq_len,
-    }
-    if serving.max_input_len is not None:
-        opts["max_input_len"] = serving.max_input_len
-    if profile.target.dtype != "auto":
-        opts["dtype"] = profile.target.dtype
-    if profile.target.trust_remote_code:
-        opts["trust_remote_code"] = True
-    opts["tensor_parallel_size"] = profile.hardware.tensor_parallel
-    opts["pipeline_parallel_size"] = profile.hardware.pipeline_parallel
-    opts["kv_cache_config"] = {"free_gpu_memory_fraction": serving.kv_cache_free_gpu_memory_fraction,
-                               "enable_block_reuse": True}
+    opts = _limits(resolved, k if mech != "none" else 0)
     bounds = [b for lo, hi, _ in ranges or () for b in (lo, hi)] + ([max_concurrency] if max_concurrency else [])
     opts["cuda_graph_config"] = {"enable_padding": True, "batch_sizes": _graph_batch_sizes(batch, bounds)}
     if mechanism_key(resolved) in line.no_overlap:

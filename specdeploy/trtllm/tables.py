@@ -113,13 +113,17 @@ def check_argv(argv: list[str], table: dict[str, Any]) -> list[str]:
         if i + 1 >= len(argv):
             problems.append(f"{key}: {arg} needs a value")
             break
-        value = argv[i + 1]
-        if option["type"] in ("int", "float"):
-            try:
-                (int if option["type"] == "int" else float)(value)
-            except ValueError:
-                problems.append(f"{key}: {arg} {value!r} is not {option['type']}")
-        if "choices" in option and value not in option["choices"]:
-            problems.append(f"{key}: {arg} {value!r} not in {option['choices']}")
+        problems += _check_value(f"{key}: {arg}", argv[i + 1], option)
         i += 2
     return problems
+
+
+def _check_value(where: str, value: str, option: dict[str, Any]) -> list[str]:
+    if option["type"] in ("int", "float"):
+        try:
+            (int if option["type"] == "int" else float)(value)
+        except ValueError:
+            return [f"{where} {value!r} is not {option['type']}"]
+    if "choices" in option and value not in option["choices"]:
+        return [f"{where} {value!r} not in {option['choices']}"]
+    return []

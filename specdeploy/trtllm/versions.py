@@ -17,7 +17,8 @@ UNCONFIRMED: dict[str, str] = {
     "1.2.eagle3_type": "decoding_type 'Eagle3' may exist in 1.2.1; we emit 'Eagle', accepted by every version",
     "1.2.ngram_match_default": "NGram max_matching_ngram_size default; we always emit it",
     "1.2.max_num_tokens_default": "TorchLlmArgs.max_num_tokens default (8192 assumed); we always emit it",
-    "1.2.one_model_schedule": "draft_len_schedule/max_concurrency on one-model EAGLE-3/MTP in 1.2.1 (#10860 likely absent)",
+    "1.2.one_model_schedule": "draft_len_schedule/max_concurrency on one-model EAGLE-3/MTP in 1.2.1 "
+                              "(#10860 likely absent); emitted anyway, may be ignored there",
     "1.2.build_plugin_flags": "the exact trtllm-build plugin flag list of 1.2.1",
     "1.2.convert_flags": "convert_checkpoint.py / quantize.py flags are taken from the 1.2 examples' READMEs",
     "1.3.dflash_fields": "DFlash/PARD/SA field names beyond max_draft_len/speculative_model (main, Mar-2026)",

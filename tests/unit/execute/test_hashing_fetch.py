@@ -38,7 +38,7 @@ def test_content_hash_only_on_stat_mismatch(tmp_path: Path, monkeypatch: pytest.
     assert changed != first and len(calls) == 2
 
 
-def _validate(value: Any, schema: dict[str, Any], path: str = "$") -> list[str]:
+def _validate(value: Any, schema: dict[str, Any], path: str = "$") -> list[str]:  # noqa: C901
     """The subset of JSON Schema the manifest schema uses."""
     errors: list[str] = []
     kinds = schema.get("type")
@@ -122,7 +122,7 @@ def test_update_lock_keeps_pins(tmp_path: Path, hub_profile: Path) -> None:
     assert lock["tuned"]["schedule"] == {"1": 4, "8": 2} and lock["models"]["target"]["revision"] == "c" * 40
 
 
-def test_reference_fetch_locates_without_downloading(tmp_path: Path) -> None:
+def test_reference_fetch_locates_without_downloading() -> None:
     from specdeploy.execute.fetch import SMOLLM2_REF, reference_path
 
     path = reference_path(SMOLLM2_REF)

@@ -26,7 +26,7 @@ def _status(result: Any) -> dict[str, str]:
     return {s.id: s.status for s in result.steps}
 
 
-def _no_needs(step: Step, resolved: Any) -> None:
+def _no_needs(_step: Step, _resolved: Any) -> None:
     return None
 
 

@@ -51,7 +51,8 @@ VICUNA = "lmsys/vicuna-7b-v1.3"
 ENGINE: dict[str, dict[str, Any]] = {
     "tensorrt-1.2.1-medusa": _case(VICUNA, "tensorrt", "1.2.1", "medusa", gpu="l40s", draft_len=7,
                                    draft_model="FasterDecoding/medusa-vicuna-7b-v1.3",
-                                   options={"num_heads": 4, "choices": [[0], [0, 0], [1], [0, 1], [2], [0, 0, 0], [1, 0]]}),
+                                   options={"num_heads": 4,
+                                            "choices": [[0], [0, 0], [1], [0, 1], [2], [0, 0, 0], [1, 0]]}),
     "tensorrt-1.2.1-eagle": _case(VICUNA, "tensorrt", "1.2.1", "eagle", draft_len=63,
                                   draft_model="yuhuili/EAGLE-Vicuna-7B-v1.3"),
     "tensorrt-1.2.1-redrafter": _case(VICUNA, "tensorrt", "1.2.1", "redrafter", draft_len=4,

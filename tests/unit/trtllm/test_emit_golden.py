@@ -64,3 +64,21 @@ def test_engine_steps_match_golden_and_table(name: str, resolve_case: Any, updat
     serve = serve_argv(resolved, resolved.profile.target.model, engine_dir="engines/engine.target-x")
     assert engine == "tensorrt" and check_argv(serve, table) == []
     _compare(GOLDEN / name / "steps.json", json.dumps(argv_steps, indent=1) + "\n", update_golden)
+
+
+def test_every_shipped_profile_emits_only_table_names() -> None:
+    from specdeploy.api import load_and_resolve
+    from specdeploy.profile.shipped import shipped_profiles
+
+    for name, path in shipped_profiles().items():
+        resolved = load_and_resolve(str(path))
+        if resolved.line is None:
+            continue
+        table = table_for(resolved.line)
+        plan = make_plan(resolved)
+        for step in plan.steps:
+            assert not step.argv or check_argv(list(step.argv), table) == [], (name, step.id)
+        if resolved.profile.runtime.backend == "pytorch":
+            options, argvs = _emitted(resolved)
+            assert check_llm_api_options(options, table) == [], name
+            assert all(check_argv(a, table) == [] for a in argvs.values()), name

@@ -33,7 +33,8 @@ def test_version_specific_names() -> None:
     assert check_llm_api_options({"speculative_config": {"decoding_type": "DFlash"}}, T12)
     assert check_llm_api_options({"speculative_config": {"decoding_type": "DFlash"}}, T13) == []
     assert check_llm_api_options({"speculative_config": {"decoding_type": "Medusa"}}, T13)
-    assert check_llm_api_options({"speculative_config": {"decoding_type": "Eagle", "use_rejection_sampling": True}}, T12)
+    rejection = {"speculative_config": {"decoding_type": "Eagle", "use_rejection_sampling": True}}
+    assert check_llm_api_options(rejection, T12)
 
 
 def test_argv_flags_checked() -> None:
@@ -70,7 +71,8 @@ def test_overlap_scheduler_and_token_budget(resolve_case: Any) -> None:
 
 def test_cuda_graphs_cover_the_schedule(resolve_case: Any) -> None:
     r = resolve_case("s", PYTORCH["pytorch-1.2.1-ngram-schedule"])
-    sizes = llm_api_options(r, draft_len=4, schedule={1: 4, 5: 2}, max_concurrency=20)["cuda_graph_config"]["batch_sizes"]
+    opts = llm_api_options(r, draft_len=4, schedule={1: 4, 5: 2}, max_concurrency=20)
+    sizes = opts["cuda_graph_config"]["batch_sizes"]
     assert {1, 4, 5, 20, 32} <= set(sizes)
 
 
