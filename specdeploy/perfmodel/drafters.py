@@ -131,13 +131,12 @@ def drafter(mechanism: str) -> DraftFn:
         cls = registry().get(mechanism)
     except Exception:  # an unloadable plugin set must not break a what-if
         cls = None
-    hook = getattr(cls, "draft_cost", None) if cls is not None else None
-    if hook is None:
+    if cls is None:
         return table
-    instance = cls()
+    plugin = cls()
 
     def hooked(ctx: DraftContext, batch: int, k: int) -> float:
-        value = hook(instance, ctx, batch, k)
+        value = plugin.draft_cost(ctx, batch, k)
         return table(ctx, batch, k) if value is None else float(value)
 
     return hooked

@@ -71,6 +71,14 @@ class Mechanism:
         """Mechanism-specific cross-field rules; the generic ones live in `specdeploy.profile.rules`."""
         return ()
 
+    def draft_cost(self, ctx: Any, batch: int, k: int) -> float | None:
+        """Seconds to draft `k` tokens for `batch` sequences (`ctx` is a `perfmodel.DraftContext`).
+
+        None lets the performance model use its own per-mechanism table (or a generic estimate for
+        mechanisms it does not know); a third-party plugin overrides this to describe its drafter.
+        """
+        return None
+
     @classmethod
     def supports(cls, backend: str, line: str | None) -> bool:
         lines = cls.support.get(backend)
