@@ -75,6 +75,7 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
     bad = write_profile(tmp_path / "bad.yaml", {"target": {"model": "m"}, "speculative": {"mechanism": "eagle-3"}})
     assert run("build", str(bad)).returncode == 2
     assert run("verify", str(tmp_path / "nothing-here")).returncode == 2
+    assert run("build", str(profile), "--out", str(tmp_path), "--tune").returncode == 2  # nothing to tune
 
 
 def test_hf_token_never_printed_or_written(tmp_path: Path) -> None:
