@@ -2,8 +2,8 @@
 
 Runtime contract (specdeploy.runtime):
     pair = load_pair(target_ref, drafter_ref or None, device)
-    result = generate(pair, prompt, max_new_tokens=N, mechanism=M, draft_len=K, schedule=S)
-    result.text -> str; result.stats -> RunStats (tokens_per_s, acceptance_rate)
+    outputs, stats = generate(pair, [prompt_ids], mechanism=M, draft_len=K, concurrency=1, max_new_tokens=N)
+    outputs[0] -> generated ids (decoded with pair.tokenizer); stats -> RunStats (tokens_per_s, acceptance_rate)
 """
 
 import json
@@ -22,12 +22,7 @@ class TritonPythonModel:
 
         self.generate = generate
         self.pair = load_pair(params["target_ref"], params.get("drafter_ref") or None, params.get("device") or "cpu")
-        schedule = params.get("schedule")
-        self.options = {
-            "mechanism": params.get("mechanism", "none"),
-            "draft_len": int(params.get("draft_len") or 0),
-            "schedule": {int(k): v for k, v in json.loads(schedule).items()} if schedule else None,
-        }
+        self.options = {"mechanism": params.get("mechanism", "none"), "draft_len": int(params.get("draft_len") or 0)}
         self.default_max_tokens = int(params.get("default_max_tokens") or 64)
 
     def execute(self, requests):
@@ -43,10 +38,11 @@ class TritonPythonModel:
         prompt = pb_utils.get_input_tensor_by_name(request, "text_input").as_numpy().reshape(-1)[0]
         limit = pb_utils.get_input_tensor_by_name(request, "max_tokens")
         max_tokens = int(limit.as_numpy().reshape(-1)[0]) if limit is not None else self.default_max_tokens
-        result = self.generate(self.pair, prompt.decode("utf-8"), max_new_tokens=max_tokens, **self.options)
-        stats = result.stats
+        ids = self.pair.tokenizer.encode(prompt.decode("utf-8"))
+        outputs, stats = self.generate(self.pair, [ids], concurrency=1, max_new_tokens=max_tokens, **self.options)
+        text = self.pair.tokenizer.decode(outputs[0], skip_special_tokens=True)
         return pb_utils.InferenceResponse(output_tensors=[
-            pb_utils.Tensor("text_output", np.array([result.text.encode("utf-8")], dtype=object)),
+            pb_utils.Tensor("text_output", np.array([text.encode("utf-8")], dtype=object)),
             pb_utils.Tensor("tokens_per_s", np.array([stats.tokens_per_s], dtype=np.float32)),
             pb_utils.Tensor("acceptance_rate", np.array([stats.acceptance_rate], dtype=np.float32)),
         ])
