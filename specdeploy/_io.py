@@ -1,0 +1,47 @@
+"""Atomic file writes: a Ctrl-C or crash mid-write must never leave a partial result file behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+
+def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> Path:
+    """Write to a temp file in the same folder, fsync, then `os.replace` (atomic on POSIX)."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        # KeyboardInterrupt included: remove the temp file, leave any previous target untouched.
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return target
+
+
+def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
+    """Atomically write UTF-8 text."""
+    return write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_json_atomic(path: str | os.PathLike[str], obj: Any, *, indent: int = 2) -> Path:
+    """Atomically write `obj` as JSON (sorted keys, trailing newline); serialization errors leave no file."""
+    text = json.dumps(obj, indent=indent, sort_keys=True, default=_default) + "\n"
+    return write_text_atomic(path, text)
+
+
+def _default(value: Any) -> Any:
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"not JSON serializable: {type(value).__name__}")
