@@ -18,9 +18,12 @@ def _fetch_steps(resolved: Resolved) -> list[Step]:
 
 
 def _tune_step(resolved: Resolved, after: tuple[str, ...]) -> list[Step]:
-    spec = resolved.profile.speculative
+    spec, mechanism = resolved.profile.speculative, resolved.loaded.mechanism
     if spec.mechanism == "none" or spec.draft_len != "auto" or spec.schedule is not None:
         return []
+    if mechanism is not None and resolved.loaded.options is not None \
+            and mechanism.fixed_draft_len(resolved.loaded.options) is not None:
+        return []  # e.g. lookahead: (W, N, G) fix the draft length, there is nothing to tune
     backend = resolved.profile.runtime.backend
     return [Step("tune.draft_len", Stage.TUNE, "measure acceptance and step cost, choose K per concurrency",
                  depends_on=after, action="tune", params={"measure": "reference" if backend == "reference" else "trtllm"},
