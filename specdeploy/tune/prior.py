@@ -3,7 +3,7 @@ pseudo-GPU for the CPU runtime), with efficiency fitted to the measured plain-de
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from specdeploy.errors import UsageError
@@ -31,13 +31,18 @@ def analytic_timer(resolved: Resolved, eff: Efficiency | None = None) -> Analyti
 
 def calibrated_prior(resolved: Resolved):  # noqa: ANN201 - a PriorFactory
     """K=0 step times per batch -> (AnalyticTimer with fitted efficiency, the calibration record)."""
+    return prior_for(lambda eff: analytic_timer(resolved, eff))
+
+
+def prior_for(make: Callable[[Efficiency | None], AnalyticTimer]):  # noqa: ANN201 - a PriorFactory
+    """Calibrate `make(eff)`'s target on the measured plain-decoding steps (needs two batch sizes)."""
 
     def factory(plain: Mapping[int, float]) -> tuple[StepTimer, dict[str, Any] | None]:
+        base = make(None)
         if len(plain) < 2:
-            return analytic_timer(resolved), None
-        base = analytic_timer(resolved)
+            return base, None
         cal = calibrate(base.target, base.gpu, [Measured(b, 1, base.ctx.context, s) for b, s in sorted(plain.items())],
                         quantization=base.ctx.quantization, tp=base.ctx.tp)
-        return analytic_timer(resolved, cal.eff), cal.to_dict()
+        return make(cal.eff), cal.to_dict()
 
     return factory

@@ -4,6 +4,7 @@ told the `Measurement`s (None for a run that crashed twice). Register new ones i
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -12,7 +13,7 @@ from specdeploy.errors import StepFailed
 from specdeploy.perfmodel.predict import StepTimer
 from specdeploy.tune.book import Book, Decision
 from specdeploy.tune.fit import ITL_P99_FACTOR, AcceptanceFit, CostFit, acceptance_fit, predicted
-from specdeploy.tune.objective import objective_value, sla_excess
+from specdeploy.tune.objective import objective_value, sla_excess, summarize
 from specdeploy.tune.setup import TuneSetup
 from specdeploy.tune.types import Measurement, Request
 
@@ -21,8 +22,12 @@ Results = list[Measurement | None]
 PriorFactory = Callable[[Mapping[int, float]], tuple[StepTimer, dict[str, Any]]]
 """K=0 step times per batch -> (the calibrated prior timer, the calibration record)."""
 
-CONFIRM_WITHIN = 0.02
-"""Confirm every K whose predicted objective is within 2% of the predicted best (at most two)."""
+CONFIRM_WITHIN = 0.01
+"""Confirm every K whose predicted objective is within 1% of the predicted best (at most two)."""
+SUSPECT = 0.03
+PROBE_ALL = 8
+"""Up to this many candidate K, step cost is probed at every (c, K) (a probe costs ~1/50 of an end-to-end run);
+beyond, at five K per concurrency and the calibrated model interpolates."""
 GUARD_MARGIN = 1.3
 """Below this predicted speedup, plain decoding is measured end to end too."""
 
@@ -87,7 +92,7 @@ class Factorized(Strategy):
         self.acc = acceptance_fit([m for m in runs if m is not None], ks, s.chain)
         if self.acc is None:
             raise StepFailed("the acceptance run failed twice: nothing to predict from", hint="see result failures")
-        probe_ks = sorted({0, ks[0], ks[len(ks) // 2], ks[-1]})
+        probe_ks = sorted({0, *ks}) if len(ks) <= PROBE_ALL else sorted({0, *ks[::max(1, len(ks) // 4)], ks[-1]})
         probes = yield [Request("cost", c, k) for c in s.concurrency for k in probe_ks]
         table = {(m.request.concurrency, m.request.k): float(m.values["step_s"]) for m in probes if m is not None}
         if self.prior is None:
@@ -96,7 +101,24 @@ class Factorized(Strategy):
         self.cost = CostFit(timer, table)
         self.predictions = {(c, k): predicted(self.cost, self.acc, c, k) for c in s.concurrency for k in [0, *ks]}
         yield [r for c in s.concurrency for k in self.candidates(c) for r in self.repeats(c, k)]
+        if suspects := self.suspects():  # a prediction the confirmation contradicts: confirm the runners-up too
+            yield [r for c, k in suspects for r in self.repeats(c, k)]
         yield from self.remeasure_noisy()
+
+    def suspects(self) -> list[tuple[int, int]]:
+        """Measured/predicted per-user speed is one factor for every point (prefill, scheduling); where a
+        confirmed point strays from the median factor by > 3%, its prediction is wrong: add the next two
+        predicted candidates at that concurrency."""
+        ratios = {(c, k): summ.median / self.predictions[(c, k)]["user_tps"]
+                  for (c, k), runs in self.book.runs.items() if (summ := summarize([m.values["user_tps"] for m in runs]))}
+        if len(ratios) < 3:
+            return []
+        mid = statistics.median(ratios.values())
+        out = []
+        for c in sorted({c for (c, k), r in ratios.items() if abs(r / mid - 1) > SUSPECT}):
+            ranked = sorted([0, *self.setup.draft_lens], key=lambda k: -self._pred_objective(c, k))
+            out += [(c, k) for k in [k for k in ranked if not self.book.n(c, k)][:2]]
+        return out
 
     def _pred_objective(self, c: int, k: int) -> float:
         return objective_value(self.predictions[(c, k)], self.setup.objective, {"p99_itl_ms": self.setup.p99_itl_ms}

@@ -18,8 +18,8 @@ from specdeploy.perfmodel.acceptance import AcceptanceProfile
 from specdeploy.perfmodel.predict import StepTimer
 from specdeploy.tune.types import Request
 
-E2E_OVERHEAD_S = 20.0
-"""Simulated restart + warm-up per end-to-end run (PyTorch restarts per K, trtllm.md §5)."""
+E2E_OVERHEAD_S = 10.0
+"""Simulated warm-up (and amortised restart: PyTorch restarts per K, trtllm.md §5) per end-to-end run."""
 PROBE_OVERHEAD_S = 1.0
 PROBE_STEPS = 64
 OUTLIER_P = 0.03
@@ -86,7 +86,7 @@ class ModelBackend:
                 "cost_s": self._run_s(req.concurrency, req.k)}
 
     def cost(self, req: Request) -> dict[str, Any]:
-        step = self.world.timer.step_seconds(req.concurrency, req.k) * self._jitter(self.noise / 2)
+        step = self.world.timer.step_seconds(req.concurrency, req.k) / self._jitter(self.noise / 2)
         return {"step_s": step, "cost_s": PROBE_OVERHEAD_S + PROBE_STEPS * step}
 
     def e2e(self, req: Request) -> dict[str, Any]:
