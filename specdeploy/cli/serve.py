@@ -1,0 +1,34 @@
+"""serve, ask."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from specdeploy.cli._group import cli
+from specdeploy.console import console
+
+
+@cli.command()
+@click.argument("artifact_dir", type=click.Path(path_type=Path, exists=True, file_okay=False))
+def serve(artifact_dir: Path) -> None:
+    """Start a local tritonserver for ARTIFACT_DIR's rendered repository; Ctrl-C stops it."""
+    from specdeploy import api
+
+    api.serve(artifact_dir, report=console().info)
+
+
+@cli.command()
+@click.argument("prompt")
+@click.option("--artifact", type=click.Path(path_type=Path), default=None,
+              help="Artifact folder a `specdeploy serve` is serving (default: the current folder).")
+@click.option("--url", default=None, metavar="HOST:PORT", help="gRPC endpoint instead of a served artifact.")
+@click.option("--model", default=None, help="Model name (default: the served repository's entry model).")
+@click.option("--max-tokens", type=click.IntRange(1, 65536), default=64, show_default=True)
+def ask(prompt: str, artifact: Path | None, url: str | None, model: str | None, max_tokens: int) -> None:
+    """Send PROMPT to a served model and print its answer."""
+    from specdeploy import api
+
+    answer = api.ask(prompt, artifact=artifact, url=url, model=model, max_tokens=max_tokens)
+    console().data(answer, text=str(answer.get("text_output", answer)))

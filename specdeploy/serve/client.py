@@ -1,0 +1,46 @@
+"""`specdeploy ask`: one prompt to a served model over gRPC, inputs built from the model's own config."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from specdeploy.errors import StepFailed
+
+_MAX_TOKENS = ("max_tokens", "sampling_param_max_tokens", "request_output_len")
+
+
+def ask(url: str, model: str, prompt: str, *, max_tokens: int = 64, timeout: float = 300.0) -> dict[str, Any]:
+    """Send `prompt`; return every output of the response (text decoded), plus the model name."""
+    import numpy as np
+    import tritonclient.grpc as grpcclient
+    from tritonclient.utils import InferenceServerException
+
+    client = grpcclient.InferenceServerClient(url)
+    try:
+        config = client.get_model_config(model, as_json=True, client_timeout=30)["config"]
+        batched = int(config.get("max_batch_size", 0)) > 0
+        names = {i["name"]: i for i in config.get("input", [])}
+        inputs = []
+
+        def add(name: str, value: np.ndarray, dtype: str) -> None:
+            value = value.reshape((1, -1) if batched else (-1,))
+            tensor = grpcclient.InferInput(name, list(value.shape), dtype)
+            tensor.set_data_from_numpy(value)
+            inputs.append(tensor)
+
+        add("text_input", np.array([prompt.encode("utf-8")], dtype=object), "BYTES")
+        for name in _MAX_TOKENS:
+            if name in names:
+                add(name, np.array([max_tokens], dtype=np.int32), "INT32")
+                break
+        result = client.infer(model, inputs, client_timeout=timeout)
+    except InferenceServerException as exc:
+        raise StepFailed(f"request to {model} at {url} failed: {exc.message()}") from None
+    out: dict[str, Any] = {"model": model}
+    for output in config.get("output", []):
+        value = result.as_numpy(output["name"])
+        if value is None:
+            continue
+        item = value.reshape(-1)[0]
+        out[output["name"]] = item.decode("utf-8", "replace") if isinstance(item, bytes) else item.item()
+    return out
