@@ -178,3 +178,40 @@ def tune(source: str, sets: tuple[str, ...] = (), *, backend: str = "auto", out:
     record_in_lock(res, artifact_dir)
     raise_problems(res)
     return res
+
+
+def serve(path: Path, *, report: Any = None) -> None:
+    """Serve a rendered repository on 127.0.0.1 until Ctrl-C (or the server dies), then stop it cleanly."""
+    import time
+
+    from specdeploy.errors import StepFailed
+    from specdeploy.serve.local import start, stop
+
+    say = report or (lambda _: None)
+    repo, server = start(path, report=say)
+    say(f"serving {', '.join(repo.models)} ({repo.layout} layout): grpc {server.grpc_url}, "
+        f"http 127.0.0.1:{server.http_port}; Ctrl-C stops")
+    try:
+        while server.process.poll() is None:
+            time.sleep(0.5)
+        raise StepFailed(f"tritonserver exited ({server.process.returncode})", hint=server.log()[-2000:])
+    except KeyboardInterrupt:
+        say("stopping tritonserver ...")
+    finally:
+        stop(repo, server)
+
+
+def ask(prompt: str, *, artifact: Path | None = None, url: str | None = None, model: str | None = None,
+        max_tokens: int = 64) -> dict[str, Any]:
+    """Send one prompt to a model served by `specdeploy serve` (found through ARTIFACT) or at URL."""
+    from specdeploy.serve.client import ask as send
+    from specdeploy.serve.local import endpoint_of
+
+    if not prompt.strip():
+        raise UsageError("the prompt is empty")
+    if url is None or model is None:
+        state = endpoint_of(artifact or Path("."))
+        url = url or str(state["grpc"])
+        models = [str(m) for m in state["models"]]  # type: ignore[attr-defined]
+        model = model or ("ensemble" if "ensemble" in models else models[0])
+    return send(url, model, prompt, max_tokens=max_tokens)
