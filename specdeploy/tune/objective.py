@@ -14,13 +14,18 @@ MAX_REL_MAD = 0.05
 """A point whose MAD is above 5% of its median is re-measured once, then rejected."""
 
 
+FIELDS = {"p99_itl_ms": "itl_p99_ms", "p99_ttft_ms": "ttft_p99_ms"}
+"""SLA limit (profile name) -> the measured value it bounds."""
+
+
 def sla_ok(values: Mapping[str, Any], sla: Mapping[str, float]) -> bool:
-    return all(values.get(name) is not None and float(values[name]) <= limit for name, limit in sla.items())
+    return all(values.get(FIELDS[name]) is not None and float(values[FIELDS[name]]) <= limit
+               for name, limit in sla.items())
 
 
 def sla_excess(values: Mapping[str, Any], sla: Mapping[str, float]) -> float:
     """How far a point misses the SLA (0 when it meets it): the largest relative overshoot."""
-    return max([0.0, *(float(values.get(n, float("inf"))) / lim - 1.0 for n, lim in sla.items())])
+    return max([0.0, *(float(values.get(FIELDS[n], float("inf"))) / lim - 1.0 for n, lim in sla.items())])
 
 
 def objective_value(values: Mapping[str, Any], objective: str, sla: Mapping[str, float]) -> float:

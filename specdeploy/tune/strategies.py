@@ -23,13 +23,14 @@ PriorFactory = Callable[[Mapping[int, float]], tuple[StepTimer, dict[str, Any]]]
 """K=0 step times per batch -> (the calibrated prior timer, the calibration record)."""
 
 CONFIRM_WITHIN = 0.01
-"""Confirm every K whose predicted objective is within 1% of the predicted best (at most two)."""
-SUSPECT = 0.03
+"""Predicted candidates within 1% are tied: only the smallest of them is confirmed (the selection policy's pick);
+a confirmation that contradicts its prediction brings in the runners-up (`suspects`)."""
+SUSPECT = 0.02
 PROBE_ALL = 8
 """Up to this many candidate K, step cost is probed at every (c, K) (a probe costs ~1/50 of an end-to-end run);
 beyond, at five K per concurrency and the calibrated model interpolates."""
-GUARD_MARGIN = 1.3
-"""Below this predicted speedup, plain decoding is measured end to end too."""
+GUARD_MARGIN = 1.2
+"""Below this predicted speedup (20%), plain decoding is measured end to end too."""
 
 
 class Strategy:
@@ -107,7 +108,7 @@ class Factorized(Strategy):
 
     def suspects(self) -> list[tuple[int, int]]:
         """Measured/predicted per-user speed is one factor for every point (prefill, scheduling); where a
-        confirmed point strays from the median factor by > 3%, its prediction is wrong: add the next two
+        confirmed point strays from the median factor by > 2%, its prediction is wrong: add the next two
         predicted candidates at that concurrency."""
         ratios = {(c, k): summ.median / self.predictions[(c, k)]["user_tps"]
                   for (c, k), runs in self.book.runs.items() if (summ := summarize([m.values["user_tps"] for m in runs]))}
@@ -125,15 +126,15 @@ class Factorized(Strategy):
                                if self.setup.p99_itl_ms else {})
 
     def candidates(self, c: int) -> list[int]:
-        """Top predicted K (plus any within 2%), plus K = 0 unless speculation is predicted to pay by 30%."""
+        """The predicted best K (smallest within 1%), plus K = 0 unless speculation is predicted to pay by 20%."""
         ks = [0, *self.setup.draft_lens]
         score = {k: self._pred_objective(c, k) for k in ks}
         top = max(score.values())
         if top <= 0:  # nothing predicted within the SLA: confirm the closest point and plain decoding
             sla = {"p99_itl_ms": self.setup.p99_itl_ms} if self.setup.p99_itl_ms else {}
             return sorted({0, min(ks, key=lambda k: (sla_excess(self.predictions[(c, k)], sla), k))})
-        ranked = sorted((k for k in ks if score[k] >= top * (1 - CONFIRM_WITHIN)), key=lambda k: -score[k])[:2]
-        if any(k > 0 for k in ranked) and max(self.predictions[(c, k)]["speedup"] for k in ranked) < GUARD_MARGIN:
+        ranked = [min(k for k in ks if score[k] >= top * (1 - CONFIRM_WITHIN))]  # the policy's tie-break
+        if ranked[0] > 0 and self.predictions[(c, ranked[0])]["speedup"] < GUARD_MARGIN:
             ranked.append(0)
         return sorted(set(ranked))
 
