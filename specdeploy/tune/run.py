@@ -4,6 +4,7 @@ specdeploy.lock. Used by `specdeploy.api.tune` and by the build's `tune.draft_le
 from __future__ import annotations
 
 import contextlib
+import os
 import shlex
 import sys
 from collections.abc import Iterator
@@ -22,6 +23,8 @@ from specdeploy.tune.types import MeasureFn
 
 CHECKPOINT = Path(".specdeploy") / "tune" / "tune.draft_len.jsonl"
 RESULT = Path("tune") / "result.json"
+PACE_ENV = "SPECDEPLOY_TUNE_MODEL_PACE_S"
+"""Seconds the model backend waits per measurement, like a device would (demos, the Ctrl-C test)."""
 
 
 def pick_backend(resolved: Resolved, backend: str) -> str:
@@ -41,8 +44,9 @@ def make_backend(name: str, resolved: Resolved, setup: TuneSetup, work: Path) ->
     if name == "model":
         from specdeploy.tune.backends.model import ModelBackend, profile_world
 
-        return ModelBackend(profile_world(resolved), prompts=setup.prompts, output_len=setup.output_len), \
-            calibrated_prior(resolved)
+        pace = float(os.environ.get(PACE_ENV, "0") or 0)
+        return ModelBackend(profile_world(resolved), prompts=setup.prompts, output_len=setup.output_len,
+                            pace_s=pace), calibrated_prior(resolved)
     if name == "reference":
         from specdeploy.tune.backends.reference import ReferenceBackend, reference_prior
 

@@ -151,14 +151,14 @@ class Factorized(Strategy):
 
 def coarse_to_fine(ks: list[int]) -> list[int]:
     """0, K_max, then midpoints: the order a budget-limited grid visits draft lengths."""
-    order, spans = [0, ks[-1]], [(0, len(ks) - 1)]
+    full = [0, *ks]
+    order, spans = [0, full[-1]], [(0, len(full) - 1)]
     while spans:
         lo, hi = spans.pop(0)
         if hi - lo > 1:
             mid = (lo + hi) // 2
-            order.append(ks[mid])
+            order.append(full[mid])
             spans += [(lo, mid), (mid, hi)]
-    order += [k for k in ks if k not in order]
     return list(dict.fromkeys(order))
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import random
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,8 +53,8 @@ class World:
 
 class ModelBackend:
     def __init__(self, world: World, *, noise: float = 0.0, seed: int = 0, prompts: int = 32, output_len: int = 128,
-                 crash: Callable[[Request], bool] | None = None) -> None:
-        self.world, self.noise, self.rng = world, noise, random.Random(seed)
+                 crash: Callable[[Request], bool] | None = None, pace_s: float = 0.0) -> None:
+        self.world, self.noise, self.rng, self.pace_s = world, noise, random.Random(seed), pace_s
         self.prompts, self.output_len, self.crash = prompts, output_len, crash
 
     def _jitter(self, sigma: float, outliers: bool = True) -> float:
@@ -66,6 +67,8 @@ class ModelBackend:
     def __call__(self, req: Request) -> dict[str, Any]:
         if self.crash and self.crash(req):
             raise RuntimeError(f"simulated crash at {req.key}")
+        if self.pace_s:
+            time.sleep(self.pace_s)
         return getattr(self, req.kind)(req)
 
     def _run_s(self, c: int, k: int) -> float:

@@ -1,0 +1,55 @@
+"""Selection policy and guard: ties go to the smaller K, noisy points are rejected, K = 0 where speculation
+does not beat plain decoding beyond noise, an unreachable SLA says so with the closest point."""
+
+from __future__ import annotations
+
+from specdeploy.tune.book import Book
+from specdeploy.tune.objective import Summary, beats, select
+from specdeploy.tune.setup import TuneSetup
+from specdeploy.tune.types import Measurement, Request
+
+
+def book_with(points: dict[tuple[int, int], list[float]], **kw) -> Book:  # noqa: ANN003
+    setup = TuneSetup("p", "eagle3", True, tuple(sorted({c for c, _ in points})), (1, 2, 3, 4), **kw)
+    book = Book(setup)
+    for (c, k), xs in points.items():
+        book.add([Measurement(Request("e2e", c, k, r), {"system_tps": x, "user_tps": x / c, "itl_p99_ms": 1000 / x})
+                  for r, x in enumerate(xs)])
+    return book
+
+
+def test_within_one_percent_the_smaller_k_wins() -> None:
+    assert select({2: Summary(100.0, 0.0, 3), 4: Summary(100.9, 0.0, 3)}) == 2
+    assert select({2: Summary(100.0, 0.0, 3), 4: Summary(101.5, 0.0, 3)}) == 4
+    book = book_with({(1, 0): [50, 50, 50], (1, 3): [100.5, 100.4, 100.6], (1, 4): [101, 101.2, 100.9]})
+    assert book.decide(1).k == 3
+
+
+def test_non_monotonic_optima_are_kept() -> None:
+    book = book_with({(1, 0): [10] * 3, (1, 2): [20] * 3, (1, 4): [30] * 3,
+                      (8, 0): [80] * 3, (8, 2): [120] * 3, (8, 4): [100] * 3,
+                      (32, 0): [200] * 3, (32, 2): [210] * 3, (32, 4): [260] * 3})
+    assert [book.decide(c).k for c in (1, 8, 32)] == [4, 2, 4]
+
+
+def test_guard_turns_speculation_off_where_it_does_not_pay() -> None:
+    book = book_with({(64, 0): [1000, 1010, 990], (64, 2): [1016, 1022, 1005], (64, 4): [900, 905, 910]})
+    d = book.decide(64)
+    assert d.k == 0 and "does not beat plain decoding" in d.reason
+    assert not beats(Summary(1005, 8, 3), Summary(1000, 10, 3))
+    assert beats(Summary(1100, 8, 3), Summary(1000, 10, 3))
+
+
+def test_noisy_points_are_rejected() -> None:
+    book = book_with({(4, 0): [100, 100, 100], (4, 3): [180, 120, 240]})
+    d = book.decide(4)
+    assert d.rejected == [3] and d.k == 0
+    assert book.noisy() == [(4, 3)]
+
+
+def test_unreachable_sla_gives_zero_objective_and_the_closest_point() -> None:
+    book = book_with({(8, 0): [100] * 3, (8, 2): [150] * 3}, objective="goodput", p99_itl_ms=1.0)
+    d = book.decide(8)
+    assert d.k == 0 and not d.feasible
+    k, overshoot = book.closest(8)
+    assert k == 2 and round(overshoot, 3) == round(1000 / 150 - 1, 3)

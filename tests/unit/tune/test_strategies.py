@@ -1,0 +1,63 @@
+"""Strategies on the recorded JSONL fixture: what they ask for, what they choose, what they cost."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from specdeploy.tune.checkpoint import Checkpoint, Recorder
+from specdeploy.tune.engine import drive, spent
+from specdeploy.tune.strategies import STRATEGIES, coarse_to_fine
+
+
+def run(name: str, setup, prior, replay, tmp_path: Path, budget=None):  # noqa: ANN001, ANN201
+    strategy = STRATEGIES[name](setup, prior)
+    rec = Recorder(replay, Checkpoint(tmp_path / f"{name}.jsonl", "h"))
+    stopped = drive(strategy, rec, budget_s=budget)
+    return strategy, rec, stopped
+
+
+def oracle(replay, setup) -> dict[int, int]:  # noqa: ANN001
+    """Best K per concurrency by the median of all six recorded repeats."""
+    import statistics
+
+    med = {(c, k): statistics.median(replay.rows[f"e2e/c{c}/k{k}/r{r}"]["values"]["system_tps"] for r in range(6))
+           for c in setup.concurrency for k in (0, *setup.draft_lens)}
+    return {c: max((0, *setup.draft_lens), key=lambda k: med[(c, k)]) for c in setup.concurrency}, med
+
+
+def test_factorized_measures_acceptance_once_and_confirms_few(setup, prior, replay, tmp_path: Path) -> None:
+    strategy, rec, _ = run("factorized", setup, prior, replay, tmp_path)
+    kinds = [r.kind for r in replay.calls]
+    assert kinds.count("acceptance") == 1 and replay.calls[0].k == 6  # one run at K_max (chain drafter)
+    e2e_points = {(r.concurrency, r.k) for r in replay.calls if r.kind == "e2e"}
+    assert len(e2e_points) <= 2 * len(setup.concurrency)  # not a sweep: 28 points exist
+    best, med = oracle(replay, setup)
+    for c, d in strategy.decisions().items():
+        assert med[(c, d.k)] >= 0.98 * med[(c, best[c])], (c, d.k, best[c])
+
+
+def test_grid_and_hillclimb_stop_at_the_budget(setup, prior, replay, tmp_path: Path) -> None:
+    _, frec, _ = run("factorized", setup, prior, replay, tmp_path)
+    budget = spent(frec)
+    for name in ("grid", "hillclimb"):
+        strategy, rec, stopped = run(name, setup, prior, replay, tmp_path, budget=budget)
+        assert stopped and "budget" in stopped
+        assert spent(rec) - max(m.cost_s for m in rec.log) < budget
+        assert set(strategy.decisions()) == set(setup.concurrency)
+
+
+def test_grid_without_budget_is_the_exhaustive_sweep(setup, prior, replay, tmp_path: Path) -> None:
+    strategy, rec, stopped = run("grid", setup, prior, replay, tmp_path)
+    assert stopped is None
+    assert {(r.concurrency, r.k) for r in replay.calls} == {(c, k) for c in setup.concurrency
+                                                           for k in (0, *setup.draft_lens)}
+
+
+def test_hillclimb_walks_from_the_start_k(setup, prior, replay, tmp_path: Path) -> None:
+    run("hillclimb", setup, prior, replay, tmp_path)
+    first = {(r.concurrency, r.k) for r in replay.calls[: 2 * 3 * len(setup.concurrency)]}
+    assert first == {(c, k) for c in setup.concurrency for k in (0, 3)}
+
+
+def test_coarse_to_fine_order() -> None:
+    assert coarse_to_fine(list(range(1, 9))) == [0, 8, 4, 2, 6, 1, 3, 5, 7]
