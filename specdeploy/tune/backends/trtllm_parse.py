@@ -1,0 +1,97 @@
+"""Parsers for what TensorRT-LLM reports (trtllm.md §7, §8), kept free of TRT-LLM so they are tested on
+recorded/synthetic outputs: `trtllm-bench --report_json`, iteration stats (`get_stats()` items or the
+`--iteration_log` lines) and the acceptance-bias correction for runs where a schedule shortened the drafts."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from specdeploy.errors import StepFailed
+
+
+def _p(section: dict[str, Any], name: str, pct: str = "p99") -> float | None:
+    value = (section.get(name) or {}).get(pct)
+    return float(value) if value is not None else None
+
+
+def parse_report(data: dict[str, Any]) -> dict[str, Any]:
+    """`--report_json` -> the e2e values the tuner uses (throughput, per-user speed, p99 TPOT/TTFT, AL/DAR as reported)."""
+    try:
+        perf = data["performance"]
+        out: dict[str, Any] = {"system_tps": float(perf["system_output_throughput_tok_s"]),
+                               "user_tps": float(perf["output_throughput_per_user_tok_s"]),
+                               "requests": int(data.get("request_info", {}).get("num_requests", 0))}
+    except (KeyError, TypeError, ValueError) as exc:
+        raise StepFailed(f"trtllm-bench report is missing {exc}: not a --report_json of trtllm-bench") from None
+    stream = data.get("streaming_metrics") or {}
+    out["itl_p99_ms"] = _p(stream, "tpot_percentiles")
+    out["ttft_p99_ms"] = _p(stream, "ttft_percentiles")
+    dec = data.get("decoding_stats") or {}
+    if dec:
+        out["al_reported"] = _p(dec, "acceptance_length_percentiles", "average")
+        out["dar_reported"] = _p(dec, "draft_acceptance_rate_percentiles", "average")
+        out["drafted_reported"] = _p(dec, "num_draft_tokens_percentiles", "average")
+        out["accepted_reported"] = _p(dec, "num_accepted_draft_tokens_percentiles", "average")
+    return out
+
+
+def iteration_rows(items: Iterable[Any]) -> list[dict[str, Any]]:
+    """`get_stats()` items (dicts or JSON strings) or `--iteration_log` lines -> dicts; junk lines skipped."""
+    rows = []
+    for item in items:
+        if isinstance(item, str):
+            text = item.strip()
+            text = text[text.find("{"):] if "{" in text else ""
+            try:
+                item = json.loads(text) if text else None
+            except ValueError:
+                item = None
+        if isinstance(item, dict):
+            rows.append(item)
+    return rows
+
+
+def parse_iteration_stats(items: Iterable[Any]) -> dict[str, Any]:
+    """AL = (sum accepted + sum requests) / sum requests, AR = sum accepted / sum drafted, over iterations that
+    drafted (numDraftTokens > 0); plus the median iteration latency (the measured step time)."""
+    rows = iteration_rows(items)
+    spec = [r["specDecodingStats"] for r in rows if (r.get("specDecodingStats") or {}).get("numDraftTokens", 0) > 0]
+    lat = sorted(float(r["iterLatencyMS"]) for r in rows if r.get("iterLatencyMS") is not None)
+    out: dict[str, Any] = {"iterations": len(rows), "drafting_iterations": len(spec),
+                           "step_s": lat[len(lat) // 2] / 1e3 if lat else None}
+    if spec:
+        acc = sum(int(s["numAcceptedTokens"]) for s in spec)
+        req = sum(int(s["numRequestsWithDraftTokens"]) for s in spec)
+        drafted = sum(int(s["numDraftTokens"]) for s in spec)
+        out.update({"al": (acc + req) / req if req else 1.0, "acceptance_rate": acc / drafted if drafted else 0.0,
+                    "drafted_tokens": drafted, "accepted_tokens": acc})
+    return out
+
+
+def correct_acceptance(values: dict[str, Any], *, configured_k: int, effective_k: int) -> dict[str, Any]:
+    """trtllm-bench assumes `drafted = max_draft_len x (iter + 1)`: when a schedule ran at K_eff < K_cfg, the
+    reported drafted count is K_cfg/K_eff too high and the DAR that much too low; at K_eff = 0 nothing was
+    drafted (AL 1, no DAR). AL stays tokens per step (trtllm.md §7 "Acceptance bias")."""
+    out = dict(values)
+    if values.get("dar_reported") is None:
+        return out
+    if effective_k <= 0:
+        out.update(dar=None, drafted=0.0, al=1.0, bias_corrected=True)
+        return out
+    scale = configured_k / effective_k
+    out.update(dar=min(1.0, float(values["dar_reported"]) * scale),
+               drafted=float(values.get("drafted_reported") or 0.0) / scale, al=values.get("al_reported"),
+               bias_corrected=scale != 1.0)
+    return out
+
+
+def histogram_from_chunks(chunk_lengths: Sequence[int], k: int) -> list[int]:
+    """Streaming chunk sizes with `stream_interval: 1` -> accepted drafts per step (chunk - 1, clipped to K);
+    unconfirmed on 1.2.1 (tuning.md §1.2): one chunk per iteration is assumed."""
+    hist = [0] * (k + 1)
+    for n in chunk_lengths:
+        if n >= 1:
+            hist[min(k, n - 1)] += 1
+    return hist
