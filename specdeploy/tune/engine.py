@@ -94,7 +94,8 @@ def confidence(out: Outcome, strategy: Strategy) -> dict[str, Any]:
         row: dict[str, Any] = {"rel_mad": chosen["rel_mad"] if chosen else None,
                                "margin_vs_next": (d.objective / others[0] - 1) if others and others[0] else None}
         if (c, d.k) in preds and chosen and strategy.setup.objective != "latency":
-            scale = [v["median"] / preds[(c, k)]["system_tps"] for k, v in cands.items() if (c, k) in preds]
+            scale = [v["median"] / preds[(c, k)]["system_tps"] for k, v in cands.items()
+                     if (c, k) in preds and v["median"] > 0]
             row["prediction_spread"] = (max(scale) / min(scale) - 1) if scale else None
             errors.append(row["prediction_spread"] or 0.0)
         noise.append(row["rel_mad"] or 0.0)

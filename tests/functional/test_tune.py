@@ -1,0 +1,105 @@
+"""`specdeploy tune` end to end in a subprocess, on the model backend (no GPU): result JSON, report, lock,
+bad input (exit 1 / 2), Ctrl-C with an intact, resumable checkpoint."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from specdeploy.errors import UsageError
+from specdeploy.execute.context import ActionContext
+
+CHECKPOINT = Path(".specdeploy/tune/tune.draft_len.jsonl")
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "specdeploy", *args], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, timeout=300)
+
+
+def test_tune_model_backend_writes_result_report_and_lock(tmp_path: Path) -> None:
+    proc = run("--json", "tune", "h100-draft-target", "--backend", "model", "--out", str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    art = tmp_path / "h100-draft-target"
+    result = json.loads((art / "tune" / "result.json").read_text())
+    assert result["format"] == "specdeploy.tune/1" and result["backend"] == "model"
+    assert result["measurements"] and all(m["ok"] for m in result["measurements"])
+    assert [d["concurrency"] for d in result["decisions"]] == [1, 2, 4, 8, 16, 32]
+    emitted = result["schedule"]["emitted"]
+    assert emitted["line"] == "1.2" and emitted["draft_len_schedule"]["1"] == result["schedule"]["draft_len"]
+    for name in ("report.html", "acceptance.png", "cost.png", "k_star.png", "throughput.png", "pareto.png"):
+        assert (art / "tune" / name).stat().st_size > 0
+    assert "specdeploy tune" in (art / "tune" / "report.html").read_text()
+    lock = json.loads((art / "specdeploy.lock").read_text())["tuned"]
+    assert lock["schedule"] == out["schedule"]["schedule"] and lock["result"] == "tune/result.json"
+    again = json.loads(run("--json", "tune", "h100-draft-target", "--backend", "model", "--out",
+                           str(tmp_path)).stdout)
+    assert again["cost"]["new_measurements"] == 0 and again["cost"]["replayed"] == result["cost"]["measurements"]
+
+
+def test_unreachable_sla_exits_1_with_speculation_off_and_the_closest_point(tmp_path: Path) -> None:
+    proc = run("tune", "h200-eagle3", "--backend", "model", "--out", str(tmp_path), "--set", "tune.objective=goodput",
+               "--set", "tune.sla.p99_itl_ms=0.01")
+    assert proc.returncode == 1
+    assert "unreachable" in proc.stderr and "closest: concurrency" in proc.stderr
+    result = json.loads((tmp_path / "h200-eagle3" / "tune" / "result.json").read_text())
+    assert result["schedule"]["speculation"] is False and result["sla"]["reachable"] is False
+
+
+@pytest.mark.parametrize(("sets", "message"), [
+    (("speculative.draft_len=4",), "beyond the engine's max_draft_len 4"),
+    (("tune.dataset=EMPTY",), "has no usable prompts"),
+])
+def test_bad_input_exits_2(tmp_path: Path, sets: tuple[str, ...], message: str) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text('{"prompt": ""}\n{"turns": []}\n')
+    args = [a for s in sets for a in ("--set", s.replace("EMPTY", str(empty)))]
+    proc = run("tune", "h200-eagle3", "--backend", "model", "--out", str(tmp_path), *args)
+    assert proc.returncode == 2 and message in proc.stderr
+
+
+def test_ctrl_c_leaves_a_resumable_checkpoint(tmp_path: Path) -> None:
+    cmd = [sys.executable, "-m", "specdeploy", "tune", "h200-eagle3", "--backend", "model", "--out", str(tmp_path)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "SPECDEPLOY_TUNE_MODEL_PACE_S": "0.05"})
+    ck = tmp_path / "h200-eagle3" / CHECKPOINT
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and (not ck.exists() or len(ck.read_text().splitlines()) < 6):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and ("interrupted" in err or "aborted" in err)
+    lines = ck.read_text().splitlines()
+    records = [json.loads(line) for line in lines[1:]]  # every line whole: appended and fsynced one by one
+    assert len(records) >= 5 and not (tmp_path / "h200-eagle3" / "tune" / "result.json").exists()
+    done = json.loads(run("--json", "tune", "h200-eagle3", "--backend", "model", "--out", str(tmp_path)).stdout)
+    assert done["cost"]["replayed"] == len(records) and done["cost"]["new_measurements"] > 0
+
+
+def test_build_step_action_returns_what_emit_reads(tmp_path: Path) -> None:
+    from specdeploy.api import plan
+    from specdeploy.trtllm.actions import chosen_schedule
+    from specdeploy.tune.actions import tune
+
+    resolved, the_plan = plan("h200-eagle3")
+    step = next(s for s in the_plan.steps if s.id == "tune.draft_len")
+    step = dataclasses.replace(step, params={"measure": "model"})
+    ctx = ActionContext(resolved, the_plan, step, tmp_path, log=type("L", (), {"write": lambda s, t: None})())
+    outputs = tune(ctx)
+    assert {"draft_len", "schedule", "ranges", "max_concurrency", "emitted", "result"} <= set(outputs)
+    ctx.outputs["tune.draft_len"] = json.loads(json.dumps(outputs))  # as stored in the stamp
+    k, schedule, max_conc = chosen_schedule(ctx)
+    assert k == outputs["draft_len"] and max_conc == outputs["max_concurrency"]
+    assert (tmp_path / "tune" / "result.json").exists()
+    bad = dataclasses.replace(step, params={"measure": "nonsense"})
+    with pytest.raises(UsageError):
+        tune(ActionContext(resolved, the_plan, bad, tmp_path / "x", log=ctx.log))
