@@ -12,7 +12,6 @@ truth: objective(chosen K) / max_K objective, per concurrency. Cost = simulated 
 
 from __future__ import annotations
 
-import itertools
 import random
 import sys
 from dataclasses import dataclass
@@ -24,8 +23,8 @@ from _common import write_result  # noqa: E402
 
 from specdeploy.perfmodel import AcceptanceProfile, AnalyticTimer, Efficiency, prior_profile  # noqa: E402
 from specdeploy.perfmodel.cost import forward_cost  # noqa: E402
-from specdeploy.resolve.hub import lookup_config  # noqa: E402
 from specdeploy.resolve.gpus import GPUS  # noqa: E402
+from specdeploy.resolve.hub import lookup_config  # noqa: E402
 from specdeploy.tune.backends.model import ModelBackend, World  # noqa: E402
 from specdeploy.tune.checkpoint import Checkpoint, Recorder  # noqa: E402
 from specdeploy.tune.engine import drive, spent  # noqa: E402
@@ -108,7 +107,8 @@ def run_one(sc: dict[str, Any], tmp: Path) -> dict[str, Any]:
     sweep_cost = sum(REPEATS * backend._run_s(c, k) for c in CONCURRENCY for k in (0, *KS))
     oracle = {c: max(truth_obj(world, setup, c, k) for k in (0, *KS)) for c in CONCURRENCY}
     off = {c: truth_obj(world, setup, c, 0) for c in CONCURRENCY}
-    out: dict[str, Any] = {"scenario": {k: v for k, v in sc.items() if k != "eff"} | {"efficiency": sc["eff"].to_dict()},
+    described = {k: v for k, v in sc.items() if k != "eff"} | {"efficiency": sc["eff"].to_dict()}
+    out: dict[str, Any] = {"scenario": described,
                            "sweep_cost_s": sweep_cost}
     budget = None
     for name in ("factorized", "grid", "hillclimb", "sweep"):
@@ -138,7 +138,8 @@ def main() -> None:
     for name in ("factorized", "grid", "hillclimb", "sweep"):
         qs = [r[name]["min_quality"] for r in rows]
         agg[name] = {"scenarios_min_quality_ge_98pct": sum(q >= 0.98 for q in qs), "worst_min_quality": min(qs),
-                     "mean_quality": sum(sum(r[name]["quality"].values()) / len(r[name]["quality"]) for r in rows) / len(rows),
+                     "mean_quality": sum(sum(r[name]["quality"].values()) / len(r[name]["quality"])
+                                         for r in rows) / len(rows),
                      "points_slower_than_off_gt_1pct": sum(len(r[name]["slower_than_off"]) for r in rows),
                      "max_cost_fraction": max(r[name]["cost_fraction"] for r in rows),
                      "mean_cost_fraction": sum(r[name]["cost_fraction"] for r in rows) / len(rows)}

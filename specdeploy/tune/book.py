@@ -7,7 +7,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from specdeploy.tune.objective import MAX_REL_MAD, Summary, beats, objective_value, select, sla_excess, sla_ok, summarize
+from specdeploy.tune.objective import (
+    MAX_REL_MAD,
+    Summary,
+    beats,
+    objective_value,
+    select,
+    sla_excess,
+    sla_ok,
+    summarize,
+)
 from specdeploy.tune.setup import TuneSetup
 from specdeploy.tune.types import Measurement, Request
 
@@ -69,7 +78,8 @@ class Book:
 
     def closest(self, c: int) -> tuple[int, float] | None:
         """The measured point at c nearest to meeting the SLA: (K, relative overshoot)."""
-        pts = [(k, min(sla_excess(m.values, self.setup.sla) for m in ms)) for (cc, k), ms in self.runs.items() if cc == c]
+        pts = [(k, min(sla_excess(m.values, self.setup.sla) for m in ms))
+               for (cc, k), ms in self.runs.items() if cc == c]
         return min(pts, key=lambda p: (p[1], p[0])) if pts else None
 
     def decide(self, c: int, baseline_estimate: Callable[[int, Summary], float | None] | None = None) -> Decision:

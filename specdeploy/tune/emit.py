@@ -11,7 +11,8 @@ from specdeploy.trtllm.versions import version_line
 from specdeploy.tune.book import Decision
 
 
-def schedule_of(decisions: Mapping[int, Decision], *, max_batch_size: int, trtllm_version: str | None) -> dict[str, Any]:
+def schedule_of(decisions: Mapping[int, Decision], *, max_batch_size: int,
+                trtllm_version: str | None) -> dict[str, Any]:
     """Lower bounds `{c_i: K_i}` for the tuned concurrencies; speculation stops (max_concurrency) after the last
     concurrency where it pays, and above the largest tuned concurrency (never extrapolated)."""
     cs = sorted(decisions)

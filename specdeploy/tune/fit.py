@@ -51,7 +51,8 @@ def acceptance_fit(records: list[Measurement], ks: list[int], chain: bool) -> Ac
         for name, hist in (run.values.get("per_category") or {}).items():
             if sum(hist) > 0:
                 p = AcceptanceProfile.from_histogram(hist, f"category {name}")
-                cats[name] = {"hist": list(hist), "prefix": list(p.prefix), "al": {str(k): p.expected_al(k) for k in ks}}
+                cats[name] = {"hist": list(hist), "prefix": list(p.prefix),
+                              "al": {str(k): p.expected_al(k) for k in ks}}
         return AcceptanceFit(_al_table(profile, ks), profile.source, list(run.values["hist"]), profile, cats)
     table = {0: 1.0, **{m.request.k: float(m.values["al"]) for m in runs}}
     return AcceptanceFit(table, "AL measured per K (non-chain mechanism)")
@@ -92,7 +93,8 @@ class CostFit:
                 "ratio": {str(b): [[k, r] for k, r in pts] for b, pts in sorted(self.ratio.items())}}
 
 
-def predicted(cost: StepTimer, acc: AcceptanceFit, c: int, k: int, itl_factor: float = ITL_P99_FACTOR) -> dict[str, float]:
+def predicted(cost: StepTimer, acc: AcceptanceFit, c: int, k: int,
+              itl_factor: float = ITL_P99_FACTOR) -> dict[str, float]:
     """The predicted end-to-end values at (c, K) in the units the backends measure."""
     step = cost.step_seconds(c, k)
     al = acc.al.get(k, 1.0)

@@ -37,7 +37,7 @@ def _figures(res: dict[str, Any], folder: Path) -> list[tuple[str, str]]:
         def draw_cost(ax: Any) -> None:
             for c in sorted({p["concurrency"] for p in cost["probes"]}):
                 pts = [(p["k"], 1e3 * p["step_s"]) for p in cost["probes"] if p["concurrency"] == c]
-                ax.plot(*zip(*pts), "o-", label=f"B={c}")
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=f"B={c}")
             ax.set_xlabel("K"), ax.set_ylabel("step ms"), ax.legend(fontsize=7)
         save("cost.png", "Measured step cost T(B, K)", draw_cost)
     cs = [d["concurrency"] for d in decisions]

@@ -94,7 +94,7 @@ def tune_resolved(resolved: Resolved, artifact_dir: Path, *, backend: str = "aut
     with progress_bar(progress) as bar:
         task = bar.add_task(f"{setup.profile} [{name}/{strategy}]", total=0) if bar else None
         recorder = Recorder(measure or backend_fn, checkpoint,
-                            on_measure=(lambda m: bar.advance(task)) if bar else None)
+                            on_measure=(lambda _: bar.advance(task)) if bar else None)
         strat = STRATEGIES[strategy](setup, prior)
         grow = (lambda n: bar.update(task, total=(bar.tasks[0].total or 0) + n)) if bar else None
         stopped = drive(strat, recorder, budget_s=setup.time_budget_s, on_batch=grow)

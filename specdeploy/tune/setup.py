@@ -82,7 +82,8 @@ def setup_from(resolved: Resolved) -> TuneSetup:
         p99_itl_ms=tune.sla.p99_itl_ms, p99_ttft_ms=tune.sla.p99_ttft_ms, repeats=tune.repeats,
         prompts=tune.prompts, output_len=tune.output_len, dataset=tune.dataset, time_budget_s=tune.time_budget_s,
         line=resolved.line.name if resolved.line else None,
-        trtllm_version=profile.runtime.trtllm_version if resolved.line else None, max_batch_size=profile.serving.max_batch_size,
+        trtllm_version=profile.runtime.trtllm_version if resolved.line else None,
+        max_batch_size=profile.serving.max_batch_size,
         engine_max_draft_len=engine_max)
 
 

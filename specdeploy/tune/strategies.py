@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable, Generator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from specdeploy.errors import StepFailed
@@ -89,7 +88,7 @@ class Factorized(Strategy):
         s = self.setup
         ks = list(s.draft_lens)
         c_acc = max([c for c in s.concurrency if c <= 8] or [min(s.concurrency)])
-        runs = yield ([Request("acceptance", c_acc, s.k_max)] if s.chain else [Request("acceptance", c_acc, k) for k in ks])
+        runs = yield [Request("acceptance", c_acc, k) for k in ([s.k_max] if s.chain else ks)]
         self.acc = acceptance_fit([m for m in runs if m is not None], ks, s.chain)
         if self.acc is None:
             raise StepFailed("the acceptance run failed twice: nothing to predict from", hint="see result failures")
@@ -111,7 +110,8 @@ class Factorized(Strategy):
         confirmed point strays from the median factor by > 2%, its prediction is wrong: add the next two
         predicted candidates at that concurrency."""
         ratios = {(c, k): summ.median / self.predictions[(c, k)]["user_tps"]
-                  for (c, k), runs in self.book.runs.items() if (summ := summarize([m.values["user_tps"] for m in runs]))}
+                  for (c, k), runs in self.book.runs.items()
+                  if (summ := summarize([m.values["user_tps"] for m in runs]))}
         if len(ratios) < 3:
             return []
         mid = statistics.median(ratios.values())

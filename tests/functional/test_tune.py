@@ -93,7 +93,7 @@ def test_build_step_action_returns_what_emit_reads(tmp_path: Path) -> None:
     resolved, the_plan = plan("h200-eagle3")
     step = next(s for s in the_plan.steps if s.id == "tune.draft_len")
     step = dataclasses.replace(step, params={"measure": "model"})
-    ctx = ActionContext(resolved, the_plan, step, tmp_path, log=type("L", (), {"write": lambda s, t: None})())
+    ctx = ActionContext(resolved, the_plan, step, tmp_path, log=type("L", (), {"write": lambda *_: None})())
     outputs = tune(ctx)
     assert {"draft_len", "schedule", "ranges", "max_concurrency", "emitted", "result"} <= set(outputs)
     ctx.outputs["tune.draft_len"] = json.loads(json.dumps(outputs))  # as stored in the stamp

@@ -30,7 +30,7 @@ OUTLIER_P = 0.03
 class World:
     timer: StepTimer
     profile: AcceptanceProfile
-    prefill_s: Callable[[int], float] = lambda c: 0.0
+    prefill_s: Callable[[int], float] = lambda _: 0.0
     """Time to prefill c prompts (TTFT before queueing)."""
     e2e_efficiency: float = 0.93
     """Share of decode time in an end-to-end run (prefill, scheduling); common to every K."""
@@ -105,7 +105,8 @@ class ModelBackend:
         off = [self.world.point(c, 0)["system_tps"] for c, _ in req.schedule]
         return {"system_tps": sum(spec) / len(spec) * self._jitter(self.noise),
                 "baseline_tps": sum(off) / len(off) * self._jitter(self.noise),
-                "per_concurrency": [{"concurrency": c, "k": k, "system_tps": s} for (c, k), s in zip(req.schedule, spec)],
+                "per_concurrency": [{"concurrency": c, "k": k, "system_tps": s}
+                                    for (c, k), s in zip(req.schedule, spec, strict=True)],
                 "cost_s": 2 * E2E_OVERHEAD_S + sum(self._run_s(c, k) for c, k in req.schedule)}
 
 

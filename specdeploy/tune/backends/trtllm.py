@@ -13,8 +13,12 @@ from typing import Any
 import yaml
 
 from specdeploy.resolve.resolver import Resolved
-from specdeploy.tune.backends.trtllm_parse import (correct_acceptance, histogram_from_chunks, parse_iteration_stats,
-                                                   parse_report)
+from specdeploy.tune.backends.trtllm_parse import (
+    correct_acceptance,
+    histogram_from_chunks,
+    parse_iteration_stats,
+    parse_report,
+)
 from specdeploy.tune.setup import TuneSetup
 from specdeploy.tune.types import Request
 

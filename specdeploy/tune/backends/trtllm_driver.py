@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+from pathlib import Path
 
 import yaml
 
@@ -15,10 +16,10 @@ import yaml
 async def _main(args: argparse.Namespace) -> None:
     from tensorrt_llm import LLM, SamplingParams
 
-    options = yaml.safe_load(open(args.options)) or {}
+    options = yaml.safe_load(Path(args.options).read_text()) or {}
     options.update(enable_iter_perf_stats=True, stream_interval=1)
     llm = LLM(model=args.model, **options)
-    records = [json.loads(line) for line in open(args.dataset)]
+    records = [json.loads(line) for line in Path(args.dataset).read_text().splitlines() if line.strip()]
     chunks: list[int] = []
     by_cat: dict[str, list[int]] = {}
     stats: list = []
@@ -44,8 +45,8 @@ async def _main(args: argparse.Namespace) -> None:
     poller = asyncio.create_task(poll())
     await asyncio.gather(*(one(r) for r in records))
     poller.cancel()
-    json.dump({"chunk_lengths": chunks, "by_category": by_cat,
-               "iteration_stats": stats}, open(args.out, "w"))
+    Path(args.out).write_text(json.dumps({"chunk_lengths": chunks, "by_category": by_cat,
+                                          "iteration_stats": stats}))
 
 
 def main() -> None:

@@ -17,7 +17,8 @@ def _p(section: dict[str, Any], name: str, pct: str = "p99") -> float | None:
 
 
 def parse_report(data: dict[str, Any]) -> dict[str, Any]:
-    """`--report_json` -> the e2e values the tuner uses (throughput, per-user speed, p99 TPOT/TTFT, AL/DAR as reported)."""
+    """`--report_json` -> the e2e values the tuner uses: throughput, per-user speed, p99 TPOT/TTFT, and AL/DAR
+    as trtllm-bench reports them (biased under a schedule: see `correct_acceptance`)."""
     try:
         perf = data["performance"]
         out: dict[str, Any] = {"system_tps": float(perf["system_output_throughput_tok_s"]),

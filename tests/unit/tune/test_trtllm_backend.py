@@ -14,8 +14,12 @@ import yaml
 from specdeploy.api import load_and_resolve
 from specdeploy.errors import StepFailed
 from specdeploy.tune.backends.trtllm import TrtllmBackend
-from specdeploy.tune.backends.trtllm_parse import (correct_acceptance, histogram_from_chunks, parse_iteration_stats,
-                                                   parse_report)
+from specdeploy.tune.backends.trtllm_parse import (
+    correct_acceptance,
+    histogram_from_chunks,
+    parse_iteration_stats,
+    parse_report,
+)
 from specdeploy.tune.setup import setup_from
 from specdeploy.tune.types import Request
 
@@ -74,7 +78,7 @@ def test_e2e_measurement_through_run_process(backend: TrtllmBackend, tmp_path: P
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     seen = []
 
-    def fake_run(req, argv, folder):  # noqa: ANN001, ANN202 - stands in for trtllm-bench
+    def fake_run(_req, argv, folder):  # noqa: ANN001, ANN202 - stands in for trtllm-bench
         seen.append(argv)
         shutil.copy(FIX / "synthetic_report_json_k4.json", folder / "bench_report.json")
         shutil.copy(FIX / "synthetic_iteration_log.txt", folder / "iteration.log")
