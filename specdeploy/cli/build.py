@@ -7,7 +7,6 @@ from typing import Any
 
 import click
 
-from specdeploy import api
 from specdeploy.cli._group import cli, set_option
 from specdeploy.console import configure, console
 from specdeploy.errors import StepFailed
@@ -45,6 +44,7 @@ def _show_build(result: Any) -> None:
 def build(profile: str, sets: tuple[str, ...], out: Path, dry_run: bool, only: tuple[str, ...], start: str | None,
           keep_going: bool, tune: bool, json_mode: bool, lock_timeout: float | None) -> None:
     """Build PROFILE into OUT/<name>/: fetch, emit or compile, render; cached steps are reused."""
+    from specdeploy import api
     if json_mode:
         configure(json_mode=True, debug=console().debug)
     if dry_run:
@@ -60,6 +60,7 @@ def build(profile: str, sets: tuple[str, ...], out: Path, dry_run: bool, only: t
 @click.argument("artifact_dir", type=click.Path(path_type=Path))
 def verify(artifact_dir: Path) -> None:
     """Re-hash ARTIFACT_DIR's checkpoints and outputs against its manifest; exit 1 on any drift."""
+    from specdeploy import api
     from specdeploy.execute.manifest import DriftFound
 
     report = api.verify(artifact_dir)

@@ -49,7 +49,6 @@ def plan(profile: str, sets: tuple[str, ...]) -> None:
 @cli.group()
 def profiles() -> None:
     """The profiles shipped with specdeploy."""
-    from specdeploy import api
 
 
 @profiles.command("list")
@@ -72,7 +71,7 @@ def profiles_show(name: str) -> None:
 
 @profiles.command("copy")
 @click.argument("name")
-@click.argument("dest", type=click.Path(path_type=Path), default=Path("."))
+@click.argument("dest", type=click.Path(path_type=Path), default=Path())
 @click.option("--force", is_flag=True, help="Overwrite an existing file.")
 def profiles_copy(name: str, dest: Path, force: bool) -> None:
     """Copy a shipped profile to DEST to start your own."""

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import click
 
-from specdeploy import api
 from specdeploy.cli._group import cli, set_option
 from specdeploy.console import console
 from specdeploy.errors import StepFailed
@@ -19,6 +18,7 @@ from specdeploy.errors import StepFailed
 @set_option
 def render(profile: str, out: Path | None, pretend: bool, sets: tuple[str, ...]) -> None:
     """Render PROFILE's Triton model repository, check it, and swap it into place."""
+    from specdeploy import api
     report = api.render(profile, sets, out=out, pretend=pretend)
     lines = [f"{status:<9} {rel}" for rel, status in report.files.items()]
     verb = "would write" if pretend else "wrote"
@@ -30,6 +30,7 @@ def render(profile: str, out: Path | None, pretend: bool, sets: tuple[str, ...])
 @click.argument("repo", type=click.Path(path_type=Path))
 def check_repo(repo: Path) -> None:
     """Check the Triton model repository REPO against Triton's schema and load-time rules."""
+    from specdeploy import api
     issues = api.check_repo(repo)
     text = "\n".join(i.render() for i in issues) or f"{repo}: no problems"
     console().data({"repo": str(repo), "issues": [i.to_dict() for i in issues]}, text=text)
