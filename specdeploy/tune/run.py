@@ -34,7 +34,7 @@ def pick_backend(resolved: Resolved, backend: str) -> str:
     if backend != "auto":
         return backend
     if resolved.profile.runtime.backend == "reference":
-        return "reference" if find_spec("torch") and find_spec("specdeploy.runtime.engine") else "model"
+        return "reference" if find_spec("torch") and find_spec("transformers") else "model"
     return "trtllm" if find_spec("tensorrt_llm") else "model"
 
 
@@ -48,10 +48,9 @@ def make_backend(name: str, resolved: Resolved, setup: TuneSetup, work: Path) ->
         return ModelBackend(profile_world(resolved), prompts=setup.prompts, output_len=setup.output_len,
                             pace_s=pace), calibrated_prior(resolved)
     if name == "reference":
-        from specdeploy.tune.backends.reference import ReferenceBackend, reference_prior
+        from specdeploy.tune.backends.reference import ReferenceBackend
 
-        backend = ReferenceBackend(resolved, setup)
-        return backend, reference_prior(resolved, backend)
+        return ReferenceBackend(resolved, setup), calibrated_prior(resolved)
     if name == "trtllm":
         from specdeploy.tune.backends.trtllm import TrtllmBackend
 
