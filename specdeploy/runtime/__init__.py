@@ -1,0 +1,142 @@
+"""The CPU (or CUDA) reference runtime: real speculative decoding in PyTorch, a lossless-ness oracle.
+
+Public API (stable; the tuner, the Triton python model and the CLI call exactly this):
+
+    load_pair(target_ref, drafter_ref=None, device=None) -> ModelPair
+    generate(pair, prompts, mechanism, draft_len, concurrency, max_new_tokens,
+             temperature=0.0, seed=0, ngram_match=3) -> (list[list[int]], RunStats)
+    probe_costs(pair, batch_sizes=(1,), new_tokens=(1, ..., 9), contexts=(128,), repeats=5, seed=0) -> dict
+    generate_text(pair, prompt: str, max_new_tokens, mechanism="none", draft_len=4, temperature=0.0,
+                  seed=0, chat=True, ngram_match=3) -> TextResult(text, tokens, stats)
+
+This module imports no torch at import time; the heavy modules load on first call.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from specdeploy._io import write_json_atomic, write_text_atomic
+from specdeploy.errors import UsageError
+from specdeploy.runtime.stats import RunStats, expected_al
+
+if TYPE_CHECKING:
+    from specdeploy.runtime.models import ModelPair
+
+MECHANISMS = ("none", "ngram", "draft_target")
+MAX_DRAFT_LEN = 32
+
+__all__ = [
+    "MECHANISMS",
+    "ModelPair",
+    "RunStats",
+    "expected_al",
+    "generate",
+    "generate_text",
+    "load_pair",
+    "probe_costs",
+    "write_json_atomic",
+    "write_text_atomic",
+]
+
+
+def load_pair(target_ref: str, drafter_ref: str | None = None, device: str | None = None) -> ModelPair:
+    """Load a target and optional drafter by reference (see models.py for what a reference can be)."""
+    from specdeploy.runtime import models
+
+    return models.load_pair(target_ref, drafter_ref, device)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ModelPair":
+        from specdeploy.runtime.models import ModelPair
+
+        return ModelPair
+    raise AttributeError(name)
+
+
+def generate(
+    pair: ModelPair,
+    prompts: list[list[int]],
+    mechanism: str,
+    draft_len: int,
+    concurrency: int,
+    max_new_tokens: int,
+    temperature: float = 0.0,
+    seed: int = 0,
+    ngram_match: int = 3,
+) -> tuple[list[list[int]], RunStats]:
+    """Decode every prompt (token ids) with speculation; outputs are the generated ids per prompt.
+
+    Greedy (temperature 0) output equals plain greedy decoding; sampled output has the target's
+    distribution. Prompts are decoded in waves of `concurrency` rows in one batch.
+    """
+    import torch
+
+    from specdeploy.runtime.engine import Recorder, run_wave
+
+    _validate(pair, prompts, mechanism, draft_len, concurrency, max_new_tokens, temperature, ngram_match)
+    k = 0 if mechanism == "none" else draft_len
+    generator = torch.Generator().manual_seed(seed)
+    torch.manual_seed(seed)
+    rec = Recorder(k)
+    outputs: list[list[int]] = []
+    start = time.perf_counter()
+    for first in range(0, len(prompts), concurrency):
+        wave = [list(p) for p in prompts[first : first + concurrency]]
+        outputs += run_wave(pair, wave, mechanism, k, max_new_tokens, temperature, generator, ngram_match, rec)
+    stats = rec.finish(
+        time.perf_counter() - start,
+        mechanism=mechanism,
+        draft_len=k,
+        concurrency=concurrency,
+        temperature=temperature,
+        num_prompts=len(prompts),
+    )
+    return outputs, stats
+
+
+def probe_costs(pair: ModelPair, **kwargs: Any) -> dict:
+    """Step-cost curve for the tuner; see `specdeploy.runtime.probe.probe_costs`."""
+    from specdeploy.runtime.probe import probe_costs as _probe
+
+    return _probe(pair, **kwargs)
+
+
+def generate_text(pair: ModelPair, prompt: str, max_new_tokens: int, **kwargs: Any) -> Any:
+    """Text prompt in, `TextResult(text, tokens, stats)` out; see `specdeploy.runtime.text`."""
+    from specdeploy.runtime.text import generate_text as _generate_text
+
+    return _generate_text(pair, prompt, max_new_tokens, **kwargs)
+
+
+def _validate(pair, prompts, mechanism, draft_len, concurrency, max_new_tokens, temperature, ngram_match) -> None:
+    if mechanism not in MECHANISMS:
+        raise UsageError(f"unknown mechanism {mechanism!r}", hint=f"choose one of {', '.join(MECHANISMS)}")
+    if mechanism == "draft_target" and pair.drafter is None:
+        raise UsageError("mechanism draft_target needs a drafter model", hint="pass a drafter reference")
+    if mechanism != "none" and not 1 <= draft_len <= MAX_DRAFT_LEN:
+        raise UsageError(f"draft length must be between 1 and {MAX_DRAFT_LEN}, got {draft_len}")
+    if concurrency < 1:
+        raise UsageError(f"concurrency must be at least 1, got {concurrency}")
+    if max_new_tokens < 1:
+        raise UsageError(f"max new tokens must be at least 1, got {max_new_tokens}")
+    if temperature < 0:
+        raise UsageError(f"temperature must be >= 0, got {temperature}")
+    if ngram_match < 1:
+        raise UsageError(f"n-gram match size must be at least 1, got {ngram_match}")
+    if not prompts:
+        raise UsageError("no prompts given")
+    vocab, context = pair.target.config.vocab_size, pair.max_context
+    for i, prompt in enumerate(prompts):
+        if len(prompt) == 0:
+            raise UsageError(f"prompt {i} is empty")
+        if len(prompt) + max_new_tokens + draft_len > context:
+            raise UsageError(
+                f"prompt {i} has {len(prompt)} tokens; with {max_new_tokens} new tokens it exceeds "
+                f"the model's context of {context} tokens",
+                hint="shorten the prompt or lower max new tokens",
+            )
+        if min(prompt) < 0 or max(prompt) >= vocab:
+            raise UsageError(f"prompt {i} holds token ids outside the vocabulary (0..{vocab - 1})")

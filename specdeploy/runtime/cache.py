@@ -1,0 +1,87 @@
+"""A batched KV cache with a per-slot validity mask, so every row can roll back on its own.
+
+Rows of one batch accept different numbers of drafted tokens. Instead of re-padding after every
+step, rejected slots become holes (masked out of attention, never attended again), the common tail
+that no row needs is cropped (`DynamicCache.crop(-n)`, the 5.x negative-count form), and holes are
+squeezed out once every row carries enough of them. Position ids count valid slots only, so a row's
+positions never see its holes or its left padding.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+COMPACT_AFTER = 32  # squeeze holes once every row has at least this many
+
+
+class KVState:
+    """One model's cache for a batch: `mask[b, s]` says whether slot s of row b holds a live token."""
+
+    def __init__(self, model: Any, batch: int) -> None:
+        from transformers import DynamicCache
+
+        self.model = model
+        self.device = next(model.parameters()).device
+        self.dtype = next(model.parameters()).dtype
+        self.cache = DynamicCache()
+        self.mask = torch.zeros(batch, 0, dtype=torch.bool, device=self.device)
+
+    @property
+    def width(self) -> int:
+        return int(self.mask.shape[1])
+
+    def forward(self, tokens: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
+        """Append a [B, w] chunk (holes where `valid` is False); return its logits [B, w, V]."""
+        tokens, valid = tokens.to(self.device), valid.to(self.device)
+        width, chunk = self.width, tokens.shape[1]
+        positions = (self.mask.sum(1, keepdim=True) + valid.long().cumsum(1) - 1).clamp(min=0)
+        full = torch.cat([self.mask, valid], 1)
+        keys = torch.arange(width + chunk, device=self.device)
+        queries = width + torch.arange(chunk, device=self.device)
+        causal = keys[None, :] <= queries[:, None]
+        allowed = (full[:, None, :] & causal[None]) | (keys[None, :] == queries[:, None])[None]
+        bias = torch.zeros(allowed.shape, dtype=self.dtype, device=self.device)
+        bias.masked_fill_(~allowed, torch.finfo(self.dtype).min)  # own slot always visible: no empty row
+        out = self.model(
+            input_ids=tokens,
+            attention_mask=bias[:, None],
+            position_ids=positions,
+            cache=self.cache,
+            use_cache=True,
+        )
+        self.mask = full
+        return out.logits
+
+    def truncate(self, keep: torch.Tensor) -> None:
+        """Row b keeps slots [0, keep[b]); later slots become holes, the all-hole tail is cropped."""
+        slots = torch.arange(self.width, device=self.device)
+        self.mask &= slots[None, :] < keep.to(self.device)[:, None]
+        live = self.mask.any(0).nonzero()
+        new_width = int(live.max()) + 1 if live.numel() else 0
+        if new_width < self.width:
+            self.cache.crop(-(self.width - new_width))
+            self.mask = self.mask[:, :new_width]
+        holes = (~self.mask).sum(1)
+        if holes.numel() and int(holes.min()) >= COMPACT_AFTER:
+            self.compact()
+
+    def select(self, rows: torch.Tensor) -> None:
+        """Keep only `rows` (finished sequences leave the batch)."""
+        rows = rows.to(self.device)
+        self.cache.batch_select_indices(rows)
+        self.mask = self.mask[rows]
+
+    def compact(self) -> None:
+        """Squeeze out holes: every row becomes left-padded, the cache as short as its longest row."""
+        counts = self.mask.sum(1)
+        new_width = int(counts.max())
+        # Order slots so live ones come last, keeping their order; take the last new_width of them.
+        order = torch.argsort(self.mask.long() * (self.width + 1) + torch.arange(self.width, device=self.device), 1)
+        index = order[:, self.width - new_width :]
+        for layer in self.cache.layers:
+            gather = index[:, None, :, None].expand(-1, layer.keys.shape[1], -1, layer.keys.shape[3])
+            layer.keys = torch.gather(layer.keys, 2, gather)
+            layer.values = torch.gather(layer.values, 2, gather)
+        self.mask = torch.gather(self.mask, 1, index)

@@ -1,0 +1,146 @@
+"""Drafters: propose up to k tokens per row; told afterwards how many the target accepted.
+
+- `none`: proposes nothing (plain decoding through the same loop).
+- `ngram`: prompt lookup; the last `match` tokens (falling back to shorter suffixes) are searched in
+  the row's history, most recent occurrence first, and the tokens that followed are proposed.
+- `draft_target`: an external drafter model with the target's vocabulary and its own KV cache.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from specdeploy.runtime.cache import KVState
+from specdeploy.runtime.verify import target_probs
+
+MECHANISMS = ("none", "ngram", "draft_target")
+
+
+class Drafter:
+    """Interface; `propose` returns per-row drafts and, for a sampled drafter, q [len, V] per row."""
+
+    def prefill(self, prompts: list[list[int]]) -> None:
+        """Called once with the prompts before the first token is known."""
+
+    def propose(
+        self, histories: list[list[int]], limits: list[int]
+    ) -> tuple[list[list[int]], list[torch.Tensor | None]]:
+        raise NotImplementedError
+
+    def commit(self, accepted: list[int], next_tokens: list[int]) -> None:
+        """Row b accepted `accepted[b]` drafts and the target emitted `next_tokens[b]` after them."""
+
+    def select(self, rows: torch.Tensor) -> None:
+        """Keep only these rows."""
+
+
+class NoDrafter(Drafter):
+    def propose(self, histories, limits):
+        return [[] for _ in histories], [None for _ in histories]
+
+
+class NgramDrafter(Drafter):
+    def __init__(self, match: int) -> None:
+        self.match = match
+
+    def propose(self, histories, limits):
+        return [self.lookup(h, k) for h, k in zip(histories, limits)], [None for _ in histories]
+
+    def lookup(self, history: list[int], k: int) -> list[int]:
+        """Most recent earlier match with k tokens after it, else the match with the most after it."""
+        if k <= 0:
+            return []
+        for size in range(min(self.match, len(history) - 1), 0, -1):
+            suffix, best = history[-size:], []
+            for start in range(len(history) - size - 1, -1, -1):
+                if history[start : start + size] == suffix:
+                    follow = history[start + size : start + size + k]
+                    if len(follow) == k:
+                        return follow
+                    best = follow if len(follow) > len(best) else best
+            if best:
+                return best
+        return []
+
+
+class ModelDrafter(Drafter):
+    """Autoregressive chain from a draft model; its cache holds the first `fed[b]` history tokens."""
+
+    def __init__(self, model: Any, batch: int, temperature: float, generator: torch.Generator) -> None:
+        self.kv = KVState(model, batch)
+        self.vocab_map = getattr(model, "draft_vocab", None)
+        self.vocab_size = int(model.config.vocab_size)
+        self.temperature = temperature
+        self.generator = generator
+        self.fed = [0] * batch
+        self.step_start = self.chunk = self.chained = 0
+
+    def prefill(self, prompts):
+        self._feed(prompts)
+        self.fed = [len(p) for p in prompts]
+
+    def propose(self, histories, limits):
+        kmax = max(limits)
+        self.step_start, self.chunk, self.chained = self.kv.width, 0, 0
+        if kmax == 0:
+            return [[] for _ in histories], [None for _ in histories]
+        logits = self._feed([h[f:] for h, f in zip(histories, self.fed)])  # tokens it has not seen yet
+        self.fed = [len(h) for h in histories]
+        self.chunk = self.kv.width - self.step_start
+        drafts, probs = [], []
+        for i in range(kmax):
+            tokens, q = self._choose(logits)
+            drafts.append(tokens)
+            probs.append(q)
+            if i + 1 < kmax:
+                logits = self.kv.forward(tokens[:, None], torch.ones(len(tokens), 1, dtype=torch.bool))[:, -1]
+                self.chained += 1
+        chains = torch.stack(drafts, 1).tolist()
+        out = [chain[:k] for chain, k in zip(chains, limits)]
+        qs = [None if probs[0] is None else torch.stack([q[row] for q in probs])[:k] for row, k in enumerate(limits)]
+        return out, qs
+
+    def commit(self, accepted, next_tokens):
+        # Accepted drafts it fed stay cached; rejected ones (and everything after) become holes. The
+        # last draft (never fed) and the target's token are picked up from the history next step.
+        kept = [min(n, self.chained) for n in accepted]
+        self.kv.truncate(torch.tensor([self.step_start + self.chunk + k for k in kept]))
+        self.fed = [f + k for f, k in zip(self.fed, kept)]
+
+    def select(self, rows):
+        self.kv.select(rows)
+        self.fed = [self.fed[i] for i in rows.tolist()]
+
+    def _feed(self, rows: list[list[int]]) -> torch.Tensor:
+        """Feed variable-length token lists, right-aligned with holes on the left; last-position logits."""
+        width = max(len(r) for r in rows)
+        tokens = torch.zeros(len(rows), width, dtype=torch.long)
+        valid = torch.zeros(len(rows), width, dtype=torch.bool)
+        for i, r in enumerate(rows):
+            if r:
+                tokens[i, width - len(r) :] = torch.tensor(r)
+                valid[i, width - len(r) :] = True
+        return self.kv.forward(tokens, valid)[:, -1]
+
+    def _choose(self, logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Next draft per row (mapped to full ids) and, when sampling, q over the full vocabulary."""
+        if self.temperature <= 0.0:
+            local = logits.argmax(-1)
+            return (local if self.vocab_map is None else self.vocab_map[local]).cpu(), None
+        q_local = target_probs(logits, self.temperature).cpu()
+        local = torch.multinomial(q_local, 1, generator=self.generator)[:, 0]
+        if self.vocab_map is None:
+            return local, q_local
+        q = torch.zeros(q_local.shape[0], self.vocab_size, dtype=q_local.dtype)
+        q[:, self.vocab_map.cpu()] = q_local
+        return self.vocab_map.cpu()[local], q
+
+
+def make_drafter(mechanism: str, pair: Any, batch: int, temperature: float, generator, ngram_match: int) -> Drafter:
+    if mechanism == "ngram":
+        return NgramDrafter(ngram_match)
+    if mechanism == "draft_target":
+        return ModelDrafter(pair.drafter, batch, temperature, generator)
+    return NoDrafter()

@@ -1,0 +1,68 @@
+"""Per-run statistics of the reference runtime, in the shape the tuner consumes (tuning.md §1.2)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+
+
+@dataclass(frozen=True)
+class RunStats:
+    """What one `generate` call measured.
+
+    `accept_hist[n]` is the fraction of (sequence, verification step) pairs that accepted exactly n
+    drafted tokens (n = 0..draft_len); `acceptance_length` is tokens emitted per sequence per target
+    step, bonus token included. Latencies are milliseconds; ITL spreads the tokens one step emits
+    evenly over that step's wall time.
+    """
+
+    mechanism: str
+    draft_len: int
+    concurrency: int
+    temperature: float
+    num_prompts: int
+    generated_tokens: int
+    steps: int
+    seq_steps: int
+    accept_hist: tuple[float, ...]
+    acceptance_length: float
+    drafted_tokens: int
+    accepted_tokens: int
+    draft_time_s: float
+    verify_time_s: float
+    prefill_time_s: float
+    wall_time_s: float
+    tokens_per_s: float
+    ttft_ms: dict[str, float] = field(default_factory=dict)
+    itl_ms: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def acceptance_rate(self) -> float:
+        """Accepted / drafted tokens (0 when nothing was drafted)."""
+        return self.accepted_tokens / self.drafted_tokens if self.drafted_tokens else 0.0
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        out["accept_hist"] = list(self.accept_hist)
+        out["acceptance_rate"] = self.acceptance_rate
+        return out
+
+
+def percentiles(values: list[float]) -> dict[str, float]:
+    """p50/p90/p99 (nearest-rank on the sorted list) plus the mean; empty input gives zeros."""
+    if not values:
+        return {"p50": 0.0, "p90": 0.0, "p99": 0.0, "mean": 0.0}
+    ordered = sorted(values)
+
+    def rank(q: float) -> float:
+        return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
+
+    return {"p50": rank(0.5), "p90": rank(0.9), "p99": rank(0.99), "mean": sum(ordered) / len(ordered)}
+
+
+def expected_al(accept_hist: list[float] | tuple[float, ...], k: int) -> float:
+    """E[AL](k) = 1 + sum_{i<=k} a_i with a_i = sum_{n>=i} h_n, valid for chain drafters (§1.2)."""
+    total = 1.0
+    for i in range(1, k + 1):
+        total += sum(accept_hist[i:])
+    return total

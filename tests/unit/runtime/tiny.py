@@ -1,0 +1,60 @@
+"""Tiny randomly initialised Llama models (float64, so argmax ties between a 1-token and a K-token
+forward cannot flip) and prompt sets for the runtime tests."""
+
+from __future__ import annotations
+
+import torch
+
+torch.set_num_threads(1)  # tiny matmuls: thread hand-offs cost more than they save on a loaded box
+
+
+def tiny_llama(seed: int, layers: int = 2, vocab: int = 96, hidden: int = 48, init: float = 0.3, context: int = 256):
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(seed)
+    config = LlamaConfig(
+        vocab_size=vocab, hidden_size=hidden, intermediate_size=2 * hidden, num_hidden_layers=layers,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=context,
+        tie_word_embeddings=True, initializer_range=init,
+    )
+    return LlamaForCausalLM(config).to(torch.float64).eval()
+
+
+def noisy_copy(model, seed: int, scale: float):
+    """A drafter close to the target: accepts often but not always (exercises partial rollback)."""
+    import copy
+
+    clone = copy.deepcopy(model)
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in clone.parameters():
+            p.add_(torch.randn(p.shape, generator=gen, dtype=p.dtype) * scale * p.std())
+    return clone
+
+
+def random_prompts(count: int, vocab: int, seed: int, low: int = 2, high: int = 24) -> list[list[int]]:
+    gen = torch.Generator().manual_seed(seed)
+    lengths = torch.randint(low, high, (count,), generator=gen).tolist()
+    return [torch.randint(0, vocab, (n,), generator=gen).tolist() for n in lengths]
+
+
+def repetitive_prompts(count: int, vocab: int, seed: int) -> list[list[int]]:
+    """Prompts that repeat a short motif, so n-gram lookup finds matches."""
+    gen = torch.Generator().manual_seed(seed)
+    out = []
+    for i in range(count):
+        motif = torch.randint(0, vocab, (3 + i % 4,), generator=gen).tolist()
+        out.append((motif * 6)[: 8 + 2 * (i % 5)])
+    return out
+
+
+@torch.no_grad()
+def hf_greedy(model, prompts: list[list[int]], max_new: int) -> list[list[int]]:
+    """Plain greedy decoding by transformers' own `generate`, one prompt at a time: the reference."""
+    outs = []
+    for p in prompts:
+        ids = torch.tensor([p])
+        ids = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=max_new, do_sample=False,
+                             eos_token_id=None, pad_token_id=0)
+        outs.append(ids[0, len(p):].tolist())
+    return outs
