@@ -30,5 +30,7 @@ def tune(profile: str, sets: tuple[str, ...], backend: str, out: Path, strategy:
     rows = [f"c={d['concurrency']:<4} K={d['k']:<2} {d['objective']:10.1f} (K=0 {d['baseline'] or 0:.1f}) {d['reason']}"
             for d in res["decisions"]]
     out_.data({k: v for k, v in res.items() if k != "measurements"},
-              text="\n".join([*rows, f"schedule {res['schedule']['schedule']} max_concurrency "
+              text="\n".join([*rows, *(f"note: {n}" for n in res["schedule"]["notes"]),
+                              *(f"failed twice, left out: {f['key']}: {f['errors'][-1]}" for f in res["failures"]),
+                              f"schedule {res['schedule']['schedule']} max_concurrency "
                               f"{res['schedule']['max_concurrency']}", f"result {res['result_path']}"]))
