@@ -13,17 +13,18 @@ def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> Path:
     """Write to a temp file in the same folder, fsync, then `os.replace` (atomic on POSIX)."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    tmp = Path(name)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp, target)
+        tmp.chmod(0o666 & ~_umask())  # mkstemp creates 0600; give the file ordinary permissions
+        tmp.replace(target)
     except BaseException:
         # KeyboardInterrupt included: remove the temp file, leave any previous target untouched.
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        tmp.unlink(missing_ok=True)
         raise
     return target
 
@@ -37,6 +38,12 @@ def write_json_atomic(path: str | os.PathLike[str], obj: Any, *, indent: int = 2
     """Atomically write `obj` as JSON (sorted keys, trailing newline); serialization errors leave no file."""
     text = json.dumps(obj, indent=indent, sort_keys=True, default=_default) + "\n"
     return write_text_atomic(path, text)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def _default(value: Any) -> Any:

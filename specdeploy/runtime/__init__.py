@@ -112,6 +112,11 @@ def generate_text(pair: ModelPair, prompt: str, max_new_tokens: int, **kwargs: A
 
 
 def _validate(pair, prompts, mechanism, draft_len, concurrency, max_new_tokens, temperature, ngram_match) -> None:
+    _validate_options(pair, mechanism, draft_len, concurrency, max_new_tokens, temperature, ngram_match)
+    _validate_prompts(pair, prompts, max_new_tokens, draft_len)
+
+
+def _validate_options(pair, mechanism, draft_len, concurrency, max_new_tokens, temperature, ngram_match) -> None:
     if mechanism not in MECHANISMS:
         raise UsageError(f"unknown mechanism {mechanism!r}", hint=f"choose one of {', '.join(MECHANISMS)}")
     if mechanism == "draft_target" and pair.drafter is None:
@@ -126,6 +131,9 @@ def _validate(pair, prompts, mechanism, draft_len, concurrency, max_new_tokens, 
         raise UsageError(f"temperature must be >= 0, got {temperature}")
     if ngram_match < 1:
         raise UsageError(f"n-gram match size must be at least 1, got {ngram_match}")
+
+
+def _validate_prompts(pair, prompts, max_new_tokens, draft_len) -> None:
     if not prompts:
         raise UsageError("no prompts given")
     vocab, context = pair.target.config.vocab_size, pair.max_context

@@ -25,11 +25,11 @@ class Drafter:
         """Called once with the prompts before the first token is known."""
 
     def propose(
-        self, histories: list[list[int]], limits: list[int]
+        self, histories: list[list[int]], limits: list[int]  # noqa: ARG002
     ) -> tuple[list[list[int]], list[torch.Tensor | None]]:
         raise NotImplementedError
 
-    def commit(self, accepted: list[int], next_tokens: list[int]) -> None:
+    def commit(self, accepted: list[int], next_tokens: list[int]) -> None:  # noqa: ARG002
         """Row b accepted `accepted[b]` drafts and the target emitted `next_tokens[b]` after them."""
 
     def select(self, rows: torch.Tensor) -> None:
@@ -37,7 +37,7 @@ class Drafter:
 
 
 class NoDrafter(Drafter):
-    def propose(self, histories, limits):
+    def propose(self, histories, limits):  # noqa: ARG002
         return [[] for _ in histories], [None for _ in histories]
 
 
@@ -46,7 +46,7 @@ class NgramDrafter(Drafter):
         self.match = match
 
     def propose(self, histories, limits):
-        return [self.lookup(h, k) for h, k in zip(histories, limits)], [None for _ in histories]
+        return [self.lookup(h, k) for h, k in zip(histories, limits, strict=True)], [None for _ in histories]
 
     def lookup(self, history: list[int], k: int) -> list[int]:
         """Most recent earlier match with k tokens after it, else the match with the most after it."""
@@ -86,7 +86,7 @@ class ModelDrafter(Drafter):
         self.step_start, self.chunk, self.chained = self.kv.width, 0, 0
         if kmax == 0:
             return [[] for _ in histories], [None for _ in histories]
-        logits = self._feed([h[f:] for h, f in zip(histories, self.fed)])  # tokens it has not seen yet
+        logits = self._feed([h[f:] for h, f in zip(histories, self.fed, strict=True)])  # tokens it has not seen yet
         self.fed = [len(h) for h in histories]
         self.chunk = self.kv.width - self.step_start
         drafts, probs = [], []
@@ -98,16 +98,16 @@ class ModelDrafter(Drafter):
                 logits = self.kv.forward(tokens[:, None], torch.ones(len(tokens), 1, dtype=torch.bool))[:, -1]
                 self.chained += 1
         chains = torch.stack(drafts, 1).tolist()
-        out = [chain[:k] for chain, k in zip(chains, limits)]
+        out = [chain[:k] for chain, k in zip(chains, limits, strict=True)]
         qs = [None if probs[0] is None else torch.stack([q[row] for q in probs])[:k] for row, k in enumerate(limits)]
         return out, qs
 
-    def commit(self, accepted, next_tokens):
+    def commit(self, accepted, next_tokens):  # noqa: ARG002
         # Accepted drafts it fed stay cached; rejected ones (and everything after) become holes. The
         # last draft (never fed) and the target's token are picked up from the history next step.
         kept = [min(n, self.chained) for n in accepted]
         self.kv.truncate(torch.tensor([self.step_start + self.chunk + k for k in kept]))
-        self.fed = [f + k for f, k in zip(self.fed, kept)]
+        self.fed = [f + k for f, k in zip(self.fed, kept, strict=True)]
 
     def select(self, rows):
         self.kv.select(rows)

