@@ -7,7 +7,16 @@ acceptance profile the tuner does not know; the tuner's prior is the uncalibrate
 truth: objective(chosen K) / max_K objective, per concurrency. Cost = simulated device-seconds (model backend's
 `cost_s`): the exhaustive sweep measures every (c, K in 0..8) with the same repeats.
 
-    .venv/bin/python bench/tuner.py            # -> bench/results/tuner.json
+Reference runtime, for real on this CPU (`reference_suite`): the CPU runtime decoding with a tiny random Llama
+pair (target: 8 layers, hidden 64, vocab 128, init 0.07; drafter: the target cut to its first layer, so it is cheap
+and agrees often), 8 random 24-token prompts, 48 new tokens, greedy, c in {1, 2, 4}, K in 0..8, 3 repeats. The
+truth is the exhaustive sweep's medians (3 repeats of every point); the tuner and baselines measure separately.
+The 2 cores are shared with other jobs, so end-to-end speed is tokens per process-CPU-second (one torch thread):
+with wall time the sweep's own medians swung +-30% between adjacent K (recorded in an earlier run).
+SmolLM2-135M with n-gram drafting ran at ~1.7 tok/s on this shared 2-core machine (a 128-token run took 75 s),
+too slow for a sweep within the session, and the distilled SmolLM2 drafter was not available yet.
+
+    .venv/bin/python bench/tuner.py [--skip-reference]   # -> bench/results/tuner.json
 """
 
 from __future__ import annotations
@@ -127,6 +136,68 @@ def run_one(sc: dict[str, Any], tmp: Path) -> dict[str, Any]:
     return out
 
 
+def tiny_pair() -> Any:
+    import copy
+
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from specdeploy.runtime.models import ModelPair
+
+    torch.manual_seed(0)
+    cfg = LlamaConfig(vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=8, num_attention_heads=4,
+                      num_key_value_heads=2, max_position_embeddings=512, tie_word_embeddings=True,
+                      initializer_range=0.07)
+    target = LlamaForCausalLM(cfg).eval()
+    drafter = copy.deepcopy(target)
+    drafter.model.layers = drafter.model.layers[:1]
+    drafter.config.num_hidden_layers = 1
+    gen = torch.Generator().manual_seed(1)
+    prompts = [("random", torch.randint(0, 128, (24,), generator=gen).tolist()) for _ in range(8)]
+    return ModelPair(target, drafter), prompts
+
+
+def reference_suite(tmp: Path) -> dict[str, Any]:
+    import statistics
+
+    import torch
+
+    from specdeploy.perfmodel import ConstantTimer
+    from specdeploy.tune.backends.reference import ReferenceBackend
+
+    torch.set_num_threads(1)
+    pair, prompts = tiny_pair()
+    setup = TuneSetup("reference-tiny", "draft_target", True, (1, 2, 4), KS, repeats=3, prompts=8, output_len=48)
+    prior = lambda plain: (ConstantTimer(min(plain.values()), 0.15), None)  # noqa: E731 - probes correct it
+    out: dict[str, Any] = {"settings": {"pair": "tiny random Llama (8 layers) + its first layer as drafter",
+                                        "prompts": 8, "prompt_tokens": 24, "output_len": 48, "concurrency": [1, 2, 4],
+                                        "draft_lens": list(range(0, 9)), "repeats": 3, "threads": 1,
+                                        "clock": "end-to-end tok/s per process-CPU-second (shared cores); step-cost "
+                                                 "probes and cost_s are wall time"}}
+    budget = None
+    for name in ("sweep", "factorized", "grid", "hillclimb"):
+        strategy = STRATEGIES["grid" if name == "sweep" else name](setup, prior)
+        rec = Recorder(ReferenceBackend(None, setup, pair=pair, prompts=prompts, clock="cpu"),
+                       Checkpoint(tmp / f"ref-{name}.jsonl", "x", fresh=True))
+        drive(strategy, rec, budget_s=budget if name in ("grid", "hillclimb") else None)
+        cost = spent(rec)
+        if name == "sweep":
+            truth = {(c, k): statistics.median(strategy.book.samples(c, k)) for c in setup.concurrency
+                     for k in (0, *KS)}
+            out["sweep_medians"] = {f"{c}/{k}": v for (c, k), v in truth.items()}
+            sweep_cost = cost
+        if name == "factorized":
+            budget = cost
+        chosen = {c: d.k for c, d in strategy.decisions().items()}
+        best = {c: max(truth[(c, k)] for k in (0, *KS)) for c in setup.concurrency}
+        quality = {c: truth[(c, k)] / best[c] for c, k in chosen.items()}
+        out[name] = {"chosen": chosen, "quality": quality, "min_quality": min(quality.values()),
+                     "slower_than_off": [c for c, k in chosen.items() if truth[(c, k)] < 0.99 * truth[(c, 0)]],
+                     "cost_s": cost, "cost_fraction": cost / sweep_cost}
+    out["oracle_k"] = {c: max((0, *KS), key=lambda k: truth[(c, k)]) for c in setup.concurrency}
+    return out
+
+
 def main() -> None:
     import tempfile
 
@@ -134,6 +205,7 @@ def main() -> None:
     scenarios = [scenario(i, rng) for i in range(24)]
     with tempfile.TemporaryDirectory() as tmp:
         rows = [run_one(sc, Path(tmp)) for sc in scenarios]
+        reference = None if "--skip-reference" in sys.argv else reference_suite(Path(tmp))
     agg = {}
     for name in ("factorized", "grid", "hillclimb", "sweep"):
         qs = [r[name]["min_quality"] for r in rows]
@@ -146,10 +218,16 @@ def main() -> None:
     payload = {"settings": {"concurrency": CONCURRENCY, "draft_lens": KS, "noise_sigma": NOISE, "repeats": REPEATS,
                             "outlier_p": 0.03, "scenarios": len(rows),
                             "budget": "grid and hillclimb get the device-seconds factorized spent"},
-               "summary": agg, "scenarios": rows}
+               "summary": agg, "reference_runtime": reference or "skipped (--skip-reference)", "scenarios": rows}
     print(write_result("tuner", payload))
     for name, a in agg.items():
         print(f"{name:10s} {a}")
+    if reference:
+        for name in ("factorized", "grid", "hillclimb", "sweep"):
+            r = reference[name]
+            print(f"reference {name:10s} min_quality {r['min_quality']:.3f} cost {r['cost_fraction']:.2f} "
+                  f"slower {r['slower_than_off']} chosen {r['chosen']}")
+        print("reference oracle", reference["oracle_k"])
 
 
 if __name__ == "__main__":
