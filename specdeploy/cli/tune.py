@@ -6,7 +6,6 @@ from pathlib import Path
 
 import click
 
-from specdeploy import api
 from specdeploy.cli._group import cli, set_option
 from specdeploy.console import console
 
@@ -24,6 +23,8 @@ from specdeploy.console import console
               help="Replay the checkpoint's measurements, or start over.")
 def tune(profile: str, sets: tuple[str, ...], backend: str, out: Path, strategy: str, resume: bool) -> None:
     """Measure and choose the draft length per concurrency; write the result, report and lock."""
+    from specdeploy import api
+
     out_ = console()
     res = api.tune(profile, sets, backend=backend, out=out, strategy=strategy, fresh=not resume,
                    progress=not out_.json_mode and out_.err.isatty())
