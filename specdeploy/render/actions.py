@@ -34,13 +34,16 @@ def render_resolved(resolved: Resolved, out: Path, *, inputs: RenderInputs | Non
 
 def render_triton(ctx: ActionContext) -> dict[str, Any]:
     from specdeploy.trtllm.actions import chosen_schedule
+    from specdeploy.trtllm.schedule import lower_bounds
 
     resolved = ctx.resolved
     draft_len, schedule, max_concurrency = chosen_schedule(ctx)
     engine = ctx.output_of("engine.target")
+    tuned = isinstance(schedule, list)  # the tune step's canonical ranges, not the profile's map
     inputs = RenderInputs(engine_dir=engine.get("dir"), draft_engine_dir=ctx.output_of("engine.draft").get("dir"),
                           engine_max_draft_len=engine.get("max_draft_len"),
-                          tokenizer_dir=ctx.output_of("fetch.target").get("path"))
+                          tokenizer_dir=ctx.output_of("fetch.target").get("path"), draft_len=draft_len,
+                          schedule=lower_bounds(schedule) if tuned else schedule, max_concurrency=max_concurrency)
     llm_args = None
     if layout_of(resolved) == "llmapi":
         llm_args = llm_args_for(resolved, draft_len=draft_len, schedule=schedule, max_concurrency=max_concurrency,

@@ -145,7 +145,26 @@ class RenderInputs:
     engine_max_draft_len: int | None = None
     tokenizer_dir: str | None = None
     site_packages: str | None = None
+    draft_len: int | None = None
+    """The tuned maximum draft length (None: the profile's)."""
+    schedule: dict[int, int] | None = None
+    """The tuned lower-bound schedule `{concurrency_lo: K}` (None: the profile's)."""
+    max_concurrency: int | None = None
+    """The tuned concurrency above which speculation stops (None: the profile's)."""
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def plan(self, resolved: Resolved) -> tuple[int, dict[int, int] | None, int | None]:
+        """(draft_len, schedule, max_concurrency): tuned values where the build tuned, else the profile's."""
+        spec = resolved.profile.speculative
+        schedule = self.schedule if self.schedule is not None else spec.schedule
+        return (resolved.draft_len if self.draft_len is None else self.draft_len,
+                dict(schedule) if schedule else None,
+                spec.max_concurrency if self.max_concurrency is None else self.max_concurrency)
+
+    def first_draft_len(self, resolved: Resolved) -> int:
+        """K for one request at a time (what a batch-0 python model or the BLS default uses)."""
+        draft_len, schedule, _ = self.plan(resolved)
+        return schedule[min(schedule)] if schedule else draft_len
 
 
 def layout_of(resolved: Resolved) -> str:
@@ -182,11 +201,12 @@ def device_ids(instances: int, per_instance: int, first: int = 0) -> str:
                     for i in range(instances))
 
 
-def _manifest(resolved: Resolved, layout: str, engine_max: int | None) -> RepoManifest:
+def _manifest(resolved: Resolved, layout: str, engine_max: int | None,
+              inputs: RenderInputs | None = None) -> RepoManifest:
     p = resolved.profile
+    draft_len, schedule, _ = (inputs or RenderInputs()).plan(resolved)
     return RepoManifest(layout, resolved.loaded.name, p.hardware.count, p.hardware.tensor_parallel,
-                        p.hardware.pipeline_parallel, p.speculative.mechanism, resolved.draft_len, engine_max,
-                        dict(p.speculative.schedule) if p.speculative.schedule else None)
+                        p.hardware.pipeline_parallel, p.speculative.mechanism, draft_len, engine_max, schedule)
 
 
 def _decoupled(resolved: Resolved) -> bool:
@@ -242,12 +262,12 @@ def _engine(resolved: Resolved, inputs: RenderInputs) -> EngineContext:
         draft = TrtllmModel("tensorrt_llm_draft", safe_value("draft_engine_dir", inputs.draft_engine_dir or
                                                              "/engines/draft"), device_ids(1, 1), 1)
     engine_max = inputs.engine_max_draft_len if inputs.engine_max_draft_len is not None else resolved.draft_len
-    first_k = spec.schedule[min(spec.schedule)] if spec.schedule else resolved.draft_len
+    first_k = inputs.first_draft_len(resolved)
     return EngineContext(
         target, draft, p.serving.max_batch_size, decoupled,
         safe_value("tokenizer_dir", inputs.tokenizer_dir or _ref(p.target.model)),
         p.serving.kv_cache_free_gpu_memory_fraction, first_k if draft else 0,
-        _manifest(resolved, "engine", engine_max), safe_value("site_packages", inputs.site_packages or ""),
+        _manifest(resolved, "engine", engine_max, inputs), safe_value("site_packages", inputs.site_packages or ""),
         batch_scheduler_policy="guaranteed_no_evict", max_queue_size=0,
     )
 
@@ -259,10 +279,12 @@ def _reference(resolved: Resolved, inputs: RenderInputs) -> ReferenceContext:
         raise UsageError("the reference layout answers one response per request (no streaming)",
                          hint="set serving.streaming: false")
     site = inputs.site_packages or sysconfig.get_paths()["purelib"]
-    schedule = json.dumps({str(k): v for k, v in spec.schedule.items()}) if spec.schedule else ""
+    _, schedule, max_concurrency = inputs.plan(resolved)
+    first_k = inputs.first_draft_len(resolved)
+    mechanism = spec.mechanism if first_k > 0 else "none"  # the tune found speculation not worth it
     return ReferenceContext(
         model_name(resolved), safe_value("site_packages", site), safe_value("target.model", _ref(p.target.model)),
-        safe_value("draft_model", _ref(spec.draft_model) if spec.draft_model else ""), spec.mechanism,
-        resolved.draft_len, schedule, spec.max_concurrency or 0, p.tune.output_len, p.triton.instances,
-        _manifest(resolved, "reference", None),
+        safe_value("draft_model", _ref(spec.draft_model) if spec.draft_model else ""), mechanism,
+        first_k, json.dumps({str(k): v for k, v in schedule.items()}) if schedule else "", max_concurrency or 0,
+        p.tune.output_len, p.triton.instances, _manifest(resolved, "reference", None, inputs),
     )

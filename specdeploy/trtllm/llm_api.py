@@ -115,14 +115,15 @@ def llm_api_options(resolved: Resolved, *, draft_len: int, schedule: Mapping[int
     if mech != "none" and schedule is not None:
         ranges = canonical(schedule, max_concurrency=max_concurrency, max_batch_size=batch)
         k = max(r[2] for r in ranges)
-    opts = _limits(resolved, k if mech != "none" else 0)
+    speculating = mech != "none" and k > 0  # a tune that found no K worth it switches speculation off
+    opts = _limits(resolved, k if speculating else 0)
     bounds = [b for lo, hi, _ in ranges or () for b in (lo, hi)] + ([max_concurrency] if max_concurrency else [])
     opts["cuda_graph_config"] = {"enable_padding": True, "batch_sizes": _graph_batch_sizes(batch, bounds)}
     if mechanism_key(resolved) in line.no_overlap:
         opts["disable_overlap_scheduler"] = True
     if tuning:
         opts["enable_iter_perf_stats"] = True
-    if mech != "none":
+    if speculating:
         if draft_path is None:
             draft_path = spec.draft_model
         cfg = _speculative_config(resolved, line, k, draft_path)
