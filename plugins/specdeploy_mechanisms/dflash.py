@@ -11,9 +11,13 @@ from specdeploy.profile.issues import Issue
 
 
 class DflashOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-    block_size: int = Field(16, ge=2, le=64)
-    """Tokens the drafter predicts per block; the draft length is at most block_size - 1."""
+    model_config = ConfigDict(extra="forbid")
+    block_size: int = Field(
+        16,
+        ge=2,
+        le=64,
+        description="Tokens the drafter predicts per block; the draft length is at most block_size - 1.",
+    )
 
 
 class Dflash(Mechanism):
@@ -33,5 +37,7 @@ class Dflash(Mechanism):
         if isinstance(draft_len, int) and draft_len > opts.block_size - 1:
             yield ctx.issue("draft_len", f"DFlash drafts at most block_size - 1 = {opts.block_size - 1} tokens")
         if ctx.target and ctx.draft and ctx.draft.hidden != ctx.target.hidden:
-            yield ctx.issue("draft_model", f"DFlash drafter hidden size {ctx.draft.hidden} does not match the "
-                            f"target's {ctx.target.hidden}")
+            yield ctx.issue(
+                "draft_model",
+                f"DFlash drafter hidden size {ctx.draft.hidden} does not match the target's {ctx.target.hidden}",
+            )

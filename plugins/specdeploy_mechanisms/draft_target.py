@@ -19,6 +19,9 @@ class DraftTarget(Mechanism):
     def check(self, ctx: CheckContext) -> Iterator[Issue]:
         yield from same_vocabulary(ctx)
         if ctx.target and ctx.draft and ctx.draft.parameter_count() >= ctx.target.parameter_count():
-            yield ctx.issue("draft_model", f"the drafter ({ctx.draft.parameter_count() / 1e9:.2f} B parameters) is not "
-                            f"smaller than the target ({ctx.target.parameter_count() / 1e9:.2f} B)",
-                            "use a drafter 10-50x smaller than the target")
+            yield ctx.issue(
+                "draft_model",
+                f"the drafter ({ctx.draft.parameter_count() / 1e9:.2f} B parameters) is not "
+                f"smaller than the target ({ctx.target.parameter_count() / 1e9:.2f} B)",
+                "use a drafter 10-50x smaller than the target",
+            )

@@ -12,13 +12,14 @@ from specdeploy_mechanisms._common import tree_depth
 
 
 class EagleOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-    num_eagle_layers: int = Field(4, ge=1, le=16)
-    """Tree depth the engine is built for (`--num_eagle_layers`)."""
-    max_non_leaves_per_layer: int = Field(10, ge=1)
-    """Non-leaf nodes kept per tree level."""
-    choices: list[list[int]] | None = None
-    """Static tree (`eagle_choices`); depth <= num_eagle_layers."""
+    model_config = ConfigDict(extra="forbid")
+    num_eagle_layers: int = Field(
+        4, ge=1, le=16, description="Tree depth the engine is built for (`--num_eagle_layers`)."
+    )
+    max_non_leaves_per_layer: int = Field(10, ge=1, description="Non-leaf nodes kept per tree level.")
+    choices: list[list[int]] | None = Field(
+        None, description="Static tree (`eagle_choices`); depth <= num_eagle_layers."
+    )
 
 
 class Eagle(Mechanism):
@@ -34,8 +35,13 @@ class Eagle(Mechanism):
         opts = ctx.options
         assert isinstance(opts, EagleOptions)
         if tree_depth(opts.choices) > opts.num_eagle_layers:
-            yield ctx.issue("options.choices", f"choice depth {tree_depth(opts.choices)} exceeds num_eagle_layers "
-                            f"{opts.num_eagle_layers}")
+            yield ctx.issue(
+                "options.choices",
+                f"choice depth {tree_depth(opts.choices)} exceeds num_eagle_layers {opts.num_eagle_layers}",
+            )
         if ctx.target and ctx.target.model_type != "llama":
-            yield ctx.issue("mechanism", f"EAGLE-1/2 engines support Llama targets only, not '{ctx.target.model_type}'"
-                            " (TensorRT-LLM #10396)", "use eagle3 on the PyTorch backend")
+            yield ctx.issue(
+                "mechanism",
+                f"EAGLE-1/2 engines support Llama targets only, not '{ctx.target.model_type}' (TensorRT-LLM #10396)",
+                "use eagle3 on the PyTorch backend",
+            )

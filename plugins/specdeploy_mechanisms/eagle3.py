@@ -11,15 +11,17 @@ from specdeploy.profile.issues import Issue
 
 
 class Eagle3Options(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-    one_model: bool = True
-    """Drafter runs inside the target's CUDA graph (`eagle3_one_model`); false = two-model, no overlap scheduler."""
-    layers_to_capture: list[int] | None = None
-    """Target layers whose hidden states feed the drafter (`eagle3_layers_to_capture`); default {1, L/2-1, L-4}."""
-    dynamic_tree: bool = False
-    """Dynamic draft tree (TRT-LLM 1.3 line only)."""
-    dynamic_tree_max_topk: int | None = Field(None, ge=1)
-    """Top-K per level of the dynamic tree."""
+    model_config = ConfigDict(extra="forbid")
+    one_model: bool = Field(
+        True,
+        description="Drafter runs inside the target's CUDA graph (`eagle3_one_model`); false = two-model, no overlap scheduler.",
+    )
+    layers_to_capture: list[int] | None = Field(
+        None,
+        description="Target layers whose hidden states feed the drafter (`eagle3_layers_to_capture`); default {1, L/2-1, L-4}.",
+    )
+    dynamic_tree: bool = Field(False, description="Dynamic draft tree (TRT-LLM 1.3 line only).")
+    dynamic_tree_max_topk: int | None = Field(None, ge=1, description="Top-K per level of the dynamic tree.")
 
 
 class Eagle3(Mechanism):
@@ -34,17 +36,27 @@ class Eagle3(Mechanism):
         opts = ctx.options
         assert isinstance(opts, Eagle3Options)
         if opts.dynamic_tree and ctx.line is not None and ctx.line.name == "1.2":
-            yield ctx.issue("options.dynamic_tree", "dynamic EAGLE-3 trees need TensorRT-LLM 1.3 or later",
-                            "set runtime.trtllm_version: 1.3.0 or drop dynamic_tree")
+            yield ctx.issue(
+                "options.dynamic_tree",
+                "dynamic EAGLE-3 trees need TensorRT-LLM 1.3 or later",
+                "set runtime.trtllm_version: 1.3.0 or drop dynamic_tree",
+            )
         if ctx.target and ctx.draft:
             if ctx.draft.hidden != ctx.target.hidden:
-                yield ctx.issue("draft_model", f"EAGLE-3 drafter hidden size {ctx.draft.hidden} does not match the "
-                                f"target's {ctx.target.hidden}", "use the EAGLE-3 drafter trained for this target")
+                yield ctx.issue(
+                    "draft_model",
+                    f"EAGLE-3 drafter hidden size {ctx.draft.hidden} does not match the target's {ctx.target.hidden}",
+                    "use the EAGLE-3 drafter trained for this target",
+                )
             if ctx.draft.vocab and ctx.draft.vocab != ctx.target.vocab:
-                yield ctx.issue("draft_model", f"EAGLE-3 drafter vocab_size {ctx.draft.vocab} does not match the "
-                                f"target's {ctx.target.vocab}", "use the EAGLE-3 drafter trained for this target")
+                yield ctx.issue(
+                    "draft_model",
+                    f"EAGLE-3 drafter vocab_size {ctx.draft.vocab} does not match the target's {ctx.target.vocab}",
+                    "use the EAGLE-3 drafter trained for this target",
+                )
         if ctx.target and opts.layers_to_capture:
             bad = [i for i in opts.layers_to_capture if not -ctx.target.layers <= i < ctx.target.layers]
             if bad:
-                yield ctx.issue("options.layers_to_capture", f"layers {bad} do not exist in a "
-                                f"{ctx.target.layers}-layer target")
+                yield ctx.issue(
+                    "options.layers_to_capture", f"layers {bad} do not exist in a {ctx.target.layers}-layer target"
+                )

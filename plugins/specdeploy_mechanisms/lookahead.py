@@ -11,13 +11,12 @@ from specdeploy.profile.issues import Issue
 
 
 class LookaheadOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-    window_size: int = Field(4, ge=1, le=64)
-    """W: lookahead window (`max_window_size`)."""
-    ngram_size: int = Field(3, ge=1, le=64)
-    """N: n-gram size (`max_ngram_size`)."""
-    verification_set_size: int = Field(4, ge=1, le=64)
-    """G: candidate n-grams verified per step (`max_verification_set_size`)."""
+    model_config = ConfigDict(extra="forbid")
+    window_size: int = Field(4, ge=1, le=64, description="W: lookahead window (`max_window_size`).")
+    ngram_size: int = Field(3, ge=1, le=64, description="N: n-gram size (`max_ngram_size`).")
+    verification_set_size: int = Field(
+        4, ge=1, le=64, description="G: candidate n-grams verified per step (`max_verification_set_size`)."
+    )
 
 
 def lookahead_draft_len(w: int, n: int, g: int) -> int:
@@ -41,5 +40,8 @@ class Lookahead(Mechanism):
         derived = self.fixed_draft_len(ctx.options)
         draft_len = ctx.profile.speculative.draft_len
         if isinstance(draft_len, int) and draft_len != derived:
-            yield ctx.issue("draft_len", f"lookahead's draft length is fixed by (W, N, G) = {derived}, not {draft_len}",
-                            f"set draft_len: {derived} or draft_len: auto")
+            yield ctx.issue(
+                "draft_len",
+                f"lookahead's draft length is fixed by (W, N, G) = {derived}, not {draft_len}",
+                f"set draft_len: {derived} or draft_len: auto",
+            )

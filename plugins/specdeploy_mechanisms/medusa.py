@@ -12,11 +12,11 @@ from specdeploy_mechanisms._common import tree_depth
 
 
 class MedusaOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-    num_heads: int = Field(4, ge=1, le=16)
-    """Medusa heads in the checkpoint (`--num_medusa_heads`)."""
-    choices: list[list[int]] | None = None
-    """Static token tree (`medusa_choices`); paths of head indices, depth <= num_heads."""
+    model_config = ConfigDict(extra="forbid")
+    num_heads: int = Field(4, ge=1, le=16, description="Medusa heads in the checkpoint (`--num_medusa_heads`).")
+    choices: list[list[int]] | None = Field(
+        None, description="Static token tree (`medusa_choices`); paths of head indices, depth <= num_heads."
+    )
 
 
 class Medusa(Mechanism):
@@ -44,5 +44,8 @@ class Medusa(Mechanism):
             yield ctx.issue("options.choices", "choice indices must be >= 0")
         draft_len, fixed = ctx.profile.speculative.draft_len, self.fixed_draft_len(opts)
         if fixed is not None and isinstance(draft_len, int) and draft_len != fixed:
-            yield ctx.issue("draft_len", f"a Medusa tree of {fixed} nodes drafts {fixed} tokens, not {draft_len}",
-                            f"set draft_len: {fixed}")
+            yield ctx.issue(
+                "draft_len",
+                f"a Medusa tree of {fixed} nodes drafts {fixed} tokens, not {draft_len}",
+                f"set draft_len: {fixed}",
+            )

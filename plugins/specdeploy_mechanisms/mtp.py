@@ -11,15 +11,15 @@ from specdeploy.profile.issues import Issue
 
 
 class MtpOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-    vanilla: bool = False
-    """Use one MTP layer per draft position (`use_mtp_vanilla`); needs that many MTP layers."""
-    relaxed_acceptance: bool = False
-    """Relaxed acceptance in the thinking phase (`use_relaxed_acceptance_for_thinking`)."""
-    relaxed_topk: int = Field(1, ge=1)
-    """Candidates considered by relaxed acceptance."""
-    relaxed_delta: float = Field(0.0, ge=0.0)
-    """Probability slack of relaxed acceptance."""
+    model_config = ConfigDict(extra="forbid")
+    vanilla: bool = Field(
+        False, description="Use one MTP layer per draft position (`use_mtp_vanilla`); needs that many MTP layers."
+    )
+    relaxed_acceptance: bool = Field(
+        False, description="Relaxed acceptance in the thinking phase (`use_relaxed_acceptance_for_thinking`)."
+    )
+    relaxed_topk: int = Field(1, ge=1, description="Candidates considered by relaxed acceptance.")
+    relaxed_delta: float = Field(0.0, ge=0.0, description="Probability slack of relaxed acceptance.")
 
 
 class Mtp(Mechanism):
@@ -36,9 +36,15 @@ class Mtp(Mechanism):
         if ctx.target is None:
             return
         if ctx.target.mtp_layers < 1:
-            yield ctx.issue("mechanism", f"{ctx.target.name} has no MTP layers (num_nextn_predict_layers = 0)",
-                            "use eagle3 or draft_target for this model")
+            yield ctx.issue(
+                "mechanism",
+                f"{ctx.target.name} has no MTP layers (num_nextn_predict_layers = 0)",
+                "use eagle3 or draft_target for this model",
+            )
         draft_len = ctx.profile.speculative.draft_len
         if opts.vanilla and isinstance(draft_len, int) and draft_len > ctx.target.mtp_layers:
-            yield ctx.issue("draft_len", f"vanilla MTP drafts one token per MTP layer: draft_len {draft_len} > "
-                            f"{ctx.target.mtp_layers} layers", "set options.vanilla: false (MTP-Eagle reuses the layer)")
+            yield ctx.issue(
+                "draft_len",
+                f"vanilla MTP drafts one token per MTP layer: draft_len {draft_len} > {ctx.target.mtp_layers} layers",
+                "set options.vanilla: false (MTP-Eagle reuses the layer)",
+            )

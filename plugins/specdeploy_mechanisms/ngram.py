@@ -8,15 +8,16 @@ from specdeploy.plugin import Mechanism
 
 
 class NgramOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-    max_matching_ngram_size: int = Field(3, ge=1, le=32)
-    """Longest suffix matched against the pool (always emitted: the 1.2.1 default is unconfirmed)."""
-    is_keep_all: bool = True
-    """Keep every candidate, not only the longest match."""
-    is_use_oldest: bool = True
-    """Propose the oldest match."""
-    is_public_pool: bool = True
-    """One pool shared by all requests."""
+    model_config = ConfigDict(extra="forbid")
+    max_matching_ngram_size: int = Field(
+        3,
+        ge=1,
+        le=32,
+        description="Longest suffix matched against the pool (always emitted: the 1.2.1 default is unconfirmed).",
+    )
+    is_keep_all: bool = Field(True, description="Keep every candidate, not only the longest match.")
+    is_use_oldest: bool = Field(True, description="Propose the oldest match.")
+    is_public_pool: bool = Field(True, description="One pool shared by all requests.")
 
 
 class Ngram(Mechanism):

@@ -8,9 +8,8 @@ from specdeploy.plugin import Mechanism
 
 
 class RedrafterOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
-    num_beams: int = Field(5, ge=1, le=32)
-    """Beams drafted per step (`--redrafter_num_beams`)."""
+    model_config = ConfigDict(extra="forbid")
+    num_beams: int = Field(5, ge=1, le=32, description="Beams drafted per step (`--redrafter_num_beams`).")
 
 
 class Redrafter(Mechanism):

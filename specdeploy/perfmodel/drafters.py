@@ -126,9 +126,9 @@ def drafter(mechanism: str) -> DraftFn:
     """The cost function of a mechanism: its plugin's `draft_cost` hook, else the table, else `generic`."""
     table = DRAFTERS.get(mechanism, generic)
     try:
-        from specdeploy.plugin import registry
+        from specdeploy.plugin import find
 
-        cls = registry().get(mechanism)
+        cls = find(mechanism)
     except Exception:  # an unloadable plugin set must not break a what-if
         cls = None
     if cls is None:

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 class NoOptions(BaseModel):
     """For mechanisms without options: any key is an error."""
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid")
 
 
 @dataclass(frozen=True)

@@ -56,13 +56,13 @@ class TuneSetup:
 
 def setup_from(resolved: Resolved) -> TuneSetup:
     """Validate the profile's `tune:` section against the mechanism and the engine (exit 2 on bad input)."""
-    from specdeploy.plugin.registry import registry
+    from specdeploy.plugin.registry import find
 
     profile = resolved.profile
     spec, tune = profile.speculative, profile.tune
     if spec.mechanism == "none":
         raise UsageError("nothing to tune: speculative.mechanism is none", hint="pick a mechanism (eagle3, mtp, ...)")
-    plugin = registry().get(spec.mechanism)
+    plugin = find(spec.mechanism)
     engine_max = plugin.max_draft_len if plugin else 64
     if isinstance(spec.draft_len, int):  # a fixed draft length is the engine's ceiling
         engine_max = min(engine_max, spec.draft_len)
