@@ -269,7 +269,7 @@ def main() -> None:
         "batch": args.batch,
         "trained_tokens": tokens,
         "lr": args.lr,
-        "generation_minutes": round((train_start - t0) / 60, 1),
+        "setup_minutes": round((train_start - t0) / 60, 1),  # loading, optional generation, tokenizing
         "training_minutes": round((time.time() - train_start) / 60, 1),
         "hardware": f"CPU, {torch.get_num_threads()} threads, shared with other jobs",
         "held_out_top1_agreement": {"chat_prose": round(chat_agree, 4), "stdlib_code": round(code_agree, 4)},

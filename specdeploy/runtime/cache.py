@@ -32,24 +32,28 @@ class KVState:
     def width(self) -> int:
         return int(self.mask.shape[1])
 
-    def forward(self, tokens: torch.Tensor, valid: torch.Tensor) -> torch.Tensor:
-        """Append a [B, w] chunk (holes where `valid` is False); return its logits [B, w, V]."""
+    def forward(self, tokens: torch.Tensor, valid: torch.Tensor, last_only: bool = False) -> torch.Tensor:
+        """Append a [B, w] chunk (holes where `valid` is False); return its logits [B, w or 1, V]."""
         tokens, valid = tokens.to(self.device), valid.to(self.device)
         width, chunk = self.width, tokens.shape[1]
         positions = (self.mask.sum(1, keepdim=True) + valid.long().cumsum(1) - 1).clamp(min=0)
         full = torch.cat([self.mask, valid], 1)
-        keys = torch.arange(width + chunk, device=self.device)
-        queries = width + torch.arange(chunk, device=self.device)
-        causal = keys[None, :] <= queries[:, None]
-        allowed = (full[:, None, :] & causal[None]) | (keys[None, :] == queries[:, None])[None]
-        bias = torch.zeros(allowed.shape, dtype=self.dtype, device=self.device)
-        bias.masked_fill_(~allowed, torch.finfo(self.dtype).min)  # own slot always visible: no empty row
+        bias = None  # no hole anywhere: plain causal attention, transformers' own (fast SDPA) path
+        if not bool(full.all()):
+            keys = torch.arange(width + chunk, device=self.device)
+            queries = width + torch.arange(chunk, device=self.device)
+            causal = keys[None, :] <= queries[:, None]
+            allowed = (full[:, None, :] & causal[None]) | (keys[None, :] == queries[:, None])[None]
+            bias = torch.zeros(allowed.shape, dtype=self.dtype, device=self.device)
+            bias.masked_fill_(~allowed, torch.finfo(self.dtype).min)  # own slot always visible: no empty row
+            bias = bias[:, None]
         out = self.model(
             input_ids=tokens,
-            attention_mask=bias[:, None],
+            attention_mask=bias,
             position_ids=positions,
             cache=self.cache,
             use_cache=True,
+            logits_to_keep=1 if last_only else 0,
         )
         self.mask = full
         return out.logits

@@ -95,7 +95,8 @@ class ModelDrafter(Drafter):
             drafts.append(tokens)
             probs.append(q)
             if i + 1 < kmax:
-                logits = self.kv.forward(tokens[:, None], torch.ones(len(tokens), 1, dtype=torch.bool))[:, -1]
+                ones = torch.ones(len(tokens), 1, dtype=torch.bool)
+                logits = self.kv.forward(tokens[:, None], ones, last_only=True)[:, -1]
                 self.chained += 1
         chains = torch.stack(drafts, 1).tolist()
         out = [chain[:k] for chain, k in zip(chains, limits, strict=True)]
@@ -122,7 +123,7 @@ class ModelDrafter(Drafter):
             if r:
                 tokens[i, width - len(r) :] = torch.tensor(r)
                 valid[i, width - len(r) :] = True
-        return self.kv.forward(tokens, valid)[:, -1]
+        return self.kv.forward(tokens, valid, last_only=True)[:, -1]
 
     def _choose(self, logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Next draft per row (mapped to full ids) and, when sampling, q over the full vocabulary."""

@@ -73,7 +73,7 @@ def run_wave(
     for i, p in enumerate(prompts):
         tokens[i, width - len(p) :] = torch.tensor(p)
         valid[i, width - len(p) :] = True
-    logits = target.forward(tokens, valid)[:, -1]
+    logits = target.forward(tokens, valid, last_only=True)[:, -1]
     drafter.prefill(prompts)
     outputs = [[pick(logits[i], temperature, generator)] for i in range(batch)]
     now = time.perf_counter()

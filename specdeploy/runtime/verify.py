@@ -47,7 +47,7 @@ def verify_row(
             residual = p.clone()
             residual[token] = 0.0
         else:
-            residual = (p - draft_probs[i].to(p.dtype)).clamp(min=0.0)
+            residual = (p - draft_probs[i].to(device=p.device, dtype=p.dtype)).clamp(min=0.0)
         if float(residual.sum()) <= 0.0:  # p == q exactly: rejection has probability 0, keep p
             residual = p
         return i, _sample(residual, generator)
