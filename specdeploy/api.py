@@ -215,3 +215,33 @@ def ask(prompt: str, *, artifact: Path | None = None, url: str | None = None, mo
         models = [str(m) for m in state["models"]]  # type: ignore[attr-defined]
         model = model or ("ensemble" if "ensemble" in models else models[0])
     return send(url, model, prompt, max_tokens=max_tokens)
+
+
+def generate(source: str, prompt: str, sets: tuple[str, ...] = (), *, artifact: Path | None = None,
+             max_tokens: int = 64) -> dict[str, Any]:
+    """Answer PROMPT with the reference runtime in this process: the same call the reference Triton model makes.
+
+    The draft length is the tuned one when ARTIFACT (a build of this profile) holds a tune result, else the
+    profile's fixed `draft_len`, else the mechanism's default.
+    """
+    import json
+
+    from specdeploy.runtime import generate_text, load_pair
+
+    resolved = load_and_resolve(source, sets)
+    profile = resolved.profile
+    if profile.runtime.backend != "reference":
+        raise UsageError(f"`generate` runs the CPU reference runtime; {source} uses the {profile.runtime.backend} "
+                         "backend", hint="serve it with `specdeploy serve` on a GPU machine and use `specdeploy ask`")
+    spec, mechanism = profile.speculative, resolved.loaded.mechanism
+    k = spec.draft_len if isinstance(spec.draft_len, int) else (mechanism.default_draft_len if mechanism else 0)
+    lock = artifact / "specdeploy.lock" if artifact else None
+    if lock is not None and lock.is_file():
+        tuned = json.loads(lock.read_text()).get("tuned") or {}
+        schedule = {int(c): int(v) for c, v in (tuned.get("schedule") or {}).items()}
+        k = schedule[min(schedule)] if schedule else k
+    name = spec.mechanism if k > 0 else "none"
+    pair = load_pair(profile.target.model, spec.draft_model if name == "draft_target" else None)
+    result = generate_text(pair, prompt, max_tokens, mechanism=name, draft_len=max(k, 1), chat=True)
+    return {"text": result.text, "tokens": result.tokens, "mechanism": name, "draft_len": k,
+            "stats": result.stats.to_dict()}

@@ -1,4 +1,4 @@
-"""serve, ask."""
+"""serve, ask, generate."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from specdeploy.cli._group import cli
+from specdeploy.cli._group import cli, set_option
 from specdeploy.console import console
 
 
@@ -32,3 +32,21 @@ def ask(prompt: str, artifact: Path | None, url: str | None, model: str | None, 
 
     answer = api.ask(prompt, artifact=artifact, url=url, model=model, max_tokens=max_tokens)
     console().data(answer, text=str(answer.get("text_output", answer)))
+
+
+@cli.command()
+@click.argument("profile")
+@click.argument("prompt")
+@set_option
+@click.option("--artifact", type=click.Path(path_type=Path), default=None,
+              help="A build of PROFILE whose tuned draft length to use.")
+@click.option("--max-tokens", type=click.IntRange(1, 65536), default=64, show_default=True)
+def generate(profile: str, prompt: str, sets: tuple[str, ...], artifact: Path | None, max_tokens: int) -> None:
+    """Answer PROMPT with PROFILE's reference runtime in this process (no server)."""
+    from specdeploy import api
+
+    answer = api.generate(profile, prompt, sets, artifact=artifact, max_tokens=max_tokens)
+    stats = answer["stats"]
+    console().info(f"{answer['mechanism']} K={answer['draft_len']}: {stats['tokens_per_s']:.1f} tokens/s, "
+                   f"acceptance {stats['acceptance_rate']:.2f}")
+    console().data(answer, text=answer["text"])

@@ -74,7 +74,9 @@ def load_pair(target_ref: str, drafter_ref: str | None = None, device: str | Non
     import torch
 
     device = device or default_device()
-    torch.set_num_threads(min(torch.get_num_threads(), int(os.environ.get("SPECDEPLOY_THREADS", "2"))))
+    # Decode of a 135M model is dispatch-bound: one thread is as fast when the machine is idle, and on a
+    # shared 2-core machine two OpenMP threads measured 10x slower (spinning against the other load).
+    torch.set_num_threads(min(torch.get_num_threads(), int(os.environ.get("SPECDEPLOY_THREADS", "1"))))
     folder = resolve_target_folder(target_ref)
     target = _from_pretrained(folder, target_ref).to(device).eval()
     tokenizer = _tokenizer(folder)

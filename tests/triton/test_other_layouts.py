@@ -34,20 +34,26 @@ def test_llmapi_load_fails_on_the_tensorrt_llm_import(write_profile, tmp_path, s
     assert "No module named 'tensorrt_llm'" in str(err.value) + server.log()
 
 
-def test_reference_layout_answers_a_request(tmp_path, server_factory):  # type: ignore[no-untyped-def]
-    runtime = importlib.import_module("specdeploy.runtime")
-    if not hasattr(runtime, "generate") or not hasattr(runtime, "load_pair"):
-        pytest.skip("specdeploy.runtime does not export load_pair/generate yet (the runtime engineer's API)")
+def test_reference_layout_answers_with_the_same_tokens_as_the_cli(tmp_path, server_factory):  # type: ignore[no-untyped-def]
+    """The rendered reference repository serves the CPU runtime: same tokens as `specdeploy generate`."""
+    pytest.importorskip("torch")
     import tritonclient.grpc as grpcclient
 
-    resolved = load_and_resolve("cpu-smollm2", ("speculative.draft_len=3",))
+    from specdeploy.api import generate
+
+    sets = ("speculative.draft_len=3",)
+    question = "What is 2 + 2?"
+    local = generate("cpu-smollm2", question, sets, max_tokens=12)
+    resolved = load_and_resolve("cpu-smollm2", sets)
     repo = render_resolved(resolved, tmp_path / "repo", inputs=RenderInputs()).out
     server = server_factory(repo)
     server.load("smollm2", timeout=300)
     text = grpcclient.InferInput("text_input", [1], "BYTES")
-    text.set_data_from_numpy(np.array(["What is 2 + 2?".encode()], dtype=object))
+    text.set_data_from_numpy(np.array([question.encode()], dtype=object))
     limit = grpcclient.InferInput("max_tokens", [1], "INT32")
-    limit.set_data_from_numpy(np.array([8], dtype=np.int32))
+    limit.set_data_from_numpy(np.array([12], dtype=np.int32))
     result = server.client().infer("smollm2", [text, limit], client_timeout=300)
-    assert result.as_numpy("text_output")[0].decode().strip()
+    assert result.as_numpy("output_ids").tolist() == local["tokens"]
+    assert result.as_numpy("text_output")[0].decode() == local["text"] and local["text"].strip()
+    assert local["mechanism"] == "draft_target" and local["draft_len"] == 3
     assert result.as_numpy("tokens_per_s")[0] > 0
