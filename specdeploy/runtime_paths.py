@@ -23,3 +23,12 @@ def tritonserver_binary() -> Path | None:
     root = pytriton_root()
     candidate = root / "tritonserver" / "bin" / "tritonserver" if root else None
     return candidate if candidate and candidate.is_file() else None
+
+
+def packaged_model(ref: str) -> Path | None:
+    """`specdeploy/<name>` names a model shipped inside specdeploy (the reference runtime's drafters)."""
+    prefix = "specdeploy/"
+    if not ref.startswith(prefix) or "/" in ref[len(prefix):]:
+        return None
+    folder = Path(__file__).resolve().parent / "runtime" / "drafters" / ref[len(prefix):]
+    return folder if (folder / "config.json").is_file() else None

@@ -65,7 +65,9 @@ def _spec(name: str, config: dict[str, Any], origin: str) -> ConfigLookup:
 
 def lookup_config(ref: str, revision: str | None = None, *, online: bool = False) -> ConfigLookup:
     """Resolve `ref` (repo id or folder); `online` lets huggingface_hub fetch config.json (build only)."""
-    folder = Path(ref).expanduser()
+    from specdeploy.runtime_paths import packaged_model
+
+    folder = packaged_model(ref) or Path(ref).expanduser()
     if folder.is_dir():
         cfg = folder / "config.json"
         if not cfg.is_file():

@@ -77,6 +77,7 @@ def resolve(loaded: LoadedProfile, *, probe: EnvironmentProbe | None = None, onl
     """All rules at once; raise ProfileError with every located error, keep warnings in `notes`."""
     profile = loaded.profile
     notes: list[Issue] = []
+    online = online and profile.runtime.backend != "reference"  # the reference runtime's models ship locally
     target = lookup_config(profile.target.model, profile.target.revision, online=online)
     if target.spec is None:
         notes.append(Issue(("target", "model"), f"model-dependent checks skipped: {target.reason}",
