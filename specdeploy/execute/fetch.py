@@ -71,8 +71,12 @@ def _download(ref: str, revision: str | None, patterns: tuple[str, ...]) -> Path
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import HFValidationError, LocalEntryNotFoundError
 
+    from specdeploy.resolve.hub import hub_cache_dir
+
     try:
-        return Path(snapshot_download(ref, revision=revision, allow_patterns=list(patterns)))
+        # the cache folder is passed explicitly: huggingface_hub freezes HF_HUB_CACHE when first imported
+        return Path(snapshot_download(ref, revision=revision, allow_patterns=list(patterns),
+                                      cache_dir=str(hub_cache_dir())))
     except LocalEntryNotFoundError:
         raise StepFailed(f"{ref}@{revision or 'main'} is not in the Hugging Face cache and the hub is not reachable "
                          "(HF_HUB_OFFLINE=1 or no network)",
