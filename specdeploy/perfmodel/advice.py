@@ -94,11 +94,12 @@ def _jsonable(value: Any) -> Any:
 
 def compare_mechanisms(target: ModelSpec, gpu: GpuSpec, concurrency: list[int], *, context: int, k_max: int,
                        quantization: str, tp: int, eff: Efficiency, chosen: str = "",
-                       draft: ModelSpec | None = None, profile: AcceptanceProfile | None = None) -> list[dict[str, Any]]:
+                       draft: ModelSpec | None = None, profile: AcceptanceProfile | None = None,
+                       candidates: list[str] | None = None) -> list[dict[str, Any]]:
     """Guideline 5: every tabled mechanism at the lowest and highest concurrency, with its prior acceptance."""
     rows = []
     low, high = min(concurrency), max(concurrency)
-    for name in DRAFTERS:
+    for name in candidates if candidates is not None else DRAFTERS:
         if name == "mtp" and target.mtp_layers < 1:
             continue
         timer = AnalyticTimer(target, gpu, mechanism=name, draft=draft if name == chosen else None,
@@ -117,7 +118,7 @@ def compare_mechanisms(target: ModelSpec, gpu: GpuSpec, concurrency: list[int], 
 def advise(target: ModelSpec, gpu: GpuSpec, mechanism: str, draft: ModelSpec | None = None, quantization: str = "none",
            tp: int = 1, concurrency: list[int] | None = None, context: int = 2048, k_max: int = 8,
            profile: AcceptanceProfile | None = None, eff: Efficiency | None = None,
-           compare: bool = True) -> Advice:
+           compare: bool = True, candidates: list[str] | None = None) -> Advice:
     """Predicted curves, schedule and the five guidelines for one deployment; no GPU needed."""
     concurrency = sorted(set(concurrency or [1, 4, 16, 64]))
     eff = eff or Efficiency()
@@ -139,5 +140,6 @@ def advise(target: ModelSpec, gpu: GpuSpec, mechanism: str, draft: ModelSpec | N
              "quantization": target.dtype if quantization == "none" else quantization, "tp": tp, "context": context, "k_max": k_max,
              "concurrency": concurrency, "efficiency": eff.to_dict()}
     rows = compare_mechanisms(target, gpu, concurrency, context=context, k_max=k_max, quantization=quantization,
-                              tp=tp, eff=eff, chosen=mechanism, draft=draft, profile=profile) if compare else []
+                              tp=tp, eff=eff, chosen=mechanism, draft=draft, profile=profile,
+                              candidates=candidates) if compare else []
     return Advice(setup, profile, curves, guidelines, rows)

@@ -53,9 +53,13 @@ def _advice(resolved: Resolved) -> tuple[str, ...]:
     profile, mechanism = resolved.profile, resolved.profile.speculative.mechanism
     if resolved.target is None or resolved.gpu is None or mechanism in ("none", "auto"):
         return ()
-    from specdeploy.perfmodel import advise
+    from specdeploy.perfmodel import DRAFTERS, advise
+    from specdeploy.plugin.registry import find, mechanism_names
 
-    advice = advise(resolved.target, resolved.gpu, mechanism, resolved.draft,
+    backend, line = profile.runtime.backend, resolved.line.name if resolved.line else None
+    usable = [m for m in mechanism_names()
+              if m in DRAFTERS and (cls := find(m)) is not None and cls.supports(backend, line)]
+    advice = advise(resolved.target, resolved.gpu, mechanism, resolved.draft, candidates=usable,
                     quantization=profile.target.quantization, tp=profile.hardware.tensor_parallel,
                     concurrency=profile.tune.concurrency, context=profile.serving.max_seq_len // 2,
                     k_max=max(1, resolved.draft_len))
