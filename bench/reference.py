@@ -43,16 +43,24 @@ def hf_plain(pair, prompts: list[list[int]], max_new: int) -> tuple[list[list[in
     outs, tokens, start = [], 0, time.perf_counter()
     for p in prompts:
         ids = torch.tensor([p])
-        out = pair.target.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=max_new,
-                                   do_sample=False, eos_token_id=eos, pad_token_id=eos)
-        outs.append(out[0, len(p):].tolist())
+        out = pair.target.generate(
+            ids,
+            attention_mask=torch.ones_like(ids),
+            max_new_tokens=max_new,
+            do_sample=False,
+            eos_token_id=eos,
+            pad_token_id=eos,
+        )
+        outs.append(out[0, len(p) :].tolist())
         tokens += len(outs[-1])
     return outs, tokens / (time.perf_counter() - start)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true", help="1+1 prompts, 32 new tokens (about 6 minutes on 2 loaded cores)")
+    ap.add_argument(
+        "--quick", action="store_true", help="1+1 prompts, 32 new tokens (about 6 minutes on 2 loaded cores)"
+    )
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
@@ -67,13 +75,30 @@ def main() -> None:
     plain_out, plain = generate(pair, sweep_prompts, "none", 0, 1, max_new)
     t_plain = sum(step_ms(plain))
     result: dict = {
-        "machine": {"cpu": platform.processor() or platform.machine(), "torch_threads": torch.get_num_threads(),
-                    "torch": torch.__version__, "note": "2 shared cores; timings move about +-20% run to run"},
-        "setup": {"target": SMOLLM2_REF, "drafter": DRAFTER_REF, "prompts": len(sweep_prompts),
-                  "max_new_tokens": max_new, "concurrency": 1, "temperature": 0.0, "quick": args.quick},
-        "plain": {"runtime_tokens_per_s": plain.tokens_per_s, "hf_generate_tokens_per_s": hf_tps,
-                  "runtime_vs_hf": plain.tokens_per_s / hf_tps, "identical_to_hf": plain_out == ref,
-                  "step_ms": t_plain, "ttft_ms": plain.ttft_ms, "itl_ms": plain.itl_ms},
+        "machine": {
+            "cpu": platform.processor() or platform.machine(),
+            "torch_threads": torch.get_num_threads(),
+            "torch": torch.__version__,
+            "note": "2 shared cores; timings move about +-20% run to run",
+        },
+        "setup": {
+            "target": SMOLLM2_REF,
+            "drafter": DRAFTER_REF,
+            "prompts": len(sweep_prompts),
+            "max_new_tokens": max_new,
+            "concurrency": 1,
+            "temperature": 0.0,
+            "quick": args.quick,
+        },
+        "plain": {
+            "runtime_tokens_per_s": plain.tokens_per_s,
+            "hf_generate_tokens_per_s": hf_tps,
+            "runtime_vs_hf": plain.tokens_per_s / hf_tps,
+            "identical_to_hf": plain_out == ref,
+            "step_ms": t_plain,
+            "ttft_ms": plain.ttft_ms,
+            "itl_ms": plain.itl_ms,
+        },
         "sweep": [],
     }
     print(f"plain: runtime {plain.tokens_per_s:.2f} tok/s, HF generate {hf_tps:.2f} tok/s", flush=True)
@@ -83,21 +108,37 @@ def main() -> None:
             draft, verify = step_ms(stats)
             bound = stats.acceptance_length * t_plain / (draft + verify)
             speedup = stats.tokens_per_s / plain.tokens_per_s
-            row = {"mechanism": mechanism, "K": k, "speedup": speedup, "bound": bound,
-                   "measured_over_bound": speedup / bound, "acceptance_length": stats.acceptance_length,
-                   "acceptance_rate": stats.acceptance_rate, "accept_hist": list(stats.accept_hist),
-                   "draft_ms_per_step": draft, "verify_ms_per_step": verify, "tokens_per_s": stats.tokens_per_s,
-                   "identical_to_plain": out == plain_out}
+            row = {
+                "mechanism": mechanism,
+                "K": k,
+                "speedup": speedup,
+                "bound": bound,
+                "measured_over_bound": speedup / bound,
+                "acceptance_length": stats.acceptance_length,
+                "acceptance_rate": stats.acceptance_rate,
+                "accept_hist": list(stats.accept_hist),
+                "draft_ms_per_step": draft,
+                "verify_ms_per_step": verify,
+                "tokens_per_s": stats.tokens_per_s,
+                "identical_to_plain": out == plain_out,
+            }
             result["sweep"].append(row)
-            print(f"{mechanism} K={k}: speedup {speedup:.2f} bound {bound:.2f} AL {stats.acceptance_length:.2f} "
-                  f"identical {row['identical_to_plain']}", flush=True)
+            print(
+                f"{mechanism} K={k}: speedup {speedup:.2f} bound {bound:.2f} AL {stats.acceptance_length:.2f} "
+                f"identical {row['identical_to_plain']}",
+                flush=True,
+            )
     result["drafter_acceptance"] = {}
     for name, records in (("humaneval", he[: 2 * per_set]), ("mtbench", mt[: 2 * per_set * 5 : 5])):
         prompts = [encode_prompt(tok, r) for r in records]
         _, stats = generate(pair, prompts, "draft_target", 4, 1, max_new)
-        result["drafter_acceptance"][name] = {"K": 4, "prompts": len(prompts), "acceptance_rate": stats.acceptance_rate,
-                                              "acceptance_length": stats.acceptance_length,
-                                              "accept_hist": list(stats.accept_hist)}
+        result["drafter_acceptance"][name] = {
+            "K": 4,
+            "prompts": len(prompts),
+            "acceptance_rate": stats.acceptance_rate,
+            "acceptance_length": stats.acceptance_length,
+            "accept_hist": list(stats.accept_hist),
+        }
         print(f"drafter on {name}: rate {stats.acceptance_rate:.3f} AL {stats.acceptance_length:.2f}", flush=True)
     result["probe"] = probe_costs(pair, new_tokens=(1, 2, 4, 8, 9), contexts=(128,), repeats=5)
     write_json_atomic(REPO / "bench" / "results" / "reference.json", result)

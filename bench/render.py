@@ -1,4 +1,4 @@
-"""Wall-clock of `specdeploy render` + `specdeploy check-repo` of the engine layout (l40s-medusa-engine; target <= 0.5 s).
+"""Wall-clock of `render` + `check-repo` of the engine layout (l40s-medusa-engine; target <= 0.5 s).
 
 Cold: each repeat is a fresh `python -m specdeploy` process (imports, jinja, protobuf schema included).
 """
@@ -23,11 +23,15 @@ def measure(repeats: int) -> dict[str, list[float]]:
         with tempfile.TemporaryDirectory() as tmp:
             repo = Path(tmp) / "repo"
             start = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "specdeploy", "render", PROFILE, "--out", str(repo)], check=True,
-                           capture_output=True)
+            subprocess.run(
+                [sys.executable, "-m", "specdeploy", "render", PROFILE, "--out", str(repo)],
+                check=True,
+                capture_output=True,
+            )
             middle = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "specdeploy", "check-repo", str(repo)], check=True,
-                           capture_output=True)
+            subprocess.run(
+                [sys.executable, "-m", "specdeploy", "check-repo", str(repo)], check=True, capture_output=True
+            )
             end = time.perf_counter()
         samples["render"].append(middle - start)
         samples["check_repo"].append(end - middle)
@@ -58,11 +62,19 @@ def main() -> None:
     results["in_process_render_plus_check"] = summary(measure_in_process(10))
     results["cli_help_baseline"] = summary([help_s])
     ok = results["in_process_render_plus_check"]["median_s"] <= TARGET_S
-    path = write_result("render", {"profile": PROFILE, "layout": "engine", "target_s": TARGET_S,
-                                   "meets_target": ok, "results": results,
-                                   "note": "render runs the full check-repo itself; check_repo is the second pass. "
-                                   "meets_target judges the in-process figure; the cold CLI figures include "
-                                   "interpreter start and the CLI's imports (see cli_help_baseline)"})
+    path = write_result(
+        "render",
+        {
+            "profile": PROFILE,
+            "layout": "engine",
+            "target_s": TARGET_S,
+            "meets_target": ok,
+            "results": results,
+            "note": "render runs the full check-repo itself; check_repo is the second pass. "
+            "meets_target judges the in-process figure; the cold CLI figures include "
+            "interpreter start and the CLI's imports (see cli_help_baseline)",
+        },
+    )
     print(path.read_text())
 
 

@@ -210,7 +210,7 @@ def ask(prompt: str, *, artifact: Path | None = None, url: str | None = None, mo
     if not prompt.strip():
         raise UsageError("the prompt is empty")
     if url is None or model is None:
-        state = endpoint_of(artifact or Path("."))
+        state = endpoint_of(artifact or Path())
         url = url or str(state["grpc"])
         models = [str(m) for m in state["models"]]  # type: ignore[attr-defined]
         model = model or ("ensemble" if "ensemble" in models else models[0])

@@ -22,9 +22,22 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 SHAPES = {
-    "llama-3.1-8b": {"hidden": 4096, "heads": 32, "kv_heads": 8, "head_dim": 128, "intermediate": 14336, "vocab": 128256},
-    "llama-3.1-70b": {"hidden": 8192, "heads": 64, "kv_heads": 8, "head_dim": 128, "intermediate": 28672,
-                      "vocab": 128256},
+    "llama-3.1-8b": {
+        "hidden": 4096,
+        "heads": 32,
+        "kv_heads": 8,
+        "head_dim": 128,
+        "intermediate": 14336,
+        "vocab": 128256,
+    },
+    "llama-3.1-70b": {
+        "hidden": 8192,
+        "heads": 64,
+        "kv_heads": 8,
+        "head_dim": 128,
+        "intermediate": 28672,
+        "vocab": 128256,
+    },
 }
 TINY = {"tiny": {"hidden": 64, "heads": 8, "kv_heads": 2, "head_dim": 8, "intermediate": 128, "vocab": 256}}
 GRID = {"batch": [1, 4, 16, 64], "tokens": [1, 2, 4, 8, 16, 17, 24, 32, 33, 48, 64, 65], "context": [1024, 4096]}
@@ -35,9 +48,17 @@ def build_block(torch, spec: dict, layers: int, batch: int, context: int, max_to
     """Weights and a KV cache with room for `max_tokens` new positions, per layer."""
     h, d, q, kv = spec["hidden"], spec["head_dim"], spec["heads"], spec["kv_heads"]
     mk = lambda *shape: torch.randn(*shape, device=device, dtype=dtype) * 0.02  # noqa: E731
-    return [{"qkv": mk(h, (q + 2 * kv) * d), "o": mk(q * d, h), "up": mk(h, 2 * spec["intermediate"]),
-             "down": mk(spec["intermediate"], h), "k": mk(batch, kv, context + max_tokens, d),
-             "v": mk(batch, kv, context + max_tokens, d)} for _ in range(layers)]
+    return [
+        {
+            "qkv": mk(h, (q + 2 * kv) * d),
+            "o": mk(q * d, h),
+            "up": mk(h, 2 * spec["intermediate"]),
+            "down": mk(spec["intermediate"], h),
+            "k": mk(batch, kv, context + max_tokens, d),
+            "v": mk(batch, kv, context + max_tokens, d),
+        }
+        for _ in range(layers)
+    ]
 
 
 def forward(torch, spec: dict, block: list, x, context: int):
@@ -48,15 +69,16 @@ def forward(torch, spec: dict, block: list, x, context: int):
         y = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
         qkv = y @ w["qkv"]
         qs, ks, vs = qkv.split([q * d, kv * d, kv * d], dim=-1)
-        w["k"][:, :, context:context + t] = ks.view(b, t, kv, d).transpose(1, 2)
-        w["v"][:, :, context:context + t] = vs.view(b, t, kv, d).transpose(1, 2)
-        keys, values = w["k"][:, :, :context + t], w["v"][:, :, :context + t]
+        w["k"][:, :, context : context + t] = ks.view(b, t, kv, d).transpose(1, 2)
+        w["v"][:, :, context : context + t] = vs.view(b, t, kv, d).transpose(1, 2)
+        keys, values = w["k"][:, :, : context + t], w["v"][:, :, : context + t]
         query = qs.view(b, t, q, d).transpose(1, 2)
         try:
             att = f.scaled_dot_product_attention(query, keys, values, enable_gqa=True)
         except TypeError:  # torch < 2.5
-            att = f.scaled_dot_product_attention(query, keys.repeat_interleave(q // kv, 1),
-                                                 values.repeat_interleave(q // kv, 1))
+            att = f.scaled_dot_product_attention(
+                query, keys.repeat_interleave(q // kv, 1), values.repeat_interleave(q // kv, 1)
+            )
         x = x + att.transpose(1, 2).reshape(b, t, q * d) @ w["o"]
         gate, up = ((x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)) @ w["up"]).chunk(2, dim=-1)
         x = x + (f.silu(gate) * up) @ w["down"]
@@ -90,13 +112,23 @@ def measure(args: argparse.Namespace) -> dict:
     dtype = torch.bfloat16 if device == "cuda" else torch.float32
     shapes, grid = (TINY, TINY_GRID) if args.tiny else (SHAPES, GRID)
     deadline = time.monotonic() + args.budget_s
-    result = {"format": "specdeploy.step-cost/1", "device": torch.cuda.get_device_name() if device == "cuda" else "cpu",
-              "dtype": "bfloat16" if device == "cuda" else "float32", "torch": torch.__version__, "complete": True,
-              "shapes": []}
+    result = {
+        "format": "specdeploy.step-cost/1",
+        "device": torch.cuda.get_device_name() if device == "cuda" else "cpu",
+        "dtype": "bfloat16" if device == "cuda" else "float32",
+        "torch": torch.__version__,
+        "complete": True,
+        "shapes": [],
+    }
     torch.manual_seed(0)
     for name, spec in shapes.items():
-        entry = {"name": name, "layers": args.layers, "lm_head": False,
-                 "spec": {**{k: v for k, v in spec.items()}, "layers": args.layers}, "points": []}
+        entry = {
+            "name": name,
+            "layers": args.layers,
+            "lm_head": False,
+            "spec": {**{k: v for k, v in spec.items()}, "layers": args.layers},
+            "points": [],
+        }
         result["shapes"].append(entry)
         for batch in grid["batch"]:
             for context in grid["context"]:
@@ -107,8 +139,8 @@ def measure(args: argparse.Namespace) -> dict:
                 for tokens in grid["tokens"]:
                     x = torch.randn(batch, tokens, spec["hidden"], device=device, dtype=dtype)
                     with torch.inference_mode():
-                        seconds = time_forward(torch, lambda: forward(torch, spec, block, x, context), device,
-                                               args.warmup, args.repeats)
+                        run = lambda s=spec, b=block, x=x, c=context: forward(torch, s, b, x, c)  # noqa: E731
+                        seconds = time_forward(torch, run, device, args.warmup, args.repeats)
                     entry["points"].append({"batch": batch, "tokens": tokens, "context": context, "seconds": seconds})
                 del block
                 if device == "cuda":
@@ -120,11 +152,15 @@ def table(result: dict) -> str:
     lines = []
     for shape in result["shapes"]:
         tokens = sorted({p["tokens"] for p in shape["points"]})
-        lines.append(f"{shape['name']} ({shape['layers']} layers, ms)  B   L    " + " ".join(f"T={t:<5}" for t in tokens))
+        lines.append(
+            f"{shape['name']} ({shape['layers']} layers, ms)  B   L    " + " ".join(f"T={t:<5}" for t in tokens)
+        )
         for key in sorted({(p["batch"], p["context"]) for p in shape["points"]}):
             row = {p["tokens"]: p["seconds"] for p in shape["points"] if (p["batch"], p["context"]) == key}
-            lines.append(f"{'':>{len(shape['name']) + 20}}{key[0]:<3} {key[1]:<5}"
-                         + " ".join(f"{row[t] * 1e3:<7.3f}" if t in row else f"{'-':<7}" for t in tokens))
+            lines.append(
+                f"{'':>{len(shape['name']) + 20}}{key[0]:<3} {key[1]:<5}"
+                + " ".join(f"{row[t] * 1e3:<7.3f}" if t in row else f"{'-':<7}" for t in tokens)
+            )
     return "\n".join(lines)
 
 

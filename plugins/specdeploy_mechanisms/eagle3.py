@@ -14,11 +14,11 @@ class Eagle3Options(BaseModel):
     model_config = ConfigDict(extra="forbid")
     one_model: bool = Field(
         True,
-        description="Drafter runs inside the target's CUDA graph (`eagle3_one_model`); false = two-model, no overlap scheduler.",
+        description="Drafter inside the target's CUDA graph (`eagle3_one_model`); false = two-model (no overlap).",
     )
     layers_to_capture: list[int] | None = Field(
         None,
-        description="Target layers whose hidden states feed the drafter (`eagle3_layers_to_capture`); default {1, L/2-1, L-4}.",
+        description="Target layers feeding the drafter (`eagle3_layers_to_capture`); default {1, L/2-1, L-4}.",
     )
     dynamic_tree: bool = Field(False, description="Dynamic draft tree (TRT-LLM 1.3 line only).")
     dynamic_tree_max_topk: int | None = Field(None, ge=1, description="Top-K per level of the dynamic tree.")

@@ -33,7 +33,7 @@ def marginal_stop(timer: StepTimer, profile: AcceptanceProfile, batch: int, k_ma
 def schedule_text(curves: Curves) -> str:
     parts = [f"K = {p.k} at c = {c}" for c, p in sorted(curves.best.items())]
     mc = curves.max_concurrency
-    tail = ("speculation never pays" if mc == 0 else "still pays at c = 4096" if mc is None else f"off above c = {mc}")
+    tail = "speculation never pays" if mc == 0 else "still pays at c = 4096" if mc is None else f"off above c = {mc}"
     return ", ".join(parts) + f", {tail}"
 
 
@@ -53,37 +53,59 @@ class Advice:
 
     def lines(self) -> list[str]:
         s, g = self.setup, self.guidelines
-        out = [f"{s['target']} on {s['gpu']} ({s['quantization']}, TP{s['tp']}), context {s['context']}, "
-               f"mechanism {s['mechanism']}; acceptance: {self.profile.source}"
-               + (" — a prior, confirm by measurement" if self.profile.prior else "")]
+        out = [
+            f"{s['target']} on {s['gpu']} ({s['quantization']}, TP{s['tp']}), context {s['context']}, "
+            f"mechanism {s['mechanism']}; acceptance: {self.profile.source}"
+            + (" — a prior, confirm by measurement" if self.profile.prior else "")
+        ]
         g1 = g["1"]
-        out.append(f"G1: verification turns compute-bound at B × (K + 1) ≥ {g1['ridge_tokens']} tokens on this GPU "
-                   f"(ridge {g1['ridge_flop_per_byte']:.0f} FLOP/byte); "
-                   + "; ".join(f"c = {c}: K ≤ {min(k, s['k_max'])}" + ("" if k < s["k_max"] else " (any K)")
-                               for c, k in g1["memory_bound_k"].items()) + " stays memory-bound")
+        out.append(
+            f"G1: verification turns compute-bound at B × (K + 1) ≥ {g1['ridge_tokens']} tokens on this GPU "
+            f"(ridge {g1['ridge_flop_per_byte']:.0f} FLOP/byte); "
+            + "; ".join(
+                f"c = {c}: K ≤ {min(k, s['k_max'])}" + ("" if k < s["k_max"] else " (any K)")
+                for c, k in g1["memory_bound_k"].items()
+            )
+            + " stays memory-bound"
+        )
         g2 = g["2"]
-        out.append(f"G2: G = {g2['group']} → attention-bound optimum D = {g2['plateau_d']} "
-                   f"({g2['group']} × {g2['plateau_d'] + 1} query rows fill one 128-row tile); attention is "
-                   + ", ".join(f"{share:.0%} of the step at c = {c}" for c, share in g2["attention_share"].items())
-                   + (" (MLA: applicability unconfirmed)" if g2["mla"] else ""))
-        out.append("G3: tile-aligned larger drafts: D = " + (", ".join(map(str, g["3"]["aligned"])) or "none")
-                   + f" (G × (D + 1) a multiple of 128; k_max here is {s['k_max']})")
-        out.extend(f"G4: c = {c}: stop at K = {m['k']} (a_(K+1) / E[AL](K) = {m['gain']:.1%} vs ΔT/T = "
-                   f"{m['cost']:.1%})" + (" — k_max reached" if m["at_k_max"] else "") for c, m in g["4"].items())
+        out.append(
+            f"G2: G = {g2['group']} → attention-bound optimum D = {g2['plateau_d']} "
+            f"({g2['group']} × {g2['plateau_d'] + 1} query rows fill one 128-row tile); attention is "
+            + ", ".join(f"{share:.0%} of the step at c = {c}" for c, share in g2["attention_share"].items())
+            + (" (MLA: applicability unconfirmed)" if g2["mla"] else "")
+        )
+        out.append(
+            "G3: tile-aligned larger drafts: D = "
+            + (", ".join(map(str, g["3"]["aligned"])) or "none")
+            + f" (G × (D + 1) a multiple of 128; k_max here is {s['k_max']})"
+        )
+        out.extend(
+            f"G4: c = {c}: stop at K = {m['k']} (a_(K+1) / E[AL](K) = {m['gain']:.1%} vs ΔT/T = "
+            f"{m['cost']:.1%})" + (" — k_max reached" if m["at_k_max"] else "")
+            for c, m in g["4"].items()
+        )
         out.append("schedule: " + schedule_text(self.curves))
         out.append("G5: mechanisms (prior acceptance unless measured; draft c = draft/target step at c = 1):")
-        out.extend(f"  {m['mechanism']:<13} K*={m['best_k_low']:<2} speedup {m['speedup_low']:.2f}× at c = "
-                   f"{m['low']}, {m['speedup_high']:.2f}× at c = {m['high']}; AL {m['al']:.2f}; c_draft "
-                   f"{m['draft_ratio']:.3f}; off above c = {_fmt(m['max_concurrency'])}; training: {m['training']}"
-                   for m in self.mechanisms)
+        out.extend(
+            f"  {m['mechanism']:<13} K*={m['best_k_low']:<2} speedup {m['speedup_low']:.2f}× at c = "
+            f"{m['low']}, {m['speedup_high']:.2f}× at c = {m['high']}; AL {m['al']:.2f}; c_draft "
+            f"{m['draft_ratio']:.3f}; off above c = {_fmt(m['max_concurrency'])}; training: {m['training']}"
+            for m in self.mechanisms
+        )
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        return {"setup": self.setup, "acceptance": self.profile.to_dict(),
-                "points": [p.to_dict() for p in self.curves.points], "schedule": self.curves.schedule(),
-                "max_concurrency": self.curves.max_concurrency,
-                "guidelines": {k: _jsonable(v) for k, v in self.guidelines.items()}, "mechanisms": self.mechanisms,
-                "lines": self.lines()}
+        return {
+            "setup": self.setup,
+            "acceptance": self.profile.to_dict(),
+            "points": [p.to_dict() for p in self.curves.points],
+            "schedule": self.curves.schedule(),
+            "max_concurrency": self.curves.max_concurrency,
+            "guidelines": {k: _jsonable(v) for k, v in self.guidelines.items()},
+            "mechanisms": self.mechanisms,
+            "lines": self.lines(),
+        }
 
 
 def _jsonable(value: Any) -> Any:
@@ -92,54 +114,123 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-def compare_mechanisms(target: ModelSpec, gpu: GpuSpec, concurrency: list[int], *, context: int, k_max: int,
-                       quantization: str, tp: int, eff: Efficiency, chosen: str = "",
-                       draft: ModelSpec | None = None, profile: AcceptanceProfile | None = None,
-                       candidates: list[str] | None = None) -> list[dict[str, Any]]:
+def compare_mechanisms(
+    target: ModelSpec,
+    gpu: GpuSpec,
+    concurrency: list[int],
+    *,
+    context: int,
+    k_max: int,
+    quantization: str,
+    tp: int,
+    eff: Efficiency,
+    chosen: str = "",
+    draft: ModelSpec | None = None,
+    profile: AcceptanceProfile | None = None,
+    candidates: list[str] | None = None,
+) -> list[dict[str, Any]]:
     """Guideline 5: every tabled mechanism at the lowest and highest concurrency, with its prior acceptance."""
     rows = []
     low, high = min(concurrency), max(concurrency)
     for name in candidates if candidates is not None else DRAFTERS:
         if name == "mtp" and target.mtp_layers < 1:
             continue
-        timer = AnalyticTimer(target, gpu, mechanism=name, draft=draft if name == chosen else None,
-                              quantization=quantization, tp=tp, context=context, eff=eff)
+        timer = AnalyticTimer(
+            target,
+            gpu,
+            mechanism=name,
+            draft=draft if name == chosen else None,
+            quantization=quantization,
+            tp=tp,
+            context=context,
+            eff=eff,
+        )
         prof = profile if (name == chosen and profile) else prior_profile(name)
         curves = predict(timer, prof, [low, high], list(range(1, k_max + 1)))
         b_low, b_high = curves.best[low], curves.best[high]
-        rows.append({"mechanism": name, "low": low, "high": high, "best_k_low": b_low.k, "speedup_low": b_low.speedup,
-                     "best_k_high": b_high.k, "speedup_high": b_high.speedup, "al": b_low.al,
-                     "draft_ratio": timer.draft_seconds(1, 1) / timer.step_seconds(1, 0),
-                     "max_concurrency": curves.max_concurrency, "training": TRAINING.get(name, "unknown"),
-                     "prior": prof.prior})
+        rows.append(
+            {
+                "mechanism": name,
+                "low": low,
+                "high": high,
+                "best_k_low": b_low.k,
+                "speedup_low": b_low.speedup,
+                "best_k_high": b_high.k,
+                "speedup_high": b_high.speedup,
+                "al": b_low.al,
+                "draft_ratio": timer.draft_seconds(1, 1) / timer.step_seconds(1, 0),
+                "max_concurrency": curves.max_concurrency,
+                "training": TRAINING.get(name, "unknown"),
+                "prior": prof.prior,
+            }
+        )
     return sorted(rows, key=lambda r: -r["speedup_low"])
 
 
-def advise(target: ModelSpec, gpu: GpuSpec, mechanism: str, draft: ModelSpec | None = None, quantization: str = "none",
-           tp: int = 1, concurrency: list[int] | None = None, context: int = 2048, k_max: int = 8,
-           profile: AcceptanceProfile | None = None, eff: Efficiency | None = None,
-           compare: bool = True, candidates: list[str] | None = None) -> Advice:
+def advise(
+    target: ModelSpec,
+    gpu: GpuSpec,
+    mechanism: str,
+    draft: ModelSpec | None = None,
+    quantization: str = "none",
+    tp: int = 1,
+    concurrency: list[int] | None = None,
+    context: int = 2048,
+    k_max: int = 8,
+    profile: AcceptanceProfile | None = None,
+    eff: Efficiency | None = None,
+    compare: bool = True,
+    candidates: list[str] | None = None,
+) -> Advice:
     """Predicted curves, schedule and the five guidelines for one deployment; no GPU needed."""
     concurrency = sorted(set(concurrency or [1, 4, 16, 64]))
     eff = eff or Efficiency()
     profile = profile or prior_profile(mechanism)
-    timer = AnalyticTimer(target, gpu, mechanism=mechanism, draft=draft, quantization=quantization, tp=tp,
-                          context=context, eff=eff)
+    timer = AnalyticTimer(
+        target, gpu, mechanism=mechanism, draft=draft, quantization=quantization, tp=tp, context=context, eff=eff
+    )
     curves = predict(timer, profile, concurrency, list(range(1, k_max + 1)))
     ridge = ridge_tokens(target, gpu, quantization=quantization, tp=tp, eff=eff)
     group = query_groups(target, tp)
     share = {c: timer.verify(c, 0).attention_s / timer.step_seconds(c, 0) for c in concurrency}
     guidelines = {
-        "1": {"ridge_tokens": ridge, "ridge_flop_per_byte": gpu.ridge_point,
-              "memory_bound_k": {c: max(0, ridge // c - 1) for c in concurrency}},
+        "1": {
+            "ridge_tokens": ridge,
+            "ridge_flop_per_byte": gpu.ridge_point,
+            "memory_bound_k": {c: max(0, ridge // c - 1) for c in concurrency},
+        },
         "2": {"group": group, "plateau_d": plateau_draft_len(group), "attention_share": share, "mla": target.is_mla},
         "3": {"aligned": tile_aligned_draft_lens(group, 3 * (plateau_draft_len(group) + 1) - 1)},
         "4": {c: marginal_stop(timer, profile, c, k_max) for c in concurrency},
     }
-    setup = {"target": target.name, "gpu": gpu.name, "mechanism": mechanism, "draft": draft.name if draft else None,
-             "quantization": target.dtype if quantization == "none" else quantization, "tp": tp, "context": context, "k_max": k_max,
-             "concurrency": concurrency, "efficiency": eff.to_dict()}
-    rows = compare_mechanisms(target, gpu, concurrency, context=context, k_max=k_max, quantization=quantization,
-                              tp=tp, eff=eff, chosen=mechanism, draft=draft, profile=profile,
-                              candidates=candidates) if compare else []
+    setup = {
+        "target": target.name,
+        "gpu": gpu.name,
+        "mechanism": mechanism,
+        "draft": draft.name if draft else None,
+        "quantization": target.dtype if quantization == "none" else quantization,
+        "tp": tp,
+        "context": context,
+        "k_max": k_max,
+        "concurrency": concurrency,
+        "efficiency": eff.to_dict(),
+    }
+    rows = (
+        compare_mechanisms(
+            target,
+            gpu,
+            concurrency,
+            context=context,
+            k_max=k_max,
+            quantization=quantization,
+            tp=tp,
+            eff=eff,
+            chosen=mechanism,
+            draft=draft,
+            profile=profile,
+            candidates=candidates,
+        )
+        if compare
+        else []
+    )
     return Advice(setup, profile, curves, guidelines, rows)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from specdeploy.errors import UsageError
@@ -117,7 +118,7 @@ def load_step_costs(path: str) -> tuple[str, str, list[tuple[ModelSpec, list[Mea
     import json
 
     try:
-        with open(path, encoding="utf-8") as handle:
+        with Path(path).open(encoding="utf-8") as handle:
             data = json.load(handle)
         shapes = [(ModelSpec(s["name"], "LlamaForCausalLM", "llama", context=0, dtype=data.get("dtype", "bfloat16"),
                              source=path, **s["spec"]), [Measured(**p) for p in s["points"]]) for s in data["shapes"]]

@@ -69,8 +69,14 @@ class StepCost:
         return self.gemm_s + self.attention_s + self.comm_s + self.overhead_s
 
     def to_dict(self) -> dict[str, Any]:
-        return {"gemm_s": self.gemm_s, "attention_s": self.attention_s, "comm_s": self.comm_s,
-                "overhead_s": self.overhead_s, "total_s": self.total_s, "bound": self.bound}
+        return {
+            "gemm_s": self.gemm_s,
+            "attention_s": self.attention_s,
+            "comm_s": self.comm_s,
+            "overhead_s": self.overhead_s,
+            "total_s": self.total_s,
+            "bound": self.bound,
+        }
 
 
 def experts_touched(experts: int, active: int, tokens: int) -> float:
@@ -82,8 +88,17 @@ def _act_bytes(model: ModelSpec) -> float:
     return 4.0 if model.dtype == "float32" else 2.0
 
 
-def forward_work(model: ModelSpec, *, batch: int, tokens: int, context: int, quantization: str = "none",
-                 tp: int = 1, lm_head: bool = True, lm_vocab: int | None = None) -> Work:
+def forward_work(
+    model: ModelSpec,
+    *,
+    batch: int,
+    tokens: int,
+    context: int,
+    quantization: str = "none",
+    tp: int = 1,
+    lm_head: bool = True,
+    lm_vocab: int | None = None,
+) -> Work:
     """Work of one forward over B x T tokens; `lm_vocab` overrides the head width (EAGLE-3's draft vocabulary)."""
     m = batch * tokens
     h = model.hidden
@@ -95,17 +110,25 @@ def forward_work(model: ModelSpec, *, batch: int, tokens: int, context: int, qua
     touched = experts_touched(model.experts, model.active_experts, m)
     read_per_moe = 3 * h * model.moe_intermediate * (touched + model.shared_experts) + h * model.experts
     vocab = (lm_vocab or model.vocab) if lm_head else 0
-    active = model.layers * model.attention_params() + dense_layers * dense_mlp + moe_layers * active_per_moe + h * vocab
+    active = (
+        model.layers * model.attention_params() + dense_layers * dense_mlp + moe_layers * active_per_moe + h * vocab
+    )
     read = model.layers * model.attention_params() + dense_layers * dense_mlp + moe_layers * read_per_moe + h * vocab
     ffn_width = dense_layers * model.intermediate + moe_layers * model.moe_intermediate * (
-        model.active_experts + model.shared_experts)
+        model.active_experts + model.shared_experts
+    )
     act = _act_bytes(model) * m * (model.layers * 6 * h + 3 * ffn_width + vocab)
     allreduces = 2 * model.layers if tp > 1 else 0
     comm = allreduces * 2 * (tp - 1) / tp * m * h * _act_bytes(model) if tp > 1 else 0.0
-    return Work(gemm_flops=2.0 * m * active / tp, gemm_bytes=(read * bpp + act) / tp,
-                attention=attention_work(model, batch=batch, tokens=tokens, context=context, tp=tp),
-                comm_bytes=comm, allreduces=allreduces, layers=model.layers,
-                fp8=quantization in FP8_COMPUTE or (quantization == "none" and model.dtype == "fp8"))
+    return Work(
+        gemm_flops=2.0 * m * active / tp,
+        gemm_bytes=(read * bpp + act) / tp,
+        attention=attention_work(model, batch=batch, tokens=tokens, context=context, tp=tp),
+        comm_bytes=comm,
+        allreduces=allreduces,
+        layers=model.layers,
+        fp8=quantization in FP8_COMPUTE or (quantization == "none" and model.dtype == "fp8"),
+    )
 
 
 def peak_flops(gpu: GpuSpec, fp8: bool) -> float:
@@ -118,32 +141,54 @@ def step_time(work: Work, gpu: GpuSpec, eff: Efficiency) -> StepCost:
     bandwidth = gpu.hbm_bandwidth * eff.bandwidth
     compute_s, memory_s = work.gemm_flops / flops, work.gemm_bytes / bandwidth
     attention_s = max(work.attention.flops / flops, work.attention.kv_bytes / bandwidth)
-    comm_s = (work.comm_bytes / (gpu.link_bandwidth * eff.link) + work.allreduces * eff.allreduce_latency_s
-              if work.allreduces else 0.0)
+    comm_s = (
+        work.comm_bytes / (gpu.link_bandwidth * eff.link) + work.allreduces * eff.allreduce_latency_s
+        if work.allreduces
+        else 0.0
+    )
     overhead_s = eff.step_overhead_s + work.layers * eff.layer_overhead_s
-    return StepCost(max(compute_s, memory_s), attention_s, comm_s, overhead_s,
-                    "compute" if compute_s >= memory_s else "memory", work)
+    return StepCost(
+        max(compute_s, memory_s),
+        attention_s,
+        comm_s,
+        overhead_s,
+        "compute" if compute_s >= memory_s else "memory",
+        work,
+    )
 
 
-def forward_cost(model: ModelSpec, gpu: GpuSpec, *, batch: int, tokens: int, context: int,
-                 quantization: str = "none", tp: int = 1, eff: Efficiency | None = None,
-                 lm_head: bool = True) -> StepCost:
+def forward_cost(
+    model: ModelSpec,
+    gpu: GpuSpec,
+    *,
+    batch: int,
+    tokens: int,
+    context: int,
+    quantization: str = "none",
+    tp: int = 1,
+    eff: Efficiency | None = None,
+    lm_head: bool = True,
+) -> StepCost:
     """Seconds of one target forward (a verification step when tokens = K + 1)."""
-    work = forward_work(model, batch=batch, tokens=tokens, context=context, quantization=quantization, tp=tp,
-                        lm_head=lm_head)
+    work = forward_work(
+        model, batch=batch, tokens=tokens, context=context, quantization=quantization, tp=tp, lm_head=lm_head
+    )
     return step_time(work, gpu, eff or Efficiency())
 
 
-def ridge_tokens(model: ModelSpec, gpu: GpuSpec, *, quantization: str = "none", tp: int = 1,
-                 eff: Efficiency | None = None) -> int:
+def ridge_tokens(
+    model: ModelSpec, gpu: GpuSpec, *, quantization: str = "none", tp: int = 1, eff: Efficiency | None = None
+) -> int:
     """Guideline 1: the fewest tokens per forward (B x (K + 1)) at which the GEMMs turn compute-bound.
 
     For a dense bf16 model this is about the GPU's ridge point (FLOP/byte) times bytes per parameter / 2.
     """
     eff = eff or Efficiency()
     lo, hi = 1, 1
-    while step_time(forward_work(model, batch=hi, tokens=1, context=0, quantization=quantization, tp=tp),
-                    gpu, eff).bound == "memory":
+    while (
+        step_time(forward_work(model, batch=hi, tokens=1, context=0, quantization=quantization, tp=tp), gpu, eff).bound
+        == "memory"
+    ):
         lo, hi = hi, hi * 2
         if hi > 1 << 22:
             return hi

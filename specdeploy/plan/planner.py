@@ -8,12 +8,29 @@ from specdeploy.resolve.resolver import Resolved
 
 def _fetch_steps(resolved: Resolved) -> list[Step]:
     profile = resolved.profile
-    steps = [Step("fetch.target", Stage.FETCH, f"fetch {profile.target.model}", action="fetch",
-                  params={"ref": profile.target.model, "revision": profile.target.revision, "role": "target"})]
+    steps = [
+        Step(
+            "fetch.target",
+            Stage.FETCH,
+            f"fetch {profile.target.model}",
+            action="fetch",
+            params={"ref": profile.target.model, "revision": profile.target.revision, "role": "target"},
+        )
+    ]
     if profile.speculative.draft_model:
-        steps.append(Step("fetch.draft", Stage.FETCH, f"fetch drafter {profile.speculative.draft_model}",
-                          action="fetch", params={"ref": profile.speculative.draft_model,
-                                                  "revision": profile.speculative.draft_revision, "role": "draft"}))
+        steps.append(
+            Step(
+                "fetch.draft",
+                Stage.FETCH,
+                f"fetch drafter {profile.speculative.draft_model}",
+                action="fetch",
+                params={
+                    "ref": profile.speculative.draft_model,
+                    "revision": profile.speculative.draft_revision,
+                    "role": "draft",
+                },
+            )
+        )
     return steps
 
 
@@ -21,13 +38,24 @@ def _tune_step(resolved: Resolved, after: tuple[str, ...]) -> list[Step]:
     spec, mechanism = resolved.profile.speculative, resolved.loaded.mechanism
     if spec.mechanism == "none" or spec.draft_len != "auto" or spec.schedule is not None:
         return []
-    if mechanism is not None and resolved.loaded.options is not None \
-            and mechanism.fixed_draft_len(resolved.loaded.options) is not None:
+    if (
+        mechanism is not None
+        and resolved.loaded.options is not None
+        and mechanism.fixed_draft_len(resolved.loaded.options) is not None
+    ):
         return []  # e.g. lookahead: (W, N, G) fix the draft length, there is nothing to tune
     backend = resolved.profile.runtime.backend
-    return [Step("tune.draft_len", Stage.TUNE, "measure acceptance and step cost, choose K per concurrency",
-                 depends_on=after, action="tune", params={"measure": "reference" if backend == "reference" else "trtllm"},
-                 needs=() if backend == "reference" else ("tensorrt_llm", "gpu"))]
+    return [
+        Step(
+            "tune.draft_len",
+            Stage.TUNE,
+            "measure acceptance and step cost, choose K per concurrency",
+            depends_on=after,
+            action="tune",
+            params={"measure": "reference" if backend == "reference" else "trtllm"},
+            needs=() if backend == "reference" else ("tensorrt_llm", "gpu"),
+        )
+    ]
 
 
 def make_plan(resolved: Resolved) -> Plan:
@@ -40,10 +68,20 @@ def make_plan(resolved: Resolved) -> Plan:
     build = backend_steps(resolved, fetched + tuple(s.id for s in tune))
     built = tuple(s.id for s in build)
     render = [
-        Step("render.triton", Stage.RENDER, "render the Triton model repository", depends_on=built,
-             action="render_triton"),
-        Step("check.triton", Stage.CHECK, "check the repository against Triton's schema and rules",
-             depends_on=("render.triton",), action="check_triton"),
+        Step(
+            "render.triton",
+            Stage.RENDER,
+            "render the Triton model repository",
+            depends_on=built,
+            action="render_triton",
+        ),
+        Step(
+            "check.triton",
+            Stage.CHECK,
+            "check the repository against Triton's schema and rules",
+            depends_on=("render.triton",),
+            action="check_triton",
+        ),
     ]
     return Plan(resolved.loaded.name, (*fetch, *tune, *build, *render), resolved.to_dict(), _advice(resolved))
 
@@ -57,10 +95,19 @@ def _advice(resolved: Resolved) -> tuple[str, ...]:
     from specdeploy.plugin.registry import find, mechanism_names
 
     backend, line = profile.runtime.backend, resolved.line.name if resolved.line else None
-    usable = [m for m in mechanism_names()
-              if m in DRAFTERS and (cls := find(m)) is not None and cls.supports(backend, line)]
-    advice = advise(resolved.target, resolved.gpu, mechanism, resolved.draft, candidates=usable,
-                    quantization=profile.target.quantization, tp=profile.hardware.tensor_parallel,
-                    concurrency=profile.tune.concurrency, context=profile.serving.max_seq_len // 2,
-                    k_max=max(1, resolved.draft_len))
+    usable = [
+        m for m in mechanism_names() if m in DRAFTERS and (cls := find(m)) is not None and cls.supports(backend, line)
+    ]
+    advice = advise(
+        resolved.target,
+        resolved.gpu,
+        mechanism,
+        resolved.draft,
+        candidates=usable,
+        quantization=profile.target.quantization,
+        tp=profile.hardware.tensor_parallel,
+        concurrency=profile.tune.concurrency,
+        context=profile.serving.max_seq_len // 2,
+        k_max=max(1, resolved.draft_len),
+    )
     return tuple(advice.lines())

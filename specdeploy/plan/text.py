@@ -27,27 +27,37 @@ def plan_text(resolved: Resolved, plan: Plan) -> str:
     lines.append("")
     target = resolved.target
     if target:
-        lines.append(f"target  {target.name}: {target.architecture}, {target.layers} layers, hidden {target.hidden}, "
-                     f"{target.heads}/{target.kv_heads} heads (G = {target.group_size}), vocab {target.vocab}, "
-                     f"context {target.context}, {target.parameter_count() / 1e9:.2f} B params"
-                     + (f", MoE {target.active_experts}/{target.experts}" if target.is_moe else "")
-                     + (", MLA" if target.is_mla else "") + (f", {target.mtp_layers} MTP layer(s)" if target.mtp_layers else "")
-                     + f"  [{target.source}]")
+        lines.append(
+            f"target  {target.name}: {target.architecture}, {target.layers} layers, hidden {target.hidden}, "
+            f"{target.heads}/{target.kv_heads} heads (G = {target.group_size}), vocab {target.vocab}, "
+            f"context {target.context}, {target.parameter_count() / 1e9:.2f} B params"
+            + (f", MoE {target.active_experts}/{target.experts}" if target.is_moe else "")
+            + (", MLA" if target.is_mla else "")
+            + (f", {target.mtp_layers} MTP layer(s)" if target.mtp_layers else "")
+            + f"  [{target.source}]"
+        )
     if resolved.draft:
         d = resolved.draft
-        lines.append(f"drafter {d.name}: {d.architecture}, {d.layers} layer(s), hidden {d.hidden}, vocab {d.vocab}"
-                     f"  [{d.source}]")
+        lines.append(
+            f"drafter {d.name}: {d.architecture}, {d.layers} layer(s), hidden {d.hidden}, vocab {d.vocab}  [{d.source}]"
+        )
     if resolved.gpu:
         g = resolved.gpu
-        lines.append(f"gpu     {g.marketing_name}: {g.memory_bytes / GIB:.0f} GiB, {g.hbm_bandwidth / 1e12:.2f} TB/s, "
-                     f"{g.bf16_flops / 1e12:.0f} TFLOP/s bf16, ridge {g.ridge_point:.0f} FLOP/byte")
+        lines.append(
+            f"gpu     {g.marketing_name}: {g.memory_bytes / GIB:.0f} GiB, {g.hbm_bandwidth / 1e12:.2f} TB/s, "
+            f"{g.bf16_flops / 1e12:.0f} TFLOP/s bf16, ridge {g.ridge_point:.0f} FLOP/byte"
+        )
     if resolved.fit:
         f = resolved.fit
-        lines.append(f"fit     per GPU: weights {f.weights / GIB:.1f} + drafter {f.draft_weights / GIB:.1f} + KV "
-                     f"{f.kv_cache / GIB:.1f} + margin {f.margin / GIB:.1f} = {f.needed / GIB:.1f} of "
-                     f"{f.gpu_memory / GIB:.1f} GiB")
-    lines.append(f"draft   up to K = {resolved.draft_len}; max_num_tokens {resolved.max_num_tokens}"
-                 + (f"; TensorRT-LLM line {resolved.line.name}" if resolved.line else ""))
+        lines.append(
+            f"fit     per GPU: weights {f.weights / GIB:.1f} + drafter {f.draft_weights / GIB:.1f} + KV "
+            f"{f.kv_cache / GIB:.1f} + margin {f.margin / GIB:.1f} = {f.needed / GIB:.1f} of "
+            f"{f.gpu_memory / GIB:.1f} GiB"
+        )
+    lines.append(
+        f"draft   up to K = {resolved.draft_len}; max_num_tokens {resolved.max_num_tokens}"
+        + (f"; TensorRT-LLM line {resolved.line.name}" if resolved.line else "")
+    )
     for note in resolved.notes:
         lines.append(f"note    {note.render()}")
     lines.append("")

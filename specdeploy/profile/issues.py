@@ -32,7 +32,11 @@ class Issue:
         return replace(self, file=file, line=line, col=col, snippet=snippet)
 
     def render(self) -> str:
-        where = f"{self.file}:{self.line}:{self.col} " if self.file and self.line else (f"{self.file}: " if self.file else "")
+        where = (
+            f"{self.file}:{self.line}:{self.col} "
+            if self.file and self.line
+            else (f"{self.file}: " if self.file else "")
+        )
         tag = "" if self.severity == "error" else f"[{self.severity}] "
         text = f"{where}{tag}{self.dotted}: {self.message}"
         if self.suggestion:
@@ -42,8 +46,15 @@ class Issue:
         return text
 
     def to_dict(self) -> dict[str, object]:
-        return {"file": self.file, "line": self.line, "col": self.col, "path": self.dotted, "message": self.message,
-                "suggestion": self.suggestion, "severity": self.severity}
+        return {
+            "file": self.file,
+            "line": self.line,
+            "col": self.col,
+            "path": self.dotted,
+            "message": self.message,
+            "suggestion": self.suggestion,
+            "severity": self.severity,
+        }
 
 
 class ProfileError(UsageError):
@@ -52,4 +63,6 @@ class ProfileError(UsageError):
     def __init__(self, issues: list[Issue]) -> None:
         self.issues = [i for i in issues if i.severity == "error"]
         count = len(self.issues)
-        super().__init__(f"{count} error{'s' if count != 1 else ''} in profile:\n" + "\n".join(i.render() for i in self.issues))
+        super().__init__(
+            f"{count} error{'s' if count != 1 else ''} in profile:\n" + "\n".join(i.render() for i in self.issues)
+        )

@@ -69,7 +69,9 @@ def resolve_source(source: str) -> FsPath:
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     merged = dict(base)
     for key, value in over.items():
-        merged[key] = _merge(merged[key], value) if isinstance(value, dict) and isinstance(merged.get(key), dict) else value
+        merged[key] = (
+            _merge(merged[key], value) if isinstance(value, dict) and isinstance(merged.get(key), dict) else value
+        )
     return merged
 
 
@@ -112,7 +114,11 @@ def _schema_issue(err: dict[str, Any], root: type[BaseModel] = Profile, prefix: 
     if err["type"] == "extra_forbidden":
         model: Any = root
         for part in err["loc"][:-1]:
-            model = overrides._model_of(model.model_fields[part].annotation) if part in getattr(model, "model_fields", {}) else None
+            model = (
+                overrides._model_of(model.model_fields[part].annotation)
+                if part in getattr(model, "model_fields", {})
+                else None
+            )
             if model is None:
                 break
         fields = list(getattr(model, "model_fields", {}))
@@ -122,7 +128,8 @@ def _schema_issue(err: dict[str, Any], root: type[BaseModel] = Profile, prefix: 
     elif err["type"] == "literal_error" and isinstance(err.get("input"), str):
         expected = re.findall(r"'([^']*)'", str(err.get("ctx", {}).get("expected", "")))
         close = [e for e in expected if err["input"] and e.startswith(err["input"])] or get_close_matches(
-            err["input"], expected, n=1, cutoff=0.5)
+            err["input"], expected, n=1, cutoff=0.5
+        )
         hint = f"did you mean {' or '.join(repr(c) for c in close)}?" if close else None
         message = f"{message} (got {err['input']!r:.60})"
     elif err["type"] == "string_type" and isinstance(err.get("input"), bool):
@@ -147,8 +154,7 @@ def load_profile(source: str, sets: tuple[str, ...] = ()) -> LoadedProfile:
             continue
         overrides.apply(data, key, value)
         origins[key] = (None, 0, 0)
-    loaded = LoadedProfile(path.stem, str(path), Profile.model_construct(), None, None, origins,
-                           [d.file for d in docs])
+    loaded = LoadedProfile(path.stem, str(path), Profile.model_construct(), None, None, origins, [d.file for d in docs])
     if not docs:
         raise ProfileError(issues)
     raw_spec = data.get("speculative")

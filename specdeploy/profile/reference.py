@@ -23,12 +23,20 @@ def json_schema() -> str:
 
 def _type_text(info: Any) -> str:
     text = str(info.annotation).replace("typing.", "").replace("<class '", "").replace("'>", "")
-    return text.replace("Annotated[bool, Strict(strict=True)]", "bool").replace("Annotated[str, Strict(strict=True)]", "str")
+    return text.replace("Annotated[bool, Strict(strict=True)]", "bool").replace(
+        "Annotated[str, Strict(strict=True)]", "str"
+    )
 
 
 def _section(name: str, model: type[BaseModel], lines: list[str]) -> None:
-    lines += [f"## `{name}`", "", (model.__doc__ or "").strip().split("\n")[0], "",
-              "| key | type | default | meaning |", "|---|---|---|---|"]
+    lines += [
+        f"## `{name}`",
+        "",
+        (model.__doc__ or "").strip().split("\n")[0],
+        "",
+        "| key | type | default | meaning |",
+        "|---|---|---|---|",
+    ]
     for field, info in model.model_fields.items():
         default = "required" if info.is_required() else ("computed" if info.default_factory else repr(info.default))
         lines.append(f"| `{field}` | `{_type_text(info)}` | {default} | {info.description or ''} |")
@@ -38,9 +46,15 @@ def _section(name: str, model: type[BaseModel], lines: list[str]) -> None:
 def markdown_reference() -> str:
     from specdeploy.plugin.registry import registry
 
-    lines = ["# Profile reference", "", "Generated from the schema by `make schema`; a test fails when it drifts.", "",
-             "Top-level keys: " + ", ".join(f"`{k}`" for k in Profile.model_fields) + ", and `extends` (a file or a "
-             "shipped profile name whose values this profile overrides; chains allowed, cycles are errors).", ""]
+    lines = [
+        "# Profile reference",
+        "",
+        "Generated from the schema by `make schema`; a test fails when it drifts.",
+        "",
+        "Top-level keys: " + ", ".join(f"`{k}`" for k in Profile.model_fields) + ", and `extends` (a file or a "
+        "shipped profile name whose values this profile overrides; chains allowed, cycles are errors).",
+        "",
+    ]
     for field, info in Profile.model_fields.items():
         annotation = info.annotation
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):

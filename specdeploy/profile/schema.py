@@ -82,7 +82,7 @@ class Runtime(Section):
     )
     backend: Literal["pytorch", "tensorrt", "reference"] = Field(
         "pytorch",
-        description="`pytorch` = LLM-API YAML, `tensorrt` = compiled engines (TRT-LLM <= 1.2.x), `reference` = the CPU runtime.",
+        description="`pytorch` = LLM-API YAML, `tensorrt` = engines (TRT-LLM <= 1.2.x), `reference` = the CPU runtime.",
     )
 
     @field_validator("trtllm_version")
@@ -99,14 +99,14 @@ class Speculative(Section):
 
     mechanism: StrictStr = Field(
         "none",
-        description="Drafter mechanism: a registered plugin name (eagle3, mtp, draft_target, ngram, ...), `auto` or `none`.",
+        description="Drafter mechanism: a plugin name (eagle3, mtp, draft_target, ngram, ...), `auto` or `none`.",
     )
     draft_len: int | Literal["auto"] = Field(
         "auto", description="Draft tokens per step (>= 1), or `auto` to let `specdeploy tune` choose per concurrency."
     )
     draft_model: StrictStr | None = Field(
         None,
-        description="Drafter checkpoint (repo id or folder) for mechanisms that need one (eagle3, draft_target, medusa...).",
+        description="Drafter checkpoint (repo id or folder) for mechanisms that need one (eagle3, draft_target, ...).",
     )
     draft_revision: StrictStr | None = Field(None, description="Hub revision of the drafter.")
     options: dict[str, Any] = Field(
@@ -182,7 +182,7 @@ class Tune(Section):
     )
     objective: Literal["throughput", "latency", "goodput"] = Field(
         "throughput",
-        description="What to maximise per concurrency: system tokens/s, per-user latency, or throughput within the SLA.",
+        description="What to maximise per concurrency: system tokens/s, per-user latency, or goodput within the SLA.",
     )
     sla: Sla = Field(default_factory=Sla, description="Latency limits for the goodput objective.")
     repeats: int = Field(3, ge=1, le=50, description="Repeats of each confirmed measurement (median + MAD).")

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from specdeploy.render.check_pbtxt import RepoIssue, line_of, params, parse_config
+from specdeploy.render.check_pbtxt import RepoIssue, line_of, parse_config
 
 
 @dataclass

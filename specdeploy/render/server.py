@@ -30,14 +30,15 @@ def _bundle() -> Path:
 
 def system_python_version() -> str:
     """The X.Y of the libpython the stub links: the OS's shared libpython3.X (Debian 12: 3.11), else ours."""
-    found = sorted(Path("/usr/lib").glob("*/libpython3.*.so.1.0")) + sorted(Path("/usr/lib").glob("libpython3.*.so.1.0"))
+    found = sorted(Path("/usr/lib").glob("*/libpython3.*.so.1.0")) + sorted(
+        Path("/usr/lib").glob("libpython3.*.so.1.0")
+    )
     if found:
         return found[-1].name.removeprefix("libpython").removesuffix(".so.1.0")
     return f"{sys.version_info.major}.{sys.version_info.minor}"
 
 
-def prepare_backends(folder: Path, *, python_version: str | None = None,
-                     extra: dict[str, Path] | None = None) -> Path:
+def prepare_backends(folder: Path, *, python_version: str | None = None, extra: dict[str, Path] | None = None) -> Path:
     """`folder/python/{libtriton_python.so, triton_python_backend_utils.py, stub, numpy<2}` (+ `extra` python
     backends as `folder/<name>/model.py`); reused when already complete (numpy install is the slow part)."""
     root = _bundle()
@@ -55,10 +56,22 @@ def prepare_backends(folder: Path, *, python_version: str | None = None,
     if not (python / "numpy").is_dir():
         from specdeploy.execute.process import child_env, run_process
 
-        argv = [sys.executable, "-m", "pip", "install", "--quiet", "--target", str(python), "--python-version",
-                version, "--only-binary=:all:", "numpy<2"]
-        run_process(argv, log_path=folder / "pip.log", env=child_env(), cwd=folder, timeout=600,
-                    step_id="backends.numpy")
+        argv = [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--target",
+            str(python),
+            "--python-version",
+            version,
+            "--only-binary=:all:",
+            "numpy<2",
+        ]
+        run_process(
+            argv, log_path=folder / "pip.log", env=child_env(), cwd=folder, timeout=600, step_id="backends.numpy"
+        )
     for name, model_py in (extra or {}).items():
         (folder / name).mkdir(exist_ok=True)
         shutil.copy2(model_py, folder / name / "model.py")
@@ -130,20 +143,34 @@ class TritonServer:
         self.stop()
 
 
-def start_server(repo: Path, backends: Path, log_path: Path, *, extra_args: tuple[str, ...] = (),
-                 timeout: float = 60.0) -> TritonServer:
+def start_server(
+    repo: Path, backends: Path, log_path: Path, *, extra_args: tuple[str, ...] = (), timeout: float = 60.0
+) -> TritonServer:
     """tritonserver on 127.0.0.1 (free ports), explicit model control, nothing loaded yet; waits until live."""
     root = _bundle()
     binary = root / "tritonserver" / "bin" / "tritonserver"
     http, grpc = free_port(), free_port()
-    argv = [str(binary), f"--model-repository={repo}", f"--backend-directory={backends}",
-            "--model-control-mode=explicit", "--http-address=127.0.0.1", f"--http-port={http}",
-            "--grpc-address=127.0.0.1", f"--grpc-port={grpc}", "--allow-metrics=false", "--exit-on-error=false",
-            "--strict-readiness=false", "--backend-config=python,stub-timeout-seconds=30", "--exit-timeout-secs=5",
-            *extra_args]
+    argv = [
+        str(binary),
+        f"--model-repository={repo}",
+        f"--backend-directory={backends}",
+        "--model-control-mode=explicit",
+        "--http-address=127.0.0.1",
+        f"--http-port={http}",
+        "--grpc-address=127.0.0.1",
+        f"--grpc-port={grpc}",
+        "--allow-metrics=false",
+        "--exit-on-error=false",
+        "--strict-readiness=false",
+        "--backend-config=python,stub-timeout-seconds=30",
+        "--exit-timeout-secs=5",
+        *extra_args,
+    ]
     libs = root.parent / "nvidia_pytriton.libs"
-    env = {**os.environ, "LD_LIBRARY_PATH": os.pathsep.join(
-        p for p in (str(libs), os.environ.get("LD_LIBRARY_PATH", "")) if p)}
+    env = {
+        **os.environ,
+        "LD_LIBRARY_PATH": os.pathsep.join(p for p in (str(libs), os.environ.get("LD_LIBRARY_PATH", "")) if p),
+    }
     log_path.parent.mkdir(parents=True, exist_ok=True)
     log = log_path.open("wb")
     process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)

@@ -6,8 +6,14 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 BYTES_PER_PARAM = {
-    "float32": 4.0, "bfloat16": 2.0, "float16": 2.0,
-    "fp8": 1.0, "int8_sq": 1.0, "nvfp4": 0.5625, "int4_awq": 0.5625, "w4a8_awq": 0.5625,
+    "float32": 4.0,
+    "bfloat16": 2.0,
+    "float16": 2.0,
+    "fp8": 1.0,
+    "int8_sq": 1.0,
+    "nvfp4": 0.5625,
+    "int4_awq": 0.5625,
+    "w4a8_awq": 0.5625,
 }
 """Weight bytes per parameter; 4-bit formats include one scale per 16-32 weights (about 1/16 extra)."""
 
@@ -61,9 +67,16 @@ class ModelSpec:
 
     def attention_params(self) -> int:
         if self.is_mla:
-            q = (self.hidden * self.mla_q_lora_rank + self.mla_q_lora_rank * self.heads * (self.head_dim + self.mla_rope_dim)
-                 if self.mla_q_lora_rank else self.hidden * self.heads * (self.head_dim + self.mla_rope_dim))
-            kv = self.hidden * (self.mla_kv_lora_rank + self.mla_rope_dim) + self.mla_kv_lora_rank * self.heads * 2 * self.head_dim
+            q = (
+                self.hidden * self.mla_q_lora_rank
+                + self.mla_q_lora_rank * self.heads * (self.head_dim + self.mla_rope_dim)
+                if self.mla_q_lora_rank
+                else self.hidden * self.heads * (self.head_dim + self.mla_rope_dim)
+            )
+            kv = (
+                self.hidden * (self.mla_kv_lora_rank + self.mla_rope_dim)
+                + self.mla_kv_lora_rank * self.heads * 2 * self.head_dim
+            )
             return q + kv + self.heads * self.head_dim * self.hidden
         q_and_o = 2 * self.hidden * self.heads * self.head_dim
         return q_and_o + 2 * self.hidden * self.kv_heads * self.head_dim
@@ -74,7 +87,9 @@ class ModelSpec:
         if not self.is_moe:
             return self.layers * dense
         experts = self.active_experts if active_only else self.experts
-        moe_layer = 3 * self.hidden * self.moe_intermediate * (experts + self.shared_experts) + self.hidden * self.experts
+        moe_layer = (
+            3 * self.hidden * self.moe_intermediate * (experts + self.shared_experts) + self.hidden * self.experts
+        )
         return self.dense_layers * dense + (self.layers - self.dense_layers) * moe_layer
 
     def parameter_count(self, *, active_only: bool = False) -> int:
@@ -95,8 +110,9 @@ class ModelSpec:
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
-        data.update(group_size=self.group_size, parameters=self.parameter_count(),
-                    kv_bytes_per_token=self.kv_bytes_per_token())
+        data.update(
+            group_size=self.group_size, parameters=self.parameter_count(), kv_bytes_per_token=self.kv_bytes_per_token()
+        )
         return data
 
 
@@ -116,17 +132,24 @@ def spec_from_config(name: str, config: dict[str, Any], source: str) -> ModelSpe
         heads = int(config["num_attention_heads"])
         layers = int(config["num_hidden_layers"])
     except (KeyError, TypeError, ValueError) as exc:
-        raise ValueError(f"config.json of {name} lacks a usable {exc} (hidden_size, num_attention_heads, num_hidden_layers)") from exc
+        raise ValueError(
+            f"config.json of {name} lacks a usable {exc} (hidden_size, num_attention_heads, num_hidden_layers)"
+        ) from exc
     kv_lora = int(config.get("kv_lora_rank") or 0)
-    head_dim = int(_first(config, "head_dim", "v_head_dim", default=hidden // heads) if not kv_lora
-                   else config.get("qk_nope_head_dim") or config.get("v_head_dim") or hidden // heads)
+    head_dim = int(
+        _first(config, "head_dim", "v_head_dim", default=hidden // heads)
+        if not kv_lora
+        else config.get("qk_nope_head_dim") or config.get("v_head_dim") or hidden // heads
+    )
     torch_dtype = str(_first(config, "torch_dtype", "dtype", default="bfloat16"))
     experts = int(_first(config, "n_routed_experts", "num_local_experts", "num_experts", default=0) or 0)
     return ModelSpec(
         name=name,
         architecture=(config.get("architectures") or ["unknown"])[0],
         model_type=str(config.get("model_type", "unknown")),
-        layers=layers, hidden=hidden, heads=heads,
+        layers=layers,
+        hidden=hidden,
+        heads=heads,
         kv_heads=int(_first(config, "num_key_value_heads", default=heads)),
         head_dim=head_dim,
         intermediate=int(_first(config, "intermediate_size", "ffn_dim", default=4 * hidden)),

@@ -10,7 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from specdeploy.perfmodel import Efficiency, Measured, advise, calibrate, calibrate_file, forward_cost, pseudo_gpu, whatif
+from specdeploy.perfmodel import (
+    Efficiency,
+    Measured,
+    advise,
+    calibrate,
+    calibrate_file,
+    forward_cost,
+    pseudo_gpu,
+    whatif,
+)
 from specdeploy.perfmodel.shapes import EAGLE3_LLAMA_3_1_8B, LLAMA_3_1_8B, SMOLLM2_135M
 from specdeploy.resolve.gpus import GPUS
 
@@ -20,8 +29,12 @@ REPO = Path(__file__).resolve().parents[3]
 def test_calibration_recovers_synthetic_factors() -> None:
     gpu = pseudo_gpu()
     truth = Efficiency(compute=0.3, bandwidth=0.5, step_overhead_s=0.0, layer_overhead_s=2e-4)
-    points = [Measured(b, t, ctx, forward_cost(SMOLLM2_135M, gpu, batch=b, tokens=t, context=ctx, eff=truth).total_s)
-              for b in (1, 4, 16) for t in (1, 4, 16) for ctx in (64, 512)]
+    points = [
+        Measured(b, t, ctx, forward_cost(SMOLLM2_135M, gpu, batch=b, tokens=t, context=ctx, eff=truth).total_s)
+        for b in (1, 4, 16)
+        for t in (1, 4, 16)
+        for ctx in (64, 512)
+    ]
     fit = calibrate(SMOLLM2_135M, gpu, points, base=Efficiency(step_overhead_s=0.0))
     assert fit.eff.compute == pytest.approx(0.3, rel=0.01)
     assert fit.eff.bandwidth == pytest.approx(0.5, rel=0.01)
@@ -35,8 +48,12 @@ def test_calibration_separates_step_and_layer_overhead_across_models() -> None:
 
     gpu = pseudo_gpu()
     truth = Efficiency(compute=0.2, bandwidth=0.4, step_overhead_s=1e-3, layer_overhead_s=1e-4)
-    works = [forward_work(m, batch=b, tokens=t, context=128) for m in (SMOLLM2_135M, EAGLE3_LLAMA_3_1_8B)
-             for b in (1, 8, 64) for t in (1, 8, 32)]
+    works = [
+        forward_work(m, batch=b, tokens=t, context=128)
+        for m in (SMOLLM2_135M, EAGLE3_LLAMA_3_1_8B)
+        for b in (1, 8, 64)
+        for t in (1, 8, 32)
+    ]
     fit = fit_works(works, [step_time(w, gpu, truth).total_s for w in works], gpu)
     assert fit.eff.step_overhead_s == pytest.approx(1e-3, rel=0.05)
     assert fit.eff.layer_overhead_s == pytest.approx(1e-4, rel=0.05)
@@ -54,8 +71,9 @@ def test_advice_states_the_guidelines_with_numbers() -> None:
 
 
 def test_whatif_result_shape() -> None:
-    result = whatif(LLAMA_3_1_8B, GPUS["h200"], "eagle3", draft=EAGLE3_LLAMA_3_1_8B, concurrency=[1, 8, 64],
-                    k_values=[1, 2, 4])
+    result = whatif(
+        LLAMA_3_1_8B, GPUS["h200"], "eagle3", draft=EAGLE3_LLAMA_3_1_8B, concurrency=[1, 8, 64], k_values=[1, 2, 4]
+    )
     assert result["format"] == "specdeploy.whatif/1" and result["backend"] == "model"
     assert result["candidates"] == [0, 1, 2, 4]
     assert len(result["points"]) == 3 * 4
@@ -66,8 +84,22 @@ def test_whatif_result_shape() -> None:
 
 
 def test_step_cost_bench_tiny_runs_on_cpu(tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, str(REPO / "bench" / "gpu" / "step_cost.py"), "--tiny", "--repeats", "2",
-                           "--warmup", "1", "--out", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "bench" / "gpu" / "step_cost.py"),
+            "--tiny",
+            "--repeats",
+            "2",
+            "--warmup",
+            "1",
+            "--out",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr
     data = json.loads((tmp_path / "step_cost-tiny.json").read_text())
     assert data["format"] == "specdeploy.step-cost/1" and data["complete"]

@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
+
+import tomllib
 
 from specdeploy.plugin.registry import registry
 
 ROOT = Path(__file__).resolve().parents[3]
-BUILTINS = {"eagle3", "mtp", "draft_target", "ngram", "medusa", "lookahead", "eagle", "redrafter", "dflash", "pard", "sa"}
+BUILTINS = {
+    "eagle3",
+    "mtp",
+    "draft_target",
+    "ngram",
+    "medusa",
+    "lookahead",
+    "eagle",
+    "redrafter",
+    "dflash",
+    "pard",
+    "sa",
+}
 
 
 def test_every_builtin_is_an_entry_point_and_a_plugin_file() -> None:

@@ -16,11 +16,19 @@ from specdeploy.profile.shipped import shipped_profiles
 
 SHIPPED = {name: yaml.safe_load(path.read_text()) for name, path in shipped_profiles().items()}
 
-scalars = st.one_of(st.none(), st.booleans(), st.integers(min_value=-(10**30), max_value=10**30),
-                    st.floats(allow_nan=True), st.text(max_size=30), st.sampled_from(["on", "no", "2e-5", "0755", "1:30"]))
-values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=3),
-                                                       st.dictionaries(st.text(max_size=8), inner, max_size=3)),
-                      max_leaves=6)
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(10**30), max_value=10**30),
+    st.floats(allow_nan=True),
+    st.text(max_size=30),
+    st.sampled_from(["on", "no", "2e-5", "0755", "1:30"]),
+)
+values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=8), inner, max_size=3)),
+    max_leaves=6,
+)
 
 
 def run_cli(*args: str) -> tuple[int, str]:
@@ -54,10 +62,16 @@ def key_paths(data: dict, prefix: tuple = ()) -> list[list[str]]:
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(name=st.sampled_from(sorted(SHIPPED)), data=st.data(), value=values, delete=st.booleans(),
-       extra_key=st.text(min_size=1, max_size=12))
-def test_mutated_profiles_never_traceback(tmp_path: Path, name: str, data: st.DataObject, value: object,
-                                          delete: bool, extra_key: str) -> None:
+@given(
+    name=st.sampled_from(sorted(SHIPPED)),
+    data=st.data(),
+    value=values,
+    delete=st.booleans(),
+    extra_key=st.text(min_size=1, max_size=12),
+)
+def test_mutated_profiles_never_traceback(
+    tmp_path: Path, name: str, data: st.DataObject, value: object, delete: bool, extra_key: str
+) -> None:
     profile = yaml.safe_load(yaml.safe_dump(SHIPPED[name]))
     path = data.draw(st.sampled_from(key_paths(profile) + [[extra_key], ["serving", extra_key]]))
     mutated = mutate(profile, path, value, delete)
@@ -79,11 +93,19 @@ def test_arbitrary_text_never_tracebacks(tmp_path: Path, text: str) -> None:
     assert code in (0, 2) and "Traceback" not in err
 
 
-@pytest.mark.parametrize("content", [
-    b"", b"\x00\x01\x02binary", b"a: &x [*x]\n", b"a: !!binary aGVsbG8=\n", b"target: !custom {model: m}\n",
-    b"!!python/object:os.system {}\n", "target: {model: \u00e9\u6f22\u5b57}\nserving: {max_batch_size: 99999999999999999999}\n".encode(),
-    b"base: &b {model: m}\ntarget:\n  <<: *b\n",
-])
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"",
+        b"\x00\x01\x02binary",
+        b"a: &x [*x]\n",
+        b"a: !!binary aGVsbG8=\n",
+        b"target: !custom {model: m}\n",
+        b"!!python/object:os.system {}\n",
+        "target: {model: \u00e9\u6f22\u5b57}\nserving: {max_batch_size: 99999999999999999999}\n".encode(),
+        b"base: &b {model: m}\ntarget:\n  <<: *b\n",
+    ],
+)
 def test_hostile_files(tmp_path: Path, content: bytes) -> None:
     file = tmp_path / "h.yaml"
     file.write_bytes(content)

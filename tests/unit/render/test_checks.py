@@ -169,7 +169,7 @@ def test_bad_model_name_refused(resolve_inline, tmp_path: Path) -> None:  # type
     assert "is not a valid model folder name" in str(err.value)
 
 
-def test_symlink_and_foreign_folders_refused(engine_repo, tmp_path: Path, resolve_inline) -> None:  # type: ignore[no-untyped-def]
+def test_symlink_and_foreign_folders_refused(engine_repo, tmp_path: Path, resolve_inline) -> None:  # type: ignore[no-untyped-def]  # noqa: ARG001
     resolved = resolve_inline(ENGINE.replace("MECH", "medusa"))
     (tmp_path / "link").symlink_to(tmp_path)
     with pytest.raises(UsageError) as err:
