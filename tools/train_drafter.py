@@ -10,7 +10,14 @@ to instruction prompts built from stdlib docstrings (optional: ~50 tokens/s on 2
 pydoc topic texts framed as chat answers, and CPython stdlib source (code); split by file/topic into
 train / held-out.
 
-    .venv/bin/python tools/train_drafter.py --minutes 24
+    .venv/bin/python tools/train_drafter.py --minutes 24                      # earlier recipe (code + pydoc)
+
+Self-distillation (the shipped drafter, see its TRAINING.md): build instruction prompts (chat_prompts), generate
+the target's greedy answers with the reference runtime into a jsonl file, then distil on prompt + answer:
+
+    .venv/bin/python tools/train_drafter.py --answers A.jsonl --gen-minutes 11 --gen-only
+    .venv/bin/python tools/train_drafter.py --answers A.jsonl --minutes 10.5 --layers 3 --lr 7e-4 \
+        --init-from specdeploy/runtime/drafters/smollm2-135m-drafter --out /tmp/new_drafter
 """
 
 from __future__ import annotations
@@ -37,6 +44,62 @@ from specdeploy.runtime.models import (
     share_embeddings,
     write_shared_meta,
 )
+
+GENERAL_QUESTIONS = [
+    "Why is the sky blue?", "How do vaccines train the immune system?", "What causes the seasons on Earth?",
+    "Explain how a bicycle stays upright.", "What is the difference between weather and climate?",
+    "How does a refrigerator keep food cold?", "Why do cats purr?", "What is photosynthesis?",
+    "Give me three tips for sleeping better.", "How can I stay focused while studying at home?",
+    "What are the main causes of inflation?", "Explain compound interest with an example.",
+    "What is the difference between a virus and a bacterium?", "How do airplanes generate lift?",
+    "Summarize the plot of Romeo and Juliet in a few sentences.", "What was the Industrial Revolution?",
+    "Why did the Roman Empire fall?", "What is the water cycle?", "How does the internet work, in simple terms?",
+    "What is machine learning?", "Explain what a black hole is to a ten-year-old.",
+    "How do I make a good cup of coffee?", "Suggest a healthy breakfast for a busy morning.",
+    "What are some good habits for saving money?", "How should I prepare for a job interview?",
+    "Write a short thank-you note to a teacher.", "Write a haiku about autumn leaves.",
+    "Write a short poem about the ocean.", "Write a friendly email inviting a colleague to lunch.",
+    "Write a short story about a robot who learns to paint.", "Describe a sunrise over the mountains.",
+    "Give me five ideas for a rainy weekend.", "What should I pack for a three-day hiking trip?",
+    "How do I politely decline an invitation?", "What is the capital of Australia, and why is it not Sydney?",
+    "Explain the rules of chess briefly.", "What are prime numbers? Give some examples.",
+    "If a train travels 60 miles in 1.5 hours, what is its average speed?",
+    "Solve for x: 3x + 7 = 22.", "What is the Pythagorean theorem?", "What is 15% of 240? Show your work.",
+    "A shop sells apples at 3 for $2. How much do 12 apples cost?",
+    "Explain the difference between mean, median and mode.", "What is a derivative in calculus?",
+    "How many minutes are there in a week?", "Is 91 a prime number? Explain.",
+    "What are the benefits of regular exercise?", "How does meditation help reduce stress?",
+    "What is the difference between a list and a tuple in Python?", "What is recursion in programming?",
+    "Explain what an API is.", "What is the difference between HTTP and HTTPS?",
+    "How does a hash table work?", "What is Big-O notation?", "Explain object-oriented programming.",
+    "What is version control and why is it useful?", "What does a compiler do?",
+    "Pretend you are a tour guide in Paris. Welcome a group of tourists.",
+    "Act as a chef and describe your signature dish.", "Imagine you are a pirate. Describe your ship.",
+    "You are a detective. Describe the scene of a mysterious crime.",
+    "Extract the names from this sentence: Alice met Bob and Carol at the station.",
+    "List the countries mentioned: We flew from Spain to Japan, then visited Canada.",
+    "What is the boiling point of water at sea level in Celsius and Fahrenheit?",
+    "Explain how the heart pumps blood.", "What is DNA?", "What is gravity?",
+    "Explain the difference between renewable and non-renewable energy.",
+    "Why do leaves change color in the fall?", "How do bees make honey?",
+    "What is democracy?", "Who was Leonardo da Vinci?", "What is the theory of evolution?",
+    "Give advice to someone learning to play the guitar.", "How can I improve my writing skills?",
+    "Write a product description for a reusable water bottle.",
+    "Write a short speech to congratulate a team on finishing a project.",
+    "Compare cats and dogs as pets.", "What are the pros and cons of working from home?",
+    "Describe your ideal vacation.", "How do you make a paper airplane?",
+    "Explain supply and demand.", "What is the greenhouse effect?", "What is an atom made of?",
+    "Write a limerick about a cat.", "Write a motivational message for someone starting a new job.",
+    "What is the difference between a simile and a metaphor?", "How do I write a good resume?",
+    "Plan a simple three-course dinner menu.", "How do tides work?",
+    "What are the planets in our solar system?", "Explain how a credit card works.",
+]
+STYLES = ["a short poem", "a short story", "a friendly email", "a blog post introduction", "a product review",
+          "a short speech", "a list of tips", "a short dialogue between two friends"]
+SUBJECTS = ["the first day of school", "a lost umbrella", "learning to cook", "a trip to the beach",
+            "a city at night", "a new smartphone", "morning routines", "a rainy afternoon", "gardening",
+            "moving to a new city", "a favorite book", "the importance of friendship", "winter holidays",
+            "a visit to a museum", "electric cars", "a mountain hike"]
 
 TOPICS = ["how it works", "when to use it", "a short example", "common pitfalls", "a one-paragraph summary"]
 
@@ -73,6 +136,80 @@ def docstring_prompts(files: list[Path], n: int, rng: random.Random) -> list[str
         "Give {2} of the following idea: {1}",
     ]
     return [rng.choice(forms).format(name, doc, rng.choice(TOPICS)) for name, doc in lines[:n]]
+
+
+def stdlib_api_prompts(files: list[Path], n: int, rng: random.Random) -> list[str]:
+    """Questions about stdlib `module.function` names and their docstrings (not benchmark questions)."""
+    root = Path(sysconfig.get_paths()["stdlib"])
+    apis: list[tuple[str, str]] = []
+    for path in files:
+        mod = ".".join(path.relative_to(root).with_suffix("").parts).replace(".__init__", "")
+        if any(part.startswith("_") for part in mod.split(".")):
+            continue
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8", errors="ignore"))
+        except (SyntaxError, ValueError):
+            continue
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_"):
+                doc = ast.get_docstring(node)
+                if doc and 20 < len(doc.split("\n")[0]) < 160:
+                    apis.append((f"{mod}.{node.name}", doc.split("\n")[0].strip()))
+    rng.shuffle(apis)
+    forms = [
+        "Explain what `{0}` does in Python.",
+        "Explain what `{0}` does and show a short example of using it.",
+        "Write a Python function that does the following: {1}",
+        "How would I use `{0}`? Its documentation says: {1}",
+        "Write a small Python program that uses `{0}`.",
+        "What is `{0}` in the Python standard library, and when should I use it?",
+    ]
+    return [rng.choice(forms).format(name, doc) for name, doc in apis[:n]]
+
+
+def chat_prompts(files: list[Path], n: int, rng: random.Random) -> list[str]:
+    """~45% stdlib API questions, ~55% hand-written general / writing / math / role-play questions."""
+    general = list(GENERAL_QUESTIONS)
+    general += [f"Write {s} about {t}." for s in STYLES for t in SUBJECTS]
+    rng.shuffle(general)
+    n_api = int(n * 0.45)
+    out = stdlib_api_prompts(files, n_api, rng) + general[: n - n_api]
+    rng.shuffle(out)
+    return out
+
+
+@torch.no_grad()
+def generate_runtime_answers(pair, prompts: list[str], minutes: float, concurrency: int, max_new: int,
+                             path: Path) -> None:
+    """The target's greedy answers through the reference runtime (mechanism none), appended to a jsonl
+    file wave by wave, so whatever finished within the budget is kept."""
+    from specdeploy.runtime import generate
+
+    tok = pair.tokenizer
+    enc = []
+    for p in prompts:
+        ids = tok.apply_chat_template([{"role": "user", "content": p}], add_generation_prompt=True, tokenize=True)
+        if isinstance(ids, dict) or hasattr(ids, "input_ids"):
+            ids = ids["input_ids"]
+        enc.append((p, list(ids)))
+    deadline, done, toks = time.time() + minutes * 60, 0, 0
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as fh:
+        for start in range(0, len(enc), concurrency):
+            if time.time() > deadline:
+                break
+            wave = enc[start : start + concurrency]
+            outs, _ = generate(pair, [ids for _, ids in wave], mechanism="none", draft_len=1,
+                               concurrency=concurrency, max_new_tokens=max_new)
+            for (text, ids), ans in zip(wave, outs, strict=True):
+                fh.write(json.dumps({"prompt": text, "prompt_ids": ids, "answer_ids": list(ans)}) + "\n")
+                done, toks = done + 1, toks + len(ans)
+            fh.flush()
+            log(f"generated {done} answers ({toks} tokens)")
+
+
+def load_answers(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 @torch.no_grad()
@@ -138,7 +275,86 @@ def batches(seqs: list[list[int]], batch: int, seq_len: int, rng: random.Random)
             yield ids, mask
 
 
-def build_drafter(target, layers: int, vocab_ids: torch.Tensor):
+def answer_rows(records: list[dict], prompt_weight: float) -> list[tuple[list[int], list[float]]]:
+    """prompt + answer ids, with per-position loss weights: position t predicts token t+1, so the
+    positions predicting answer tokens get 1.0 and the prompt positions `prompt_weight`."""
+    rows = []
+    for r in records:
+        ids = r["prompt_ids"] + r["answer_ids"]
+        n_prompt = len(r["prompt_ids"])
+        w = [prompt_weight if t + 1 < n_prompt else 1.0 for t in range(len(ids))]
+        w[-1] = 0.0  # the last position predicts a token that is not in the data
+        rows.append((ids, w))
+    return rows
+
+
+def pad_rows(rows: list[tuple[list[int], list[float]]]):
+    width = max(len(ids) for ids, _ in rows)
+    ids_t = torch.zeros(len(rows), width, dtype=torch.long)
+    mask = torch.zeros(len(rows), width, dtype=torch.long)
+    weight = torch.zeros(len(rows), width)
+    for r, (ids, w) in enumerate(rows):
+        ids_t[r, : len(ids)] = torch.tensor(ids)
+        mask[r, : len(ids)] = 1
+        weight[r, : len(ids)] = torch.tensor(w)
+    return ids_t, mask, weight
+
+
+class TeacherCache:
+    """Teacher log-probs over the draft vocabulary (fp16) and full-vocabulary argmax per answer row, computed
+    once: the 30-layer teacher forward dominates a step, and the answers are seen several times."""
+
+    def __init__(self, target, vocab_ids):
+        self.target, self.vocab_ids, self.store = target, vocab_ids, {}
+
+    @torch.no_grad()
+    def get(self, keys: list[int], rows):
+        todo = [i for i, k in enumerate(keys) if k not in self.store]
+        if todo:
+            ids, mask, _ = pad_rows([rows[i] for i in todo])
+            logits = self.target(input_ids=ids, attention_mask=mask).logits
+            sub = torch.log_softmax(logits[..., self.vocab_ids], -1).half()
+            top = logits.argmax(-1)
+            for j, i in enumerate(todo):
+                n = len(rows[i][0])
+                self.store[keys[i]] = (sub[j, :n].clone(), top[j, :n].clone())
+        width = max(len(r[0]) for r in rows)
+        logp = torch.zeros(len(rows), width, len(self.vocab_ids))
+        top = torch.zeros(len(rows), width, dtype=torch.long)
+        for i, k in enumerate(keys):
+            lp, tp = self.store[k]
+            logp[i, : lp.shape[0]] = lp.float()
+            top[i, : tp.shape[0]] = tp
+        return logp, top
+
+
+def weighted_kl(drafter, ids, mask, weight, t_logp, t_top, vocab_ids):
+    """Weighted forward KL(target || drafter) over the draft vocabulary; top-1 agreement where weight == 1."""
+    d_logits = drafter(input_ids=ids, attention_mask=mask).logits
+    loss_tok = (t_logp.exp() * (t_logp - torch.log_softmax(d_logits, -1))).sum(-1)
+    loss = (loss_tok * weight).sum() / weight.sum().clamp_min(1e-6)
+    sel = weight >= 1.0
+    agree = (vocab_ids[d_logits.argmax(-1)] == t_top)[sel].float().mean() if sel.any() else torch.tensor(0.0)
+    return loss, float(agree)
+
+
+@torch.no_grad()
+def evaluate_answers(cache, drafter, rows, vocab_ids, batch) -> float:
+    """Top-1 agreement with the full target on held-out answer tokens (teacher-forced)."""
+    hits = total = 0
+    for i in range(0, len(rows), batch):
+        chunk = rows[i : i + batch]
+        keys = [("held", i + j) for j in range(len(chunk))]
+        t_logp, t_top = cache.get(keys, chunk)
+        ids, mask, weight = pad_rows(chunk)
+        d_logits = drafter(input_ids=ids, attention_mask=mask).logits
+        sel = weight >= 1.0
+        hits += int((vocab_ids[d_logits.argmax(-1)] == t_top)[sel].sum())
+        total += int(sel.sum())
+    return hits / max(1, total)
+
+
+def build_drafter(target, layers: int, vocab_ids: torch.Tensor, init_from: Path | None = None):
     from transformers import LlamaForCausalLM
 
     config = target.config.__class__.from_dict(target.config.to_dict())
@@ -148,6 +364,13 @@ def build_drafter(target, layers: int, vocab_ids: torch.Tensor):
     for i in range(layers):
         drafter.model.layers[i].load_state_dict(target.model.layers[i].state_dict())
     drafter.model.norm.load_state_dict(target.model.norm.state_dict())
+    if init_from is not None:  # layers + norm of an earlier drafter (its vocabulary is not reused)
+        from safetensors.torch import load_file
+
+        own = {k: v.to(torch.float32) for k, v in load_file(str(init_from / "model.safetensors")).items()
+               if k.startswith("model.")}
+        missing, unexpected = drafter.load_state_dict(own, strict=False)
+        assert not unexpected and all("embed_tokens" in k or "lm_head" in k for k in missing), (missing, unexpected)
     share_embeddings(drafter, target, vocab_ids)
     drafter.model.embed_tokens.weight.requires_grad_(False)
     return drafter
@@ -203,9 +426,151 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=DRAFTER_DIR)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=1, help="1 beats 2 on a box shared with other jobs")
+    sd = ap.add_argument_group("self-distillation on the target's own greedy answers")
+    sd.add_argument("--answers", type=Path, default=None,
+                    help="jsonl of {prompt, prompt_ids, answer_ids}; generated (appended) when --gen-minutes > 0, "
+                    "else read; enables the self-distillation recipe")
+    sd.add_argument("--gen-prompts", type=int, default=600, help="instruction prompts to build (chat_prompts)")
+    sd.add_argument("--gen-max-new", type=int, default=96)
+    sd.add_argument("--gen-concurrency", type=int, default=8)
+    sd.add_argument("--gen-only", action="store_true", help="generate the answers file and stop")
+    sd.add_argument("--held-answers", type=int, default=16, help="last N answers held out for agreement")
+    sd.add_argument("--prompt-weight", type=float, default=0.2, help="loss weight of prompt positions (answers 1.0)")
+    sd.add_argument("--code-every", type=int, default=4, help="every Nth step is a stdlib-code batch (0: never)")
+    sd.add_argument("--init-from", type=Path, default=None, help="start from an earlier drafter's layers and norm")
     args = ap.parse_args()
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
+    if args.answers is not None:
+        return self_distill(args)
+    legacy(args)
+
+
+def answer_vocab(tok, code, docs, rows, size: int) -> list[int]:
+    """Every token of the target answers first, then pydoc prose (x20) and stdlib code by frequency."""
+    counts = Counter(t for s in code for t in s)
+    for s in docs:  # English prose: chat answers are mostly prose, the code chunks would crowd it out
+        counts.update({t: 20 * c for t, c in Counter(s).items()})
+    for ids, _ in rows:  # answer tokens first: the draft vocabulary must cover what the target says
+        counts.update({t: 1000 for t in ids})
+    specials = [i for i in (tok.eos_token_id, tok.bos_token_id, tok.pad_token_id) if i is not None]
+    vocab = sorted(set(specials) | {t for t, _ in counts.most_common(size - len(specials))})
+    return vocab
+
+
+def self_distill_record(args, vocab_ids, held_cov, train_rec, held_rec, records, code, step, tokens,  # noqa: PLR0913
+                        answer_tokens, t0, train_start, train_minutes, answer_agree, code_agree) -> dict:
+    return {
+        "target": SMOLLM2_REF,
+        "recipe": "self-distillation on the target's own greedy answers",
+        "layers": args.layers,
+        "init": (f"layers + norm of {args.init_from.name if args.init_from else 'the target'}"
+                 + ("" if args.init_from else f" (layers 0..{args.layers - 1})")
+                 + "; embedding borrowed; head = target head cut to the draft vocabulary"),
+        "draft_vocab": len(vocab_ids),
+        "draft_vocab_coverage_held_out_answers": round(held_cov, 4),
+        "data": {
+            "prompt_source": "tools/train_drafter.py chat_prompts(): ~45% templated questions about stdlib "
+            "`module.function` names and docstrings, ~55% hand-written general / writing / math / role-play "
+            "questions; none from MT-Bench or HumanEval",
+            "target_greedy_answers_train": len(train_rec),
+            "target_greedy_answers_held_out": len(held_rec),
+            "answer_tokens_train": sum(len(r["answer_ids"]) for r in train_rec),
+            "max_new_tokens": max((len(r["answer_ids"]) for r in records), default=0),
+            "generation": "specdeploy.runtime.generate(mechanism='none', concurrency=8), greedy, chat template",
+            "stdlib_code_chunks": len(code),
+            "mix": f"every {args.code_every}th step a stdlib-code batch, else prompt+answer batches "
+            f"(answer positions weight 1.0, prompt positions {args.prompt_weight})" if args.code_every else
+            f"prompt+answer batches only (prompt weight {args.prompt_weight})",
+        },
+        "steps": step,
+        "batch": args.batch,
+        "trained_tokens": tokens,
+        "trained_answer_tokens": answer_tokens,
+        "lr": args.lr,
+        "setup_minutes": round((train_start - t0) / 60, 1),
+        "training_minutes": round(train_minutes, 1),
+        "hardware": f"CPU, {torch.get_num_threads()} threads, shared with other jobs",
+        "held_out_top1_agreement": {"target_answers": round(answer_agree, 4), "stdlib_code": round(code_agree, 4)},
+    }
+
+
+def self_distill(args) -> None:
+    """Self-distillation: forward KL to the target on prompt + the target's own greedy answer."""
+    rng = random.Random(args.seed)
+    t0 = time.time()
+    pair = load_pair(SMOLLM2_REF, device="cpu")
+    torch.set_num_threads(args.threads)
+    tok, target = pair.tokenizer, pair.target
+    target.requires_grad_(False)
+    train_files, held_files = stdlib_files(False), stdlib_files(True)
+    if args.gen_minutes > 0:
+        prompts = chat_prompts(train_files, args.gen_prompts, random.Random(args.seed))
+        generate_runtime_answers(pair, prompts, args.gen_minutes, args.gen_concurrency, args.gen_max_new, args.answers)
+    if args.gen_only:
+        return
+    records = load_answers(args.answers)
+    n_held = min(args.held_answers, len(records) // 8)
+    train_rec, held_rec = records[: len(records) - n_held], records[len(records) - n_held :]
+    rows = answer_rows(train_rec, args.prompt_weight)
+    held_rows = answer_rows(held_rec, 0.0)
+    code = code_sequences(tok, train_files, args.seq_len)
+    held_code = code_sequences(tok, held_files, args.seq_len)[:16]
+    docs = doc_chats(tok, False, args.seq_len)
+    vocab = answer_vocab(tok, code, docs, rows, args.draft_vocab)
+    vocab_ids = torch.tensor(vocab[: args.draft_vocab], dtype=torch.long)
+    vset = set(vocab)
+    ans_tokens = [t for r in held_rec for t in r["answer_ids"]]
+    held_cov = sum(t in vset for t in ans_tokens) / max(1, len(ans_tokens))
+    log(f"data: {len(rows)} train answers ({sum(len(r['answer_ids']) for r in train_rec)} answer tokens), "
+        f"{len(held_rows)} held out (vocab covers {held_cov:.1%} of their tokens), {len(code)} code chunks")
+    drafter = build_drafter(target, args.layers, vocab_ids, args.init_from)
+    params = [p for n, p in drafter.named_parameters() if p.requires_grad and "lm_head" not in n]
+    opt = torch.optim.AdamW(params, lr=args.lr, weight_decay=0.0)
+    cache = TeacherCache(target, vocab_ids)
+    code_it = batches(list(code), max(1, args.batch // 2), args.seq_len, rng)
+    order: list[int] = []
+    train_start, step, tokens, answer_tokens, budget = time.time(), 0, 0, 0, args.minutes * 60
+    while time.time() - train_start < budget:
+        frac = (time.time() - train_start) / budget
+        for group in opt.param_groups:
+            group["lr"] = args.lr * min(1.0, (step + 1) / 10) * (0.1 + 0.45 * (1 + math.cos(math.pi * frac)))
+        if args.code_every and step % args.code_every == args.code_every - 1:
+            ids, mask = next(code_it)
+            loss, agree = kl_step(target, drafter, ids, mask, vocab_ids)
+            kind = "code"
+        else:
+            if len(order) < args.batch:
+                perm = list(range(len(rows)))
+                rng.shuffle(perm)
+                order += perm
+            keys, order = order[: args.batch], order[args.batch :]
+            chunk = [rows[k] for k in keys]
+            t_logp, t_top = cache.get(keys, chunk)
+            ids, mask, weight = pad_rows(chunk)
+            loss, agree = weighted_kl(drafter, ids, mask, weight, t_logp, t_top, vocab_ids)
+            answer_tokens += int((weight >= 1.0).sum())
+            kind = "answers"
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        opt.step()
+        step, tokens = step + 1, tokens + int(mask.sum())
+        if step % 10 == 0 or step < 4:
+            log(f"step {step} ({kind}) tokens {tokens} loss {loss.item():.3f} top1 {agree:.3f}")
+        if step % 50 == 0:
+            save(drafter, args.out, {"step": step, "note": "checkpoint"})
+    train_minutes = (time.time() - train_start) / 60
+    answer_agree = evaluate_answers(cache, drafter, held_rows, vocab_ids, args.batch)
+    code_agree = evaluate(target, drafter, held_code, vocab_ids, max(1, args.batch // 2), args.seq_len)
+    record = self_distill_record(args, vocab_ids, held_cov, train_rec, held_rec, records, code, step, tokens,
+                                 answer_tokens, t0, train_start, train_minutes, answer_agree, code_agree)
+    save(drafter, args.out, record)
+    log(f"done: {json.dumps(record)}")
+
+
+def legacy(args) -> None:
+    """The earlier recipe: pydoc topic chats + stdlib code (optionally HF-generated answers)."""
     rng = random.Random(args.seed)
     t0 = time.time()
     pair = load_pair(SMOLLM2_REF, device="cpu")
