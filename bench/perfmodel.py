@@ -15,7 +15,6 @@ import argparse
 import json
 import statistics
 import sys
-import time
 import warnings
 from dataclasses import replace
 from pathlib import Path
@@ -90,56 +89,17 @@ def published() -> list[dict]:
     return rows
 
 
-def _crop(cache, length: int, added: int) -> None:
-    """Drop the timed tokens again (transformers 5 takes a negative count, 4.x the length to keep)."""
-    try:
-        cache.crop(-added)
-    except ValueError:
-        cache.crop(length)
-    if cache.get_seq_length() != length:
-        raise RuntimeError(f"KV cache holds {cache.get_seq_length()} positions, expected {length}")
-
-
 def measure_cpu(quick: bool) -> tuple[list[Measured], list[Measured]]:
-    """Median and minimum forward seconds of a random SmolLM2-shaped model over a KV cache of length L."""
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
+    """The reference runtime's own cost curve: SmolLM2-135M target forwards of B x T new tokens at context L,
+    through the runtime's cache path (`specdeploy.runtime.probe_costs`, median of repeats, 1 torch thread)."""
+    from specdeploy.runtime import load_pair, probe_costs
 
-    torch.set_num_threads(2)
     warnings.filterwarnings("ignore", category=FutureWarning)
-    torch.manual_seed(0)
-    s = SMOLLM2_135M
-    model = LlamaForCausalLM(
-        LlamaConfig(
-            vocab_size=s.vocab,
-            hidden_size=s.hidden,
-            intermediate_size=s.intermediate,
-            num_hidden_layers=s.layers,
-            num_attention_heads=s.heads,
-            num_key_value_heads=s.kv_heads,
-            tie_word_embeddings=True,
-            max_position_embeddings=s.context,
-        )
-    ).eval()
-    batches, tokens, contexts = ([1, 4], [1, 4], [64]) if quick else ([1, 2, 4, 8], [1, 2, 4, 8, 16], [32, 256])
-    medians, minima = [], []
-    with torch.inference_mode():
-        for b in batches:
-            for length in contexts:
-                cache = model(torch.randint(0, s.vocab, (b, length)), use_cache=True).past_key_values
-                for t in tokens:
-                    ids = torch.randint(0, s.vocab, (b, t))
-                    samples = []
-                    for i in range(7):
-                        began = time.perf_counter()
-                        model(ids, past_key_values=cache, use_cache=True)
-                        elapsed = time.perf_counter() - began
-                        _crop(cache, length, t)
-                        if i >= 2:
-                            samples.append(elapsed)
-                    medians.append(Measured(b, t, length, statistics.median(samples)))
-                    minima.append(Measured(b, t, length, min(samples)))
-    return medians, minima
+    pair = load_pair("HuggingFaceTB/SmolLM2-135M-Instruct")
+    batches, tokens, contexts = ((1, 4), (1, 4), (64,)) if quick else ((1, 2, 4), (1, 2, 3, 5, 9), (64, 256))
+    probe = probe_costs(pair, batch_sizes=batches, new_tokens=tokens, contexts=contexts, repeats=5)
+    medians = [Measured(p["batch"], p["new_tokens"], p["context"], p["ms"] / 1000) for p in probe["target"]]
+    return medians, medians
 
 
 def fit_report(points: list[Measured]) -> dict:
@@ -167,12 +127,11 @@ def fit_report(points: list[Measured]) -> dict:
 
 
 def cpu_calibration(quick: bool) -> dict:
-    """Both statistics are fitted: the cores are shared with other processes, so medians carry their noise."""
-    medians, minima = measure_cpu(quick)
+    """Fit the efficiency factors on the runtime's measured curve; report in-sample and held-out error."""
+    medians, _ = measure_cpu(quick)
     return {
-        "model": "random LlamaForCausalLM, SmolLM2-135M shape, float32, torch 2 threads, 5 timed repeats",
+        "model": "SmolLM2-135M-Instruct (GGUF -> fp32) on the reference runtime, 1 torch thread, median of 5",
         "median": fit_report(medians),
-        "minimum": fit_report(minima),
     }
 
 
