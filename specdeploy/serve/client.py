@@ -41,6 +41,6 @@ def ask(url: str, model: str, prompt: str, *, max_tokens: int = 64, timeout: flo
         value = result.as_numpy(output["name"])
         if value is None:
             continue
-        item = value.reshape(-1)[0]
-        out[output["name"]] = item.decode("utf-8", "replace") if isinstance(item, bytes) else item.item()
+        flat = [v.decode("utf-8", "replace") if isinstance(v, bytes) else v.item() for v in value.reshape(-1)]
+        out[output["name"]] = flat[0] if len(flat) == 1 and output.get("dims") in (["1"], [1]) else flat
     return out
