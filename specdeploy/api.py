@@ -228,6 +228,8 @@ def generate(source: str, prompt: str, sets: tuple[str, ...] = (), *, artifact: 
 
     from specdeploy.runtime import generate_text, load_pair
 
+    if not prompt.strip():
+        raise UsageError("the prompt is empty")
     resolved = load_and_resolve(source, sets)
     profile = resolved.profile
     if profile.runtime.backend != "reference":

@@ -1,0 +1,26 @@
+"""`specdeploy generate`: bad input exits 2 before any model loads; other backends are refused clearly."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "specdeploy", *args], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "NO_COLOR": "1"})
+
+
+@pytest.mark.parametrize("args, message", [
+    (["generate", "cpu-smollm2", "   "], "the prompt is empty"),
+    (["generate", "cpu-smollm2", "hi", "--max-tokens", "0"], "0 is not in the range"),
+    (["generate", "h200-eagle3", "hi"], "`generate` runs the CPU reference runtime"),
+    (["generate", "cpu-smollm2", "hi", "--set", "speculative.mechanism=eagle3"], "does not run on backend 'reference'"),
+])
+def test_bad_input_exits_2(args: list[str], message: str) -> None:
+    result = run(*args)
+    assert result.returncode == 2, result.stderr
+    assert message in result.stderr and "Traceback" not in result.stderr
