@@ -147,7 +147,9 @@ def _converted_smollm2(gguf: Path) -> Path:
 def _from_pretrained(folder: Path, ref: str) -> Any:
     import torch
     from transformers import AutoModelForCausalLM
+    from transformers.utils import logging as hf_logging
 
+    hf_logging.disable_progress_bar()  # a per-tensor bar in a CLI's or a server's log says nothing useful
     try:
         return AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
     except (OSError, ValueError) as exc:
