@@ -33,16 +33,21 @@ def timed(phases: dict[str, float], name: str, fn: Callable[[], Any]) -> Any:
 
 
 def speeds(result: dict[str, Any]) -> dict[str, Any]:
-    """Tokens/s with and without speculation at concurrency 1, as the tuner measured them."""
+    """At concurrency 1, as the tuner measured: plain tokens/s, the best speculative K's, and what it chose."""
     first = min(result.get("decisions", []), key=lambda d: d["concurrency"], default=None)
     if first is None:
         return {}
+    measured = {int(k): v["median"] for k, v in first["candidates"].items() if int(k) > 0}
+    best = max(measured, key=measured.__getitem__, default=None)
+    plain = first["candidates"].get("0", {}).get("median", first["baseline"])
     return {
         "concurrency": first["concurrency"],
-        "k": first["k"],
-        "tokens_per_s": first["objective"],
-        "tokens_per_s_plain": first["baseline"],
-        "speedup": first["speedup"],
+        "chosen_k": first["k"],
+        "reason": first["reason"],
+        "tokens_per_s_plain": plain,
+        "best_speculative_k": best,
+        "tokens_per_s_speculative": measured.get(best) if best else None,
+        "speedup": measured[best] / plain if best and plain else None,
     }
 
 
@@ -62,6 +67,8 @@ def run_demo(out: Path = Path("artifacts")) -> dict[str, Any]:
         )
     finally:
         stop(repo, server)
+    forced = timed(phases, "compare (same question, speculation forced at K = 2, in process)",
+                   lambda: api.generate(PROFILE, QUESTION, ("speculative.draft_len=2",), max_tokens=80))
     result_path = artifact / "tune" / "result.json"
     result = json.loads(result_path.read_text()) if result_path.is_file() else {}
     lock = json.loads((artifact / "specdeploy.lock").read_text())
@@ -70,6 +77,12 @@ def run_demo(out: Path = Path("artifacts")) -> dict[str, Any]:
         "answer": answer.get("text_output"),
         "served_tokens_per_s": answer.get("tokens_per_s"),
         "served_acceptance": answer.get("acceptance_rate"),
+        "forced": {
+            "draft_len": 2,
+            "same_text": forced["text"] == answer.get("text_output"),
+            "tokens_per_s": forced["stats"]["tokens_per_s"],
+            "acceptance": forced["stats"]["acceptance_rate"],
+        },
         "measured": speeds(result),
         "schedule": lock.get("tuned", {}).get("schedule"),
         "max_concurrency": lock.get("tuned", {}).get("max_concurrency"),
@@ -82,26 +95,21 @@ def run_demo(out: Path = Path("artifacts")) -> dict[str, Any]:
 
 
 def show(summary: dict[str, Any]) -> None:
-    m = summary["measured"]
+    m, f = summary["measured"], summary["forced"]
     print(f"\nQ: {summary['question']}\nA: {summary['answer']}\n")
-    if m:
-        print(
-            f"tokens/s at concurrency {m['concurrency']}: {m['tokens_per_s']:.1f} with speculation (K = {m['k']}) "
-            f"vs {m['tokens_per_s_plain']:.1f} without -> {m['speedup']:.2f}x (measured on this CPU by the tuner)"
-        )
-    print(
-        f"served request: {summary['served_tokens_per_s']:.1f} tokens/s, acceptance {summary['served_acceptance']:.2f}"
-    )
-    print(
-        f"schedule (concurrency -> draft length): {summary['schedule']}; "
-        f"speculation off above: {summary['max_concurrency']}"
-    )
+    if m and m["best_speculative_k"]:
+        print(f"measured on this CPU at concurrency {m['concurrency']}: {m['tokens_per_s_plain']:.1f} tokens/s "
+              f"without speculation, {m['tokens_per_s_speculative']:.1f} with K = {m['best_speculative_k']} "
+              f"({m['speedup']:.2f}x); the tuner chose K = {m['chosen_k']} ({m['reason']})")
+    print(f"served request: {summary['served_tokens_per_s']:.1f} tokens/s, "
+          f"acceptance {summary['served_acceptance']:.2f}")
+    print(f"speculation forced at K = {f['draft_len']}: {'identical' if f['same_text'] else 'DIFFERENT'} answer, "
+          f"{f['tokens_per_s']:.1f} tokens/s, acceptance {f['acceptance']:.2f}")
+    print(f"schedule (concurrency -> draft length): {summary['schedule']}; "
+          f"speculation off above: {summary['max_concurrency']}")
     print(f"report: {summary['report']}\nartifact: {summary['artifact']}")
-    print(
-        "phases: "
-        + ", ".join(f"{k} {v:.0f} s" for k, v in summary["phases_s"].items())
-        + f"; total {summary['total_s']:.0f} s"
-    )
+    print("phases: " + ", ".join(f"{k} {v:.0f} s" for k, v in summary["phases_s"].items())
+          + f"; total {summary['total_s']:.0f} s")
 
 
 if __name__ == "__main__":
