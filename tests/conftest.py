@@ -31,5 +31,3 @@ def _isolation(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPat
         # the converted SmolLM2 copy is expensive to rebuild: share one per machine, never the user's home
         monkeypatch.setenv("SPECDEPLOY_CACHE", str(Path(os.environ.get("TMPDIR", "/tmp")) / "specdeploy-test-cache"))
 
-
-REPO = Path(__file__).resolve().parent.parent
