@@ -6,6 +6,8 @@ acceptance profile the tuner does not know; the tuner's prior is the uncalibrate
 (lognormal sigma 1%, 3% slow outliers at -15%, finite acceptance samples). Quality is scored on the noise-free
 truth: objective(chosen K) / max_K objective, per concurrency. Cost = simulated device-seconds (model backend's
 `cost_s`): the exhaustive sweep measures every (c, K in 0..8) with the same repeats.
+Two sets of 24 scenarios (`SETS`): development (the strategy was tuned against it: in-sample) and held-out
+(other combinations and seeds, fixed before the strategy changed, reported as it comes).
 
 Reference runtime, for real on this CPU (`reference_suite`): the CPU runtime decoding with a tiny random Llama
 pair (target: 8 layers, hidden 64, vocab 128, init 0.07; drafter: the target cut to its first layer, so it is cheap
@@ -47,6 +49,13 @@ KS = tuple(range(1, 9))
 NOISE = 0.01
 REPEATS = 3
 CONTEXT = 512 + 64
+SCENARIOS = 24
+DEV_SEED, HELD_OUT_SEED = 7, 8
+SETS = {"development": f"scenarios 0-{SCENARIOS - 1}, efficiencies from seed {DEV_SEED}: the strategy was tuned "
+                       "against these (in-sample)",
+        "held_out": f"the first {SCENARIOS} ids from {SCENARIOS} up whose GPU x pair x acceptance x objective is not "
+                    f"a development one, efficiencies from seed {HELD_OUT_SEED}, noise seeded by id; defined before "
+                    "the strategy changes and never looked at while tuning"}
 PAIRS = [  # (target, drafter, mechanism, chain)
     ("meta-llama/Llama-3.1-8B-Instruct", "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", "eagle3", True),
     ("meta-llama/Llama-3.3-70B-Instruct", "meta-llama/Llama-3.2-1B-Instruct", "draft_target", True),
@@ -78,16 +87,35 @@ def spec(name: str | None) -> Any:
     return lookup_config(name).spec if name else None
 
 
-def scenario(i: int, rng: random.Random) -> dict[str, Any]:
+def combination(i: int) -> dict[str, Any]:
+    """Scenario i's pair x GPU x acceptance profile x objective (its efficiencies are drawn separately)."""
     target, draft, mech, chain = PAIRS[i % len(PAIRS)]
     gpu = GPU_NAMES[(i // len(PAIRS) + i) % len(GPU_NAMES)]
     prof = list(PROFILES)[(i // 2) % len(PROFILES)]
     objective = ("throughput", "throughput", "latency", "goodput")[i % 4] if i >= 8 else "throughput"
     tp = 2 if "70B" in target and gpu in ("a100-80gb", "l40s", "h100-sxm") else 1
+    return {"id": i, "target": target, "draft": draft, "mechanism": mech, "chain": chain, "gpu": gpu, "tp": tp,
+            "acceptance": prof, "objective": objective}
+
+
+def combo_key(i: int) -> tuple[Any, ...]:
+    return tuple(v for name, v in combination(i).items() if name != "id")
+
+
+def scenario(i: int, rng: random.Random) -> dict[str, Any]:
     eff = Efficiency(compute=rng.uniform(0.45, 0.85), bandwidth=rng.uniform(0.55, 0.9),
                      step_overhead_s=rng.uniform(30e-6, 400e-6), layer_overhead_s=rng.uniform(0, 4e-6))
-    return {"id": i, "target": target, "draft": draft, "mechanism": mech, "chain": chain, "gpu": gpu, "tp": tp,
-            "acceptance": prof, "objective": objective, "eff": eff, "draft_scale": rng.uniform(0.7, 1.6)}
+    return combination(i) | {"eff": eff, "draft_scale": rng.uniform(0.7, 1.6)}
+
+
+def scenario_sets() -> dict[str, list[dict[str, Any]]]:
+    """The development set is what the strategy was tuned against; the held-out set scores it honestly."""
+    rng = random.Random(DEV_SEED)
+    dev = [scenario(i, rng) for i in range(SCENARIOS)]
+    seen = {combo_key(i) for i in range(SCENARIOS)}
+    ids = [i for i in range(SCENARIOS, 10 * SCENARIOS) if combo_key(i) not in seen]
+    rng = random.Random(HELD_OUT_SEED)
+    return {"development": dev, "held_out": [scenario(i, rng) for i in ids[:SCENARIOS]]}
 
 
 def build(sc: dict[str, Any], seed: int) -> tuple[World, TuneSetup, Any, ModelBackend]:
@@ -198,14 +226,7 @@ def reference_suite(tmp: Path) -> dict[str, Any]:
     return out
 
 
-def main() -> None:
-    import tempfile
-
-    rng = random.Random(7)
-    scenarios = [scenario(i, rng) for i in range(24)]
-    with tempfile.TemporaryDirectory() as tmp:
-        rows = [run_one(sc, Path(tmp)) for sc in scenarios]
-        reference = None if "--skip-reference" in sys.argv else reference_suite(Path(tmp))
+def aggregate(rows: list[dict[str, Any]]) -> dict[str, Any]:
     agg = {}
     for name in ("factorized", "grid", "hillclimb", "sweep"):
         qs = [r[name]["min_quality"] for r in rows]
@@ -215,13 +236,25 @@ def main() -> None:
                      "points_slower_than_off_gt_1pct": sum(len(r[name]["slower_than_off"]) for r in rows),
                      "max_cost_fraction": max(r[name]["cost_fraction"] for r in rows),
                      "mean_cost_fraction": sum(r[name]["cost_fraction"] for r in rows) / len(rows)}
+    return agg
+
+
+def main() -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = {part: [run_one(sc, Path(tmp)) for sc in scs] for part, scs in scenario_sets().items()}
+        reference = None if "--skip-reference" in sys.argv else reference_suite(Path(tmp))
+    agg = {part: aggregate(r) for part, r in rows.items()}
     payload = {"settings": {"concurrency": CONCURRENCY, "draft_lens": KS, "noise_sigma": NOISE, "repeats": REPEATS,
-                            "outlier_p": 0.03, "scenarios": len(rows),
+                            "outlier_p": 0.03, "scenarios": {part: len(r) for part, r in rows.items()},
+                            "sets": SETS,
                             "budget": "grid and hillclimb get the device-seconds factorized spent"},
                "summary": agg, "reference_runtime": reference or "skipped (--skip-reference)", "scenarios": rows}
     print(write_result("tuner", payload))
-    for name, a in agg.items():
-        print(f"{name:10s} {a}")
+    for part, parts in agg.items():
+        for name, a in parts.items():
+            print(f"{part:11s} {name:10s} {a}")
     if reference:
         for name in ("factorized", "grid", "hillclimb", "sweep"):
             r = reference[name]
