@@ -499,7 +499,7 @@ def self_distill(args) -> None:
     """Self-distillation: forward KL to the target on prompt + the target's own greedy answer."""
     rng = random.Random(args.seed)
     t0 = time.time()
-    pair = load_pair(SMOLLM2_REF, device="cpu")
+    pair = load_pair(SMOLLM2_REF, device="cpu", cpu_kernels=False)
     torch.set_num_threads(args.threads)
     tok, target = pair.tokenizer, pair.target
     target.requires_grad_(False)
@@ -573,7 +573,7 @@ def legacy(args) -> None:
     """The earlier recipe: pydoc topic chats + stdlib code (optionally HF-generated answers)."""
     rng = random.Random(args.seed)
     t0 = time.time()
-    pair = load_pair(SMOLLM2_REF, device="cpu")
+    pair = load_pair(SMOLLM2_REF, device="cpu", cpu_kernels=False)
     tok, target = pair.tokenizer, pair.target
     target.requires_grad_(False)
     train_files, held_files = stdlib_files(False), stdlib_files(True)

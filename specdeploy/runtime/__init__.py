@@ -2,7 +2,7 @@
 
 Public API (stable; the tuner, the Triton python model and the CLI call exactly this):
 
-    load_pair(target_ref, drafter_ref=None, device=None) -> ModelPair
+    load_pair(target_ref, drafter_ref=None, device=None, cpu_kernels=True) -> ModelPair
     generate(pair, prompts, mechanism, draft_len, concurrency, max_new_tokens,
              temperature=0.0, seed=0, ngram_match=3) -> (list[list[int]], RunStats)
     probe_costs(pair, batch_sizes=(1,), new_tokens=(1, ..., 9), contexts=(128,), repeats=5, seed=0) -> dict
@@ -41,11 +41,13 @@ __all__ = [
 ]
 
 
-def load_pair(target_ref: str, drafter_ref: str | None = None, device: str | None = None) -> ModelPair:
+def load_pair(
+    target_ref: str, drafter_ref: str | None = None, device: str | None = None, cpu_kernels: bool = True
+) -> ModelPair:
     """Load a target and optional drafter by reference (see models.py for what a reference can be)."""
     from specdeploy.runtime import models
 
-    return models.load_pair(target_ref, drafter_ref, device)
+    return models.load_pair(target_ref, drafter_ref, device, cpu_kernels)
 
 
 def __getattr__(name: str) -> Any:

@@ -69,9 +69,16 @@ def default_device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def load_pair(target_ref: str, drafter_ref: str | None = None, device: str | None = None) -> ModelPair:
-    """Load a target (and drafter) by reference: a known name or a local `from_pretrained` folder."""
+def load_pair(
+    target_ref: str, drafter_ref: str | None = None, device: str | None = None, cpu_kernels: bool = True
+) -> ModelPair:
+    """Load a target (and drafter) by reference: a known name or a local `from_pretrained` folder.
+
+    `cpu_kernels` packs the weights for inference on CPU (see cpu_kernels.py); training needs them off.
+    """
     import torch
+
+    from specdeploy.runtime.cpu_kernels import optimize_for_cpu
 
     device = device or default_device()
     # Decode of a 135M model is dispatch-bound: one thread is as fast when the machine is idle, and on a
@@ -81,6 +88,9 @@ def load_pair(target_ref: str, drafter_ref: str | None = None, device: str | Non
     target = _from_pretrained(folder, target_ref).to(device).eval()
     tokenizer = _tokenizer(folder)
     drafter = load_drafter(drafter_ref, target).to(device).eval() if drafter_ref else None
+    if cpu_kernels:
+        target = optimize_for_cpu(target)
+        drafter = optimize_for_cpu(drafter) if drafter is not None else None
     return ModelPair(target, drafter, tokenizer, device, target_ref, drafter_ref or "")
 
 
