@@ -5,14 +5,16 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from specdeploy.errors import UsageError
-from specdeploy.plan.model import Plan
 from specdeploy.profile.issues import Issue, ProfileError
 from specdeploy.profile.loader import load_profile
-from specdeploy.resolve.probe import EnvironmentProbe
 from specdeploy.resolve.resolver import Resolved, resolve
+
+if TYPE_CHECKING:  # `validate` never needs these modules
+    from specdeploy.plan.model import Plan
+    from specdeploy.resolve.probe import EnvironmentProbe
 
 
 @dataclass(frozen=True)

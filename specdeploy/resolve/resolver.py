@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from specdeploy.plugin.base import CheckContext, NoOptions
 from specdeploy.profile.issues import Issue, ProfileError
@@ -13,8 +13,10 @@ from specdeploy.resolve.gpus import GPUS, GpuSpec
 from specdeploy.resolve.hub import ConfigLookup, lookup_config
 from specdeploy.resolve.memory import Fit, memory_fit
 from specdeploy.resolve.model_spec import ModelSpec
-from specdeploy.resolve.probe import EnvironmentProbe
 from specdeploy.trtllm.versions import VersionLine, version_line
+
+if TYPE_CHECKING:  # probing is for build and doctor; validate and plan take no probe
+    from specdeploy.resolve.probe import EnvironmentProbe
 
 
 @dataclass(frozen=True)
