@@ -228,7 +228,7 @@ def generate(source: str, prompt: str, sets: tuple[str, ...] = (), *, artifact: 
     """
     import json
 
-    from specdeploy.runtime import generate_text, load_pair
+    from specdeploy.runtime import generate_text, load_pair_for
 
     if not prompt.strip():
         raise UsageError("the prompt is empty")
@@ -245,7 +245,7 @@ def generate(source: str, prompt: str, sets: tuple[str, ...] = (), *, artifact: 
         schedule = {int(c): int(v) for c, v in (tuned.get("schedule") or {}).items()}
         k = schedule[min(schedule)] if schedule else k
     name = spec.mechanism if k > 0 else "none"
-    pair = load_pair(profile.target.model, spec.draft_model if name == "draft_target" else None)
+    pair = load_pair_for(profile.target.model, name, spec.draft_model)
     result = generate_text(pair, prompt, max_tokens, mechanism=name, draft_len=max(k, 1), chat=True)
     return {"text": result.text, "tokens": result.tokens, "mechanism": name, "draft_len": k,
             "stats": result.stats.to_dict()}

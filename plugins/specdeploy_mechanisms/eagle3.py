@@ -29,7 +29,7 @@ class Eagle3(Mechanism):
     summary = "EAGLE-3 drafter head on the target's hidden states; high acceptance, cheap drafting"
     Options = Eagle3Options
     needs_draft_model = True
-    support = {"pytorch": ("1.2", "1.3")}
+    support = {"pytorch": ("1.2", "1.3"), "reference": ("cpu",)}
     default_draft_len = 3
 
     def check(self, ctx: CheckContext) -> Iterator[Issue]:

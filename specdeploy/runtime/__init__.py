@@ -3,6 +3,7 @@
 Public API (stable; the tuner, the Triton python model and the CLI call exactly this):
 
     load_pair(target_ref, drafter_ref=None, device=None, cpu_kernels=True) -> ModelPair
+    load_pair_for(target_ref, mechanism, draft_model) -> ModelPair
     generate(pair, prompts, mechanism, draft_len, concurrency, max_new_tokens,
              temperature=0.0, seed=0, ngram_match=3) -> (list[list[int]], RunStats)
     probe_costs(pair, batch_sizes=(1,), new_tokens=(1, ..., 9), contexts=(128,), repeats=5, seed=0) -> dict
@@ -24,7 +25,8 @@ from specdeploy.runtime.stats import RunStats, expected_al
 if TYPE_CHECKING:
     from specdeploy.runtime.models import ModelPair
 
-MECHANISMS = ("none", "ngram", "draft_target")
+MECHANISMS = ("none", "ngram", "draft_target", "eagle3")
+DRAFTER_MECHANISMS = ("draft_target", "eagle3")
 MAX_DRAFT_LEN = 32
 
 __all__ = [
@@ -35,6 +37,7 @@ __all__ = [
     "generate",
     "generate_text",
     "load_pair",
+    "load_pair_for",
     "probe_costs",
     "write_json_atomic",
     "write_text_atomic",
@@ -48,6 +51,11 @@ def load_pair(
     from specdeploy.runtime import models
 
     return models.load_pair(target_ref, drafter_ref, device, cpu_kernels)
+
+
+def load_pair_for(target_ref: str, mechanism: str, draft_model: str | None) -> ModelPair:
+    """The pair a profile's mechanism needs: the drafter is loaded only for mechanisms that draft with one."""
+    return load_pair(target_ref, draft_model if mechanism in DRAFTER_MECHANISMS else None)
 
 
 def __getattr__(name: str) -> Any:
@@ -121,8 +129,14 @@ def _validate(pair, prompts, mechanism, draft_len, concurrency, max_new_tokens, 
 def _validate_options(pair, mechanism, draft_len, concurrency, max_new_tokens, temperature, ngram_match) -> None:
     if mechanism not in MECHANISMS:
         raise UsageError(f"unknown mechanism {mechanism!r}", hint=f"choose one of {', '.join(MECHANISMS)}")
-    if mechanism == "draft_target" and pair.drafter is None:
-        raise UsageError("mechanism draft_target needs a drafter model", hint="pass a drafter reference")
+    if mechanism in DRAFTER_MECHANISMS:
+        from specdeploy.runtime.models import drafter_kind
+
+        kind = drafter_kind(pair.drafter)
+        if kind != mechanism:
+            have = f"its drafter is made for {kind}" if kind else "it has no drafter"
+            raise UsageError(f"mechanism {mechanism} needs a drafter made for it; {have}",
+                             hint="pass a drafter reference made for this mechanism")
     if mechanism != "none" and not 1 <= draft_len <= MAX_DRAFT_LEN:
         raise UsageError(f"draft length must be between 1 and {MAX_DRAFT_LEN}, got {draft_len}")
     if concurrency < 1:

@@ -32,10 +32,18 @@ class KVState:
     def width(self) -> int:
         return int(self.mask.shape[1])
 
-    def forward(self, tokens: torch.Tensor, valid: torch.Tensor, last_only: bool = False) -> torch.Tensor:
-        """Append a [B, w] chunk (holes where `valid` is False); return its logits [B, w or 1, V]."""
-        tokens, valid = tokens.to(self.device), valid.to(self.device)
-        width, chunk = self.width, tokens.shape[1]
+    def forward(
+        self,
+        tokens: torch.Tensor | None,
+        valid: torch.Tensor,
+        last_only: bool = False,
+        embeds: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """Append a [B, w] chunk (holes where `valid` is False); return its logits [B, w or 1, V].
+
+        `embeds` [B, w, H] replaces the token embedding (an EAGLE drafter's fused inputs)."""
+        valid = valid.to(self.device)
+        width, chunk = self.width, valid.shape[1]
         positions = (self.mask.sum(1, keepdim=True) + valid.long().cumsum(1) - 1).clamp(min=0)
         full = torch.cat([self.mask, valid], 1)
         bias = None  # no hole anywhere: plain causal attention, transformers' own (fast SDPA) path
@@ -48,7 +56,8 @@ class KVState:
             bias.masked_fill_(~allowed, torch.finfo(self.dtype).min)  # own slot always visible: no empty row
             bias = bias[:, None]
         out = self.model(
-            input_ids=tokens,
+            input_ids=None if tokens is None else tokens.to(self.device),
+            inputs_embeds=embeds,
             attention_mask=bias,
             position_ids=positions,
             cache=self.cache,

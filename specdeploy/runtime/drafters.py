@@ -4,6 +4,7 @@
 - `ngram`: prompt lookup; the last `match` tokens (falling back to shorter suffixes) are searched in
   the row's history, most recent occurrence first, and the tokens that followed are proposed.
 - `draft_target`: an external drafter model with the target's vocabulary and its own KV cache.
+- `eagle3`: an EAGLE-3-style head on the target's own hidden states (eagle.py).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import torch
 from specdeploy.runtime.cache import KVState
 from specdeploy.runtime.verify import target_probs
 
-MECHANISMS = ("none", "ngram", "draft_target")
+MECHANISMS = ("none", "ngram", "draft_target", "eagle3")
 
 
 class Drafter:
@@ -34,6 +35,9 @@ class Drafter:
 
     def select(self, rows: torch.Tensor) -> None:
         """Keep only these rows."""
+
+    def close(self) -> None:
+        """The wave is over (an EAGLE drafter unhooks the target here)."""
 
 
 class NoDrafter(Drafter):
@@ -91,7 +95,7 @@ class ModelDrafter(Drafter):
         self.chunk = self.kv.width - self.step_start
         drafts, probs = [], []
         for i in range(kmax):
-            tokens, q = self._choose(logits)
+            tokens, q = choose(logits, self.vocab_map, self.vocab_size, self.temperature, self.generator)
             drafts.append(tokens)
             probs.append(q)
             if i + 1 < kmax:
@@ -115,31 +119,43 @@ class ModelDrafter(Drafter):
         self.fed = [self.fed[i] for i in rows.tolist()]
 
     def _feed(self, rows: list[list[int]]) -> torch.Tensor:
-        """Feed variable-length token lists, right-aligned with holes on the left; last-position logits."""
-        width = max(len(r) for r in rows)
-        tokens = torch.zeros(len(rows), width, dtype=torch.long)
-        valid = torch.zeros(len(rows), width, dtype=torch.bool)
-        for i, r in enumerate(rows):
-            if r:
-                tokens[i, width - len(r) :] = torch.tensor(r)
-                valid[i, width - len(r) :] = True
+        tokens, valid = right_aligned(rows)
         return self.kv.forward(tokens, valid, last_only=True)[:, -1]
 
-    def _choose(self, logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """Next draft per row (mapped to full ids) and, when sampling, q over the full vocabulary."""
-        if self.temperature <= 0.0:
-            local = logits.argmax(-1)
-            return (local if self.vocab_map is None else self.vocab_map[local]).cpu(), None
-        q_local = target_probs(logits, self.temperature).cpu()
-        local = torch.multinomial(q_local, 1, generator=self.generator)[:, 0]
-        if self.vocab_map is None:
-            return local, q_local
-        q = torch.zeros(q_local.shape[0], self.vocab_size, dtype=q_local.dtype)
-        q[:, self.vocab_map.cpu()] = q_local
-        return self.vocab_map.cpu()[local], q
+
+def right_aligned(rows: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Variable-length token lists as one [B, w] chunk, right-aligned with holes on the left."""
+    width = max(len(r) for r in rows)
+    tokens = torch.zeros(len(rows), width, dtype=torch.long)
+    valid = torch.zeros(len(rows), width, dtype=torch.bool)
+    for i, r in enumerate(rows):
+        if r:
+            tokens[i, width - len(r) :] = torch.tensor(r)
+            valid[i, width - len(r) :] = True
+    return tokens, valid
+
+
+def choose(
+    logits: torch.Tensor, vocab_map: Any, vocab_size: int, temperature: float, generator: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Next draft per row (mapped to full ids) and, when sampling, q over the full vocabulary."""
+    if temperature <= 0.0:
+        local = logits.argmax(-1)
+        return (local if vocab_map is None else vocab_map[local]).cpu(), None
+    q_local = target_probs(logits, temperature).cpu()
+    local = torch.multinomial(q_local, 1, generator=generator)[:, 0]
+    if vocab_map is None:
+        return local, q_local
+    q = torch.zeros(q_local.shape[0], vocab_size, dtype=q_local.dtype)
+    q[:, vocab_map.cpu()] = q_local
+    return vocab_map.cpu()[local], q
 
 
 def make_drafter(mechanism: str, pair: Any, batch: int, temperature: float, generator, ngram_match: int) -> Drafter:
+    if mechanism == "eagle3":
+        from specdeploy.runtime.eagle import EagleDrafter
+
+        return EagleDrafter(pair.drafter, pair.target, batch, temperature, generator)
     if mechanism == "ngram":
         return NgramDrafter(ngram_match)
     if mechanism == "draft_target":

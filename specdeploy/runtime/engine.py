@@ -67,59 +67,62 @@ def run_wave(
     batch = len(prompts)
     target = KVState(pair.target, batch)
     drafter = make_drafter(mechanism, pair, batch, temperature, generator, ngram_match)
-    width = max(map(len, prompts))
-    tokens = torch.zeros(batch, width, dtype=torch.long)
-    valid = torch.zeros(batch, width, dtype=torch.bool)
-    for i, p in enumerate(prompts):
-        tokens[i, width - len(p) :] = torch.tensor(p)
-        valid[i, width - len(p) :] = True
-    logits = target.forward(tokens, valid, last_only=True)[:, -1]
-    drafter.prefill(prompts)
-    outputs = [[pick(logits[i], temperature, generator)] for i in range(batch)]
-    now = time.perf_counter()
-    rec.prefill_s += now - start
-    rec.ttft += [(now - start) * 1e3] * batch
-    histories = [list(p) + o for p, o in zip(prompts, outputs, strict=True)]
-    active = [i for i in range(batch) if not _done(outputs[i], max_new_tokens, eos)]
-    if len(active) < batch:
-        _leave(target, drafter, list(range(batch)), active)
-    while active:
-        step_start = time.perf_counter()
-        limits = [min(draft_len, max_new_tokens - len(outputs[i]) - 1) for i in active]
-        drafts, qs = drafter.propose([histories[i] for i in active], limits)
-        drafted = time.perf_counter()
-        lengths = [len(d) for d in drafts]
-        chunk = torch.zeros(len(active), 1 + max(lengths), dtype=torch.long)
-        ok = torch.zeros(chunk.shape, dtype=torch.bool)
-        for row, i in enumerate(active):
-            chunk[row, : 1 + lengths[row]] = torch.tensor([histories[i][-1]] + drafts[row])
-            ok[row, : 1 + lengths[row]] = True
-        before = target.width
-        logits = target.forward(chunk, ok)
-        accepted, nexts = [], []
-        for row in range(len(active)):
-            n, nxt = verify_row(logits[row, : 1 + lengths[row]], drafts[row], qs[row], temperature, generator)
-            accepted.append(n)
-            nexts.append(nxt)
-        target.truncate(torch.tensor([before + 1 + n for n in accepted]))  # keep x, d1..dn
-        drafter.commit(accepted, nexts)
-        end = time.perf_counter()
-        rec.steps += 1
-        rec.draft_s += drafted - step_start
-        rec.verify_s += end - drafted
-        still = []
-        for row, i in enumerate(active):
-            rec.hist[accepted[row]] += 1
-            rec.drafted += lengths[row]
-            new = _clip(drafts[row][: accepted[row]] + [nexts[row]], outputs[i], max_new_tokens, eos)
-            outputs[i] += new
-            histories[i] += new
-            rec.itl += [(end - step_start) * 1e3 / len(new)] * len(new)
-            if not _done(outputs[i], max_new_tokens, eos):
-                still.append(i)
-        if len(still) < len(active):
-            _leave(target, drafter, active, still)
-        active = still
+    try:
+        width = max(map(len, prompts))
+        tokens = torch.zeros(batch, width, dtype=torch.long)
+        valid = torch.zeros(batch, width, dtype=torch.bool)
+        for i, p in enumerate(prompts):
+            tokens[i, width - len(p) :] = torch.tensor(p)
+            valid[i, width - len(p) :] = True
+        logits = target.forward(tokens, valid, last_only=True)[:, -1]
+        drafter.prefill(prompts)
+        outputs = [[pick(logits[i], temperature, generator)] for i in range(batch)]
+        now = time.perf_counter()
+        rec.prefill_s += now - start
+        rec.ttft += [(now - start) * 1e3] * batch
+        histories = [list(p) + o for p, o in zip(prompts, outputs, strict=True)]
+        active = [i for i in range(batch) if not _done(outputs[i], max_new_tokens, eos)]
+        if len(active) < batch:
+            _leave(target, drafter, list(range(batch)), active)
+        while active:
+            step_start = time.perf_counter()
+            limits = [min(draft_len, max_new_tokens - len(outputs[i]) - 1) for i in active]
+            drafts, qs = drafter.propose([histories[i] for i in active], limits)
+            drafted = time.perf_counter()
+            lengths = [len(d) for d in drafts]
+            chunk = torch.zeros(len(active), 1 + max(lengths), dtype=torch.long)
+            ok = torch.zeros(chunk.shape, dtype=torch.bool)
+            for row, i in enumerate(active):
+                chunk[row, : 1 + lengths[row]] = torch.tensor([histories[i][-1]] + drafts[row])
+                ok[row, : 1 + lengths[row]] = True
+            before = target.width
+            logits = target.forward(chunk, ok)
+            accepted, nexts = [], []
+            for row in range(len(active)):
+                n, nxt = verify_row(logits[row, : 1 + lengths[row]], drafts[row], qs[row], temperature, generator)
+                accepted.append(n)
+                nexts.append(nxt)
+            target.truncate(torch.tensor([before + 1 + n for n in accepted]))  # keep x, d1..dn
+            drafter.commit(accepted, nexts)
+            end = time.perf_counter()
+            rec.steps += 1
+            rec.draft_s += drafted - step_start
+            rec.verify_s += end - drafted
+            still = []
+            for row, i in enumerate(active):
+                rec.hist[accepted[row]] += 1
+                rec.drafted += lengths[row]
+                new = _clip(drafts[row][: accepted[row]] + [nexts[row]], outputs[i], max_new_tokens, eos)
+                outputs[i] += new
+                histories[i] += new
+                rec.itl += [(end - step_start) * 1e3 / len(new)] * len(new)
+                if not _done(outputs[i], max_new_tokens, eos):
+                    still.append(i)
+            if len(still) < len(active):
+                _leave(target, drafter, active, still)
+            active = still
+    finally:
+        drafter.close()
     rec.generated += sum(map(len, outputs))
     return outputs
 

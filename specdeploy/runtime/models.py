@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import os
 import shutil
 import tempfile
@@ -22,6 +23,7 @@ SMOLLM2_REF = "HuggingFaceTB/SmolLM2-135M-Instruct"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DRAFTER_REF = "specdeploy/smollm2-135m-drafter"
 DRAFTER_DIR = Path(__file__).parent / "drafters" / "smollm2-135m-drafter"
+EAGLE_REF = "specdeploy/smollm2-135m-eagle3"
 DRAFT_VOCAB_KEY = "draft_vocab_ids"
 SHARED_META = "specdeploy_drafter.json"  # marks a drafter folder whose embedding/LM head come from the target
 
@@ -177,14 +179,30 @@ def _tokenizer(folder: Path) -> Any:
 
 def load_drafter(ref: str, target: Any) -> Any:
     """A drafter folder; if it carries SHARED_META, its embedding/LM head are the target's tensors."""
-    folder = DRAFTER_DIR if ref == DRAFTER_REF else Path(ref).expanduser()
+    from specdeploy.runtime_paths import packaged_model
+
+    folder = packaged_model(ref) or Path(ref).expanduser()
     if not (folder / "config.json").is_file():
-        raise UsageError(f"drafter not found: {ref}", hint=f"use {DRAFTER_REF} or a local model folder")
+        raise UsageError(f"drafter not found: {ref}", hint=f"use {DRAFTER_REF}, {EAGLE_REF} or a local model folder")
     if not (folder / SHARED_META).is_file():
         drafter = _from_pretrained(folder, ref)
         check_same_vocab(target, drafter)
         return drafter
+    meta = json.loads((folder / SHARED_META).read_text(encoding="utf-8"))
+    if meta.get("kind") == "eagle3":
+        from specdeploy.runtime.eagle_model import load_eagle
+
+        return load_eagle(folder, target, meta)
     return _load_shared_drafter(folder, target)
+
+
+def drafter_kind(drafter: Any) -> str | None:
+    """Which mechanism a loaded drafter serves: `eagle3` (a head on target features) or `draft_target`."""
+    if drafter is None:
+        return None
+    from specdeploy.runtime.eagle_model import EagleHead
+
+    return "eagle3" if isinstance(drafter, EagleHead) else "draft_target"
 
 
 def _load_shared_drafter(folder: Path, target: Any) -> Any:

@@ -27,12 +27,11 @@ class ReferenceBackend:
     @property
     def pair(self) -> Any:
         if self._pair is None:
-            from specdeploy.runtime import load_pair
+            from specdeploy.runtime import load_pair_for
 
             assert self.resolved is not None
             spec = self.resolved.profile.speculative
-            self._pair = load_pair(self.resolved.profile.target.model,
-                                   spec.draft_model if spec.mechanism == "draft_target" else None)
+            self._pair = load_pair_for(self.resolved.profile.target.model, spec.mechanism, spec.draft_model)
         return self._pair
 
     @property

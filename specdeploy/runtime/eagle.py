@@ -1,0 +1,106 @@
+"""The `eagle3` drafter at run time: feeds the head the target's hidden states of every verified
+position, then chains K drafts on its own hidden state.
+
+Its cache holds one slot per verified position (made from true target features). The chain's slots
+are made from its own guesses, so they are dropped after every verification and the accepted
+positions are fed again from the target's features — which the verify forward just produced.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from specdeploy.runtime.cache import KVState
+from specdeploy.runtime.drafters import Drafter, choose, right_aligned
+
+
+class FeatureTap:
+    """Forward hooks that keep the latest output of some modules (hidden states, without a second pass)."""
+
+    def __init__(self, modules: list[torch.nn.Module]) -> None:
+        self.outputs: list[torch.Tensor | None] = [None] * len(modules)
+        self.handles = [m.register_forward_hook(self._keeper(i)) for i, m in enumerate(modules)]
+
+    def _keeper(self, index: int) -> Any:
+        def keep(_module: Any, _args: Any, output: Any) -> None:
+            self.outputs[index] = output[0] if isinstance(output, tuple) else output
+
+        return keep
+
+    def features(self) -> torch.Tensor:
+        assert all(o is not None for o in self.outputs), "no forward seen yet"
+        return torch.cat(self.outputs, -1)  # type: ignore[arg-type]
+
+    def close(self) -> None:
+        for handle in self.handles:
+            handle.remove()
+
+
+class EagleDrafter(Drafter):
+    def __init__(self, head: Any, target: Any, batch: int, temperature: float, generator: torch.Generator) -> None:
+        from specdeploy.runtime.eagle_model import EagleHead
+
+        if not isinstance(head, EagleHead):
+            raise TypeError("mechanism eagle3 needs an EAGLE drafter")
+        self.head = head
+        self.kv = KVState(head.body, batch)
+        self.target_tap = FeatureTap([target.model.layers[i] for i in head.feature_layers])
+        self.own_tap = FeatureTap([head.body.model.norm])
+        self.vocab_map, self.vocab_size = head.draft_vocab, int(head.config.vocab_size)
+        self.temperature, self.generator = temperature, generator
+        self.pending: list[torch.Tensor] = []  # per row: target features of verified positions not fed yet
+        self.step_start = 0
+
+    def prefill(self, prompts):
+        feats = self.target_tap.features()  # the prompt forward, right-aligned
+        self.pending = [feats[b, feats.shape[1] - len(p) :] for b, p in enumerate(prompts)]
+
+    def propose(self, histories, limits):
+        # Pending position j pairs with the token after it, which the history now holds.
+        tokens, valid = right_aligned([h[len(h) - len(f) :] for h, f in zip(histories, self.pending, strict=True)])
+        feats = torch.zeros(*tokens.shape, self.pending[0].shape[-1], dtype=self.pending[0].dtype)
+        for b, f in enumerate(self.pending):
+            feats[b, tokens.shape[1] - len(f) :] = f
+        logits, hidden = self._forward(tokens, feats, valid, fused=True)
+        self.step_start, self.pending = self.kv.width, []
+        kmax = max(limits)
+        drafts, probs = [], []
+        for i in range(kmax):
+            chosen, q = choose(logits, self.vocab_map, self.vocab_size, self.temperature, self.generator)
+            drafts.append(chosen)
+            probs.append(q)
+            if i + 1 < kmax:
+                ones = torch.ones(len(chosen), 1, dtype=torch.bool)
+                logits, hidden = self._forward(chosen[:, None], hidden[:, None], ones, fused=False)
+        if not drafts:
+            return [[] for _ in histories], [None for _ in histories]
+        chains = torch.stack(drafts, 1).tolist()
+        out = [chain[:k] for chain, k in zip(chains, limits, strict=True)]
+        qs = [None if probs[0] is None else torch.stack([q[row] for q in probs])[:k] for row, k in enumerate(limits)]
+        return out, qs
+
+    def commit(self, accepted, next_tokens):  # noqa: ARG002
+        self.kv.truncate(torch.full((len(accepted),), self.step_start))
+        feats = self.target_tap.features()  # the verify chunk: x, d1..dK
+        self.pending = [feats[b, : 1 + n] for b, n in enumerate(accepted)]
+
+    def select(self, rows):
+        self.kv.select(rows)
+        self.pending = [self.pending[i] for i in rows.tolist()]
+
+    def close(self) -> None:
+        self.target_tap.close()
+        self.own_tap.close()
+
+    def _forward(
+        self, tokens: torch.Tensor, context: torch.Tensor, valid: torch.Tensor, fused: bool
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Last-position logits and own hidden state after feeding one chunk."""
+        device = self.kv.device
+        embeds = self.head.inputs(tokens.to(device), context.to(device), fused)
+        logits = self.kv.forward(None, valid, last_only=True, embeds=embeds)[:, -1]
+        hidden = self.own_tap.outputs[0]
+        assert hidden is not None
+        return logits, hidden[:, -1]

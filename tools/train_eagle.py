@@ -1,0 +1,188 @@
+"""Train the EAGLE-3-style drafter for SmolLM2-135M (the reference runtime's `eagle3` mechanism).
+
+Data: the target's own greedy answers to instruction prompts (jsonl from `tools/train_drafter.py
+--gen-only`; none from MT-Bench or HumanEval). Features are taken from the target exactly as it is
+served (the runtime's fp16-packed kernels), by hooks on a low, a middle and a high layer; the label at
+position j is the target's own argmax at j + 1, so the head learns to predict what the target will say.
+
+Loss (training-time test, two steps as EAGLE-3 unrolls): step 1 reads the target's features; step 2
+reads the head's own step-1 hidden state, as the chain does at run time. Cross-entropy over the draft
+vocabulary, answer positions weight 1, prompt positions 0.2. Embedding and LM head are the target's,
+frozen; fuse, fc and the one decoder layer (initialised from the target's last layer) train.
+
+    .venv/bin/python tools/train_eagle.py --answers A.jsonl [--answers B.jsonl] --minutes 12 \
+        --out specdeploy/runtime/drafters/smollm2-135m-eagle3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import time
+from pathlib import Path
+
+import torch
+
+from specdeploy._io import write_json_atomic
+from specdeploy.runtime.eagle import FeatureTap
+from specdeploy.runtime.eagle_model import EagleHead, default_feature_layers, save_eagle
+from specdeploy.runtime.models import DRAFTER_DIR, SMOLLM2_REF, load_pair, share_embeddings
+
+PROMPT_WEIGHT = 0.2
+STEP2_WEIGHT = 0.5
+
+
+def log(msg: str) -> None:
+    print(f"[train_eagle {time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+@torch.inference_mode()
+def extract(target, layers: tuple[int, ...], records: list[dict], max_len: int) -> list[dict]:
+    """Per sequence: ids, features [n, 3H] from the served target, its argmax [n], answer mask [n]."""
+    tap = FeatureTap([target.model.layers[i] for i in layers])
+    out = []
+    try:
+        for r in records:
+            ids = (r["prompt_ids"] + r["answer_ids"])[:max_len]
+            logits = target(input_ids=torch.tensor([ids])).logits[0]
+            answer = torch.zeros(len(ids), dtype=torch.bool)
+            answer[len(r["prompt_ids"]) :] = True
+            out.append({"ids": torch.tensor(ids), "feats": tap.features()[0].float().clone(),
+                        "argmax": logits.argmax(-1), "answer": answer})
+    finally:
+        tap.close()
+    return out
+
+
+def batch_tensors(seqs: list[dict], local: torch.Tensor):
+    """Padded [B, n-1] inputs and labels: position j reads (x_{j+1}, f_j) and must predict argmax_{j+1}."""
+    width = max(len(s["ids"]) for s in seqs) - 1
+    hidden3 = seqs[0]["feats"].shape[-1]
+    tokens = torch.zeros(len(seqs), width, dtype=torch.long)
+    feats = torch.zeros(len(seqs), width, hidden3)
+    labels = torch.full((len(seqs), width), -100, dtype=torch.long)
+    weight = torch.zeros(len(seqs), width)
+    mask = torch.zeros(len(seqs), width, dtype=torch.long)
+    for b, s in enumerate(seqs):
+        n = len(s["ids"]) - 1
+        tokens[b, :n], feats[b, :n], mask[b, :n] = s["ids"][1:], s["feats"][:-1], 1
+        lab = local[s["argmax"][1:]]
+        labels[b, :n] = torch.where(lab >= 0, lab, -100)
+        weight[b, :n] = torch.where(s["answer"][1:], 1.0, PROMPT_WEIGHT)
+    return tokens, feats, labels, weight * (labels >= 0), mask
+
+
+def two_steps(head: EagleHead, tokens, feats, mask):
+    """Logits of step 1 (target features) and step 2 (own hidden of the previous position)."""
+    h1 = head.body.model(inputs_embeds=head.inputs(tokens, feats, True), attention_mask=mask).last_hidden_state
+    own = torch.cat([torch.zeros_like(h1[:, :1]), h1[:, :-1]], 1)
+    h2 = head.body.model(inputs_embeds=head.inputs(tokens, own, False), attention_mask=mask).last_hidden_state
+    return head.body.lm_head(h1), head.body.lm_head(h2)
+
+
+def loss_and_hits(logits, labels, weight):
+    ce = torch.nn.functional.cross_entropy(logits.transpose(1, 2), labels.clamp(min=0), reduction="none")
+    hits = ((logits.argmax(-1) == labels) & (weight >= 1.0)).sum()
+    return (ce * weight).sum() / weight.sum().clamp(min=1e-6), int(hits), int((weight >= 1.0).sum())
+
+
+@torch.no_grad()
+def agreement(head, seqs, local, batch: int) -> tuple[float, float]:
+    """Top-1 agreement with the target on answer positions: step 1, and step 2 on its own hidden."""
+    hits1 = hits2 = total = 0
+    for i in range(0, len(seqs), batch):
+        tokens, feats, labels, weight, mask = batch_tensors(seqs[i : i + batch], local)
+        l1, l2 = two_steps(head, tokens, feats, mask)
+        _, h1, n = loss_and_hits(l1, labels, weight)
+        _, h2, _ = loss_and_hits(l2, labels, weight)
+        hits1, hits2, total = hits1 + h1, hits2 + h2, total + n
+    return hits1 / max(total, 1), hits2 / max(total, 1)
+
+
+def build_head(target, vocab_ids: torch.Tensor) -> EagleHead:
+    depth, hidden = target.config.num_hidden_layers, target.config.hidden_size
+    config = target.config.__class__.from_dict({**target.config.to_dict(), "num_hidden_layers": 1})
+    head = EagleHead(config, default_feature_layers(depth))
+    head.body.model.layers[0].load_state_dict(target.model.layers[depth - 1].state_dict())
+    head.body.model.norm.load_state_dict(target.model.norm.state_dict())
+    with torch.no_grad():  # start as "the high layer's state, plus a little of the next token"
+        head.fuse.weight.zero_()
+        head.fuse.weight[:, 2 * hidden :] = torch.eye(hidden)
+        head.fc.weight.zero_()
+        head.fc.weight[:, hidden:] = torch.eye(hidden)
+        head.fc.weight[:, :hidden] = 0.1 * torch.eye(hidden)
+    share_embeddings(head.body, target, vocab_ids)
+    head.body.model.embed_tokens.weight.requires_grad_(False)
+    return head
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--answers", type=Path, action="append", required=True)
+    ap.add_argument("--minutes", type=float, default=12.0)
+    ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--max-len", type=int, default=320)
+    ap.add_argument("--held", type=int, default=24, help="answers held out for agreement")
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    torch.manual_seed(args.seed)
+    rng = random.Random(args.seed)
+    records = [json.loads(x) for p in args.answers for x in p.read_text().splitlines() if x.strip()]
+    unique = list({json.dumps(r["prompt_ids"]): r for r in records}.values())
+    rng.shuffle(unique)
+    held_rec, train_rec = unique[: args.held], unique[args.held :]
+    served = load_pair(SMOLLM2_REF).target  # features exactly as the runtime produces them
+    layers = default_feature_layers(served.config.num_hidden_layers)
+    t0 = time.time()
+    train, held = extract(served, layers, train_rec, args.max_len), extract(served, layers, held_rec, args.max_len)
+    log(f"features for {len(train)} + {len(held)} sequences in {time.time() - t0:.0f} s")
+    from safetensors.torch import load_file
+
+    vocab_ids = load_file(str(DRAFTER_DIR / "model.safetensors"))["draft_vocab_ids"].long()
+    local = torch.full((served.config.vocab_size,), -1, dtype=torch.long)
+    local[vocab_ids] = torch.arange(len(vocab_ids))
+    fp32 = load_pair(SMOLLM2_REF, cpu_kernels=False).target
+    head = build_head(fp32, vocab_ids)
+    params = [p for n, p in head.named_parameters() if p.requires_grad and "lm_head" not in n]
+    for n, p in head.named_parameters():
+        p.requires_grad_(p.requires_grad and "lm_head" not in n)
+    opt = torch.optim.AdamW(params, lr=args.lr, weight_decay=0.0)
+    log(f"before: held-out agreement step1/step2 {agreement(head, held, local, args.batch)}")
+    deadline, step, epoch = time.time() + args.minutes * 60, 0, 0
+    while time.time() < deadline:
+        rng.shuffle(train)
+        for i in range(0, len(train), args.batch):
+            if time.time() > deadline:
+                break
+            tokens, feats, labels, weight, mask = batch_tensors(train[i : i + args.batch], local)
+            l1, l2 = two_steps(head, tokens, feats, mask)
+            loss = loss_and_hits(l1, labels, weight)[0] + STEP2_WEIGHT * loss_and_hits(l2, labels, weight)[0]
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, 1.0)
+            opt.step()
+            step += 1
+            if step % 20 == 0:
+                log(f"epoch {epoch} step {step} loss {loss.item():.3f}")
+        epoch += 1
+        log(f"epoch {epoch}: held-out agreement step1/step2 {agreement(head, held, local, args.batch)}")
+    a1, a2 = agreement(head, held, local, args.batch)
+    record = {
+        "data": {"answers": len(train_rec), "held_out_answers": len(held_rec),
+                 "answer_tokens_train": sum(len(r["answer_ids"]) for r in train_rec),
+                 "source": "the target's greedy answers to tools/train_drafter.py chat_prompts (no MT-Bench or "
+                           "HumanEval prompts)"},
+        "feature_layers": list(layers), "epochs": epoch, "steps": step, "minutes": args.minutes, "lr": args.lr,
+        "held_out_top1_agreement": {"step1": a1, "step2_on_own_hidden": a2},
+        "hardware": "CPU, 1 torch thread, shared with other jobs",
+    }
+    save_eagle(head, args.out, SMOLLM2_REF)
+    write_json_atomic(args.out / "training.json", record)
+    log(f"saved {args.out}: {record['held_out_top1_agreement']}")
+
+
+if __name__ == "__main__":
+    main()
