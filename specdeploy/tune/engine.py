@@ -11,7 +11,7 @@ from typing import Any
 from specdeploy.tune.book import Decision
 from specdeploy.tune.checkpoint import Recorder
 from specdeploy.tune.emit import schedule_of
-from specdeploy.tune.strategies import Strategy
+from specdeploy.tune.search import Strategy
 from specdeploy.tune.types import Measurement, Request
 
 FORMAT = "specdeploy.tune/1"

@@ -20,6 +20,8 @@ from specdeploy.tune.types import Measurement
 
 ITL_P99_FACTOR = 1.25
 """p99 ITL / mean ITL before any end-to-end run has measured it."""
+STEP_TOL = 0.01
+"""A step probed more than 1% slower than a point with more work is implausible (probed again)."""
 
 
 @dataclass
@@ -91,6 +93,19 @@ class CostFit:
     def to_dict(self) -> dict[str, Any]:
         return {"probes": [{"concurrency": b, "k": k, "step_s": s} for (b, k), s in sorted(self.probes.items())],
                 "ratio": {str(b): [[k, r] for k, r in pts] for b, pts in sorted(self.ratio.items())}}
+
+
+def implausible_steps(steps: Mapping[tuple[int, int], float], tol: float = STEP_TOL) -> list[tuple[int, int]]:
+    """Probed (B, K) slower than a probed point with more work (the next larger B at that K, or the next longer
+    K at that B) by more than `tol`: more work is never faster, so that probe was slowed by something else."""
+    out = []
+    for (b, k), t in sorted(steps.items()):
+        bigger = min((bb for bb, kk in steps if kk == k and bb > b), default=None)
+        longer = min((kk for bb, kk in steps if bb == b and kk > k), default=None)
+        more = [steps[p] for p in ((bigger, k), (b, longer)) if None not in p]
+        if any(t > (1 + tol) * x for x in more):
+            out.append((b, k))
+    return out
 
 
 def predicted(cost: StepTimer, acc: AcceptanceFit, c: int, k: int,
