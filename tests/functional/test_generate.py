@@ -18,7 +18,7 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
     (["generate", "cpu-smollm2", "   "], "the prompt is empty"),
     (["generate", "cpu-smollm2", "hi", "--max-tokens", "0"], "0 is not in the range"),
     (["generate", "h200-eagle3", "hi"], "`generate` runs the CPU reference runtime"),
-    (["generate", "cpu-smollm2", "hi", "--set", "speculative.mechanism=eagle3"], "does not run on backend 'reference'"),
+    (["generate", "cpu-smollm2", "hi", "--set", "speculative.mechanism=mtp"], "does not run on backend 'reference'"),
 ])
 def test_bad_input_exits_2(args: list[str], message: str) -> None:
     result = run(*args)
