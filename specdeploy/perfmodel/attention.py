@@ -3,6 +3,8 @@
 Hypothesis (tuning.md §2, no public source): the decode attention kernel processes the G x T query rows that share
 one KV head in tiles of 128 rows, and each tile streams that head's KV cache once. So the cost is flat while
 G x T <= 128 (draft tokens ride in padding up to D = 128/G - 1) and steps up at every tile boundary.
+A kernel without query tiles (`tile_rows=None`, the CPU SDPA kernel) does the FLOPs of the real G x T rows and
+streams each KV head once.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ class AttentionWork:
     flops: float
     kv_bytes: float
     tiles: int
-    """Query tiles per KV head (1 while G x T <= 128)."""
+    """Query tiles per KV head (1 while G x T <= 128; 1 without tiling)."""
 
 
 def query_groups(model: ModelSpec, tp: int = 1) -> int:
@@ -28,8 +30,12 @@ def query_groups(model: ModelSpec, tp: int = 1) -> int:
     return max(1, model.heads // tp) if model.is_mla else model.group_size
 
 
-def tiles(group: int, tokens: int) -> int:
-    return -(-group * tokens // TILE_ROWS)
+def _rows(group: int, tokens: int, tile_rows: int | None) -> tuple[int, int]:
+    """(tiles, query rows computed): rows padded to whole tiles, or the real rows when untiled."""
+    if tile_rows is None:
+        return 1, group * tokens
+    n = -(-group * tokens // tile_rows)
+    return n, n * tile_rows
 
 
 def plateau_draft_len(group: int) -> int:
@@ -50,18 +56,18 @@ def attended_length(model: ModelSpec, context: int) -> int:
 
 
 def attention_work(model: ModelSpec, *, batch: int, tokens: int, context: int, tp: int = 1,
-                   kv_dtype_bytes: float = 2.0) -> AttentionWork:
+                   kv_dtype_bytes: float = 2.0, tile_rows: int | None = TILE_ROWS) -> AttentionWork:
     """Work on one GPU of a TP group for B sequences, T new tokens each, over `context` cached positions."""
     length = attended_length(model, context)
     if model.is_mla:
         heads = max(1, model.heads // tp)
-        n = tiles(heads, tokens)
+        n, rows = _rows(heads, tokens, tile_rows)
         latent = model.mla_kv_lora_rank + model.mla_rope_dim
-        flops = 2.0 * model.layers * batch * n * TILE_ROWS * length * (latent + model.mla_kv_lora_rank)
+        flops = 2.0 * model.layers * batch * rows * length * (latent + model.mla_kv_lora_rank)
         kv = model.layers * batch * length * latent * kv_dtype_bytes * n  # the latent is replicated across TP
         return AttentionWork(flops, kv, n)
     kv_heads = max(1, model.kv_heads // tp)
-    n = tiles(model.group_size, tokens)
-    flops = 4.0 * model.layers * batch * kv_heads * n * TILE_ROWS * length * model.head_dim
+    n, rows = _rows(model.group_size, tokens, tile_rows)
+    flops = 4.0 * model.layers * batch * kv_heads * rows * length * model.head_dim
     kv = model.layers * batch * kv_heads * length * 2 * model.head_dim * kv_dtype_bytes * n
     return AttentionWork(flops, kv, n)

@@ -1,8 +1,8 @@
 """Fit the efficiency factors to measured step times of any backend (GPU bench, CPU reference runtime, a server).
 
-The free parameters are few (compute and bandwidth efficiency, per-step and per-layer overhead), so the fit is a
-log-spaced grid over the two efficiencies, refined by zooming, with the overheads solved by non-negative least
-squares on relative error at each grid point. numpy only; deterministic.
+The free parameters are few (compute and bandwidth efficiency, per-step, per-layer and per-cached-position
+overhead), so the fit is a log-spaced grid over the two efficiencies, refined by zooming, with the overheads solved
+by least squares on relative error at each grid point (clipped at zero). numpy only; deterministic.
 """
 
 from __future__ import annotations
@@ -13,11 +13,17 @@ from pathlib import Path
 from typing import Any
 
 from specdeploy.errors import UsageError
+from specdeploy.perfmodel.attention import TILE_ROWS
 from specdeploy.perfmodel.cost import Efficiency, Work, forward_work, peak_flops, step_time
 from specdeploy.resolve.gpus import GpuSpec
 from specdeploy.resolve.model_spec import ModelSpec
 
-FITTABLE = ("compute", "bandwidth", "step_overhead_s", "layer_overhead_s")
+OVERHEADS = ("layer_overhead_s", "step_overhead_s", "cache_overhead_s")
+"""Linear terms, in the order kept when two are collinear (one model: per layer and per step are the same column)."""
+FITTABLE = ("compute", "bandwidth", *OVERHEADS)
+DEFAULT_FIT = ("compute", "bandwidth", "step_overhead_s", "layer_overhead_s")
+"""`cache_overhead_s` is fitted only when asked: it is 0 for paged caches, and plain-decode points at one context
+cannot tell it from the GEMM terms."""
 
 
 @dataclass(frozen=True)
@@ -56,13 +62,27 @@ def _terms(works: Sequence[Work], gpu: GpuSpec, eff: Efficiency):  # noqa: ANN20
     flops = col(lambda w: peak_flops(gpu, w.fp8))
     comm = col(lambda w: w.comm_bytes / (gpu.link_bandwidth * eff.link) + w.allreduces * eff.allreduce_latency_s
                if w.allreduces else 0.0)
+    overheads = {"layer_overhead_s": col(lambda w: w.layers), "step_overhead_s": col(lambda _: 1.0),
+                 "cache_overhead_s": col(lambda w: w.cache_slots)}
     return (col(lambda w: w.gemm_flops) / flops, col(lambda w: w.gemm_bytes) / gpu.hbm_bandwidth,
             col(lambda w: w.attention.flops) / flops, col(lambda w: w.attention.kv_bytes) / gpu.hbm_bandwidth,
-            comm, col(lambda w: w.layers))
+            comm, overheads)
+
+
+def _independent(columns: dict[str, Any], fit: Sequence[str]) -> list[str]:
+    """The overheads to fit, dropping any that is a linear combination of those kept before it."""
+    import numpy as np
+
+    kept: list[str] = []
+    for name in (c for c in OVERHEADS if c in fit):
+        scaled = [columns[k] / max(np.abs(columns[k]).max(), 1e-300) for k in (*kept, name)]
+        if np.linalg.matrix_rank(np.stack(scaled, axis=1)) == len(kept) + 1:
+            kept.append(name)
+    return kept
 
 
 def fit_works(works: Sequence[Work], seconds: Sequence[float], gpu: GpuSpec, *, base: Efficiency | None = None,
-              fit: Sequence[str] = FITTABLE, rounds: int = 10) -> Calibration:
+              fit: Sequence[str] = DEFAULT_FIT, rounds: int = 10) -> Calibration:
     """Least relative squared error over the `fit` parameters; the others keep `base`'s values."""
     import numpy as np
 
@@ -72,13 +92,10 @@ def fit_works(works: Sequence[Work], seconds: Sequence[float], gpu: GpuSpec, *, 
     if unknown := set(fit) - set(FITTABLE):
         raise UsageError(f"cannot fit {sorted(unknown)}; fittable: {', '.join(FITTABLE)}")
     y = np.asarray(seconds, dtype=float)
-    gf, gb, af, ab, comm, layers = _terms(works, gpu, base)
-    cols = [c for c in ("step_overhead_s", "layer_overhead_s") if c in fit]
-    if len(cols) == 2 and np.ptp(layers) == 0:
-        cols = ["layer_overhead_s"]  # one model: step and per-layer overhead are the same column
-    design = [np.ones_like(y) if c == "step_overhead_s" else layers for c in cols]
-    fixed = ((base.step_overhead_s if "step_overhead_s" not in cols else 0.0)
-             + (base.layer_overhead_s * layers if "layer_overhead_s" not in cols else 0.0))
+    gf, gb, af, ab, comm, overheads = _terms(works, gpu, base)
+    cols = _independent(overheads, fit)
+    design = [overheads[c] for c in cols]
+    fixed = sum(getattr(base, c) * overheads[c] for c in OVERHEADS if c not in cols)
     spans = {k: (np.log(1e-3), np.log(10.0)) if k in fit else (np.log(getattr(base, k)),) * 2
              for k in ("compute", "bandwidth")}
     best: tuple[float, float, float, np.ndarray] | None = None
@@ -106,10 +123,11 @@ def fit_works(works: Sequence[Work], seconds: Sequence[float], gpu: GpuSpec, *, 
 
 def calibrate(model: ModelSpec, gpu: GpuSpec, points: Sequence[Measured], *, quantization: str = "none",
               tp: int = 1, lm_head: bool = True, base: Efficiency | None = None,
-              fit: Sequence[str] = FITTABLE) -> Calibration:
-    """Fit `Efficiency` for one model's measured forwards on `gpu` (use `pseudo_gpu()` for the CPU)."""
+              fit: Sequence[str] = DEFAULT_FIT, tile_rows: int | None = TILE_ROWS) -> Calibration:
+    """Fit `Efficiency` for one model's measured forwards on `gpu` (use `pseudo_gpu()` and `tile_rows=None` for
+    the CPU)."""
     works = [forward_work(model, batch=p.batch, tokens=p.tokens, context=p.context, quantization=quantization,
-                          tp=tp, lm_head=lm_head) for p in points]
+                          tp=tp, lm_head=lm_head, tile_rows=tile_rows) for p in points]
     return fit_works(works, [p.seconds for p in points], gpu, base=base, fit=fit)
 
 
@@ -129,11 +147,12 @@ def load_step_costs(path: str) -> tuple[str, str, list[tuple[ModelSpec, list[Mea
 
 def calibrate_file(path: str, gpu: GpuSpec | None = None, base: Efficiency | None = None) -> Calibration:
     """Fit from a step-cost JSON, all shapes jointly (layer blocks, no LM head); the GPU comes from the file's
-    device name when not given, else a pseudo-GPU."""
+    device name when not given, else a pseudo-GPU. A CPU file's attention is untiled (torch's CPU SDPA kernel)."""
     from specdeploy.resolve.gpus import gpu_from_nvml_name
 
     device, _, shapes = load_step_costs(path)
     gpu = gpu or gpu_from_nvml_name(device) or pseudo_gpu(device)
-    works = [forward_work(m, batch=p.batch, tokens=p.tokens, context=p.context, lm_head=False)
+    tile_rows = None if device == "cpu" else TILE_ROWS
+    works = [forward_work(m, batch=p.batch, tokens=p.tokens, context=p.context, lm_head=False, tile_rows=tile_rows)
              for m, pts in shapes for p in pts]
     return fit_works(works, [p.seconds for _, pts in shapes for p in pts], gpu, base=base)

@@ -1,4 +1,4 @@
-"""One forward's cost: GEMM roofline, attention, MoE expert reads, TP all-reduce and fixed overheads.
+"""One forward's cost: GEMM roofline, attention, MoE expert reads, TP all-reduce, fixed and KV-cache overheads.
 
 `forward_work` counts the work (FLOPs, bytes) of B sequences x T tokens over a context of L; `step_time` turns
 work into seconds with a GPU's datasheet peaks scaled by calibratable `Efficiency` factors. The split lets
@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from specdeploy.perfmodel.attention import AttentionWork, attention_work
+from specdeploy.perfmodel.attention import TILE_ROWS, AttentionWork, attention_work
 from specdeploy.resolve.gpus import GpuSpec
 from specdeploy.resolve.model_spec import BYTES_PER_PARAM, ModelSpec
 
@@ -29,6 +29,10 @@ class Efficiency:
     """Per forward: launch, sampling, scheduler."""
     layer_overhead_s: float = 0.0
     """Per layer per forward: kernel launches / Python dispatch (dominant on the CPU reference runtime)."""
+    cache_overhead_s: float = 0.0
+    """Per cached position per sequence per layer, per forward: a KV cache grown by concatenation (transformers'
+    DynamicCache, the reference runtime) is copied whole on every forward, a cost in B x L that the new-token
+    count T does not change; 0 for caches written in place (paged KV in the GPU serving engines)."""
     link: float = 0.7
     allreduce_latency_s: float = 8e-6
 
@@ -51,6 +55,8 @@ class Work:
     allreduces: int
     layers: int
     fp8: bool
+    cache_slots: float
+    """Cached positions x sequences x layers (what `cache_overhead_s` is charged per)."""
 
 
 @dataclass(frozen=True)
@@ -98,8 +104,10 @@ def forward_work(
     tp: int = 1,
     lm_head: bool = True,
     lm_vocab: int | None = None,
+    tile_rows: int | None = TILE_ROWS,
 ) -> Work:
-    """Work of one forward over B x T tokens; `lm_vocab` overrides the head width (EAGLE-3's draft vocabulary)."""
+    """Work of one forward over B x T tokens; `lm_vocab` overrides the head width (EAGLE-3's draft vocabulary);
+    `tile_rows` is the attention kernel's query tile (None: untiled, as on the CPU)."""
     m = batch * tokens
     h = model.hidden
     bpp = BYTES_PER_PARAM[model.dtype if quantization == "none" else quantization]
@@ -123,11 +131,12 @@ def forward_work(
     return Work(
         gemm_flops=2.0 * m * active / tp,
         gemm_bytes=(read * bpp + act) / tp,
-        attention=attention_work(model, batch=batch, tokens=tokens, context=context, tp=tp),
+        attention=attention_work(model, batch=batch, tokens=tokens, context=context, tp=tp, tile_rows=tile_rows),
         comm_bytes=comm,
         allreduces=allreduces,
         layers=model.layers,
         fp8=quantization in FP8_COMPUTE or (quantization == "none" and model.dtype == "fp8"),
+        cache_slots=float(batch * context * model.layers),
     )
 
 
@@ -146,7 +155,7 @@ def step_time(work: Work, gpu: GpuSpec, eff: Efficiency) -> StepCost:
         if work.allreduces
         else 0.0
     )
-    overhead_s = eff.step_overhead_s + work.layers * eff.layer_overhead_s
+    overhead_s = eff.step_overhead_s + work.layers * eff.layer_overhead_s + work.cache_slots * eff.cache_overhead_s
     return StepCost(
         max(compute_s, memory_s),
         attention_s,
@@ -168,10 +177,18 @@ def forward_cost(
     tp: int = 1,
     eff: Efficiency | None = None,
     lm_head: bool = True,
+    tile_rows: int | None = TILE_ROWS,
 ) -> StepCost:
     """Seconds of one target forward (a verification step when tokens = K + 1)."""
     work = forward_work(
-        model, batch=batch, tokens=tokens, context=context, quantization=quantization, tp=tp, lm_head=lm_head
+        model,
+        batch=batch,
+        tokens=tokens,
+        context=context,
+        quantization=quantization,
+        tp=tp,
+        lm_head=lm_head,
+        tile_rows=tile_rows,
     )
     return step_time(work, gpu, eff or Efficiency())
 

@@ -59,6 +59,32 @@ def test_calibration_separates_step_and_layer_overhead_across_models() -> None:
     assert fit.eff.layer_overhead_s == pytest.approx(1e-4, rel=0.05)
 
 
+def test_calibration_recovers_the_cpu_terms() -> None:
+    """Untiled attention and a per-cached-position overhead (the CPU runtime's form), fitted back from points made
+    with known values on the bench's B x T x L grid."""
+    from specdeploy.perfmodel.calibrate import DEFAULT_FIT
+
+    gpu = pseudo_gpu()
+    truth = Efficiency(compute=0.3, bandwidth=0.6, step_overhead_s=0.0, layer_overhead_s=2e-3, cache_overhead_s=1e-6)
+    points = [
+        Measured(b, t, ctx, forward_cost(SMOLLM2_135M, gpu, batch=b, tokens=t, context=ctx, eff=truth,
+                                         tile_rows=None).total_s)
+        for b in (1, 2, 4)
+        for t in (1, 2, 3, 5, 9)
+        for ctx in (64, 256, 1024)
+    ]
+    fit = calibrate(SMOLLM2_135M, gpu, points, base=Efficiency(step_overhead_s=0.0), tile_rows=None,
+                    fit=(*DEFAULT_FIT, "cache_overhead_s"))
+    assert fit.eff.compute == pytest.approx(0.3, rel=0.01)
+    assert fit.eff.bandwidth == pytest.approx(0.6, rel=0.01)
+    assert fit.eff.layer_overhead_s == pytest.approx(2e-3, rel=0.01)
+    assert fit.eff.cache_overhead_s == pytest.approx(1e-6, rel=0.01)
+    assert fit.max_rel_err < 1e-3
+    default = calibrate(SMOLLM2_135M, gpu, points, base=Efficiency(step_overhead_s=0.0), tile_rows=None)
+    assert default.eff.cache_overhead_s == 0.0  # fitted only when asked
+    assert default.max_rel_err > 0.05
+
+
 def test_advice_states_the_guidelines_with_numbers() -> None:
     advice = advise(LLAMA_3_1_8B, GPUS["h200"], "eagle3", EAGLE3_LLAMA_3_1_8B, concurrency=[1, 16, 64], k_max=8)
     text = "\n".join(advice.lines())

@@ -12,7 +12,14 @@ from specdeploy.perfmodel import Efficiency, forward_cost, plateau_draft_len, ri
 from specdeploy.perfmodel.attention import attention_work
 from specdeploy.perfmodel.cost import experts_touched, forward_work
 from specdeploy.perfmodel.drafters import DRAFTERS, DraftContext, draft_seconds
-from specdeploy.perfmodel.shapes import DEEPSEEK_V3, EAGLE3_LLAMA_3_1_8B, LLAMA_3_1_8B, LLAMA_3_1_70B, LLAMA_3_2_1B
+from specdeploy.perfmodel.shapes import (
+    DEEPSEEK_V3,
+    EAGLE3_LLAMA_3_1_8B,
+    LLAMA_3_1_8B,
+    LLAMA_3_1_70B,
+    LLAMA_3_2_1B,
+    SMOLLM2_135M,
+)
 from specdeploy.resolve.gpus import GPUS
 
 H200 = GPUS["h200"]
@@ -50,6 +57,25 @@ def test_attention_plateau_and_tile_steps(model, flat_until: int) -> None:
     step = [forward_cost(model, H200, batch=64, tokens=t, context=8192).attention_s for t in (1, flat_until,
                                                                                                  flat_until + 1)]
     assert step[0] == step[1] < step[2]
+
+
+def test_untiled_attention_counts_the_real_rows() -> None:
+    # SmolLM2: 30 layers, 3 KV heads of 64, G = 3. B = 2, T = 3, L = 100: 9 query rows per KV head, no padding
+    untiled = attention_work(SMOLLM2_135M, batch=2, tokens=3, context=100, tile_rows=None)
+    assert untiled.flops == 4 * 30 * 2 * 3 * 9 * 100 * 64
+    assert untiled.kv_bytes == 30 * 2 * 3 * 100 * 2 * 64 * 2  # each KV head streamed once
+    tiled = attention_work(SMOLLM2_135M, batch=2, tokens=3, context=100)
+    assert tiled.flops == untiled.flops * 128 / 9 and tiled.kv_bytes == untiled.kv_bytes
+    assert attention_work(SMOLLM2_135M, batch=2, tokens=6, context=100, tile_rows=None).flops == 2 * untiled.flops
+
+
+def test_cache_overhead_is_per_cached_position_and_off_by_default() -> None:
+    eff = Efficiency(cache_overhead_s=1e-6)
+    for tokens in (1, 5):
+        plain = forward_cost(SMOLLM2_135M, H200, batch=4, tokens=tokens, context=1000)
+        copied = forward_cost(SMOLLM2_135M, H200, batch=4, tokens=tokens, context=1000, eff=eff)
+        assert copied.total_s - plain.total_s == pytest.approx(4 * 1000 * 30 * 1e-6)  # B x L x layers, T-free
+    assert Efficiency().cache_overhead_s == 0.0
 
 
 def test_guideline_2_and_3_numbers() -> None:
