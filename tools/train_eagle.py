@@ -100,15 +100,15 @@ def agreement(head, seqs, local, batch: int) -> tuple[float, float]:
     return hits1 / max(total, 1), hits2 / max(total, 1)
 
 
-def build_head(target, vocab_ids: torch.Tensor) -> EagleHead:
+def build_head(target, vocab_ids: torch.Tensor, layers: tuple[int, ...]) -> EagleHead:
     depth, hidden = target.config.num_hidden_layers, target.config.hidden_size
     config = target.config.__class__.from_dict({**target.config.to_dict(), "num_hidden_layers": 1})
-    head = EagleHead(config, default_feature_layers(depth))
+    head = EagleHead(config, layers)
     head.body.model.layers[0].load_state_dict(target.model.layers[depth - 1].state_dict())
     head.body.model.norm.load_state_dict(target.model.norm.state_dict())
     with torch.no_grad():  # start as "the high layer's state, plus a little of the next token"
         head.fuse.weight.zero_()
-        head.fuse.weight[:, 2 * hidden :] = torch.eye(hidden)
+        head.fuse.weight[:, -hidden:] = torch.eye(hidden)
         head.fc.weight.zero_()
         head.fc.weight[:, hidden:] = torch.eye(hidden)
         head.fc.weight[:, :hidden] = 0.1 * torch.eye(hidden)
@@ -127,6 +127,11 @@ def main() -> None:
     ap.add_argument("--held", type=int, default=24, help="answers held out for agreement")
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--layers", default="", help="target layers to capture, e.g. 1,14,29 (default: TRT-LLM's)")
+    ap.add_argument("--docs", type=int, default=0, help="also N pydoc-topic chats (the target's argmax as labels)")
+    ap.add_argument("--code", type=int, default=0, help="also N chunks of CPython stdlib source (idem)")
+    ap.add_argument("--features", type=Path, default=None, help="cache of extracted features (reused when present)")
+    ap.add_argument("--init-from", type=Path, default=None, help="continue from a saved head's own tensors")
     args = ap.parse_args()
     torch.manual_seed(args.seed)
     rng = random.Random(args.seed)
@@ -134,10 +139,24 @@ def main() -> None:
     unique = list({json.dumps(r["prompt_ids"]): r for r in records}.values())
     rng.shuffle(unique)
     held_rec, train_rec = unique[: args.held], unique[args.held :]
-    served = load_pair(SMOLLM2_REF).target  # features exactly as the runtime produces them
-    layers = default_feature_layers(served.config.num_hidden_layers)
+    served_pair = load_pair(SMOLLM2_REF)  # features exactly as the runtime produces them
+    served = served_pair.target
+    depth = served.config.num_hidden_layers
+    layers = tuple(int(i) for i in args.layers.split(",")) if args.layers else default_feature_layers(depth)
+    if args.docs or args.code:  # the target's argmax on prose and code: more contexts to read features in
+        from train_drafter import code_sequences, doc_chats, stdlib_files
+
+        tok = served_pair.tokenizer
+        extra = rng.sample(doc_chats(tok, False, 256), args.docs)
+        extra += rng.sample(code_sequences(tok, stdlib_files(False), 256), args.code)
+        train_rec += [{"prompt_ids": ids[:1], "answer_ids": ids[1:]} for ids in extra]
     t0 = time.time()
-    train, held = extract(served, layers, train_rec, args.max_len), extract(served, layers, held_rec, args.max_len)
+    if args.features is not None and args.features.is_file():
+        train, held = torch.load(args.features)
+    else:
+        train, held = extract(served, layers, train_rec, args.max_len), extract(served, layers, held_rec, args.max_len)
+        if args.features is not None:
+            torch.save((train, held), args.features)
     log(f"features for {len(train)} + {len(held)} sequences in {time.time() - t0:.0f} s")
     from safetensors.torch import load_file
 
@@ -145,7 +164,11 @@ def main() -> None:
     local = torch.full((served.config.vocab_size,), -1, dtype=torch.long)
     local[vocab_ids] = torch.arange(len(vocab_ids))
     fp32 = load_pair(SMOLLM2_REF, cpu_kernels=False).target
-    head = build_head(fp32, vocab_ids)
+    head = build_head(fp32, vocab_ids, layers)
+    if args.init_from is not None:
+        own = {k: v.float() for k, v in load_file(str(args.init_from / "model.safetensors")).items()
+               if not k.endswith("draft_vocab_ids")}
+        head.load_state_dict(own, strict=False)
     params = [p for n, p in head.named_parameters() if p.requires_grad and "lm_head" not in n]
     for n, p in head.named_parameters():
         p.requires_grad_(p.requires_grad and "lm_head" not in n)
@@ -171,7 +194,8 @@ def main() -> None:
         log(f"epoch {epoch}: held-out agreement step1/step2 {agreement(head, held, local, args.batch)}")
     a1, a2 = agreement(head, held, local, args.batch)
     record = {
-        "data": {"answers": len(train_rec), "held_out_answers": len(held_rec),
+        "data": {"sequences": len(train_rec), "pydoc_chats": args.docs, "stdlib_code_chunks": args.code,
+                 "held_out_answers": len(held_rec),
                  "answer_tokens_train": sum(len(r["answer_ids"]) for r in train_rec),
                  "source": "the target's greedy answers to tools/train_drafter.py chat_prompts (no MT-Bench or "
                            "HumanEval prompts)"},
