@@ -3,6 +3,7 @@ with the guard (K = 0 unless speculation beats plain decoding beyond noise)."""
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +20,9 @@ from specdeploy.tune.objective import (
 )
 from specdeploy.tune.setup import TuneSetup
 from specdeploy.tune.types import Measurement, Request
+
+NOISE_FLOOR = 2.0
+"""A point is noisy above this multiple of the typical relative MAD (when that is above MAX_REL_MAD)."""
 
 
 @dataclass
@@ -67,10 +71,18 @@ class Book:
         start = self.next_repeat(c, k)
         return [Request("e2e", c, k, r) for r in range(start, start + count)]
 
+    def noise_limit(self) -> float:
+        """The relative MAD above which a point is noisy: MAX_REL_MAD, or NOISE_FLOOR x the median over the
+        measured points (from three on) when the whole machine is that noisy: then no point is noisier than the
+        rest, and the guard's margin (both points' MADs) already demands more of speculation."""
+        mads = [s.rel_mad for ck in self.runs if (s := self.summary(*ck)) and s.n >= 2]
+        return max(MAX_REL_MAD, NOISE_FLOOR * statistics.median(mads)) if len(mads) >= 3 else MAX_REL_MAD
+
     def noisy(self) -> list[tuple[int, int]]:
-        """Points whose relative MAD is above the threshold and not yet re-measured."""
+        """Points whose relative MAD is above the noise limit and not yet re-measured."""
+        limit = self.noise_limit()
         return [(c, k) for (c, k) in self.runs if (s := self.summary(c, k)) and s.n >= 2 and
-                s.rel_mad > MAX_REL_MAD and s.n <= self.setup.repeats]
+                s.rel_mad > limit and s.n <= self.setup.repeats]
 
     def feasible(self, c: int, k: int) -> bool:
         return all(sla_ok(m.values, self.setup.sla) for m in self.runs.get((c, k), [])[:1]) if self.setup.sla \
@@ -85,7 +97,8 @@ class Book:
     def decide(self, c: int, baseline_estimate: Callable[[int, Summary], float | None] | None = None) -> Decision:
         ks = sorted(k for (cc, k) in self.runs if cc == c)
         sums = {k: s for k in ks if (s := self.summary(c, k))}
-        rejected = [k for k, s in sums.items() if s.rel_mad > MAX_REL_MAD and s.n >= 2]
+        limit = self.noise_limit()
+        rejected = [k for k, s in sums.items() if s.rel_mad > limit and s.n >= 2]
         good = {k: s for k, s in sums.items() if k not in rejected and s.median > 0}
         cands = {k: s.to_dict() for k, s in sums.items()}
         if not good:
@@ -97,7 +110,7 @@ class Book:
             return Decision(c, 0, off.median, off.median, f"K={k} does not beat plain decoding beyond noise",
                             True, cands, rejected)
         base = off.median if off else (baseline_estimate(k, good[k]) if baseline_estimate else None)
-        if k > 0 and off is None and base is not None and good[k].median <= base * (1 + MAX_REL_MAD):
+        if k > 0 and off is None and base is not None and good[k].median <= base * (1 + limit):
             return Decision(c, 0, base, base, f"K={k} within noise of the predicted plain decoding", True, cands,
                             rejected)
         return Decision(c, k, good[k].median, base, "best measured" if k else "plain decoding is best", True,

@@ -5,8 +5,10 @@ measurements contradict the prediction.
 Probes: a slow probe (interference) would push its K out of the running, so the fastest of a point's probes
 counts, and probes are repeated where one may mislead: next to the predicted best, where a step is slower than
 one with more work, where the predicted objective dips in K. Confirmation: the measured/predicted factor is
-common to every point; a confirmation far below it is measured again (slow runs), and a K the scaled prediction
-says beats the measured best by more than SUSPECT is confirmed too. The 1% tie rule decides among measured points.
+common to every point; a confirmation further below it than the noise is measured again (slow runs), a K the
+scaled prediction says beats the measured best by more than SUSPECT is confirmed too, and plain decoding is
+measured wherever the measured speedup over its prediction is below GUARD_MARGIN. The 1% tie rule decides among
+measured points.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 from specdeploy.errors import StepFailed
 from specdeploy.tune.book import Decision
 from specdeploy.tune.fit import ITL_P99_FACTOR, AcceptanceFit, CostFit, acceptance_fit, implausible_steps, predicted
-from specdeploy.tune.objective import MAX_REL_MAD, TIE, objective_value, sla_excess, summarize
+from specdeploy.tune.objective import TIE, objective_value, sla_excess, summarize
 from specdeploy.tune.search import Batch, PriorFactory, Results, Strategy
 from specdeploy.tune.setup import TuneSetup
 from specdeploy.tune.types import Request
@@ -68,6 +70,8 @@ class Factorized(Strategy):
             yield [r for c, k in far for r in self.repeats(c, k)]
         if ups := self.runners_up():
             yield [r for c, k in ups for r in self.repeats(c, k)]
+        if off := self.doubtful():
+            yield [r for c in off for r in self.repeats(c, 0)]
         yield from self.remeasure_noisy()
 
     def fit_cost(self, probes: Results) -> None:
@@ -115,7 +119,7 @@ class Factorized(Strategy):
         prediction agrees with the rest, so their runs were likely slowed."""
         mid = self.factor()
         return [ck for ck, r in sorted(self._ratios().items())
-                if mid and r < mid * (1 - MAX_REL_MAD) and self.book.n(*ck) <= self.setup.repeats]
+                if mid and r < mid * (1 - self.book.noise_limit()) and self.book.n(*ck) <= self.setup.repeats]
 
     def runners_up(self, count: int = 2) -> list[tuple[int, int]]:
         """Unmeasured K whose prediction, scaled by the common factor, beats the best measured point at its
@@ -129,6 +133,16 @@ class Factorized(Strategy):
             beat = sorted((k for k, v in expect.items() if v > best * (1 + SUSPECT)), key=lambda k: -expect[k])
             out += [(c, k) for k in beat[:count]]
         return out
+
+    def doubtful(self) -> list[int]:
+        """Concurrencies where plain decoding is unmeasured and the measured best beats its prediction by less
+        than GUARD_MARGIN even when plain decoding gets the most favourable measured/predicted factor: a factor
+        can be the speculative loop's alone (ragged acceptance in a batch), which plain decoding does not pay."""
+        hi = max(self._ratios().values(), default=None)
+        ks = [0, *self.setup.draft_lens]
+        return [c for c in self.setup.concurrency if hi and not self.book.n(c, 0) and
+                max((s.median for k in ks if (s := self.book.summary(c, k))), default=0.0)
+                < GUARD_MARGIN * hi * self._pred_objective(c, 0)]
 
     def _pred_objective(self, c: int, k: int) -> float:
         return objective_value(self.predictions[(c, k)], self.setup.objective, {"p99_itl_ms": self.setup.p99_itl_ms}

@@ -92,3 +92,17 @@ def test_a_contradicted_prediction_brings_in_the_runner_up(setup, prior, world, 
     assert strategy.book.n(c, k) == 2 * setup.repeats  # measured again first, and still slow
     assert confirmed[c] == {k, k - 1} and all(len(ks) == 1 for o, ks in confirmed.items() if o != c)
     assert strategy.decisions()[c].k == k - 1  # the runner-up, 3% below K=6 in the model, now beats it
+
+
+def test_plain_decoding_is_measured_where_the_measured_speedup_is_in_doubt(setup, prior, world, tmp_path: Path) -> None:
+    c = 64
+
+    def speculation_loses_at_64(req: Request, values: dict) -> dict:  # a cost only the speculative loop pays
+        if (req.kind, req.concurrency) == ("e2e", c) and req.k > 0:
+            return {**values, "system_tps": values["system_tps"] * 0.4, "user_tps": values["user_tps"] * 0.4}
+        return values
+
+    strategy, asked = tune(setup, prior, world, tmp_path, speculation_loses_at_64)
+    plain = {r.concurrency for r in asked if r.kind == "e2e" and r.k == 0}
+    assert plain == {c}  # elsewhere speculation is predicted and measured to pay well beyond 20%
+    assert strategy.decisions()[c].k == 0

@@ -53,3 +53,11 @@ def test_unreachable_sla_gives_zero_objective_and_the_closest_point() -> None:
     assert d.k == 0 and not d.feasible
     k, overshoot = book.closest(8)
     assert k == 2 and round(overshoot, 3) == round(1000 / 150 - 1, 3)
+
+
+def test_a_uniformly_noisy_machine_rejects_only_the_noisiest_point() -> None:
+    noisy = {(1, 0): [100, 108, 92], (1, 2): [150, 162, 138], (2, 0): [190, 205, 175], (2, 2): [300, 480, 200]}
+    book = book_with(noisy)
+    assert round(book.noise_limit(), 3) == 0.16  # twice the typical 8% spread, not the 5% default
+    assert book.noisy() == [(2, 2)] and book.decide(1).k == 2
+    assert book_with({(1, 0): [100, 101, 99], (1, 2): [150, 151, 149], (2, 2): [150, 162, 138]}).noisy() == [(2, 2)]
