@@ -12,6 +12,7 @@ from pathlib import Path as FsPath
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 from specdeploy.plugin.base import Mechanism
 from specdeploy.profile import overrides
@@ -107,7 +108,7 @@ def _load_chain(path: FsPath, seen: list[FsPath], issues: list[Issue]) -> tuple[
     return _merge(base, doc.data), [*docs, doc]
 
 
-def _schema_issue(err: dict[str, Any], root: type[BaseModel] = Profile, prefix: Path = ()) -> Issue:
+def _schema_issue(err: ErrorDetails, root: type[BaseModel] = Profile, prefix: Path = ()) -> Issue:
     """A pydantic error as an Issue; `root` is the model the error's location is relative to."""
     path: Path = (*prefix, *err["loc"])
     message, hint = err["msg"].removeprefix("Value error, "), None

@@ -61,7 +61,8 @@ def parse_override(text: str) -> tuple[Path, Any, Issue | None]:
 
 
 def apply(data: dict[str, Any], path: Path, value: Any) -> None:
-    node = data
+    # Below the top level the keys are not all strings: `--set speculative.schedule.8=2` sets an int key.
+    node: dict[Any, Any] = data
     for part in path[:-1]:
         child = node.get(part)
         if not isinstance(child, dict):

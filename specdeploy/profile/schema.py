@@ -47,17 +47,18 @@ class Target(Section):
 
     model: StrictStr = Field(description="Hugging Face repo id (`org/name`) or a local folder holding `config.json`.")
     revision: StrictStr | None = Field(
-        None, description="Hub revision (branch, tag or commit); a build pins it to a commit in `specdeploy.lock`."
+        default=None,
+        description="Hub revision (branch, tag or commit); a build pins it to a commit in `specdeploy.lock`.",
     )
     dtype: Literal["auto", "bfloat16", "float16", "float32"] = Field(
-        "auto",
+        default="auto",
         description="Activation/weight dtype before quantization; `auto` follows the checkpoint's `torch_dtype`.",
     )
     quantization: Literal["none", "fp8", "nvfp4", "int4_awq", "w4a8_awq", "int8_sq"] = Field(
-        "none", description="Weight quantization applied at build time (Model-Optimizer on the engine path)."
+        default="none", description="Weight quantization applied at build time (Model-Optimizer on the engine path)."
     )
     trust_remote_code: StrictBool = Field(
-        False, description="Allow custom modelling code from the checkpoint (off unless you trust the source)."
+        default=False, description="Allow custom modelling code from the checkpoint (off unless you trust the source)."
     )
 
 
@@ -66,22 +67,23 @@ class Hardware(Section):
 
     gpu: Literal["auto", "cpu", "h200", "h100-sxm", "h100-pcie", "b200", "a100-80gb", "a100-40gb", "l40s", "l4"] = (
         Field(
-            "auto", description="Target GPU; `auto` detects it through NVML, `cpu` is for the reference backend only."
+            default="auto",
+            description="Target GPU; `auto` detects it through NVML, `cpu` is for the reference backend only.",
         )
     )
-    count: int = Field(1, ge=1, le=64, description="GPUs available to one deployment.")
-    tensor_parallel: int = Field(1, ge=1, le=64, description="Tensor-parallel degree.")
-    pipeline_parallel: int = Field(1, ge=1, le=64, description="Pipeline-parallel degree.")
+    count: int = Field(default=1, ge=1, le=64, description="GPUs available to one deployment.")
+    tensor_parallel: int = Field(default=1, ge=1, le=64, description="Tensor-parallel degree.")
+    pipeline_parallel: int = Field(default=1, ge=1, le=64, description="Pipeline-parallel degree.")
 
 
 class Runtime(Section):
     """Which TensorRT-LLM release and backend the artifacts target."""
 
     trtllm_version: StrictStr = Field(
-        "1.2.1", description="TensorRT-LLM release the artifacts are emitted for (`1.2.x` or the `1.3` line)."
+        default="1.2.1", description="TensorRT-LLM release the artifacts are emitted for (`1.2.x` or the `1.3` line)."
     )
     backend: Literal["pytorch", "tensorrt", "reference"] = Field(
-        "pytorch",
+        default="pytorch",
         description="`pytorch` = LLM-API YAML, `tensorrt` = engines (TRT-LLM <= 1.2.x), `reference` = the CPU runtime.",
     )
 
@@ -98,26 +100,28 @@ class Speculative(Section):
     """The drafter mechanism, its draft length and its options."""
 
     mechanism: StrictStr = Field(
-        "none",
+        default="none",
         description="Drafter mechanism: a plugin name (eagle3, mtp, draft_target, ngram, ...), `auto` or `none`.",
     )
     draft_len: int | Literal["auto"] = Field(
-        "auto", description="Draft tokens per step (>= 1), or `auto` to let `specdeploy tune` choose per concurrency."
+        default="auto",
+        description="Draft tokens per step (>= 1), or `auto` to let `specdeploy tune` choose per concurrency.",
     )
     draft_model: StrictStr | None = Field(
-        None,
+        default=None,
         description="Drafter checkpoint (repo id or folder) for mechanisms that need one (eagle3, draft_target, ...).",
     )
-    draft_revision: StrictStr | None = Field(None, description="Hub revision of the drafter.")
+    draft_revision: StrictStr | None = Field(default=None, description="Hub revision of the drafter.")
     options: dict[str, Any] = Field(
         default_factory=dict,
         description="Mechanism options, validated by the mechanism's plugin (see `specdeploy mechanisms`).",
     )
     schedule: dict[int, int] | None = Field(
-        None, description="Explicit concurrency -> draft length map; keys are lower bounds (`{1: 4, 8: 2, 32: 0}`)."
+        default=None,
+        description="Explicit concurrency -> draft length map; keys are lower bounds (`{1: 4, 8: 2, 32: 0}`).",
     )
     max_concurrency: int | None = Field(
-        None, ge=1, description="Speculation is switched off above this many concurrent requests."
+        default=None, ge=1, description="Speculation is switched off above this many concurrent requests."
     )
 
     @field_validator("draft_len")
@@ -145,49 +149,60 @@ class Serving(Section):
     """Batching, sequence and memory limits of the deployment."""
 
     max_batch_size: int = Field(
-        64, ge=1, le=4096, description="Largest batch the runtime schedules (concurrent sequences)."
+        default=64, ge=1, le=4096, description="Largest batch the runtime schedules (concurrent sequences)."
     )
-    max_seq_len: int = Field(4096, ge=16, le=1_048_576, description="Longest sequence (prompt + output) served.")
-    max_input_len: int | None = Field(None, ge=1, description="Longest prompt; defaults to max_seq_len - 1.")
+    max_seq_len: int = Field(
+        default=4096, ge=16, le=1_048_576, description="Longest sequence (prompt + output) served."
+    )
+    max_input_len: int | None = Field(default=None, ge=1, description="Longest prompt; defaults to max_seq_len - 1.")
     max_num_tokens: int | None = Field(
-        None, ge=1, description="Token budget per iteration; defaults to max(8192, max_batch_size * (1 + draft_len))."
+        default=None,
+        ge=1,
+        description="Token budget per iteration; defaults to max(8192, max_batch_size * (1 + draft_len)).",
     )
     kv_cache_free_gpu_memory_fraction: float = Field(
-        0.9, gt=0.0, le=1.0, description="Fraction of the GPU memory left after weights that the KV cache may take."
+        default=0.9,
+        gt=0.0,
+        le=1.0,
+        description="Fraction of the GPU memory left after weights that the KV cache may take.",
     )
-    streaming: StrictBool = Field(False, description="Stream tokens; makes the Triton model decoupled.")
+    streaming: StrictBool = Field(default=False, description="Stream tokens; makes the Triton model decoupled.")
 
 
 class Sla(Section):
     """Latency limits used by the goodput objective."""
 
-    p99_itl_ms: float | None = Field(None, gt=0, description="Upper bound on the 99th-percentile inter-token latency.")
-    p99_ttft_ms: float | None = Field(None, gt=0, description="Upper bound on the 99th-percentile time to first token.")
+    p99_itl_ms: float | None = Field(
+        default=None, gt=0, description="Upper bound on the 99th-percentile inter-token latency."
+    )
+    p99_ttft_ms: float | None = Field(
+        default=None, gt=0, description="Upper bound on the 99th-percentile time to first token."
+    )
 
 
 class Tune(Section):
     """How `specdeploy tune` measures and what it optimises."""
 
     dataset: StrictStr = Field(
-        "mt-bench",
+        default="mt-bench",
         description="Built-in dataset (`mt-bench`, `humaneval`) or a JSONL path (SPEED-Bench records accepted).",
     )
-    prompts: int = Field(32, ge=1, le=100_000, description="Prompts drawn from the dataset.")
-    output_len: int = Field(128, ge=1, le=65_536, description="Tokens generated per prompt.")
+    prompts: int = Field(default=32, ge=1, le=100_000, description="Prompts drawn from the dataset.")
+    output_len: int = Field(default=128, ge=1, le=65_536, description="Tokens generated per prompt.")
     concurrency: list[int] = Field(
         default_factory=lambda: [1, 2, 4, 8, 16, 32, 64], description="Concurrency levels the schedule is tuned for."
     )
     draft_lens: list[int] | None = Field(
-        None, description="Candidate draft lengths; default 1..K_max of the mechanism."
+        default=None, description="Candidate draft lengths; default 1..K_max of the mechanism."
     )
     objective: Literal["throughput", "latency", "goodput"] = Field(
-        "throughput",
+        default="throughput",
         description="What to maximise per concurrency: system tokens/s, per-user latency, or goodput within the SLA.",
     )
     sla: Sla = Field(default_factory=Sla, description="Latency limits for the goodput objective.")
-    repeats: int = Field(3, ge=1, le=50, description="Repeats of each confirmed measurement (median + MAD).")
+    repeats: int = Field(default=3, ge=1, le=50, description="Repeats of each confirmed measurement (median + MAD).")
     time_budget_s: float | None = Field(
-        None, gt=0, description="Stop measuring after this many seconds and emit the best schedule so far."
+        default=None, gt=0, description="Stop measuring after this many seconds and emit the best schedule so far."
     )
 
     @field_validator("concurrency", "draft_lens")
@@ -204,19 +219,20 @@ class Triton(Section):
     """How the Triton model repository is rendered."""
 
     layout: Literal["auto", "llmapi", "engine", "reference"] = Field(
-        "auto", description="Repository layout; `auto` follows the backend (pytorch -> llmapi, tensorrt -> engine)."
+        default="auto",
+        description="Repository layout; `auto` follows the backend (pytorch -> llmapi, tensorrt -> engine).",
     )
-    model_name: StrictStr = Field("tensorrt_llm", description="Name of the served model in the repository.")
-    instances: int = Field(1, ge=1, le=64, description="Model instances.")
+    model_name: StrictStr = Field(default="tensorrt_llm", description="Name of the served model in the repository.")
+    instances: int = Field(default=1, ge=1, le=64, description="Model instances.")
     decoupled: StrictBool | None = Field(
-        None, description="Decoupled transaction policy; defaults to serving.streaming."
+        default=None, description="Decoupled transaction policy; defaults to serving.streaming."
     )
 
 
 class Profile(Section):
     """A deployment profile: target, hardware, runtime, drafter, serving limits, tuning and Triton settings."""
 
-    description: StrictStr | None = Field(None, description="One line saying what this profile deploys.")
+    description: StrictStr | None = Field(default=None, description="One line saying what this profile deploys.")
     target: Target = Field(description="The model to serve.")
     hardware: Hardware = Field(default_factory=Hardware, description="Where it runs.")
     runtime: Runtime = Field(default_factory=Runtime, description="Which TensorRT-LLM release and backend.")

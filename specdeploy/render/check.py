@@ -59,6 +59,7 @@ def load_models(root: Path) -> tuple[dict[str, Model], list[RepoIssue]]:
         if problem:
             issues.append(problem)
             continue
+        assert config is not None  # parse_config returns (config, None) or (None, issue)
         model = Model(folder.name, file, text, config)
         if config.name != folder.name:
             issues.append(RepoIssue(file, model.line("name:"), f"name '{config.name}' differs from its folder "

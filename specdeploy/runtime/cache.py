@@ -9,9 +9,12 @@ positions never see its holes or its left padding.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import torch
+
+if TYPE_CHECKING:
+    from transformers.cache_utils import DynamicLayer
 
 COMPACT_AFTER = 32  # squeeze holes once every row has at least this many
 
@@ -93,7 +96,10 @@ class KVState:
         # Order slots so live ones come last, keeping their order; take the last new_width of them.
         order = torch.argsort(self.mask.long() * (self.width + 1) + torch.arange(self.width, device=self.device), 1)
         index = order[:, self.width - new_width :]
-        for layer in self.cache.layers:
+        # transformers types `layers` as every layer kind (linear-attention, dummy); a DynamicCache() built
+        # without a config replicates DynamicLayer only, and the forward that left the holes filled each one.
+        for layer in cast("list[DynamicLayer]", self.cache.layers):
+            assert layer.keys is not None and layer.values is not None
             gather = index[:, None, :, None].expand(-1, layer.keys.shape[1], -1, layer.keys.shape[3])
             layer.keys = torch.gather(layer.keys, 2, gather)
             layer.values = torch.gather(layer.values, 2, gather)

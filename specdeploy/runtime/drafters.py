@@ -57,7 +57,8 @@ class NgramDrafter(Drafter):
         if k <= 0:
             return []
         for size in range(min(self.match, len(history) - 1), 0, -1):
-            suffix, best = history[-size:], []
+            suffix = history[-size:]
+            best: list[int] = []
             for start in range(len(history) - size - 1, -1, -1):
                 if history[start : start + size] == suffix:
                     follow = history[start + size : start + size + k]

@@ -140,7 +140,9 @@ def _converted_smollm2(gguf: Path) -> Path:
 
     model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
     tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-    model.hf_quantizer = None  # save_pretrained refuses a GGUF-loaded model otherwise
+    # save_pretrained refuses a GGUF-loaded model otherwise. transformers sets this attribute dynamically, so mypy
+    # falls back to nn.Module.__setattr__, typed for tensors and modules only.
+    model.hf_quantizer = None  # type: ignore[assignment]
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=final.parent))
     tmp.chmod(0o755)
@@ -213,7 +215,8 @@ def _load_shared_drafter(folder: Path, target: Any) -> Any:
     config = LlamaConfig.from_pretrained(folder)
     if config.vocab_size != target.config.vocab_size or config.hidden_size != target.config.hidden_size:
         raise UsageError(f"drafter {folder} was trained for another target (vocabulary or width differ)")
-    drafter = LlamaForCausalLM(config).to(torch.float32)
+    # typeshed's functools.wraps result (transformers' `to`) does not bind `self`, so mypy expects it first
+    drafter = LlamaForCausalLM(config).to(torch.float32)  # type: ignore[arg-type]
     own = load_file(str(folder / "model.safetensors"))
     vocab_ids = own.pop(DRAFT_VOCAB_KEY, None)
     own = {k: v.to(torch.float32) for k, v in own.items()}
