@@ -131,8 +131,8 @@ def test_reference_backend_rules(tmp_path: Path) -> None:
             "target": {"model": "HuggingFaceTB/SmolLM2-135M-Instruct"},
             "hardware": {"gpu": "h200"},
             "runtime": {"backend": "reference"},
-            "speculative": {"mechanism": "eagle3", "draft_model": "x/y"},
+            "speculative": {"mechanism": "medusa", "draft_model": "x/y"},
         },
     )
     assert any("reference backend runs on CPU" in p for p in found)
-    assert any("eagle3 does not run on backend 'reference'" in p for p in found)
+    assert any("medusa does not run on backend 'reference'" in p for p in found)
