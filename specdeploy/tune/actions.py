@@ -3,6 +3,8 @@ emit/render steps through the step outputs (and, via the build's write_lock, to 
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
 from typing import Any
 
 from specdeploy.execute.context import ActionContext
@@ -15,5 +17,11 @@ def tune(ctx: ActionContext) -> dict[str, Any]:
     backend = str(ctx.step.params.get("measure", "auto"))
     res = tune_resolved(ctx.resolved, ctx.artifact_dir, backend=backend, fresh=ctx.force,
                         write_dir=ctx.write_dir)
+    if res["problems"] and ctx.out_dir is not None:  # a failed step's staging folder is deleted: keep the evidence
+        written = Path(res["result_path"]).parent
+        kept = ctx.artifact_dir / ".specdeploy" / "failed" / ctx.step.id
+        shutil.rmtree(kept, ignore_errors=True)
+        shutil.copytree(written, kept)
+        res["result_path"] = str(kept / RESULT.name)
     raise_problems(res)
     return lock_record(res, str(RESULT))

@@ -103,3 +103,21 @@ def test_build_step_action_returns_what_emit_reads(tmp_path: Path) -> None:
     bad = dataclasses.replace(step, params={"measure": "nonsense"})
     with pytest.raises(UsageError):
         tune(ActionContext(resolved, the_plan, bad, tmp_path / "x", log=ctx.log))
+
+
+def test_a_failed_tune_step_keeps_its_result_outside_the_staging_folder(tmp_path: Path) -> None:
+    from specdeploy.api import plan
+    from specdeploy.errors import StepFailed
+    from specdeploy.tune.actions import tune
+
+    resolved, the_plan = plan("h200-eagle3", ("tune.objective=goodput", "tune.sla.p99_itl_ms=0.01"))
+    step = dataclasses.replace(next(s for s in the_plan.steps if s.id == "tune.draft_len"), params={"measure": "model"})
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    ctx = ActionContext(resolved, the_plan, step, tmp_path / "art", log=type("L", (), {"write": lambda *_: None})(),
+                        out_dir=staging)
+    with pytest.raises(StepFailed, match="unreachable") as failed:
+        tune(ctx)
+    kept = tmp_path / "art" / ".specdeploy" / "failed" / "tune.draft_len" / "result.json"
+    assert failed.value.hint == f"full result: {kept}"
+    assert json.loads(kept.read_text())["sla"]["reachable"] is False
