@@ -49,7 +49,14 @@ class Factorized(Strategy):
 
     def __init__(self, setup: TuneSetup, prior: PriorFactory | None = None) -> None:
         self.steps: dict[tuple[int, int], list[float]] = {}
+        self.probed: dict[tuple[int, int], int] = {}
         super().__init__(setup, prior)
+
+    def probe(self, points: list[tuple[int, int]]) -> Batch:
+        """One more cost probe of each point (a crashed probe counts as a try)."""
+        out = [Request("cost", c, k, self.probed.get((c, k), 0)) for c, k in points]
+        self.probed.update({p: self.probed.get(p, 0) + 1 for p in points})
+        return out
 
     def plan(self) -> Generator[Batch, Results, None]:
         s = self.setup
@@ -62,9 +69,9 @@ class Factorized(Strategy):
         if self.prior is None:
             raise StepFailed("the factorized strategy needs a prior timer (the performance model)")
         probe_ks = sorted({0, *ks}) if len(ks) <= PROBE_ALL else sorted({0, *ks[::max(1, len(ks) // 4)], ks[-1]})
-        self.fit_cost((yield [Request("cost", c, k) for c in s.concurrency for k in probe_ks]))
-        while again := [Request("cost", c, k, len(self.steps[(c, k)])) for c, k in self.suspect_probes()]:
-            self.fit_cost((yield again))
+        self.fit_cost((yield self.probe([(c, k) for c in s.concurrency for k in probe_ks])))
+        while again := self.suspect_probes():
+            self.fit_cost((yield self.probe(again)))
         yield [r for c in s.concurrency for k in self.candidates(c) for r in self.repeats(c, k)]
         if far := self.strays():
             yield [r for c, k in far for r in self.repeats(c, k)]
@@ -101,7 +108,7 @@ class Factorized(Strategy):
             odd |= {(c, ks[i]) for i in range(1, len(ks) - 1) if v[i] < (1 - TIE) * min(v[i - 1], v[i + 1])}
             near |= {(c, ks[i]) for i in (top - 1, top + 1) if 0 <= i < len(ks) and v[i] >= (1 - SHADOW) * v[top]}
         tries = {ck: 2 for ck in near} | {ck: PROBE_TRIES for ck in odd}
-        return sorted(ck for ck, n in tries.items() if len(self.steps[ck]) < n)
+        return sorted(ck for ck, n in tries.items() if self.probed[ck] < n)
 
     def _ratios(self) -> dict[tuple[int, int], float]:
         return {(c, k): summ.median / self.predictions[(c, k)]["user_tps"]

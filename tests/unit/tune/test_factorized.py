@@ -106,3 +106,14 @@ def test_plain_decoding_is_measured_where_the_measured_speedup_is_in_doubt(setup
     plain = {r.concurrency for r in asked if r.kind == "e2e" and r.k == 0}
     assert plain == {c}  # elsewhere speculation is predicted and measured to pay well beyond 20%
     assert strategy.decisions()[c].k == 0
+
+
+def test_probes_that_keep_crashing_are_not_asked_for_forever(setup, prior, world, tmp_path: Path) -> None:
+    def repeats_crash(req: Request, values: dict) -> dict:
+        if req.kind == "cost" and req.repeat > 0:
+            raise RuntimeError("probe crashed")
+        return values
+
+    strategy, asked = tune(setup, prior, world, tmp_path, repeats_crash)
+    retried = [r for r in asked if r.kind == "cost" and r.repeat > 0]
+    assert retried and max(r.repeat for r in retried) < 3 and set(strategy.decisions()) == set(setup.concurrency)
