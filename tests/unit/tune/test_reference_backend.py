@@ -39,7 +39,9 @@ def test_acceptance_cost_and_e2e_are_real_measurements(backend: ReferenceBackend
     assert sum(acc["hist"]) == pytest.approx(sum(sum(h) for h in acc["per_category"].values()))
     c0, c3 = backend(Request("cost", 2, 0)), backend(Request("cost", 2, 3))
     assert c0["step_s"] > 0 and c3["step_s"] > 0
-    assert list(backend._probes) == [2]  # one probe per concurrency covers every K
+    assert list(backend._probes) == [(2, 0)]  # one probe per concurrency covers every K
+    again = backend(Request("cost", 2, 3, 1)), backend(Request("cost", 2, 1, 1))  # a repeat: a fresh probe of c
+    assert all(a["step_s"] > 0 for a in again) and list(backend._probes) == [(2, 0), (2, 1)]
     e2e = backend(Request("e2e", 2, 2))
     assert e2e["system_tps"] > 0 and e2e["al"] >= 1.0 and e2e["cost_s"] > 0
 
