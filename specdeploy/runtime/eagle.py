@@ -13,7 +13,7 @@ from typing import Any
 import torch
 
 from specdeploy.runtime.cache import KVState
-from specdeploy.runtime.drafters import Drafter, choose, right_aligned
+from specdeploy.runtime.drafters import ChainDrafter, right_aligned
 
 
 class FeatureTap:
@@ -38,18 +38,17 @@ class FeatureTap:
             handle.remove()
 
 
-class EagleDrafter(Drafter):
+class EagleDrafter(ChainDrafter):
     def __init__(self, head: Any, target: Any, batch: int, temperature: float, generator: torch.Generator) -> None:
         from specdeploy.runtime.eagle_model import EagleHead
 
         if not isinstance(head, EagleHead):
             raise TypeError("mechanism eagle3 needs an EAGLE drafter")
+        super().__init__(head.draft_vocab, int(head.config.vocab_size), temperature, generator)
         self.head = head
         self.kv = KVState(head.body, batch)
         self.target_tap = FeatureTap([target.model.layers[i] for i in head.feature_layers])
         self.own_tap = FeatureTap([head.body.model.norm])
-        self.vocab_map, self.vocab_size = head.draft_vocab, int(head.config.vocab_size)
-        self.temperature, self.generator = temperature, generator
         self.pending: list[torch.Tensor] = []  # per row: target features of verified positions not fed yet
         self.step_start = 0
 
@@ -63,23 +62,9 @@ class EagleDrafter(Drafter):
         feats = torch.zeros(*tokens.shape, self.pending[0].shape[-1], dtype=self.pending[0].dtype)
         for b, f in enumerate(self.pending):
             feats[b, tokens.shape[1] - len(f) :] = f
-        logits, hidden = self._forward(tokens, feats, valid, fused=True)
+        logits = self._forward(tokens, feats, valid, fused=True)
         self.step_start, self.pending = self.kv.width, []
-        kmax = max(limits)
-        drafts, probs = [], []
-        for i in range(kmax):
-            chosen, q = choose(logits, self.vocab_map, self.vocab_size, self.temperature, self.generator)
-            drafts.append(chosen)
-            probs.append(q)
-            if i + 1 < kmax:
-                ones = torch.ones(len(chosen), 1, dtype=torch.bool)
-                logits, hidden = self._forward(chosen[:, None], hidden[:, None], ones, fused=False)
-        if not drafts:
-            return [[] for _ in histories], [None for _ in histories]
-        chains = torch.stack(drafts, 1).tolist()
-        out = [chain[:k] for chain, k in zip(chains, limits, strict=True)]
-        qs = [None if probs[0] is None else torch.stack([q[row] for q in probs])[:k] for row, k in enumerate(limits)]
-        return out, qs
+        return self.chain(logits, limits, self._feed_own)
 
     def commit(self, accepted, next_tokens):  # noqa: ARG002
         self.kv.truncate(torch.full((len(accepted),), self.step_start))
@@ -94,13 +79,15 @@ class EagleDrafter(Drafter):
         self.target_tap.close()
         self.own_tap.close()
 
-    def _forward(
-        self, tokens: torch.Tensor, context: torch.Tensor, valid: torch.Tensor, fused: bool
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Last-position logits and own hidden state after feeding one chunk."""
-        device = self.kv.device
-        embeds = self.head.inputs(tokens.to(device), context.to(device), fused)
-        logits = self.kv.forward(None, valid, last_only=True, embeds=embeds)[:, -1]
+    def _feed_own(self, tokens: torch.Tensor) -> torch.Tensor:
+        """A chained step: the head's own last hidden state stands in for the target's features."""
         hidden = self.own_tap.outputs[0]
         assert hidden is not None
-        return logits, hidden[:, -1]
+        ones = torch.ones(len(tokens), 1, dtype=torch.bool)
+        return self._forward(tokens[:, None], hidden[:, -1:], ones, fused=False)
+
+    def _forward(self, tokens: torch.Tensor, context: torch.Tensor, valid: torch.Tensor, fused: bool) -> torch.Tensor:
+        """Last-position logits after feeding one chunk (the tap keeps the head's hidden states)."""
+        device = self.kv.device
+        embeds = self.head.inputs(tokens.to(device), context.to(device), fused)
+        return self.kv.forward(None, valid, last_only=True, embeds=embeds)[:, -1]

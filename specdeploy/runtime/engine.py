@@ -12,7 +12,7 @@ from typing import Any
 import torch
 
 from specdeploy.runtime.cache import KVState
-from specdeploy.runtime.drafters import make_drafter
+from specdeploy.runtime.drafters import make_drafter, right_aligned
 from specdeploy.runtime.stats import RunStats, percentiles
 from specdeploy.runtime.verify import pick, verify_row
 
@@ -68,13 +68,7 @@ def run_wave(
     target = KVState(pair.target, batch)
     drafter = make_drafter(mechanism, pair, batch, temperature, generator, ngram_match)
     try:
-        width = max(map(len, prompts))
-        tokens = torch.zeros(batch, width, dtype=torch.long)
-        valid = torch.zeros(batch, width, dtype=torch.bool)
-        for i, p in enumerate(prompts):
-            tokens[i, width - len(p) :] = torch.tensor(p)
-            valid[i, width - len(p) :] = True
-        logits = target.forward(tokens, valid, last_only=True)[:, -1]
+        logits = target.forward(*right_aligned(prompts), last_only=True)[:, -1]
         drafter.prefill(prompts)
         outputs = [[pick(logits[i], temperature, generator)] for i in range(batch)]
         now = time.perf_counter()
