@@ -50,10 +50,9 @@ def test_target_hooks_are_removed_after_a_run(target, prompts):
     assert not any(layer._forward_hooks for layer in target.model.layers)
 
 
-def test_saved_head_drafts_the_same(tmp_path, target, prompts):
-    head = tiny_head(target).float()
-    target32 = tiny_llama(0).float()
-    share_embeddings(head.body, target32)
+def test_saved_head_drafts_the_same(tmp_path, prompts):
+    target32 = tiny_llama(0).float()  # its own copy: a head shares (and .float() would convert) the embedding
+    head = tiny_head(target32)
     save_eagle(head, tmp_path / "eagle", "tiny")
     loaded = load_drafter(str(tmp_path / "eagle"), target32)
     assert isinstance(loaded, EagleHead) and loaded.feature_layers == (0, 1)
@@ -69,8 +68,43 @@ def test_mechanism_and_drafter_kind_must_match(target, prompts):
         generate(ModelPair(target, tiny_head(target)), prompts[:1], "draft_target", 2, 1, 4)
 
 
-def test_head_for_another_target_is_refused(tmp_path, target):
-    head = tiny_head(target).float()
+def test_head_for_another_target_is_refused(tmp_path):
+    head = tiny_head(tiny_llama(0).float())
     save_eagle(head, tmp_path / "eagle", "tiny")
     with pytest.raises(UsageError, match="another target"):
         load_eagle(tmp_path / "eagle", tiny_llama(0, layers=1).float(), {"feature_layers": [0, 1]})
+
+
+@torch.no_grad()
+def teacher_forced_draft(head: EagleHead, target, history: list[int]) -> int:
+    """What the head predicts after `history` read in one pass: pair (features at j, token j + 1) for every j."""
+    from specdeploy.runtime.eagle import FeatureTap
+
+    tap = FeatureTap([target.model.layers[i] for i in head.feature_layers])
+    try:
+        target(input_ids=torch.tensor([history]))
+        feats = tap.features()
+    finally:
+        tap.close()
+    embeds = head.inputs(torch.tensor([history[1:]]), feats[:, :-1], True)
+    hidden = head.body.model(inputs_embeds=embeds).last_hidden_state
+    return int(head.body.lm_head(hidden[:, -1]).argmax(-1))
+
+
+def test_first_drafts_equal_the_head_read_in_one_pass(target, prompts, monkeypatch):
+    """The incremental feed (prefill features, then each verify chunk's, holes across rows) must give the head
+    exactly the inputs a single pass over the verified history gives: a misaligned or stale feature breaks it."""
+    from specdeploy.runtime.eagle import EagleDrafter
+
+    head, seen = tiny_head(target), []
+    propose = EagleDrafter.propose
+
+    def spy(self, histories, limits):
+        drafts, qs = propose(self, histories, limits)
+        seen.extend((list(h), d[0]) for h, d in zip(histories, drafts, strict=True) if d)
+        return drafts, qs
+
+    monkeypatch.setattr(EagleDrafter, "propose", spy)
+    generate(ModelPair(target, head), prompts[:6], "eagle3", 2, 3, MAX_NEW)
+    assert len(seen) > 20
+    assert all(draft == teacher_forced_draft(head, target, history) for history, draft in seen)
