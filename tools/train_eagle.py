@@ -169,9 +169,7 @@ def main() -> None:
         own = {k: v.float() for k, v in load_file(str(args.init_from / "model.safetensors")).items()
                if not k.endswith("draft_vocab_ids")}
         head.load_state_dict(own, strict=False)
-    params = [p for n, p in head.named_parameters() if p.requires_grad and "lm_head" not in n]
-    for n, p in head.named_parameters():
-        p.requires_grad_(p.requires_grad and "lm_head" not in n)
+    params = [p for p in head.parameters() if p.requires_grad]  # the borrowed embedding and cut head are frozen
     opt = torch.optim.AdamW(params, lr=args.lr, weight_decay=0.0)
     log(f"before: held-out agreement step1/step2 {agreement(head, held, local, args.batch)}")
     deadline, step, epoch = time.time() + args.minutes * 60, 0, 0
@@ -199,6 +197,7 @@ def main() -> None:
                  "answer_tokens_train": sum(len(r["answer_ids"]) for r in train_rec),
                  "source": "the target's greedy answers to tools/train_drafter.py chat_prompts (no MT-Bench or "
                            "HumanEval prompts)"},
+        "init_from": str(args.init_from) if args.init_from else "target's last layer",
         "feature_layers": list(layers), "epochs": epoch, "steps": step, "minutes": args.minutes, "lr": args.lr,
         "held_out_top1_agreement": {"step1": a1, "step2_on_own_hidden": a2},
         "hardware": "CPU, 1 torch thread, shared with other jobs",
