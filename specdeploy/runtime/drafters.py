@@ -94,7 +94,8 @@ class ChainDrafter(Drafter):
                 logits = feed(tokens)
         chains = torch.stack(drafts, 1).tolist()
         out = [chain[:k] for chain, k in zip(chains, limits, strict=True)]
-        qs = [None if probs[0] is None else torch.stack([q[row] for q in probs])[:k] for row, k in enumerate(limits)]
+        sampled = [q for q in probs if q is not None]  # all or none: q exists only when sampling
+        qs = [torch.stack([q[row] for q in sampled])[:k] if sampled else None for row, k in enumerate(limits)]
         return out, qs
 
 
