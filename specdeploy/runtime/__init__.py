@@ -80,22 +80,22 @@ def generate(
     """Decode every prompt (token ids) with speculation; outputs are the generated ids per prompt.
 
     Greedy (temperature 0) output equals plain greedy decoding; sampled output has the target's
-    distribution. Prompts are decoded in waves of `concurrency` rows in one batch.
+    distribution. At most `concurrency` prompts decode in one batch; a finished one's slot is refilled
+    from the queue at once (in-flight batching).
     """
     import torch
 
-    from specdeploy.runtime.engine import Recorder, run_wave
+    from specdeploy.runtime.engine import Recorder, run_batched
 
     _validate(pair, prompts, mechanism, draft_len, concurrency, max_new_tokens, temperature, ngram_match)
     k = 0 if mechanism == "none" else draft_len
     generator = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
     rec = Recorder(k)
-    outputs: list[list[int]] = []
     start = time.perf_counter()
-    for first in range(0, len(prompts), concurrency):
-        wave = [list(p) for p in prompts[first : first + concurrency]]
-        outputs += run_wave(pair, wave, mechanism, k, max_new_tokens, temperature, generator, ngram_match, rec)
+    prompts = [list(p) for p in prompts]
+    outputs = run_batched(pair, prompts, mechanism, k, concurrency, max_new_tokens, temperature, generator,
+                          ngram_match, rec)
     stats = rec.finish(
         time.perf_counter() - start,
         mechanism=mechanism,

@@ -83,6 +83,39 @@ class KVState:
         if holes.numel() and int(holes.min()) >= COMPACT_AFTER:
             self.compact()
 
+    @property
+    def rows(self) -> int:
+        return int(self.mask.shape[0])
+
+    def extend(self, other: KVState) -> None:
+        """Append `other`'s rows (requests that joined the running batch); the narrower side is left-padded
+        with holes. Either side may have cached nothing yet (an EAGLE drafter's new rows): all holes."""
+        if self.rows == 0:  # everyone left: start afresh rather than pad to a stale width
+            self.cache, self.mask = other.cache, other.mask.to(self.device)
+            return
+        width = max(self.width, other.width)
+        mine, theirs = self._layers(), other._layers()
+        if mine or theirs:
+            ref = (mine or theirs)[0][0]
+            joined = []
+            for i in range(len(mine or theirs)):
+                kv = [torch.cat([_slots(mine[i][j] if mine else None, self.rows, width, ref),
+                                 _slots(theirs[i][j] if theirs else None, other.rows, width, ref)])
+                      for j in (0, 1)]
+                joined.append(kv)
+            if not mine:
+                self.cache = other.cache
+            for layer, (keys, values) in zip(cast("list[DynamicLayer]", self.cache.layers), joined, strict=True):
+                layer.keys, layer.values = keys, values
+        self.mask = torch.cat([_left_pad(self.mask, width, dim=1), _left_pad(other.mask.to(self.device), width, dim=1)])
+
+    def _layers(self) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """(keys, values) [B, H, S, D] per layer; empty while nothing is cached."""
+        if self.width == 0:
+            return []
+        layers = cast("list[DynamicLayer]", self.cache.layers)
+        return [(layer.keys, layer.values) for layer in layers if layer.keys is not None and layer.values is not None]
+
     def select(self, rows: torch.Tensor) -> None:
         """Keep only `rows` (finished sequences leave the batch)."""
         rows = rows.to(self.device)
@@ -104,3 +137,20 @@ class KVState:
             layer.keys = torch.gather(layer.keys, 2, gather)
             layer.values = torch.gather(layer.values, 2, gather)
         self.mask = torch.gather(self.mask, 1, index)
+
+
+def _left_pad(t: torch.Tensor, width: int, dim: int = 2) -> torch.Tensor:
+    """Holes (zeros / False) on the left of the slot dimension up to `width` slots."""
+    missing = width - t.shape[dim]
+    if missing == 0:
+        return t
+    shape = list(t.shape)
+    shape[dim] = missing
+    return torch.cat([torch.zeros(shape, dtype=t.dtype, device=t.device), t], dim)
+
+
+def _slots(values: torch.Tensor | None, rows: int, width: int, ref: torch.Tensor) -> torch.Tensor:
+    """`rows` rows at `width` slots shaped like `ref` [B, H, S, D]: the cached values left-padded, or all holes."""
+    if values is None:
+        return torch.zeros(rows, ref.shape[1], width, ref.shape[3], dtype=ref.dtype, device=ref.device)
+    return _left_pad(values.to(ref.device), width)

@@ -23,8 +23,8 @@ MECHANISMS = ("none", "ngram", "draft_target", "eagle3")
 class Drafter:
     """Interface; `propose` returns per-row drafts and, for a sampled drafter, q [len, V] per row."""
 
-    def prefill(self, prompts: list[list[int]]) -> None:
-        """Called once with the prompts before the first token is known."""
+    def join(self, prompts: list[list[int]]) -> None:
+        """New rows join the batch (appended last), right after the target's forward over their prompts."""
 
     def propose(
         self, histories: list[list[int]], limits: list[int]  # noqa: ARG002
@@ -38,7 +38,7 @@ class Drafter:
         """Keep only these rows."""
 
     def close(self) -> None:
-        """The wave is over (an EAGLE drafter unhooks the target here)."""
+        """The run is over (an EAGLE drafter unhooks the target here)."""
 
 
 class NoDrafter(Drafter):
@@ -102,15 +102,18 @@ class ChainDrafter(Drafter):
 class ModelDrafter(ChainDrafter):
     """Autoregressive chain from a draft model; its cache holds the first `fed[b]` history tokens."""
 
-    def __init__(self, model: Any, batch: int, temperature: float, generator: torch.Generator) -> None:
+    def __init__(self, model: Any, temperature: float, generator: torch.Generator) -> None:
         super().__init__(getattr(model, "draft_vocab", None), int(model.config.vocab_size), temperature, generator)
-        self.kv = KVState(model, batch)
-        self.fed = [0] * batch
+        self.kv = KVState(model, 0)
+        self.fed: list[int] = []
         self.step_start = self.chunk = self.chained = 0
 
-    def prefill(self, prompts):
-        self._feed(prompts)
-        self.fed = [len(p) for p in prompts]
+    def join(self, prompts):
+        fresh = KVState(self.kv.model, len(prompts))
+        tokens, valid = right_aligned(prompts)
+        fresh.forward(tokens, valid, last_only=True)
+        self.kv.extend(fresh)
+        self.fed += [len(p) for p in prompts]
 
     def propose(self, histories, limits):
         self.step_start, self.chunk, self.chained = self.kv.width, 0, 0
@@ -170,13 +173,13 @@ def choose(
     return vocab_map.cpu()[local], q
 
 
-def make_drafter(mechanism: str, pair: Any, batch: int, temperature: float, generator, ngram_match: int) -> Drafter:
+def make_drafter(mechanism: str, pair: Any, temperature: float, generator, ngram_match: int) -> Drafter:
     if mechanism == "eagle3":
         from specdeploy.runtime.eagle import EagleDrafter
 
-        return EagleDrafter(pair.drafter, pair.target, batch, temperature, generator)
+        return EagleDrafter(pair.drafter, pair.target, temperature, generator)
     if mechanism == "ngram":
         return NgramDrafter(ngram_match)
     if mechanism == "draft_target":
-        return ModelDrafter(pair.drafter, batch, temperature, generator)
+        return ModelDrafter(pair.drafter, temperature, generator)
     return NoDrafter()

@@ -39,22 +39,23 @@ class FeatureTap:
 
 
 class EagleDrafter(ChainDrafter):
-    def __init__(self, head: Any, target: Any, batch: int, temperature: float, generator: torch.Generator) -> None:
+    def __init__(self, head: Any, target: Any, temperature: float, generator: torch.Generator) -> None:
         from specdeploy.runtime.eagle_model import EagleHead
 
         if not isinstance(head, EagleHead):
             raise TypeError("mechanism eagle3 needs an EAGLE drafter")
         super().__init__(head.draft_vocab, int(head.config.vocab_size), temperature, generator)
         self.head = head
-        self.kv = KVState(head.body, batch)
+        self.kv = KVState(head.body, 0)
         self.target_tap = FeatureTap([target.model.layers[i] for i in head.feature_layers])
         self.own_tap = FeatureTap([head.body.model.norm])
         self.pending: list[torch.Tensor] = []  # per row: target features of verified positions not fed yet
         self.step_start = 0
 
-    def prefill(self, prompts):
-        feats = self.target_tap.features()  # the prompt forward, right-aligned
-        self.pending = [feats[b, feats.shape[1] - len(p) :] for b, p in enumerate(prompts)]
+    def join(self, prompts):
+        feats = self.target_tap.features()  # the joining prompts' forward, right-aligned
+        self.pending += [feats[b, feats.shape[1] - len(p) :] for b, p in enumerate(prompts)]
+        self.kv.extend(KVState(self.head.body, len(prompts)))  # their rows: nothing fed yet
 
     def propose(self, histories, limits):
         # Pending position j pairs with the token after it, which the history now holds.

@@ -1,24 +1,27 @@
 """The decode loop: prefill, then draft → verify K+1 positions in one target forward → roll back.
 
-Prompts run in waves of `concurrency` rows decoded in lockstep; each row accepts on its own, and a
-row that hits EOS or its token budget leaves the batch (its cache rows are dropped).
+Continuous (in-flight) batching: up to `concurrency` rows decode together, each accepting on its own.
+A row that hits EOS or its token budget leaves the batch at once (its cache rows are dropped) and the
+next queued prompt takes its place: it is prefilled on its own and its cache rows are appended to the
+running batch, so the batch stays full while prompts wait — as a serving engine keeps it.
 """
 
 from __future__ import annotations
 
 import time
+from collections import deque
 from typing import Any
 
 import torch
 
 from specdeploy.runtime.cache import KVState
-from specdeploy.runtime.drafters import make_drafter, right_aligned
+from specdeploy.runtime.drafters import Drafter, make_drafter, right_aligned
 from specdeploy.runtime.stats import RunStats, percentiles
 from specdeploy.runtime.verify import pick, verify_row
 
 
 class Recorder:
-    """Accumulates timings and acceptance over all waves of one `generate` call."""
+    """Accumulates timings and acceptance over one `generate` call."""
 
     def __init__(self, draft_len: int) -> None:
         self.hist = [0] * (draft_len + 1)
@@ -26,6 +29,7 @@ class Recorder:
         self.draft_s = self.verify_s = self.prefill_s = 0.0
         self.ttft: list[float] = []
         self.itl: list[float] = []
+        self.occupancy: list[int] = []  # rows in the batch at each verification step
 
     def finish(self, wall: float, **meta: Any) -> RunStats:
         seq_steps = sum(self.hist)
@@ -46,79 +50,115 @@ class Recorder:
             tokens_per_s=self.generated / wall if wall > 0 else 0.0,
             ttft_ms=percentiles(self.ttft),
             itl_ms=percentiles(self.itl),
+            mean_batch=sum(self.occupancy) / len(self.occupancy) if self.occupancy else 0.0,
         )
 
 
+class Batch:
+    """The running batch: target cache, drafter state and every prompt's output, in row order `active`."""
+
+    def __init__(self, pair: Any, prompts: list[list[int]], drafter: Drafter, temperature: float,
+                 generator: torch.Generator, max_new_tokens: int, rec: Recorder) -> None:
+        self.pair, self.prompts, self.drafter, self.rec = pair, prompts, drafter, rec
+        self.temperature, self.generator, self.budget = temperature, generator, max_new_tokens
+        self.eos = pair.eos_token_ids
+        self.target = KVState(pair.target, 0)
+        self.active: list[int] = []
+        self.outputs: list[list[int]] = [[] for _ in prompts]
+        self.histories = [list(p) for p in prompts]
+        self.last_emit = [0.0] * len(prompts)
+
+    def admit(self, joining: list[int]) -> None:
+        """Prefill the joining prompts together, pick their first tokens, append their rows."""
+        start = time.perf_counter()
+        fresh = KVState(self.pair.target, len(joining))
+        logits = fresh.forward(*right_aligned([self.prompts[i] for i in joining]), last_only=True)[:, -1]
+        self.target.extend(fresh)
+        self.drafter.join([self.prompts[i] for i in joining])  # reads the prefill forward's features
+        now = time.perf_counter()
+        for row, i in enumerate(joining):
+            self.outputs[i] = [pick(logits[row], self.temperature, self.generator)]
+            self.histories[i].append(self.outputs[i][0])
+            self.last_emit[i] = now
+        self.rec.prefill_s += now - start
+        self.rec.ttft += [(now - start) * 1e3] * len(joining)  # a request arrives when its slot frees
+        self.leave(self.active + joining)
+
+    def step(self, draft_len: int) -> None:
+        """One draft → verify → roll back over every active row."""
+        active, rec = self.active, self.rec
+        step_start = time.perf_counter()
+        limits = [min(draft_len, self.budget - len(self.outputs[i]) - 1) for i in active]
+        drafts, qs = self.drafter.propose([self.histories[i] for i in active], limits)
+        drafted = time.perf_counter()
+        lengths = [len(d) for d in drafts]
+        chunk = torch.zeros(len(active), 1 + max(lengths), dtype=torch.long)
+        ok = torch.zeros(chunk.shape, dtype=torch.bool)
+        for row, i in enumerate(active):
+            chunk[row, : 1 + lengths[row]] = torch.tensor([self.histories[i][-1]] + drafts[row])
+            ok[row, : 1 + lengths[row]] = True
+        before = self.target.width
+        logits = self.target.forward(chunk, ok)
+        accepted, nexts = [], []
+        for row in range(len(active)):
+            n, nxt = verify_row(logits[row, : 1 + lengths[row]], drafts[row], qs[row], self.temperature,
+                                self.generator)
+            accepted.append(n)
+            nexts.append(nxt)
+        self.target.truncate(torch.tensor([before + 1 + n for n in accepted]))  # keep x, d1..dn
+        self.drafter.commit(accepted, nexts)
+        end = time.perf_counter()
+        rec.steps += 1
+        rec.occupancy.append(len(active))
+        rec.draft_s += drafted - step_start
+        rec.verify_s += end - drafted
+        for row, i in enumerate(active):
+            rec.hist[accepted[row]] += 1
+            rec.drafted += lengths[row]
+            new = _clip(drafts[row][: accepted[row]] + [nexts[row]], self.outputs[i], self.budget, self.eos)
+            self.outputs[i] += new
+            self.histories[i] += new
+            rec.itl += [(end - self.last_emit[i]) * 1e3 / len(new)] * len(new)  # admission stalls included
+            self.last_emit[i] = end
+        self.leave(active)
+
+    def leave(self, rows: list[int]) -> None:
+        """Rows (in cache order) that are done leave the batch; the rest become `active`."""
+        still = [i for i in rows if not _done(self.outputs[i], self.budget, self.eos)]
+        if len(still) < len(rows):
+            keep = torch.tensor([rows.index(i) for i in still], dtype=torch.long)
+            self.target.select(keep)
+            self.drafter.select(keep)
+        self.active = still
+
+
 @torch.inference_mode()
-def run_wave(
+def run_batched(
     pair: Any,
     prompts: list[list[int]],
     mechanism: str,
     draft_len: int,
+    concurrency: int,
     max_new_tokens: int,
     temperature: float,
     generator: torch.Generator,
     ngram_match: int,
     rec: Recorder,
 ) -> list[list[int]]:
-    """Decode one batch of prompts to completion; returns the generated tokens per prompt."""
-    start = time.perf_counter()
-    eos = pair.eos_token_ids
-    batch = len(prompts)
-    target = KVState(pair.target, batch)
-    drafter = make_drafter(mechanism, pair, batch, temperature, generator, ngram_match)
+    """Decode every prompt with at most `concurrency` in the batch; returns the generated tokens per prompt."""
+    drafter = make_drafter(mechanism, pair, temperature, generator, ngram_match)
+    batch = Batch(pair, prompts, drafter, temperature, generator, max_new_tokens, rec)
+    queue = deque(range(len(prompts)))
     try:
-        logits = target.forward(*right_aligned(prompts), last_only=True)[:, -1]
-        drafter.prefill(prompts)
-        outputs = [[pick(logits[i], temperature, generator)] for i in range(batch)]
-        now = time.perf_counter()
-        rec.prefill_s += now - start
-        rec.ttft += [(now - start) * 1e3] * batch
-        histories = [list(p) + o for p, o in zip(prompts, outputs, strict=True)]
-        active = [i for i in range(batch) if not _done(outputs[i], max_new_tokens, eos)]
-        if len(active) < batch:
-            _leave(target, drafter, list(range(batch)), active)
-        while active:
-            step_start = time.perf_counter()
-            limits = [min(draft_len, max_new_tokens - len(outputs[i]) - 1) for i in active]
-            drafts, qs = drafter.propose([histories[i] for i in active], limits)
-            drafted = time.perf_counter()
-            lengths = [len(d) for d in drafts]
-            chunk = torch.zeros(len(active), 1 + max(lengths), dtype=torch.long)
-            ok = torch.zeros(chunk.shape, dtype=torch.bool)
-            for row, i in enumerate(active):
-                chunk[row, : 1 + lengths[row]] = torch.tensor([histories[i][-1]] + drafts[row])
-                ok[row, : 1 + lengths[row]] = True
-            before = target.width
-            logits = target.forward(chunk, ok)
-            accepted, nexts = [], []
-            for row in range(len(active)):
-                n, nxt = verify_row(logits[row, : 1 + lengths[row]], drafts[row], qs[row], temperature, generator)
-                accepted.append(n)
-                nexts.append(nxt)
-            target.truncate(torch.tensor([before + 1 + n for n in accepted]))  # keep x, d1..dn
-            drafter.commit(accepted, nexts)
-            end = time.perf_counter()
-            rec.steps += 1
-            rec.draft_s += drafted - step_start
-            rec.verify_s += end - drafted
-            still = []
-            for row, i in enumerate(active):
-                rec.hist[accepted[row]] += 1
-                rec.drafted += lengths[row]
-                new = _clip(drafts[row][: accepted[row]] + [nexts[row]], outputs[i], max_new_tokens, eos)
-                outputs[i] += new
-                histories[i] += new
-                rec.itl += [(end - step_start) * 1e3 / len(new)] * len(new)
-                if not _done(outputs[i], max_new_tokens, eos):
-                    still.append(i)
-            if len(still) < len(active):
-                _leave(target, drafter, active, still)
-            active = still
+        while queue or batch.active:
+            if queue and len(batch.active) < concurrency:
+                batch.admit([queue.popleft() for _ in range(min(concurrency - len(batch.active), len(queue)))])
+            if batch.active:
+                batch.step(draft_len)
     finally:
         drafter.close()
-    rec.generated += sum(map(len, outputs))
-    return outputs
+    rec.generated += sum(map(len, batch.outputs))
+    return batch.outputs
 
 
 def _clip(new: list[int], out: list[int], budget: int, eos: set[int]) -> list[int]:
@@ -131,9 +171,3 @@ def _clip(new: list[int], out: list[int], budget: int, eos: set[int]) -> list[in
 
 def _done(out: list[int], budget: int, eos: set[int]) -> bool:
     return len(out) >= budget or (bool(out) and out[-1] in eos)
-
-
-def _leave(target: KVState, drafter: Any, active: list[int], still: list[int]) -> None:
-    rows = torch.tensor([active.index(i) for i in still], dtype=torch.long)
-    target.select(rows)
-    drafter.select(rows)

@@ -13,7 +13,7 @@ class RunStats:
     `accept_hist[n]` is the fraction of (sequence, verification step) pairs that accepted exactly n
     drafted tokens (n = 0..draft_len); `acceptance_length` is tokens emitted per sequence per target
     step, bonus token included. Latencies are milliseconds; ITL spreads the tokens one step emits
-    evenly over that step's wall time.
+    evenly over the time since the row's previous tokens (an admission's prefill stall included).
     """
 
     mechanism: str
@@ -35,6 +35,9 @@ class RunStats:
     tokens_per_s: float
     ttft_ms: dict[str, float] = field(default_factory=dict)
     itl_ms: dict[str, float] = field(default_factory=dict)
+    mean_batch: float = 0.0
+    """Rows in the batch per verification step, averaged: `concurrency` while prompts queue (in-flight
+    batching refills a finished row's slot at once), less only in the final drain."""
 
     @property
     def acceptance_rate(self) -> float:

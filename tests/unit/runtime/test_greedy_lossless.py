@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pytest
+import torch
 
 from specdeploy.runtime import generate
+from specdeploy.runtime.engine import Recorder, run_batched
 from specdeploy.runtime.models import ModelPair
 from tests.unit.runtime.tiny import hf_greedy, noisy_copy, random_prompts, repetitive_prompts, tiny_llama
 
@@ -68,3 +70,20 @@ def test_stats_are_consistent(target, prompts):
     assert stats.acceptance_length == pytest.approx((stats.accepted_tokens + stats.seq_steps) / stats.seq_steps)
     assert stats.ttft_ms["p50"] > 0 and stats.itl_ms["p99"] >= stats.itl_ms["p50"] > 0
     assert set(stats.to_dict()) >= {"accept_hist", "acceptance_length", "tokens_per_s", "ttft_ms", "itl_ms"}
+
+
+def test_a_finished_row_is_replaced_at_once(target, prompts, reference):
+    """In-flight batching: while prompts queue, every step runs `concurrency` rows; static waves would let the
+    batch shrink as rows of a wave finish early and then jump back up for the next wave."""
+    rec = Recorder(4)
+    pair = ModelPair(target, noisy_copy(target, 3, 0.3))
+    out = run_batched(pair, prompts, "draft_target", 4, 3, MAX_NEW, 0.0, torch.Generator(), 3, rec)
+    assert out == reference
+    occupancy = rec.occupancy
+    drain = next(i for i, n in enumerate(occupancy) if n < 3)
+    assert set(occupancy[:drain]) == {3}
+    assert occupancy[drain:] == sorted(occupancy[drain:], reverse=True)  # only the final drain shrinks
+    assert len(set(occupancy[drain:])) == 2  # rows did finish at different steps: refills were exercised
+    stats = rec.finish(1.0, mechanism="draft_target", draft_len=4, concurrency=3, temperature=0.0,
+                       num_prompts=len(prompts))
+    assert stats.mean_batch == pytest.approx(sum(occupancy) / len(occupancy)) and stats.mean_batch > 2.5

@@ -6,6 +6,7 @@ from __future__ import annotations
 import torch
 
 from specdeploy.runtime.cache import KVState
+from specdeploy.runtime.drafters import right_aligned
 from tests.unit.runtime.tiny import tiny_llama
 
 
@@ -75,3 +76,34 @@ def test_compaction_and_row_removal_keep_logits():
     kv.select(torch.tensor([0]))
     out = kv.forward(torch.tensor([[42]]), torch.ones(1, 1, dtype=torch.bool))[0, -1]
     assert torch.allclose(out, fresh_logits(model, histories[0] + [42]), atol=1e-9)
+
+
+@torch.no_grad()
+def test_rows_joining_a_running_batch_keep_logits():
+    """In-flight batching appends freshly prefilled rows to a cache with holes; nobody's attention changes."""
+    model = tiny_llama(2)
+    kv = KVState(model, 2)
+    histories = [[1, 2, 3, 4], [5, 6, 7, 8]]
+    kv.forward(torch.tensor(histories), torch.ones(2, 4, dtype=torch.bool))
+    before = kv.width
+    kv.forward(torch.tensor([[9, 10, 11], [12, 13, 14]]), torch.ones(2, 3, dtype=torch.bool))
+    kv.truncate(torch.tensor([before + 1, before + 3]))  # row 0 leaves two holes behind
+    histories[0] += [9]
+    histories[1] += [12, 13, 14]
+    joining = [[20, 21], list(range(30, 30 + kv.width + 3))]  # narrower and wider than the running cache
+    fresh = KVState(model, 2)
+    fresh.forward(*right_aligned(joining))
+    kv.extend(fresh)
+    histories += joining
+    nxt = torch.tensor([[40], [41], [42], [43]])
+    logits = kv.forward(nxt, torch.ones(4, 1, dtype=torch.bool))[:, -1]
+    for b in range(4):
+        histories[b].append(int(nxt[b, 0]))
+        assert torch.allclose(logits[b], fresh_logits(model, histories[b]), atol=1e-9), f"row {b}"
+    kv.extend(KVState(model, 1))  # a row with nothing cached yet (an EAGLE drafter's newcomer): all holes
+    assert kv.rows == 5 and not bool(kv.mask[4].any())
+    chunk, valid = right_aligned([[50], [51], [52], [53], [60, 61]])
+    logits = kv.forward(chunk, valid)[:, -1]
+    for b, row in enumerate([[50], [51], [52], [53]]):
+        assert torch.allclose(logits[b], fresh_logits(model, histories[b] + row), atol=1e-9), f"row {b}"
+    assert torch.allclose(logits[4], fresh_logits(model, [60, 61]), atol=1e-9)
