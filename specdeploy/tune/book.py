@@ -101,6 +101,11 @@ class Book:
         rejected = [k for k, s in sums.items() if s.rel_mad > limit and s.n >= 2]
         good = {k: s for k, s in sums.items() if k not in rejected and s.median > 0}
         cands = {k: s.to_dict() for k, s in sums.items()}
+        if not good and any(s.median > 0 for s in sums.values()):  # noise, not the SLA, left nothing
+            off = sums.get(0)
+            return Decision(c, 0, off.median if off else 0.0, off.median if off else None,
+                            f"every measured point is noisier than {limit:.0%} (relative MAD): speculation off",
+                            True, cands, rejected)
         if not good:
             reason = "no feasible measured point (SLA)" if sums else "nothing measured"
             return Decision(c, 0, 0.0, None, reason + ": speculation off", False, cands, rejected)

@@ -61,3 +61,10 @@ def test_a_uniformly_noisy_machine_rejects_only_the_noisiest_point() -> None:
     assert round(book.noise_limit(), 3) == 0.16  # twice the typical 8% spread, not the 5% default
     assert book.noisy() == [(2, 2)] and book.decide(1).k == 2
     assert book_with({(1, 0): [100, 101, 99], (1, 2): [150, 151, 149], (2, 2): [150, 162, 138]}).noisy() == [(2, 2)]
+
+
+def test_points_all_rejected_as_noisy_are_not_reported_as_an_sla_miss() -> None:
+    book = book_with({(2, 3): [180, 120, 240]})  # no SLA; the only point measured is too noisy to trust
+    d = book.decide(2)
+    assert d.rejected == [3] and d.k == 0 and d.feasible
+    assert "noisier than" in d.reason and "SLA" not in d.reason
