@@ -4,7 +4,8 @@ fails the tune) and assemble the versioned result."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import statistics
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,19 +33,33 @@ class Outcome:
 
 
 def drive(strategy: Strategy, recorder: Recorder, *, budget_s: float | None = None,
-          on_batch: Callable[[int], None] | None = None) -> str | None:
-    """Run ask/tell to the end; returns why it stopped early (budget), else None."""
+          on_batch: Callable[[int], None] | None = None, keep_for_replay: bool = False) -> str | None:
+    """Run ask/tell to the end; returns why it stopped early (budget), else None. With `keep_for_replay` the
+    search stops early enough that the final mixed replay still fits the budget (a user's budget is the tune's)."""
     while batch := strategy.ask():
         if on_batch:
             on_batch(len(batch))
         results: list[Measurement | None] = []
         for request in batch:
-            if budget_s is not None and spent(recorder) >= budget_s:
+            kept = replay_estimate(recorder, strategy.setup.concurrency) if keep_for_replay else 0.0
+            if budget_s is not None and spent(recorder) + kept >= budget_s:
                 strategy.tell(results)
-                return f"budget of {budget_s:.0f} device-seconds spent"
+                return f"budget of {budget_s:.0f} device-seconds spent" + (
+                    f" ({kept:.0f} s of it kept for the mixed replay)" if kept else "")
             results.append(recorder(request))
         strategy.tell(results)
     return None
+
+
+def replay_estimate(recorder: Recorder, concurrencies: Sequence[int]) -> float:
+    """The final mixed replay's cost: one run with and one without speculation per concurrency, each as long as
+    the median end-to-end run measured at that concurrency (the longest measured anywhere, where none yet)."""
+    costs: dict[int, list[float]] = {}
+    for m in recorder.log:
+        if m.request.kind == "e2e":
+            costs.setdefault(m.request.concurrency, []).append(m.cost_s)
+    fallback = max((max(v) for v in costs.values()), default=0.0)
+    return sum(2 * (statistics.median(costs[c]) if c in costs else fallback) for c in concurrencies)
 
 
 def spent(recorder: Recorder) -> float:

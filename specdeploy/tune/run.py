@@ -96,7 +96,7 @@ def tune_resolved(resolved: Resolved, artifact_dir: Path, *, backend: str = "aut
                             on_measure=(lambda _: bar.advance(task)) if bar else None)
         strat = STRATEGIES[strategy](setup, prior)
         grow = (lambda n: bar.update(task, total=(bar.tasks[0].total or 0) + n)) if bar else None
-        stopped = drive(strat, recorder, budget_s=setup.time_budget_s, on_batch=grow)
+        stopped = drive(strat, recorder, budget_s=setup.time_budget_s, on_batch=grow, keep_for_replay=True)
         out = finish(strat, recorder)
     res = result(strat, recorder, out, backend=name, stopped=stopped,
                  reproduce=reproduce(resolved, name, strategy, artifact_dir.parent))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from specdeploy.tune.checkpoint import Checkpoint, Recorder
-from specdeploy.tune.engine import drive, spent
+from specdeploy.tune.engine import drive, replay_estimate, spent
 from specdeploy.tune.strategies import STRATEGIES, coarse_to_fine
 
 
@@ -44,6 +44,18 @@ def test_grid_and_hillclimb_stop_at_the_budget(setup, prior, replay, tmp_path: P
         assert stopped and "budget" in stopped
         assert spent(rec) - max(m.cost_s for m in rec.log) < budget
         assert set(strategy.decisions()) == set(setup.concurrency)
+
+
+def test_a_budget_keeps_room_for_the_mixed_replay(setup, prior, replay, tmp_path: Path) -> None:
+    """`tune.time_budget_s` bounds the whole tune: the search stops while the final replay still fits."""
+    budget = 0.5 * spent(run("grid", setup, prior, replay, tmp_path)[1])
+    strategy = STRATEGIES["grid"](setup, prior)
+    rec = Recorder(replay, Checkpoint(tmp_path / "kept.jsonl", "h"))
+    stopped = drive(strategy, rec, budget_s=budget, keep_for_replay=True)
+    kept = replay_estimate(rec, setup.concurrency)
+    assert stopped and "kept for the mixed replay" in stopped and kept > 0
+    before = spent(rec)
+    assert before < budget <= before + kept  # stopped while the replay's estimate still fits
 
 
 def test_grid_without_budget_is_the_exhaustive_sweep(setup, prior, replay, tmp_path: Path) -> None:
