@@ -1,8 +1,9 @@
 """Cold wall-clock of `specdeploy --help`, `validate` and `plan` on a shipped profile (target <= 0.3 s).
 
 Two floors are measured alongside, so a result can be read on any machine: the bare interpreter, and
-pydantic's import plus one model class (which every mechanism plugin's options model costs). The runs are
-interleaved (one of each per round) so that load from other jobs on the machine skews them all alike.
+pydantic's import plus one model class (what the fast path keeps off `validate` and `plan`: an invalid
+profile, or a plugin without a generated options table, still pays it). The runs are interleaved (one of
+each per round) so that load from other jobs on the machine skews them all alike.
 """
 
 from __future__ import annotations

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,9 +30,13 @@ class Validation:
 
 
 def load_and_resolve(source: str, sets: tuple[str, ...] = (), *, probe: EnvironmentProbe | None = None,
-                     online: bool = False) -> Resolved:
-    """Load, validate and resolve a profile; raises ProfileError with every located error."""
-    return resolve(load_profile(source, sets), probe=probe, online=online)
+                     online: bool = False, fast: bool = False) -> Resolved:
+    """Load, validate and resolve a profile; raises ProfileError with every located error.
+
+    `fast` (validate, plan: read-only uses) may hold the profile as Records decided without pydantic;
+    the commands that build, tune or render get the pydantic models.
+    """
+    return resolve(load_profile(source, sets, fast=fast), probe=probe, online=online)
 
 
 def validate(sources: list[str], sets: tuple[str, ...] = ()) -> list[Validation]:
@@ -41,7 +44,7 @@ def validate(sources: list[str], sets: tuple[str, ...] = ()) -> list[Validation]
     results = []
     for source in sources:
         try:
-            resolved = load_and_resolve(source, sets)
+            resolved = load_and_resolve(source, sets, fast=True)
         except ProfileError as exc:
             results.append(Validation(source, tuple(exc.issues), ()))
         else:
@@ -53,7 +56,7 @@ def plan(source: str, sets: tuple[str, ...] = ()) -> tuple[Resolved, Plan]:
     """The resolved profile and the steps a build would run (pure: nothing written)."""
     from specdeploy.plan.planner import make_plan
 
-    resolved = load_and_resolve(source, sets)
+    resolved = load_and_resolve(source, sets, fast=True)
     return resolved, make_plan(resolved)
 
 
@@ -82,6 +85,8 @@ def profile_show(name: str) -> str:
 
 def profile_copy(name: str, dest: Path, *, force: bool = False) -> Path:
     """Copy a shipped profile to start your own; never overwrites unless asked."""
+    import shutil
+
     from specdeploy.profile.shipped import find_shipped
 
     path = find_shipped(name)

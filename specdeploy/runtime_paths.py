@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-import shutil
 from pathlib import Path
 
 
@@ -17,6 +16,8 @@ def pytriton_root() -> Path | None:
 
 def tritonserver_binary() -> Path | None:
     """tritonserver on PATH, else the one nvidia-pytriton bundles."""
+    import shutil  # not at module level: `plan` imports this module for packaged_model
+
     on_path = shutil.which("tritonserver")
     if on_path:
         return Path(on_path)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
-from specdeploy.plugin import CheckContext
+from specdeploy.plugin import CheckContext, lazy_options
 from specdeploy.profile.issues import Issue
 
 
@@ -21,3 +23,8 @@ def same_vocabulary(ctx: CheckContext) -> Iterator[Issue]:
 
 def tree_depth(choices: list[list[int]] | None) -> int:
     return max((len(c) for c in choices), default=0) if choices else 0
+
+
+def options(model: str) -> Any:
+    """A model of `_options.py` as a plugin's `Options`: imported on first use, its table read by the fast path."""
+    return lazy_options(f"specdeploy_mechanisms._options:{model}", Path(__file__).with_name("_options.fast.json"))

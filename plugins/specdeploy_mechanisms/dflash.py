@@ -3,27 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import TYPE_CHECKING
 
 from specdeploy.plugin import CheckContext, Mechanism
 from specdeploy.profile.issues import Issue
+from specdeploy_mechanisms._common import options
 
-
-class DflashOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    block_size: int = Field(
-        16,
-        ge=2,
-        le=64,
-        description="Tokens the drafter predicts per block; the draft length is at most block_size - 1.",
-    )
+if TYPE_CHECKING:
+    from specdeploy_mechanisms._options import DflashOptions
 
 
 class Dflash(Mechanism):
     name = "dflash"
     summary = "block-diffusion drafter: one forward drafts a block; TRT-LLM 1.3 line"
-    Options = DflashOptions
+    Options = options("DflashOptions")
     needs_draft_model = True
     chain = False
     support = {"pytorch": ("1.3",)}
@@ -31,8 +24,7 @@ class Dflash(Mechanism):
     default_draft_len = 7
 
     def check(self, ctx: CheckContext) -> Iterator[Issue]:
-        opts = ctx.options
-        assert isinstance(opts, DflashOptions)
+        opts: DflashOptions = ctx.options
         draft_len = ctx.profile.speculative.draft_len
         if isinstance(draft_len, int) and draft_len > opts.block_size - 1:
             yield ctx.issue("draft_len", f"DFlash drafts at most block_size - 1 = {opts.block_size - 1} tokens")

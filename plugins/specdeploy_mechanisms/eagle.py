@@ -3,37 +3,27 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import TYPE_CHECKING
 
 from specdeploy.plugin import CheckContext, Mechanism
 from specdeploy.profile.issues import Issue
-from specdeploy_mechanisms._common import tree_depth
+from specdeploy_mechanisms._common import options, tree_depth
 
-
-class EagleOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    num_eagle_layers: int = Field(
-        4, ge=1, le=16, description="Tree depth the engine is built for (`--num_eagle_layers`)."
-    )
-    max_non_leaves_per_layer: int = Field(10, ge=1, description="Non-leaf nodes kept per tree level.")
-    choices: list[list[int]] | None = Field(
-        None, description="Static tree (`eagle_choices`); depth <= num_eagle_layers."
-    )
+if TYPE_CHECKING:
+    from specdeploy_mechanisms._options import EagleOptions
 
 
 class Eagle(Mechanism):
     name = "eagle"
     summary = "EAGLE-1/2 tree drafting; engine backend, Llama targets only, greedy only"
-    Options = EagleOptions
+    Options = options("EagleOptions")
     needs_draft_model = True
     chain = False
     support = {"tensorrt": ("1.2",)}
     max_draft_len = 63
 
     def check(self, ctx: CheckContext) -> Iterator[Issue]:
-        opts = ctx.options
-        assert isinstance(opts, EagleOptions)
+        opts: EagleOptions = ctx.options
         if tree_depth(opts.choices) > opts.num_eagle_layers:
             yield ctx.issue(
                 "options.choices",

@@ -3,38 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import TYPE_CHECKING
 
 from specdeploy.plugin import CheckContext, Mechanism
 from specdeploy.profile.issues import Issue
+from specdeploy_mechanisms._common import options
 
-
-class Eagle3Options(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    one_model: bool = Field(
-        True,
-        description="Drafter inside the target's CUDA graph (`eagle3_one_model`); false = two-model (no overlap).",
-    )
-    layers_to_capture: list[int] | None = Field(
-        None,
-        description="Target layers feeding the drafter (`eagle3_layers_to_capture`); default {1, L/2-1, L-4}.",
-    )
-    dynamic_tree: bool = Field(False, description="Dynamic draft tree (TRT-LLM 1.3 line only).")
-    dynamic_tree_max_topk: int | None = Field(None, ge=1, description="Top-K per level of the dynamic tree.")
+if TYPE_CHECKING:
+    from specdeploy_mechanisms._options import Eagle3Options
 
 
 class Eagle3(Mechanism):
     name = "eagle3"
     summary = "EAGLE-3 drafter head on the target's hidden states; high acceptance, cheap drafting"
-    Options = Eagle3Options
+    Options = options("Eagle3Options")
     needs_draft_model = True
     support = {"pytorch": ("1.2", "1.3"), "reference": ("cpu",)}
     default_draft_len = 3
 
     def check(self, ctx: CheckContext) -> Iterator[Issue]:
-        opts = ctx.options
-        assert isinstance(opts, Eagle3Options)
+        opts: Eagle3Options = ctx.options
         if opts.dynamic_tree and ctx.line is not None and ctx.line.name == "1.2":
             yield ctx.issue(
                 "options.dynamic_tree",

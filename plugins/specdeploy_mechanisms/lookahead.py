@@ -3,20 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import TYPE_CHECKING
 
 from specdeploy.plugin import CheckContext, Mechanism
 from specdeploy.profile.issues import Issue
+from specdeploy_mechanisms._common import options
 
-
-class LookaheadOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    window_size: int = Field(4, ge=1, le=64, description="W: lookahead window (`max_window_size`).")
-    ngram_size: int = Field(3, ge=1, le=64, description="N: n-gram size (`max_ngram_size`).")
-    verification_set_size: int = Field(
-        4, ge=1, le=64, description="G: candidate n-grams verified per step (`max_verification_set_size`)."
-    )
+if TYPE_CHECKING:
+    from specdeploy_mechanisms._options import LookaheadOptions
 
 
 def lookahead_draft_len(w: int, n: int, g: int) -> int:
@@ -27,13 +21,12 @@ def lookahead_draft_len(w: int, n: int, g: int) -> int:
 class Lookahead(Mechanism):
     name = "lookahead"
     summary = "lookahead decoding (W, N, G); no drafter; engine backend only (TRT-LLM <= 1.2.x)"
-    Options = LookaheadOptions
+    Options = options("LookaheadOptions")
     chain = False
     support = {"tensorrt": ("1.2",)}
     max_draft_len = 4096
 
-    def fixed_draft_len(self, options: BaseModel) -> int:
-        assert isinstance(options, LookaheadOptions)
+    def fixed_draft_len(self, options: LookaheadOptions) -> int:
         return lookahead_draft_len(options.window_size, options.ngram_size, options.verification_set_size)
 
     def check(self, ctx: CheckContext) -> Iterator[Issue]:

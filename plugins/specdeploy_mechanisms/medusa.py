@@ -3,40 +3,32 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import TYPE_CHECKING
 
 from specdeploy.plugin import CheckContext, Mechanism
 from specdeploy.profile.issues import Issue
-from specdeploy_mechanisms._common import tree_depth
+from specdeploy_mechanisms._common import options, tree_depth
 
-
-class MedusaOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    num_heads: int = Field(4, ge=1, le=16, description="Medusa heads in the checkpoint (`--num_medusa_heads`).")
-    choices: list[list[int]] | None = Field(
-        None, description="Static token tree (`medusa_choices`); paths of head indices, depth <= num_heads."
-    )
+if TYPE_CHECKING:
+    from specdeploy_mechanisms._options import MedusaOptions
 
 
 class Medusa(Mechanism):
     name = "medusa"
     summary = "Medusa heads propose a static tree; engine backend only (TRT-LLM <= 1.2.x)"
-    Options = MedusaOptions
+    Options = options("MedusaOptions")
     needs_draft_model = True
     chain = False
     support = {"tensorrt": ("1.2",)}
     max_draft_len = 63
     default_draft_len = 4
 
-    def fixed_draft_len(self, options: BaseModel) -> int | None:
+    def fixed_draft_len(self, options: MedusaOptions) -> int | None:
         """The engine's max_draft_len is the number of tree nodes when a tree is given."""
-        assert isinstance(options, MedusaOptions)
         return len(options.choices) if options.choices else None
 
     def check(self, ctx: CheckContext) -> Iterator[Issue]:
-        opts = ctx.options
-        assert isinstance(opts, MedusaOptions)
+        opts: MedusaOptions = ctx.options
         depth = tree_depth(opts.choices)
         if depth > opts.num_heads:
             yield ctx.issue("options.choices", f"choice depth {depth} exceeds num_heads {opts.num_heads}")

@@ -3,36 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import TYPE_CHECKING
 
 from specdeploy.plugin import CheckContext, Mechanism
 from specdeploy.profile.issues import Issue
+from specdeploy_mechanisms._common import options
 
-
-class MtpOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    vanilla: bool = Field(
-        False, description="Use one MTP layer per draft position (`use_mtp_vanilla`); needs that many MTP layers."
-    )
-    relaxed_acceptance: bool = Field(
-        False, description="Relaxed acceptance in the thinking phase (`use_relaxed_acceptance_for_thinking`)."
-    )
-    relaxed_topk: int = Field(1, ge=1, description="Candidates considered by relaxed acceptance.")
-    relaxed_delta: float = Field(0.0, ge=0.0, description="Probability slack of relaxed acceptance.")
+if TYPE_CHECKING:
+    from specdeploy_mechanisms._options import MtpOptions
 
 
 class Mtp(Mechanism):
     name = "mtp"
     summary = "the target's multi-token-prediction layers draft; no separate drafter to serve"
-    Options = MtpOptions
+    Options = options("MtpOptions")
     support = {"pytorch": ("1.2", "1.3")}
     max_draft_len = 16
     default_draft_len = 3
 
     def check(self, ctx: CheckContext) -> Iterator[Issue]:
-        opts = ctx.options
-        assert isinstance(opts, MtpOptions)
+        opts: MtpOptions = ctx.options
         if ctx.target is None:
             return
         if ctx.target.mtp_layers < 1:

@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from specdeploy.plugin import Mechanism
-
-
-class RedrafterOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    num_beams: int = Field(5, ge=1, le=32, description="Beams drafted per step (`--redrafter_num_beams`).")
+from specdeploy_mechanisms._common import options
 
 
 class Redrafter(Mechanism):
     name = "redrafter"
     summary = "recurrent drafter with beam search; engine backend only (explicit_draft_tokens)"
-    Options = RedrafterOptions
+    Options = options("RedrafterOptions")
     needs_draft_model = True
     chain = False
     support = {"tensorrt": ("1.2",)}

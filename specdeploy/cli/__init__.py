@@ -6,7 +6,6 @@ Exit codes: 0 ok, 1 a step failed, 2 invalid profile or usage, 3 internal error.
 from __future__ import annotations
 
 import sys
-import traceback
 
 import click
 
@@ -34,6 +33,8 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(ExitCode.INVALID)
     except SpecdeployError as exc:
         if console().debug:
+            import traceback
+
             traceback.print_exc()
         console().error(str(exc))
         sys.exit(exc.exit_code)
@@ -41,6 +42,8 @@ def main(argv: list[str] | None = None) -> None:
         console().error("interrupted")
         sys.exit(130)
     except Exception:  # noqa: BLE001 - the last line of defence: an internal error, reported as such
+        import traceback
+
         console().error(f"internal error in specdeploy {__version__} (please report it):")
         traceback.print_exc()
         sys.exit(ExitCode.INTERNAL)

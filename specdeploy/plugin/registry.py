@@ -1,17 +1,17 @@
 """Discovery of mechanism plugins through entry points; a plugin's module is imported only when named.
 
-Entry-point names are read for every installed plugin (cheap: package metadata), so two packages
-claiming one name are refused at once; the plugin's code loads on first use (`validate` of an
-eagle3 profile imports eagle3 only).
+Entry-point names are read for every installed plugin (cheap: `entrypoints.py` reads the metadata
+folders), so two packages claiming one name are refused at once; the plugin's code loads on first use
+(`validate` of an eagle3 profile imports eagle3 only).
 """
 
 from __future__ import annotations
 
 from functools import cache
-from importlib.metadata import EntryPoint, entry_points
 
 from specdeploy.errors import SpecdeployError, UsageError
 from specdeploy.plugin.base import Mechanism
+from specdeploy.plugin.entrypoints import EntryPoint, entry_points
 
 GROUP = "specdeploy.mechanisms"
 RESERVED = ("auto", "none")
@@ -25,7 +25,7 @@ class PluginError(SpecdeployError):
 def _declared() -> dict[str, EntryPoint]:
     """name -> entry point; the same name pointing at two different objects is an error naming both."""
     found: dict[str, EntryPoint] = {}
-    for ep in entry_points(group=GROUP):
+    for ep in entry_points(GROUP):
         if ep.name in RESERVED:
             raise PluginError(f"plugin {ep.value} registers the reserved name '{ep.name}'")
         if ep.name in found and found[ep.name].value != ep.value:

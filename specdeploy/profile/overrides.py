@@ -6,38 +6,40 @@ from difflib import get_close_matches
 from typing import Any
 
 import yaml
-from pydantic import BaseModel
 
+from specdeploy.profile.fast import PROFILE_TABLES, load_tables
 from specdeploy.profile.issues import Issue, Path
-from specdeploy.profile.schema import Profile
 from specdeploy.profile.yamlmarks import ProfileLoader
 
-FREE_KEYS = {("speculative", "options"), ("speculative", "schedule")}
-"""Sub-trees whose keys are validated later (by the mechanism plugin, or as integers)."""
 
-
-def _model_of(annotation: Any) -> type[BaseModel] | None:
-    for candidate in (annotation, *getattr(annotation, "__args__", ())):
-        if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+def _section(schema: dict[str, Any]) -> dict[str, Any] | None:
+    """The object a key leads into: a section (with `properties`), a map (free keys), or None for a value."""
+    for candidate in (schema, *schema.get("anyOf", ())):
+        if candidate.get("type") == "object":
             return candidate
     return None
 
 
 def check_path(parts: list[str]) -> str | None:
-    """None when `parts` names a settable profile key, else an error message with a suggestion."""
-    model: type[BaseModel] | None = Profile
+    """None when `parts` names a settable profile key, else an error message with a suggestion.
+
+    Map keys (`speculative.options.*`, `speculative.schedule.*`) are free here: the mechanism's options
+    model and the schedule's integer keys check them with the rest of the profile.
+    """
+    section: dict[str, Any] | None = load_tables(str(PROFILE_TABLES))["Profile"]
     walked: list[str] = []
     for part in parts:
-        if tuple(walked) in FREE_KEYS:
-            return None
-        if model is None:
+        if section is None:
             return f"'{'.'.join(walked)}' is a value, not a section; cannot set '{part}' inside it"
-        if part not in model.model_fields:
-            close = get_close_matches(part, list(model.model_fields), n=1)
+        fields = section.get("properties")
+        if fields is None:
+            return None
+        if part not in fields:
+            close = get_close_matches(part, list(fields), n=1)
             where = ".".join(walked) or "the profile"
             hint = f"; did you mean '{'.'.join([*walked, close[0]])}'?" if close else ""
             return f"unknown key '{part}' in {where}{hint}"
-        model = _model_of(model.model_fields[part].annotation)
+        section = _section(fields[part])
         walked.append(part)
     return None
 

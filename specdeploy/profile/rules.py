@@ -25,7 +25,7 @@ def planned_draft_len(ctx: CheckContext, mech: Mechanism | None) -> int:
     spec = ctx.profile.speculative
     if mech is None:
         return 0 if spec.mechanism == "none" else 5  # TRT-LLM AUTO uses up to 5 (trtllm.md §2)
-    fixed = mech.fixed_draft_len(ctx.options) if isinstance(ctx.options, mech.Options) else None
+    fixed = mech.fixed_draft_len(ctx.options) if ctx.options is not None else None
     if fixed is not None:
         return fixed
     if isinstance(spec.draft_len, int):
@@ -146,9 +146,9 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-def check_rules(ctx: CheckContext, mech: Mechanism | None, *, options_valid: bool = True) -> list[Issue]:
+def check_rules(ctx: CheckContext, mech: Mechanism | None) -> list[Issue]:
     """Every rule's issues; the mechanism's own checks need its options, so they wait for valid ones."""
     issues = [issue for rule in RULES for issue in rule.check(ctx, mech)]
-    if mech is not None and options_valid:
+    if mech is not None and ctx.options is not None:
         issues.extend(mech.check(ctx))
     return issues

@@ -2,13 +2,29 @@
 
 Strings are strict so a YAML 1.1 boolean (`on`, `no`) in a string slot is an error, not a silent
 `True`; numbers stay lax so `2e-5` (a string to YAML 1.1) still reads as a number.
+
+These models are the single source of truth. Checks beyond types and bounds are `AfterValidator`s naming
+functions of `checks` (no other validators: `make schema` refuses them), so `validate` and `plan` can
+decide a well-formed profile from the tables generated from these models without importing pydantic
+(`specdeploy.profile.fast`); anything else comes here.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationInfo, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictStr,
+    ValidationInfo,
+    field_validator,
+)
+
+from specdeploy.profile import checks
 
 GPU_NAMES = ("h200", "h100-sxm", "h100-pcie", "b200", "a100-80gb", "a100-40gb", "l40s", "l4")
 QUANTIZATIONS = ("none", "fp8", "nvfp4", "int4_awq", "w4a8_awq", "int8_sq")
@@ -79,21 +95,13 @@ class Hardware(Section):
 class Runtime(Section):
     """Which TensorRT-LLM release and backend the artifacts target."""
 
-    trtllm_version: StrictStr = Field(
+    trtllm_version: Annotated[StrictStr, AfterValidator(checks.known_line)] = Field(
         default="1.2.1", description="TensorRT-LLM release the artifacts are emitted for (`1.2.x` or the `1.3` line)."
     )
     backend: Literal["pytorch", "tensorrt", "reference"] = Field(
         default="pytorch",
         description="`pytorch` = LLM-API YAML, `tensorrt` = engines (TRT-LLM <= 1.2.x), `reference` = the CPU runtime.",
     )
-
-    @field_validator("trtllm_version")
-    @classmethod
-    def _known_line(cls, value: str) -> str:
-        from specdeploy.trtllm.versions import version_line
-
-        version_line(value)  # raises ValueError with the known lines
-        return value
 
 
 class Speculative(Section):
@@ -103,7 +111,7 @@ class Speculative(Section):
         default="none",
         description="Drafter mechanism: a plugin name (eagle3, mtp, draft_target, ngram, ...), `auto` or `none`.",
     )
-    draft_len: int | Literal["auto"] = Field(
+    draft_len: Annotated[int | Literal["auto"], AfterValidator(checks.draft_len)] = Field(
         default="auto",
         description="Draft tokens per step (>= 1), or `auto` to let `specdeploy tune` choose per concurrency.",
     )
@@ -116,33 +124,13 @@ class Speculative(Section):
         default_factory=dict,
         description="Mechanism options, validated by the mechanism's plugin (see `specdeploy mechanisms`).",
     )
-    schedule: dict[int, int] | None = Field(
+    schedule: Annotated[dict[int, int] | None, AfterValidator(checks.schedule)] = Field(
         default=None,
         description="Explicit concurrency -> draft length map; keys are lower bounds (`{1: 4, 8: 2, 32: 0}`).",
     )
     max_concurrency: int | None = Field(
         default=None, ge=1, description="Speculation is switched off above this many concurrent requests."
     )
-
-    @field_validator("draft_len")
-    @classmethod
-    def _positive(cls, value: int | str) -> int | str:
-        if isinstance(value, int) and value < 1:
-            raise ValueError("draft_len must be >= 1 or 'auto' (use mechanism: none to turn speculation off)")
-        return value
-
-    @field_validator("schedule")
-    @classmethod
-    def _schedule_shape(cls, value: dict[int, int] | None) -> dict[int, int] | None:
-        if value is None:
-            return None
-        if not value:
-            raise ValueError("schedule must not be empty")
-        if any(k < 1 for k in value) or any(v < 0 for v in value.values()):
-            raise ValueError("schedule keys (concurrency) must be >= 1 and values (draft length) >= 0")
-        if min(value) != 1:
-            raise ValueError("schedule must start at concurrency 1")
-        return dict(sorted(value.items()))
 
 
 class Serving(Section):
@@ -189,10 +177,10 @@ class Tune(Section):
     )
     prompts: int = Field(default=32, ge=1, le=100_000, description="Prompts drawn from the dataset.")
     output_len: int = Field(default=128, ge=1, le=65_536, description="Tokens generated per prompt.")
-    concurrency: list[int] = Field(
+    concurrency: Annotated[list[int], AfterValidator(checks.positive_sorted)] = Field(
         default_factory=lambda: [1, 2, 4, 8, 16, 32, 64], description="Concurrency levels the schedule is tuned for."
     )
-    draft_lens: list[int] | None = Field(
+    draft_lens: Annotated[list[int] | None, AfterValidator(checks.positive_sorted)] = Field(
         default=None, description="Candidate draft lengths; default 1..K_max of the mechanism."
     )
     objective: Literal["throughput", "latency", "goodput"] = Field(
@@ -204,15 +192,6 @@ class Tune(Section):
     time_budget_s: float | None = Field(
         default=None, gt=0, description="Stop measuring after this many seconds and emit the best schedule so far."
     )
-
-    @field_validator("concurrency", "draft_lens")
-    @classmethod
-    def _positive_sorted(cls, value: list[int] | None) -> list[int] | None:
-        if value is None:
-            return None
-        if not value or any(v < 1 for v in value):
-            raise ValueError("must be a non-empty list of integers >= 1")
-        return sorted(set(value))
 
 
 class Triton(Section):

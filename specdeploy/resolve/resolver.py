@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from specdeploy.plugin.base import CheckContext, NoOptions
+from specdeploy.plugin.base import CheckContext
 from specdeploy.profile.issues import Issue, ProfileError
 from specdeploy.profile.loader import LoadedProfile
 from specdeploy.profile.rules import check_rules, planned_draft_len
@@ -93,8 +93,8 @@ def resolve(loaded: LoadedProfile, *, probe: EnvironmentProbe | None = None, onl
     gpu, gpu_notes = _gpu(loaded, probe)
     notes.extend(gpu_notes)
     line = None if profile.runtime.backend == "reference" else version_line(profile.runtime.trtllm_version)
-    ctx = CheckContext(profile, loaded.options or NoOptions(), target.spec, draft.spec if draft else None, line, gpu)
-    issues = [*loaded.pending, *check_rules(ctx, loaded.mechanism, options_valid=loaded.options is not None)]
+    ctx = CheckContext(profile, loaded.options, target.spec, draft.spec if draft else None, line, gpu)
+    issues = [*loaded.pending, *check_rules(ctx, loaded.mechanism)]
     k = planned_draft_len(ctx, loaded.mechanism)
     serving = profile.serving
     fit = None

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from specdeploy.profile.table import tables_json
+
 PLUGIN = '''
 from pydantic import BaseModel, ConfigDict, Field
 from specdeploy.plugin import Mechanism
@@ -29,10 +31,13 @@ class Echo(Mechanism):
 '''
 
 
-def install_package(tmp_path: Path, name: str, entry: str, module_source: str) -> Path:
+def install_package(tmp_path: Path, name: str, entry: str, module_source: str,
+                    files: dict[str, str] | None = None) -> Path:
     src = tmp_path / f"src-{name}"
     (src / name).mkdir(parents=True)
     (src / name / "__init__.py").write_text(module_source)
+    for file, text in (files or {}).items():
+        (src / name / file).write_text(text)
     (src / "pyproject.toml").write_text(textwrap.dedent(f'''
         [build-system]
         requires = ["hatchling"]
@@ -70,6 +75,49 @@ def test_third_party_mechanism_validates_and_plans(site: Path, tmp_path: Path) -
     assert planned.returncode == 0 and "speculative.options.window" in planned.stdout
     listed = specdeploy(site, "mechanisms", cwd=tmp_path)
     assert "echo" in listed.stdout and "specdeploy_echo" not in listed.stderr
+
+
+LAZY_PLUGIN = '''
+from pathlib import Path
+from specdeploy.plugin import Mechanism, lazy_options
+
+
+class Lazy(Mechanism):
+    name = "lazy"
+    Options = lazy_options("specdeploy_lazy.options:LazyOptions", tables=Path(__file__).with_name("options.json"))
+    support = {"pytorch": ("1.2", "1.3")}
+'''
+LAZY_OPTIONS = '''
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class LazyOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    window: int = Field(2, ge=1, description="Tokens looked back.")
+'''
+
+
+def test_a_plugin_with_a_generated_options_table_validates_without_pydantic(tmp_path: Path) -> None:
+    namespace: dict[str, object] = {}
+    exec(LAZY_OPTIONS, namespace)  # the plugin author generates the table from the model
+    table = tables_json([namespace["LazyOptions"]])  # type: ignore[list-item]
+    site = install_package(tmp_path, "specdeploy_lazy", 'lazy = "specdeploy_lazy:Lazy"', LAZY_PLUGIN,
+                           {"options.py": LAZY_OPTIONS, "options.json": table})
+    profile = tmp_path / "p.yaml"
+    profile.write_text("target: {model: meta-llama/Llama-3.1-8B-Instruct}\nhardware: {gpu: h200}\n"
+                       "speculative: {mechanism: lazy, draft_len: 4, options: {window: 3}}\n")
+    code = ("import sys, runpy\nsys.argv = ['specdeploy', *sys.argv[1:]]\ntry:\n"
+            "    runpy.run_module('specdeploy', run_name='__main__')\nexcept SystemExit as e:\n    code = e.code\n"
+            "print('PYDANTIC', 'pydantic' in sys.modules, 'EXIT', code, file=sys.stderr)\n")
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    ran = subprocess.run([sys.executable, "-c", code, "plan", str(profile)], capture_output=True, text=True,
+                         env=env, cwd=tmp_path, timeout=60)
+    assert "PYDANTIC False EXIT 0" in ran.stderr and "speculative.options.window" in ran.stdout, ran.stderr
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(profile.read_text().replace("window: 3", "window: 0"))
+    failed = specdeploy(site, "validate", str(bad), cwd=tmp_path)  # errors still come from the model
+    assert failed.returncode == 2 and "speculative.options.window: Input should be greater than or equal to 1" \
+        in failed.stderr
 
 
 def test_third_party_rules_apply(site: Path, tmp_path: Path) -> None:

@@ -12,23 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from specdeploy.cli import main
-from specdeploy.profile.shipped import shipped_profiles
-
-SHIPPED = {name: yaml.safe_load(path.read_text()) for name, path in shipped_profiles().items()}
-
-scalars = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(min_value=-(10**30), max_value=10**30),
-    st.floats(allow_nan=True),
-    st.text(max_size=30),
-    st.sampled_from(["on", "no", "2e-5", "0755", "1:30"]),
-)
-values = st.recursive(
-    scalars,
-    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=8), inner, max_size=3)),
-    max_leaves=6,
-)
+from tests.unit.profile.strategies import SHIPPED, key_paths, mutate, values
 
 
 def run_cli(*args: str) -> tuple[int, str]:
@@ -36,29 +20,6 @@ def run_cli(*args: str) -> tuple[int, str]:
     with redirect_stderr(err), redirect_stdout(io.StringIO()), pytest.raises(SystemExit) as exit_info:
         main(list(args))
     return int(exit_info.value.code or 0), err.getvalue()
-
-
-def mutate(data: dict, path: list[str], value: object, delete: bool) -> dict:
-    node = data
-    for key in path[:-1]:
-        child = node.get(key)
-        if not isinstance(child, dict):
-            return data
-        node = child
-    if delete:
-        node.pop(path[-1], None)
-    else:
-        node[path[-1]] = value
-    return data
-
-
-def key_paths(data: dict, prefix: tuple = ()) -> list[list[str]]:
-    out = []
-    for key, value in data.items():
-        out.append([*prefix, key])
-        if isinstance(value, dict):
-            out.extend(key_paths(value, (*prefix, key)))
-    return out
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
