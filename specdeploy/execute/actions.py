@@ -52,22 +52,40 @@ def load_action(name: str) -> Action:
     return func  # type: ignore[no-any-return]
 
 
+CODE_INPUTS: dict[str, tuple[str, ...]] = {
+    "tune": ("specdeploy.runtime", "specdeploy.perfmodel"),
+}
+"""Packages beyond its own whose code shapes a step's output: the tuner measures through the reference runtime
+and predicts with the performance model, so a change there re-tunes."""
+
+
 def code_hash(name: str | None) -> str:
-    """Hash of the code that produces a step: every .py/.json of the action module's package folder.
+    """Hash of the code that produces a step: every .py (and tables/templates) of the action module's package,
+    subpackages included, and of the packages in CODE_INPUTS.
 
     Argv steps (engines) are produced by the TRT-LLM emitter, so they hash `specdeploy.trtllm`.
     Returns "missing:<module>" when the module is absent (the step will fail clearly when run).
     """
     module_name = _target(name)[0] if name else "specdeploy.trtllm.engine"
+    digest = hashlib.sha256()
+    for package in (module_name, *CODE_INPUTS.get(name or "", ())):
+        folder = _package_folder(package)
+        if folder is None:
+            return f"missing:{package}"
+        for path in sorted(p for pattern in ("**/*.py", "**/tables/*.json", "templates/**/*")
+                           for p in folder.glob(pattern) if "__pycache__" not in p.parts):
+            if path.is_file():
+                digest.update(package.encode() + b":" + path.relative_to(folder).as_posix().encode() + b"\0"
+                              + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _package_folder(module_name: str) -> Path | None:
+    """The folder of a module's package (of the package itself when given one), or None when not installed."""
     try:
         spec = importlib.util.find_spec(module_name)
     except ModuleNotFoundError:
         spec = None
     if spec is None or spec.origin is None:
-        return f"missing:{module_name}"
-    folder = Path(spec.origin).parent
-    digest = hashlib.sha256()
-    for path in sorted([*folder.glob("*.py"), *folder.glob("tables/*.json"), *folder.glob("templates/**/*")]):
-        if path.is_file():
-            digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
+        return None
+    return Path(spec.origin).parent

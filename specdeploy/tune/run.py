@@ -13,6 +13,7 @@ from typing import Any
 
 from specdeploy._io import write_json_atomic
 from specdeploy.errors import MissingDependency, StepFailed, UsageError
+from specdeploy.execute.actions import code_hash
 from specdeploy.resolve.resolver import Resolved
 from specdeploy.tune.checkpoint import Checkpoint, Recorder
 from specdeploy.tune.emit import lock_record
@@ -89,7 +90,7 @@ def tune_resolved(resolved: Resolved, artifact_dir: Path, *, backend: str = "aut
         raise UsageError(f"unknown strategy {strategy!r}", hint=f"known: {', '.join(STRATEGIES)}")
     name = pick_backend(resolved, backend)
     backend_fn, prior = make_backend(name, resolved, setup, artifact_dir / ".specdeploy" / "tune")
-    checkpoint = Checkpoint(artifact_dir / CHECKPOINT, setup.hash(name, strategy), fresh=fresh)
+    checkpoint = Checkpoint(artifact_dir / CHECKPOINT, setup.hash(name, strategy, code_hash("tune")), fresh=fresh)
     with progress_bar(progress) as bar:
         task = bar.add_task(f"{setup.profile} [{name}/{strategy}]", total=0) if bar else None
         recorder = Recorder(measure or backend_fn, checkpoint,

@@ -48,9 +48,11 @@ class TuneSetup:
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "concurrency": list(self.concurrency), "draft_lens": list(self.draft_lens)}
 
-    def hash(self, backend: str, strategy: str) -> str:
-        """Identity of a checkpoint: same setup, backend and strategy -> measurements can be replayed."""
-        blob = json.dumps({"setup": self.to_dict(), "backend": backend, "strategy": strategy}, sort_keys=True)
+    def hash(self, backend: str, strategy: str, code: str = "") -> str:
+        """Identity of a checkpoint: same setup, backend, strategy and measuring code -> measurements can be
+        replayed (an interrupted tune resumes; one after a code change measures afresh)."""
+        blob = json.dumps({"setup": self.to_dict(), "backend": backend, "strategy": strategy, "code": code},
+                          sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()
 
 

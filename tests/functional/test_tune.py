@@ -121,3 +121,18 @@ def test_a_failed_tune_step_keeps_its_result_outside_the_staging_folder(tmp_path
     kept = tmp_path / "art" / ".specdeploy" / "failed" / "tune.draft_len" / "result.json"
     assert failed.value.hint == f"full result: {kept}"
     assert json.loads(kept.read_text())["sla"]["reachable"] is False
+
+
+def test_a_checkpoint_from_other_code_is_set_aside(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Resuming replays measurements of the same code only: after a code change the tune measures afresh."""
+    from specdeploy import api
+    from specdeploy.tune import run as tune_run
+
+    resolved = api.load_and_resolve("h100-draft-target")
+    first = tune_run.tune_resolved(resolved, tmp_path, backend="model", report=False)
+    same = tune_run.tune_resolved(resolved, tmp_path, backend="model", report=False)
+    assert same["cost"]["new_measurements"] == 0 and same["cost"]["replayed"] == first["cost"]["measurements"]
+    monkeypatch.setattr(tune_run, "code_hash", lambda name: f"changed code of {name}")
+    other = tune_run.tune_resolved(resolved, tmp_path, backend="model", report=False)
+    assert other["cost"]["replayed"] == 0 and other["cost"]["new_measurements"] == first["cost"]["measurements"]
+    assert len(list((tmp_path / CHECKPOINT).parent.glob("*.jsonl"))) == 2  # the old checkpoint is kept aside
