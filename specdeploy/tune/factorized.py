@@ -132,8 +132,10 @@ class Factorized(Strategy):
         """Unmeasured K whose prediction, scaled by the common factor, beats the best measured point at its
         concurrency by more than SUSPECT: the confirmation contradicts the predicted ranking there."""
         mid = self.factor()
+        if not mid:
+            return []
         out = []
-        for c in self.setup.concurrency if mid else ():
+        for c in self.setup.concurrency:
             ks = [0, *self.setup.draft_lens]
             best = max((s.median for k in ks if (s := self.book.summary(c, k))), default=0.0)
             expect = {k: mid * self._pred_objective(c, k) for k in ks if not self.book.n(c, k)}

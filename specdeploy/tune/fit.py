@@ -102,7 +102,8 @@ def implausible_steps(steps: Mapping[tuple[int, int], float], tol: float = STEP_
     for (b, k), t in sorted(steps.items()):
         bigger = min((bb for bb, kk in steps if kk == k and bb > b), default=None)
         longer = min((kk for bb, kk in steps if bb == b and kk > k), default=None)
-        more = [steps[p] for p in ((bigger, k), (b, longer)) if None not in p]
+        more = [steps[(b, longer)]] if longer is not None else []
+        more += [steps[(bigger, k)]] if bigger is not None else []
         if any(t > (1 + tol) * x for x in more):
             out.append((b, k))
     return out

@@ -79,8 +79,9 @@ class ModelBackend:
         steps = max(1, int(self.prompts * self.output_len / max(self.world.al(req.k), 1.0)))
         a = [1.0, *(self.world.profile.prefix[i] if i < self.world.profile.k_max else 0.0 for i in range(req.k))]
         shares = [a[n] - a[n + 1] for n in range(req.k)] + [a[req.k]]
+        hist: list[float]
         if self.noise:  # finite sample of steps; per-prompt spread in how predictable the text is
-            hist = [0] * (req.k + 1)
+            hist = [0.0] * (req.k + 1)
             for _ in range(steps):
                 n = self.rng.choices(range(req.k + 1), weights=shares)[0]
                 hist[n] += 1
