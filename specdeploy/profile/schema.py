@@ -190,7 +190,10 @@ class Tune(Section):
     sla: Sla = Field(default_factory=Sla, description="Latency limits for the goodput objective.")
     repeats: int = Field(default=3, ge=1, le=50, description="Repeats of each confirmed measurement (median + MAD).")
     time_budget_s: float | None = Field(
-        default=None, gt=0, description="Stop measuring after this many seconds and emit the best schedule so far."
+        default=None,
+        gt=0,
+        description="Seconds of measuring the whole tune may spend, the final mixed-concurrency replay included: "
+        "the search stops early enough to leave room for it and emits the best schedule so far.",
     )
 
 
