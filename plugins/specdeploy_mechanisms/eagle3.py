@@ -42,7 +42,13 @@ class Eagle3(Mechanism):
                     f"EAGLE-3 drafter vocab_size {ctx.draft.vocab} does not match the target's {ctx.target.vocab}",
                     "use the EAGLE-3 drafter trained for this target",
                 )
-        if ctx.target and opts.layers_to_capture:
+        if opts.layers_to_capture and ctx.profile.runtime.backend == "reference":
+            yield Issue(("speculative", "options", "layers_to_capture"),
+                        "ignored on the reference backend: its EAGLE head reads the target layers it was trained on "
+                        "(recorded in the drafter's specdeploy_drafter.json); this option is TensorRT-LLM's",
+                        "drop it for the reference backend, or train a head on these layers (tools/train_eagle.py "
+                        "--layers)", severity="warning")
+        elif ctx.target and opts.layers_to_capture:
             bad = [i for i in opts.layers_to_capture if not -ctx.target.layers <= i < ctx.target.layers]
             if bad:
                 yield ctx.issue(

@@ -136,3 +136,15 @@ def test_reference_backend_rules(tmp_path: Path) -> None:
     )
     assert any("reference backend runs on CPU" in p for p in found)
     assert any("medusa does not run on backend 'reference'" in p for p in found)
+
+
+def test_eagle3_layers_to_capture_is_flagged_as_ignored_on_the_reference_backend(tmp_path: Path) -> None:
+    """The reference runtime's head reads the layers it was trained on: a silently ignored option would mislead."""
+    base = {"target": {"model": "HuggingFaceTB/SmolLM2-135M-Instruct"}, "hardware": {"gpu": "cpu"},
+            "runtime": {"backend": "reference"},
+            "speculative": {"mechanism": "eagle3", "draft_model": "specdeploy/smollm2-135m-eagle3"}}
+    assert not load_and_resolve(str(write_profile(tmp_path / "a.yaml", base))).notes
+    base["speculative"]["options"] = {"layers_to_capture": [1, 14, 29]}
+    notes = load_and_resolve(str(write_profile(tmp_path / "b.yaml", base))).notes
+    assert [(n.dotted, n.severity) for n in notes] == [("speculative.options.layers_to_capture", "warning")]
+    assert "ignored on the reference backend" in notes[0].message
