@@ -188,24 +188,35 @@ def tune(source: str, sets: tuple[str, ...] = (), *, backend: str = "auto", out:
 
 
 def serve(path: Path, *, report: Any = None) -> None:
-    """Serve a rendered repository on 127.0.0.1 until Ctrl-C (or the server dies), then stop it cleanly."""
+    """Serve a rendered repository on 127.0.0.1 until Ctrl-C or SIGTERM (or the server dies), then stop it
+    cleanly: tritonserver runs in its own session, so dying without stopping it would orphan it."""
+    import signal
     import time
 
     from specdeploy.errors import StepFailed
     from specdeploy.serve.local import start, stop
 
     say = report or (lambda _: None)
-    repo, server = start(path, report=say)
-    say(f"serving {', '.join(repo.models)} ({repo.layout} layout): grpc {server.grpc_url}, "
-        f"http 127.0.0.1:{server.http_port}; Ctrl-C stops")
+    previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
-        while server.process.poll() is None:
-            time.sleep(0.5)
-        raise StepFailed(f"tritonserver exited ({server.process.returncode})", hint=server.log()[-2000:])
-    except KeyboardInterrupt:
-        say("stopping tritonserver ...")
+        repo, server = start(path, report=say)
+        say(f"serving {', '.join(repo.models)} ({repo.layout} layout): grpc {server.grpc_url}, "
+            f"http 127.0.0.1:{server.http_port}; Ctrl-C stops")
+        try:
+            while server.process.poll() is None:
+                time.sleep(0.5)
+            raise StepFailed(f"tritonserver exited ({server.process.returncode})", hint=server.log()[-2000:])
+        except KeyboardInterrupt:
+            say("stopping tritonserver ...")
+        finally:
+            stop(repo, server)
     finally:
-        stop(repo, server)
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupt(_signum: int, _frame: Any) -> None:
+    """SIGTERM (a service manager, `kill`) stops `serve` the way Ctrl-C does."""
+    raise KeyboardInterrupt
 
 
 def ask(prompt: str, *, artifact: Path | None = None, url: str | None = None, model: str | None = None,

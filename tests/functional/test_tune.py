@@ -70,7 +70,8 @@ def test_bad_input_exits_2(tmp_path: Path, sets: tuple[str, ...], message: str) 
 def test_ctrl_c_leaves_a_resumable_checkpoint(tmp_path: Path) -> None:
     cmd = [sys.executable, "-m", "specdeploy", "tune", "h200-eagle3", "--backend", "model", "--out", str(tmp_path)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "SPECDEPLOY_TUNE_MODEL_PACE_S": "0.05"})
+                            env={**os.environ, "SPECDEPLOY_TUNE_MODEL_PACE_S": "0.05"},
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as a terminal's Ctrl-C
     ck = tmp_path / "h200-eagle3" / CHECKPOINT
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and (not ck.exists() or len(ck.read_text().splitlines()) < 6):
