@@ -13,7 +13,7 @@ from specdeploy.console import console
 @cli.command()
 @click.argument("artifact_dir", type=click.Path(path_type=Path, exists=True, file_okay=False))
 def serve(artifact_dir: Path) -> None:
-    """Start a local tritonserver for ARTIFACT_DIR's rendered repository; Ctrl-C stops it."""
+    """Start a local tritonserver for ARTIFACT_DIR's rendered repository; Ctrl-C or SIGTERM stops it."""
     from specdeploy import api
 
     api.serve(artifact_dir, report=console().info)
