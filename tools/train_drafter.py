@@ -178,6 +178,36 @@ def chat_prompts(files: list[Path], n: int, rng: random.Random) -> list[str]:
     return out
 
 
+def wide_prompts(files: list[Path], n: int, rng: random.Random, vocab: list[str]) -> list[str]:
+    """A wider mix than chat_prompts, for thousands of answers: stdlib API and docstring questions, writing about
+    words drawn from the tokenizer's vocabulary, and arithmetic word problems with fresh numbers."""
+    def math(r: random.Random) -> str:
+        a, b, c = r.randint(2, 99), r.randint(2, 99), r.randint(100, 999)
+        return r.choice([f"What is {a} times {b}? Show your work.", f"Solve for x: {a}x + {b} = {c}.",
+                         f"A shop sells pens at {a} for ${b}. How much do {c} pens cost?",
+                         f"Is {c} divisible by {a}? Explain.", f"What is {a}% of {c}? Show your work.",
+                         f"A car drives {c} km in {a % 9 + 1} hours. What is its average speed?"])
+
+    def writing(r: random.Random) -> str:
+        word = r.choice(vocab)
+        return r.choice([f"Write {r.choice(STYLES)} about {word}.", f"Explain what '{word}' means.",
+                         f"Tell me three interesting facts about {word}.", f"Describe {word} to a child.",
+                         f"Pretend you are an expert on {word}. Introduce yourself."])
+
+    n_api, n_doc, n_write = int(n * 0.35), int(n * 0.25), int(n * 0.25)
+    out = stdlib_api_prompts(files, n_api, rng) + docstring_prompts(files, n_doc, rng)
+    out += [writing(rng) for _ in range(n_write)] + [math(rng) for _ in range(n - len(out) - n_write)]
+    rng.shuffle(out)
+    return out
+
+
+def vocab_words(tokenizer) -> list[str]:
+    """Plain lowercase English-looking words of the tokenizer's vocabulary (a space-prefixed token each)."""
+    words = (tokenizer.convert_tokens_to_string([t]) for t in tokenizer.get_vocab())
+    return sorted({w.strip() for w in words if w.startswith(" ") and w.strip().isalpha() and w.strip().islower()
+                   and len(w.strip()) >= 6})
+
+
 @torch.no_grad()
 def generate_runtime_answers(pair, prompts: list[str], minutes: float, concurrency: int, max_new: int,
                              path: Path) -> None:
@@ -194,11 +224,14 @@ def generate_runtime_answers(pair, prompts: list[str], minutes: float, concurren
         enc.append((p, list(ids)))
     deadline, done, toks = time.time() + minutes * 60, 0, 0
     path.parent.mkdir(parents=True, exist_ok=True)
+    seen = {r["prompt"] for r in load_answers(path)} if path.exists() else set()
+    enc = [(p, ids) for p, ids in enc if p not in seen]  # appending to a file: never the same prompt twice
+    chunk = 4 * concurrency  # in-flight batching keeps the batch full within a call
     with path.open("a", encoding="utf-8") as fh:
-        for start in range(0, len(enc), concurrency):
+        for start in range(0, len(enc), chunk):
             if time.time() > deadline:
                 break
-            wave = enc[start : start + concurrency]
+            wave = enc[start : start + chunk]
             outs, _ = generate(pair, [ids for _, ids in wave], mechanism="none", draft_len=1,
                                concurrency=concurrency, max_new_tokens=max_new)
             for (text, ids), ans in zip(wave, outs, strict=True):
@@ -434,6 +467,7 @@ def main() -> None:
     sd.add_argument("--gen-max-new", type=int, default=96)
     sd.add_argument("--gen-concurrency", type=int, default=8)
     sd.add_argument("--gen-only", action="store_true", help="generate the answers file and stop")
+    sd.add_argument("--gen-wide", action="store_true", help="prompts from wide_prompts instead of chat_prompts")
     sd.add_argument("--held-answers", type=int, default=16, help="last N answers held out for agreement")
     sd.add_argument("--prompt-weight", type=float, default=0.2, help="loss weight of prompt positions (answers 1.0)")
     sd.add_argument("--code-every", type=int, default=4, help="every Nth step is a stdlib-code batch (0: never)")
@@ -505,8 +539,11 @@ def self_distill(args) -> None:
     target.requires_grad_(False)
     train_files, held_files = stdlib_files(False), stdlib_files(True)
     if args.gen_minutes > 0:
-        prompts = chat_prompts(train_files, args.gen_prompts, random.Random(args.seed))
-        generate_runtime_answers(pair, prompts, args.gen_minutes, args.gen_concurrency, args.gen_max_new, args.answers)
+        prompts = (wide_prompts(train_files, args.gen_prompts, random.Random(args.seed), vocab_words(tok))
+                   if args.gen_wide else chat_prompts(train_files, args.gen_prompts, random.Random(args.seed)))
+        served = load_pair(SMOLLM2_REF, device="cpu")  # the answers of the target as served (its CPU kernels)
+        generate_runtime_answers(served, prompts, args.gen_minutes, args.gen_concurrency, args.gen_max_new,
+                                 args.answers)
     if args.gen_only:
         return
     records = load_answers(args.answers)

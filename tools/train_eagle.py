@@ -195,8 +195,8 @@ def main() -> None:
         "data": {"sequences": len(train_rec), "pydoc_chats": args.docs, "stdlib_code_chunks": args.code,
                  "held_out_answers": len(held_rec),
                  "answer_tokens_train": sum(len(r["answer_ids"]) for r in train_rec),
-                 "source": "the target's greedy answers to tools/train_drafter.py chat_prompts (no MT-Bench or "
-                           "HumanEval prompts)"},
+                 "source": "the target's greedy answers to tools/train_drafter.py chat_prompts / wide_prompts "
+                           "(no MT-Bench or HumanEval prompts)"},
         "init_from": str(args.init_from) if args.init_from else "target's last layer",
         "feature_layers": list(layers), "epochs": epoch, "steps": step, "minutes": args.minutes, "lr": args.lr,
         "held_out_top1_agreement": {"step1": a1, "step2_on_own_hidden": a2},
