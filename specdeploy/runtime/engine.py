@@ -25,7 +25,7 @@ class Recorder:
 
     def __init__(self, draft_len: int) -> None:
         self.hist = [0] * (draft_len + 1)
-        self.steps = self.drafted = self.generated = 0
+        self.drafted = self.generated = 0
         self.draft_s = self.verify_s = self.prefill_s = 0.0
         self.ttft: list[float] = []
         self.itl: list[float] = []
@@ -37,7 +37,7 @@ class Recorder:
         return RunStats(
             **meta,
             generated_tokens=self.generated,
-            steps=self.steps,
+            steps=len(self.occupancy),
             seq_steps=seq_steps,
             accept_hist=tuple(c / seq_steps if seq_steps else 0.0 for c in self.hist),
             acceptance_length=(accepted + seq_steps) / seq_steps if seq_steps else 0.0,
@@ -50,7 +50,6 @@ class Recorder:
             tokens_per_s=self.generated / wall if wall > 0 else 0.0,
             ttft_ms=percentiles(self.ttft),
             itl_ms=percentiles(self.itl),
-            mean_batch=sum(self.occupancy) / len(self.occupancy) if self.occupancy else 0.0,
         )
 
 
@@ -108,7 +107,6 @@ class Batch:
         self.target.truncate(torch.tensor([before + 1 + n for n in accepted]))  # keep x, d1..dn
         self.drafter.commit(accepted, nexts)
         end = time.perf_counter()
-        rec.steps += 1
         rec.occupancy.append(len(active))
         rec.draft_s += drafted - step_start
         rec.verify_s += end - drafted

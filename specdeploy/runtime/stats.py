@@ -35,19 +35,23 @@ class RunStats:
     tokens_per_s: float
     ttft_ms: dict[str, float] = field(default_factory=dict)
     itl_ms: dict[str, float] = field(default_factory=dict)
-    mean_batch: float = 0.0
-    """Rows in the batch per verification step, averaged: `concurrency` while prompts queue (in-flight
-    batching refills a finished row's slot at once), less only in the final drain."""
 
     @property
     def acceptance_rate(self) -> float:
         """Accepted / drafted tokens (0 when nothing was drafted)."""
         return self.accepted_tokens / self.drafted_tokens if self.drafted_tokens else 0.0
 
+    @property
+    def mean_batch(self) -> float:
+        """Rows in the batch per verification step, averaged: `concurrency` while prompts queue (in-flight
+        batching refills a finished row's slot at once), less only in the final drain."""
+        return self.seq_steps / self.steps if self.steps else 0.0
+
     def to_dict(self) -> dict:
         out = asdict(self)
         out["accept_hist"] = list(self.accept_hist)
         out["acceptance_rate"] = self.acceptance_rate
+        out["mean_batch"] = self.mean_batch
         return out
 
 

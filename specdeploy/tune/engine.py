@@ -41,7 +41,7 @@ def drive(strategy: Strategy, recorder: Recorder, *, budget_s: float | None = No
             on_batch(len(batch))
         results: list[Measurement | None] = []
         for request in batch:
-            kept = replay_estimate(recorder, strategy.setup.concurrency) if keep_for_replay else 0.0
+            kept = replay_estimate(recorder, strategy.setup.concurrency) if keep_for_replay and budget_s else 0.0
             if budget_s is not None and spent(recorder) + kept >= budget_s:
                 strategy.tell(results)
                 return f"budget of {budget_s:.0f} device-seconds spent" + (
