@@ -1,8 +1,8 @@
 """Train the EAGLE-3-style drafter for SmolLM2-135M (the reference runtime's `eagle3` mechanism).
 
-Data: the target's own greedy answers to instruction prompts (jsonl from `tools/train_drafter.py
---gen-only`; none from MT-Bench or HumanEval). Features are taken from the target exactly as it is
-served (the runtime's fp16-packed kernels), by hooks on a low, a middle and a high layer; the label at
+Data: the target's own greedy answers to instruction prompts (jsonl from `tools/drafter_data.py`, whose
+prompts the target samples itself, or `tools/train_drafter.py --gen-only`; none from MT-Bench or
+HumanEval). Features are taken from the target exactly as it is served (the runtime's fp16-packed kernels), by hooks on a low, a middle and a high layer; the label at
 position j is the target's own argmax at j + 1, so the head learns to predict what the target will say.
 
 Loss (training-time test, two steps as EAGLE-3 unrolls): step 1 reads the target's features; step 2
@@ -10,6 +10,7 @@ reads the head's own step-1 hidden state, as the chain does at run time. Cross-e
 vocabulary, answer positions weight 1, prompt positions 0.2. Embedding and LM head are the target's,
 frozen; fuse, fc and the one decoder layer (initialised from the target's last layer) train.
 
+    .venv/bin/python tools/drafter_data.py --out A.jsonl --minutes 40 --seed 1
     .venv/bin/python tools/train_eagle.py --answers A.jsonl [--answers B.jsonl] --minutes 12 \
         --out specdeploy/runtime/drafters/smollm2-135m-eagle3
 """
@@ -144,7 +145,8 @@ def main() -> None:
     depth = served.config.num_hidden_layers
     layers = tuple(int(i) for i in args.layers.split(",")) if args.layers else default_feature_layers(depth)
     if args.docs or args.code:  # the target's argmax on prose and code: more contexts to read features in
-        from train_drafter import code_sequences, doc_chats, stdlib_files
+        from drafter_prompts import stdlib_files
+        from train_drafter import code_sequences, doc_chats
 
         tok = served_pair.tokenizer
         extra = rng.sample(doc_chats(tok, False, 256), args.docs)
@@ -195,8 +197,10 @@ def main() -> None:
         "data": {"sequences": len(train_rec), "pydoc_chats": args.docs, "stdlib_code_chunks": args.code,
                  "held_out_answers": len(held_rec),
                  "answer_tokens_train": sum(len(r["answer_ids"]) for r in train_rec),
-                 "source": "the target's greedy answers to tools/train_drafter.py chat_prompts / wide_prompts "
-                           "(no MT-Bench or HumanEval prompts)"},
+                 "answers_files": [p.name for p in args.answers],
+                 "source": "the target's greedy answers to instruction prompts from tools/drafter_data.py (sampled "
+                           "from the target, Magpie) or tools/drafter_prompts.py (templates); no MT-Bench or "
+                           "HumanEval prompt"},
         "init_from": str(args.init_from) if args.init_from else "target's last layer",
         "feature_layers": list(layers), "epochs": epoch, "steps": step, "minutes": args.minutes, "lr": args.lr,
         "held_out_top1_agreement": {"step1": a1, "step2_on_own_hidden": a2},
