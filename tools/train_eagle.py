@@ -2,8 +2,9 @@
 
 Data: the target's own greedy answers to instruction prompts (jsonl from `tools/drafter_data.py`, whose
 prompts the target samples itself, or `tools/train_drafter.py --gen-only`; none from MT-Bench or
-HumanEval). Features are taken from the target exactly as it is served (the runtime's fp16-packed kernels), by hooks on a low, a middle and a high layer; the label at
-position j is the target's own argmax at j + 1, so the head learns to predict what the target will say.
+HumanEval). Features are taken from the target exactly as it is served (the runtime's fp16-packed
+kernels), by hooks on a low, a middle and a high layer; the label at position j is the target's own
+argmax at j + 1, so the head learns to predict what the target will say.
 
 Loss (training-time test, two steps as EAGLE-3 unrolls): step 1 reads the target's features; step 2
 reads the head's own step-1 hidden state, as the chain does at run time. Cross-entropy over the draft
