@@ -16,6 +16,8 @@ from typing import Any
 
 PROFILE = "cpu-smollm2"
 QUESTION = "In two sentences: why does speculative decoding make LLM inference faster?"
+COMPARE_PLAIN = ("speculative.mechanism=none", "speculative.draft_model=null")
+COMPARE_FORCED = ("speculative.draft_len=2",)
 
 
 def say(message: str) -> None:
@@ -67,24 +69,32 @@ def run_demo(out: Path = Path("artifacts")) -> dict[str, Any]:
         )
     finally:
         stop(repo, server)
-    forced = timed(phases, "compare (same question, speculation forced at K = 2, in process)",
-                   lambda: api.generate(PROFILE, QUESTION, ("speculative.draft_len=2",), max_tokens=80))
     result_path = artifact / "tune" / "result.json"
     result = json.loads(result_path.read_text()) if result_path.is_file() else {}
     lock = json.loads((artifact / "specdeploy.lock").read_text())
+    schedule = lock.get("tuned", {}).get("schedule") or {}
+    served_k = int(schedule[min(schedule, key=int)]) if schedule else 0
+    # The other side of the comparison: plain decoding when the served answer was speculative, else speculation
+    # forced on; greedy speculation is lossless, so both must give the same text.
+    sets, label = (COMPARE_PLAIN, "speculation off") if served_k else (COMPARE_FORCED, "speculation forced at K = 2")
+    other = timed(phases, f"compare (same question, {label}, in process)",
+                  lambda: api.generate(PROFILE, QUESTION, sets, max_tokens=80))
     summary = {
         "question": QUESTION,
         "answer": answer.get("text_output"),
         "served_tokens_per_s": answer.get("tokens_per_s"),
         "served_acceptance": answer.get("acceptance_rate"),
-        "forced": {
-            "draft_len": 2,
-            "same_text": forced["text"] == answer.get("text_output"),
-            "tokens_per_s": forced["stats"]["tokens_per_s"],
-            "acceptance": forced["stats"]["acceptance_rate"],
+        "served_draft_len": served_k,
+        "compare": {
+            "label": label,
+            "mechanism": other["mechanism"],
+            "draft_len": other["draft_len"],
+            "same_text": other["text"] == answer.get("text_output"),
+            "tokens_per_s": other["stats"]["tokens_per_s"],
+            "acceptance": other["stats"]["acceptance_rate"],
         },
         "measured": speeds(result),
-        "schedule": lock.get("tuned", {}).get("schedule"),
+        "schedule": schedule,
         "max_concurrency": lock.get("tuned", {}).get("max_concurrency"),
         "report": str(artifact / "tune" / "report.html"),
         "artifact": str(artifact),
@@ -95,15 +105,16 @@ def run_demo(out: Path = Path("artifacts")) -> dict[str, Any]:
 
 
 def show(summary: dict[str, Any]) -> None:
-    m, f = summary["measured"], summary["forced"]
+    m, f = summary["measured"], summary["compare"]
     print(f"\nQ: {summary['question']}\nA: {summary['answer']}\n")
     if m and m["best_speculative_k"]:
         print(f"measured on this CPU at concurrency {m['concurrency']}: {m['tokens_per_s_plain']:.1f} tokens/s "
               f"without speculation, {m['tokens_per_s_speculative']:.1f} with K = {m['best_speculative_k']} "
               f"({m['speedup']:.2f}x); the tuner chose K = {m['chosen_k']} ({m['reason']})")
-    print(f"served request: {summary['served_tokens_per_s']:.1f} tokens/s, "
+    served = f"K = {summary['served_draft_len']}" if summary["served_draft_len"] else "speculation off"
+    print(f"served request ({served}): {summary['served_tokens_per_s']:.1f} tokens/s, "
           f"acceptance {summary['served_acceptance']:.2f}")
-    print(f"speculation forced at K = {f['draft_len']}: {'identical' if f['same_text'] else 'DIFFERENT'} answer, "
+    print(f"{f['label']}: {'identical' if f['same_text'] else 'DIFFERENT'} answer, "
           f"{f['tokens_per_s']:.1f} tokens/s, acceptance {f['acceptance']:.2f}")
     print(f"schedule (concurrency -> draft length): {summary['schedule']}; "
           f"speculation off above: {summary['max_concurrency']}")
