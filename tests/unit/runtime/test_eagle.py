@@ -9,18 +9,10 @@ import torch
 from specdeploy.errors import UsageError
 from specdeploy.runtime import generate
 from specdeploy.runtime.eagle_model import EagleHead, load_eagle, save_eagle
-from specdeploy.runtime.models import ModelPair, load_drafter, share_embeddings
-from tests.unit.runtime.tiny import random_prompts, repetitive_prompts, tiny_llama
+from specdeploy.runtime.models import ModelPair, load_drafter
+from tests.unit.runtime.tiny import random_prompts, repetitive_prompts, tiny_head, tiny_llama
 
 MAX_NEW = 12
-
-
-def tiny_head(target, seed: int = 5) -> EagleHead:
-    config = target.config.__class__.from_dict({**target.config.to_dict(), "num_hidden_layers": 1})
-    torch.manual_seed(seed)
-    head = EagleHead(config, (0, 1)).to(target.dtype).eval()
-    share_embeddings(head.body, target)
-    return head
 
 
 @pytest.fixture(scope="module")

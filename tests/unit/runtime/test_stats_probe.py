@@ -7,7 +7,7 @@ import pytest
 from specdeploy.runtime import probe_costs
 from specdeploy.runtime.models import ModelPair
 from specdeploy.runtime.stats import expected_al, percentiles
-from tests.unit.runtime.tiny import tiny_llama
+from tests.unit.runtime.tiny import tiny_head, tiny_llama
 
 
 def test_expected_al_from_histogram():
@@ -31,3 +31,13 @@ def test_probe_costs_grid():
                                                                                    (2, 1, 16), (2, 4, 16)]
     assert len(out["drafter"]) == 2 and all(r["ms"] > 0 for r in out["target"] + out["drafter"])
     assert probe_costs(ModelPair(target), new_tokens=(1,), contexts=(8,), repeats=1)["drafter"] == []
+
+
+def test_probe_costs_times_an_eagle_head_step():
+    """An EAGLE head has no input_ids forward; its step is timed through its fused inputs (the tuner's cost
+    probe failed on every point for eagle3 before)."""
+    target = tiny_llama(0)
+    out = probe_costs(ModelPair(target, tiny_head(target)), batch_sizes=(1, 2), new_tokens=(1,), contexts=(16,),
+                      repeats=2)
+    assert [(r["batch"], r["context"]) for r in out["drafter"]] == [(1, 16), (2, 16)]
+    assert all(r["ms"] > 0 for r in out["drafter"])

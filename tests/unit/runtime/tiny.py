@@ -58,3 +58,15 @@ def hf_greedy(model, prompts: list[list[int]], max_new: int) -> list[list[int]]:
                              eos_token_id=None, pad_token_id=0)
         outs.append(ids[0, len(p):].tolist())
     return outs
+
+
+def tiny_head(target, seed: int = 5):
+    """An untrained EAGLE head for `target` (reads its layers 0 and 1)."""
+    from specdeploy.runtime.eagle_model import EagleHead
+    from specdeploy.runtime.models import share_embeddings
+
+    config = target.config.__class__.from_dict({**target.config.to_dict(), "num_hidden_layers": 1})
+    torch.manual_seed(seed)
+    head = EagleHead(config, (0, 1)).to(target.dtype).eval()
+    share_embeddings(head.body, target)
+    return head
