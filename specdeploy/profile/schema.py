@@ -175,7 +175,9 @@ class Tune(Section):
         default="mt-bench",
         description="Built-in dataset (`mt-bench`, `humaneval`) or a JSONL path (SPEED-Bench records accepted).",
     )
-    prompts: int = Field(default=32, ge=1, le=100_000, description="Prompts drawn from the dataset.")
+    prompts: int = Field(default=32, ge=1, le=100_000,
+                         description="Prompts drawn from the dataset, spread evenly over it (MT-Bench: 8 or more "
+                                     "cover every category).")
     output_len: int = Field(default=128, ge=1, le=65_536, description="Tokens generated per prompt.")
     concurrency: Annotated[list[int], AfterValidator(checks.positive_sorted)] = Field(
         default_factory=lambda: [1, 2, 4, 8, 16, 32, 64], description="Concurrency levels the schedule is tuned for."

@@ -74,6 +74,16 @@ def load_speed_bench_jsonl(path: str | Path, limit: int | None = None) -> list[P
     return records[:limit]
 
 
+def sample_prompts(dataset: str, n: int) -> list[PromptRecord]:
+    """`n` prompts of a tune dataset (`mt-bench`, `humaneval` or a SPEED-Bench JSONL path), spread evenly over the
+    file: MT-Bench lists its questions category by category, so its first 4 are all `writing`; 4 spread over
+    the 80 are writing, reasoning, coding and STEM questions, 8 cover every category."""
+    loader = {"mt-bench": load_mtbench, "humaneval": load_humaneval}.get(dataset)
+    records = loader() if loader else load_speed_bench_jsonl(dataset)
+    count = min(n, len(records))
+    return [records[i * len(records) // count] for i in range(count)]
+
+
 def _record(path: Path, lineno: int, line: str) -> PromptRecord:
     where = f"{path}:{lineno}"
     try:

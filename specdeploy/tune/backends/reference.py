@@ -38,11 +38,10 @@ class ReferenceBackend:
     def prompts(self) -> list[tuple[str, list[int]]]:
         """(category, token ids) for the profile's dataset, at most `tune.prompts` of them."""
         if self._prompts is None:
-            from specdeploy.runtime.prompts import encode_prompt, load_humaneval, load_mtbench, load_speed_bench_jsonl
+            from specdeploy.runtime.prompts import encode_prompt, sample_prompts
 
-            ds, n = self.setup.dataset, self.setup.prompts
-            loader = {"mt-bench": load_mtbench, "humaneval": load_humaneval}.get(ds)
-            records = loader(n) if loader else load_speed_bench_jsonl(ds, n)
+            ds = self.setup.dataset
+            records = sample_prompts(ds, self.setup.prompts)
             self._prompts = [(r.category or "all", encode_prompt(self.pair.tokenizer, r)[-MAX_PROMPT_TOKENS:])
                              for r in records]
             self._prompts = [(c, ids) for c, ids in self._prompts if ids]

@@ -48,11 +48,9 @@ class TrtllmBackend:
 
     def dataset(self, path: Path) -> None:
         """trtllm-bench's JSONL: task_id, prompt, output_tokens (trtllm.md §7)."""
-        from specdeploy.runtime.prompts import load_humaneval, load_mtbench, load_speed_bench_jsonl
+        from specdeploy.runtime.prompts import sample_prompts
 
-        ds = self.setup.dataset
-        loader = {"mt-bench": load_mtbench, "humaneval": load_humaneval}.get(ds)
-        records = loader(self.setup.prompts) if loader else load_speed_bench_jsonl(ds, self.setup.prompts)
+        records = sample_prompts(self.setup.dataset, self.setup.prompts)
         path.write_text("".join(json.dumps({"task_id": i, "prompt": r.turns[0], "category": r.category,
                                             "output_tokens": self.setup.output_len}) + "\n"
                                 for i, r in enumerate(records)))

@@ -11,7 +11,7 @@ from specdeploy.errors import UsageError
 from specdeploy.runtime import generate, load_pair
 from specdeploy.runtime import models as runtime_models
 from specdeploy.runtime.models import ModelPair
-from specdeploy.runtime.prompts import load_humaneval, load_mtbench, load_speed_bench_jsonl
+from specdeploy.runtime.prompts import load_humaneval, load_mtbench, load_speed_bench_jsonl, sample_prompts
 from tests.unit.runtime.tiny import tiny_llama
 
 
@@ -89,3 +89,14 @@ def test_dataset_loaders(tmp_path):
             load_speed_bench_jsonl(path)
     with pytest.raises(UsageError, match="not found"):
         load_speed_bench_jsonl(tmp_path / "missing.jsonl")
+
+
+def test_tune_prompts_are_spread_over_the_dataset(tmp_path):
+    """MT-Bench lists its questions category by category: the first 8 are all `writing`; a tune's 8 must cover
+    all 8 categories, or it measures one kind of text's acceptance and calls it the workload's."""
+    assert {r.category for r in sample_prompts("mt-bench", 8)} == {r.category for r in load_mtbench()}
+    assert len(sample_prompts("humaneval", 1000)) == 164  # more than there are: all of them, once
+    path = tmp_path / "speed.jsonl"
+    path.write_text("".join(json.dumps({"question_id": i, "category": f"c{i // 5}", "turns": [f"q{i}"]}) + "\n"
+                            for i in range(20)))
+    assert [r.question_id for r in sample_prompts(str(path), 4)] == ["0", "5", "10", "15"]
