@@ -31,6 +31,7 @@ bench: install
 	$(PY) bench/perfmodel.py
 	$(PY) bench/tuner.py
 	$(PY) bench/reference.py --quick
+	$(PY) bench/drafters.py
 	$(PY) bench/demo.py
 
 lint: install

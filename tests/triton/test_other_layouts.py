@@ -55,5 +55,5 @@ def test_reference_layout_answers_with_the_same_tokens_as_the_cli(tmp_path, serv
     result = server.client().infer("smollm2", [text, limit], client_timeout=300)
     assert result.as_numpy("output_ids").tolist() == local["tokens"]
     assert result.as_numpy("text_output")[0].decode() == local["text"] and local["text"].strip()
-    assert local["mechanism"] == "draft_target" and local["draft_len"] == 3
+    assert local["mechanism"] == "eagle3" and local["draft_len"] == 3
     assert result.as_numpy("tokens_per_s")[0] > 0

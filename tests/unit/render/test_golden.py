@@ -31,13 +31,13 @@ INLINE = {
     "engine-draft_target": ENGINE + "speculative: {mechanism: draft_target, draft_len: 4, "
                                     "draft_model: meta-llama/Llama-3.2-1B-Instruct}\n",
     "engine-none": ENGINE + "triton: {instances: 1}\n",
-    "reference-eagle3": "extends: cpu-smollm2\nspeculative: {mechanism: eagle3, draft_len: 3, "
-                        "draft_model: specdeploy/smollm2-135m-eagle3}\n",
+    "reference-draft_target": "extends: cpu-smollm2\nspeculative: {mechanism: draft_target, draft_len: 3, "
+                              "draft_model: specdeploy/smollm2-135m-drafter}\n",
     "llmapi-eagle3-streaming": ENGINE.replace("tensorrt", "pytorch").replace("max_seq_len: 4096", "streaming: true")
     + "speculative: {mechanism: eagle3, draft_len: 3, draft_model: yuhuili/EAGLE3-LLaMA3.1-Instruct-8B}\n",
 }
 SHIPPED = {"llmapi-eagle3": "h200-eagle3", "llmapi-draft_target": "h100-draft-target",
-           "engine-medusa": "l40s-medusa-engine", "reference-draft_target": "cpu-smollm2"}
+           "engine-medusa": "l40s-medusa-engine", "reference-eagle3": "cpu-smollm2"}
 
 
 def _resolve(case: str, tmp_path: Path):  # type: ignore[no-untyped-def]
