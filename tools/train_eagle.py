@@ -76,11 +76,34 @@ def batch_tensors(seqs: list[dict], local: torch.Tensor):
 
 
 def two_steps(head: EagleHead, tokens, feats, mask):
-    """Logits of step 1 (target features) and step 2 (own hidden of the previous position)."""
-    h1 = head.body.model(inputs_embeds=head.inputs(tokens, feats, True), attention_mask=mask).last_hidden_state
+    """Logits of step 1 (target features) and step 2 (own hidden of the previous position).
+
+    Step 2 runs as the chain does at run time (EAGLE-3's training-time test): position j reads its own step-1
+    hidden state, and attends to the step-1 keys of earlier positions (made from the target's features, as the
+    runtime's cache holds them) and to itself — not to a context made of step-2 inputs everywhere."""
+    e1 = head.inputs(tokens, feats, True)
+    h1 = head.body.model(inputs_embeds=e1, attention_mask=mask).last_hidden_state
     own = torch.cat([torch.zeros_like(h1[:, :1]), h1[:, :-1]], 1)
-    h2 = head.body.model(inputs_embeds=head.inputs(tokens, own, False), attention_mask=mask).last_hidden_state
-    return head.body.lm_head(h1), head.body.lm_head(h2)
+    e2 = head.inputs(tokens, own, False)
+    width = tokens.shape[1]
+    positions = torch.arange(width).repeat(2)[None].expand(len(tokens), -1)
+    both = head.body.model(inputs_embeds=torch.cat([e1, e2], 1), attention_mask=step2_mask(mask, e1.dtype),
+                           position_ids=positions).last_hidden_state
+    return head.body.lm_head(h1), head.body.lm_head(both[:, width:])
+
+
+def step2_mask(mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """[B, 1, 2w, 2w] additive mask over [step-1 positions; step-2 positions]: step 1 is causal, step-2 query j
+    sees step-1 keys i < j and its own key; padding is never attended."""
+    width = mask.shape[1]
+    i = torch.arange(width)
+    causal, earlier, same = i[None, :] <= i[:, None], i[None, :] < i[:, None], i[None, :] == i[:, None]
+    none = torch.zeros(width, width, dtype=torch.bool)
+    allowed = torch.cat([torch.cat([causal, none], 1), torch.cat([earlier, same], 1)], 0)
+    keys = mask.bool().repeat(1, 2)
+    allowed = allowed[None] & keys[:, None, :] | torch.eye(2 * width, dtype=torch.bool)[None]  # no empty row
+    bias = torch.zeros(allowed.shape, dtype=dtype)
+    return bias.masked_fill(~allowed, torch.finfo(dtype).min)[:, None]
 
 
 def loss_and_hits(logits, labels, weight):
