@@ -4,7 +4,7 @@ Which drafter the embedded default (`profiles/cpu/cpu-smollm2.yaml`) serves, and
 first-token acceptance, acceptance length and tokens/s against plain decoding through the same runtime loop,
 greedy, concurrency 1, on MT-Bench first turns (every prompt evenly spaced over the 80 questions, all 8
 categories) and HumanEval. Neither drafter saw any of these prompts in training (their TRAINING.md). The same
-machine and the same prompts in one process, plain decoding re-measured between drafters (2 shared cores: a
+machine and the same prompts in one process, plain decoding measured once per set (2 shared cores: a
 neighbour moves tokens/s by 10-20 %, acceptance not at all).
 
     .venv/bin/python bench/drafters.py [--mtbench 16] [--humaneval 8] [--max-new 48]   # ~8 minutes
@@ -26,13 +26,9 @@ from _common import write_result  # noqa: E402
 
 from specdeploy.runtime import generate, load_pair  # noqa: E402
 from specdeploy.runtime.models import DRAFTER_REF, EAGLE_REF, SMOLLM2_REF  # noqa: E402
-from specdeploy.runtime.prompts import encode_prompt, load_humaneval, load_mtbench  # noqa: E402
+from specdeploy.runtime.prompts import encode_prompt, sample_prompts  # noqa: E402
 
 RUNS = (("draft_target", DRAFTER_REF, (1,)), ("eagle3", EAGLE_REF, (1, 2, 3)))
-
-
-def spaced(records: list, n: int) -> list:
-    return [records[i * len(records) // n] for i in range(min(n, len(records)))]
 
 
 def main() -> None:
@@ -41,7 +37,8 @@ def main() -> None:
     ap.add_argument("--humaneval", type=int, default=8)
     ap.add_argument("--max-new", type=int, default=48)
     args = ap.parse_args()
-    sets = {"mtbench": spaced(load_mtbench(), args.mtbench), "humaneval": spaced(load_humaneval(), args.humaneval)}
+    sets = {"mtbench": sample_prompts("mt-bench", args.mtbench),
+            "humaneval": sample_prompts("humaneval", args.humaneval)}
     pairs = {mechanism: load_pair(SMOLLM2_REF, ref, "cpu") for mechanism, ref, _ in RUNS}
     for mechanism, pair in pairs.items():  # warm-up: first calls pay one-off allocation
         generate(pair, [encode_prompt(pair.tokenizer, sets["mtbench"][0])], mechanism, 1, 1, 4)

@@ -109,8 +109,7 @@ def append(path: Path, records: list[dict]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a", encoding="utf-8") as fh:
         fh.writelines(json.dumps(r) + "\n" for r in records)
-    total = load_answers(path)
-    log(f"{path.name}: {len(total)} answers ({sum(len(r['answer_ids']) for r in total)} answer tokens)")
+    log(f"{path.name}: +{len(records)} answers ({sum(len(r['answer_ids']) for r in records)} answer tokens)")
 
 
 def load_answers(path: Path) -> list[dict]:
