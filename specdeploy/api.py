@@ -220,8 +220,9 @@ def _interrupt(_signum: int, _frame: Any) -> None:
 
 
 def ask(prompt: str, *, artifact: Path | None = None, url: str | None = None, model: str | None = None,
-        max_tokens: int = 64) -> dict[str, Any]:
-    """Send one prompt to a model served by `specdeploy serve` (found through ARTIFACT) or at URL."""
+        max_tokens: int = 64, draft_len: int | None = None) -> dict[str, Any]:
+    """Send one prompt to a model served by `specdeploy serve` (found through ARTIFACT) or at URL; `draft_len`
+    overrides the served draft length for this request (reference layout)."""
     from specdeploy.serve.client import ask as send
     from specdeploy.serve.local import endpoint_of
 
@@ -232,7 +233,7 @@ def ask(prompt: str, *, artifact: Path | None = None, url: str | None = None, mo
         url = url or str(state["grpc"])
         models = [str(m) for m in state["models"]]  # type: ignore[attr-defined]
         model = model or ("ensemble" if "ensemble" in models else models[0])
-    return send(url, model, prompt, max_tokens=max_tokens)
+    return send(url, model, prompt, max_tokens=max_tokens, draft_len=draft_len)
 
 
 def generate(source: str, prompt: str, sets: tuple[str, ...] = (), *, artifact: Path | None = None,

@@ -8,6 +8,7 @@ import click
 
 from specdeploy.cli._group import cli, set_option
 from specdeploy.console import console
+from specdeploy.runtime import MAX_DRAFT_LEN
 
 
 @cli.command()
@@ -26,11 +27,14 @@ def serve(artifact_dir: Path) -> None:
 @click.option("--url", default=None, metavar="HOST:PORT", help="gRPC endpoint instead of a served artifact.")
 @click.option("--model", default=None, help="Model name (default: the served repository's entry model).")
 @click.option("--max-tokens", type=click.IntRange(1, 65536), default=64, show_default=True)
-def ask(prompt: str, artifact: Path | None, url: str | None, model: str | None, max_tokens: int) -> None:
+@click.option("--draft-len", type=click.IntRange(0, MAX_DRAFT_LEN), default=None,
+              help="This request's draft length instead of the served one (0: no speculation; reference layout).")
+def ask(prompt: str, artifact: Path | None, url: str | None, model: str | None, max_tokens: int,
+        draft_len: int | None) -> None:
     """Send PROMPT to a served model and print its answer."""
     from specdeploy import api
 
-    answer = api.ask(prompt, artifact=artifact, url=url, model=model, max_tokens=max_tokens)
+    answer = api.ask(prompt, artifact=artifact, url=url, model=model, max_tokens=max_tokens, draft_len=draft_len)
     console().data(answer, text=str(answer.get("text_output", answer)))
 
 

@@ -118,8 +118,8 @@ class ReferenceContext:
     site_packages: str
     target_ref: str
     drafter_ref: str
-    mechanism: str
-    draft_len: int
+    mechanism: str  # the drafter's, also when the tune turned speculation off (a request may turn it on)
+    draft_len: int  # 0: speculation off
     schedule_json: str
     max_concurrency: int
     default_max_tokens: int
@@ -281,10 +281,9 @@ def _reference(resolved: Resolved, inputs: RenderInputs) -> ReferenceContext:
     site = inputs.site_packages or sysconfig.get_paths()["purelib"]
     _, schedule, max_concurrency = inputs.plan(resolved)
     first_k = inputs.first_draft_len(resolved)
-    mechanism = spec.mechanism if first_k > 0 else "none"  # the tune found speculation not worth it
     return ReferenceContext(
         model_name(resolved), safe_value("site_packages", site), safe_value("target.model", _ref(p.target.model)),
-        safe_value("draft_model", _ref(spec.draft_model) if spec.draft_model else ""), mechanism,
+        safe_value("draft_model", _ref(spec.draft_model) if spec.draft_model else ""), spec.mechanism,
         first_k, json.dumps({str(k): v for k, v in schedule.items()}) if schedule else "", max_concurrency or 0,
         p.tune.output_len, p.triton.instances, _manifest(resolved, "reference", None, inputs),
     )

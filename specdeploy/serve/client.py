@@ -4,13 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from specdeploy.errors import StepFailed
+from specdeploy.errors import StepFailed, UsageError
 
 _MAX_TOKENS = ("max_tokens", "sampling_param_max_tokens", "request_output_len")
 
 
-def ask(url: str, model: str, prompt: str, *, max_tokens: int = 64, timeout: float = 300.0) -> dict[str, Any]:
-    """Send `prompt`; return every output of the response (text decoded), plus the model name."""
+def ask(url: str, model: str, prompt: str, *, max_tokens: int = 64, draft_len: int | None = None,
+        timeout: float = 300.0) -> dict[str, Any]:
+    """Send `prompt`; return every output of the response (text decoded), plus the model name.
+
+    `draft_len` overrides the served draft length for this request (0: no speculation); only models that take a
+    `draft_len` input (the reference layout) can, and asking another one is an error rather than a silent no-op.
+    """
     import numpy as np
     import tritonclient.grpc as grpcclient
     from tritonclient.utils import InferenceServerException
@@ -33,6 +38,11 @@ def ask(url: str, model: str, prompt: str, *, max_tokens: int = 64, timeout: flo
             if name in names:
                 add(name, np.array([max_tokens], dtype=np.int32), "INT32")
                 break
+        if draft_len is not None:
+            if "draft_len" not in names:
+                raise UsageError(f"model {model} takes no per-request draft length",
+                                 hint="only the reference layout does; rebuild to change a served draft length")
+            add("draft_len", np.array([draft_len], dtype=np.int32), "INT32")
         result = client.infer(model, inputs, client_timeout=timeout)
     except InferenceServerException as exc:
         raise StepFailed(f"request to {model} at {url} failed: {exc.message()}") from None

@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 
 from specdeploy.api import load_and_resolve
+from specdeploy.errors import UsageError
 from specdeploy.render.actions import render_resolved
+from specdeploy.serve.client import ask
 
 MEDUSA = """
 target: {model: TARGET}
@@ -62,6 +64,9 @@ def test_medusa_ensemble_answers_text(write_profile, engine_inputs, tmp_path, se
     assert result.as_numpy("text_output").reshape(-1)[0].decode() == "hello speculative world"
     bls = _infer(client, "tensorrt_llm_bls", "decoding is fast")
     assert bls.as_numpy("text_output").reshape(-1)[0].decode() == "decoding is fast"
+    # The engine's draft length is compiled in: a per-request one is refused before anything is sent.
+    with pytest.raises(UsageError, match="takes no per-request draft length"):
+        ask(server.grpc_url, "ensemble", "hi", draft_len=2)
 
 
 def test_draft_target_bls_runs_the_draft_loop(write_profile, engine_inputs, tmp_path, server_factory):  # type: ignore[no-untyped-def]

@@ -35,9 +35,12 @@ def test_llmapi_load_fails_on_the_tensorrt_llm_import(write_profile, tmp_path, s
 
 
 def test_reference_layout_answers_with_the_same_tokens_as_the_cli(tmp_path, server_factory):  # type: ignore[no-untyped-def]
-    """The rendered reference repository serves the CPU runtime: same tokens as `specdeploy generate`."""
+    """The rendered reference repository serves the CPU runtime: same tokens as `specdeploy generate`. Rendered as
+    a tune that turned speculation off leaves it: plain by default, and a request's own `draft_len` speculates with
+    the drafter the repository still loads; the same tokens either way, each response says which K served it."""
     pytest.importorskip("torch")
     import tritonclient.grpc as grpcclient
+    from tritonclient.utils import InferenceServerException
 
     from specdeploy.api import generate
 
@@ -45,15 +48,29 @@ def test_reference_layout_answers_with_the_same_tokens_as_the_cli(tmp_path, serv
     question = "What is 2 + 2?"
     local = generate("cpu-smollm2", question, sets, max_tokens=12)
     resolved = load_and_resolve("cpu-smollm2", sets)
-    repo = render_resolved(resolved, tmp_path / "repo", inputs=RenderInputs()).out
+    tuned_off = RenderInputs(draft_len=0, schedule={1: 0})
+    repo = render_resolved(resolved, tmp_path / "repo", inputs=tuned_off).out
     server = server_factory(repo)
     server.load("smollm2", timeout=300)
-    text = grpcclient.InferInput("text_input", [1], "BYTES")
-    text.set_data_from_numpy(np.array([question.encode()], dtype=object))
-    limit = grpcclient.InferInput("max_tokens", [1], "INT32")
-    limit.set_data_from_numpy(np.array([12], dtype=np.int32))
-    result = server.client().infer("smollm2", [text, limit], client_timeout=300)
-    assert result.as_numpy("output_ids").tolist() == local["tokens"]
-    assert result.as_numpy("text_output")[0].decode() == local["text"] and local["text"].strip()
+
+    def infer(draft_len: int | None):  # type: ignore[no-untyped-def]
+        inputs = []
+        for name, value in (("text_input", np.array([question.encode()], dtype=object)),
+                            ("max_tokens", np.array([12], dtype=np.int32)),
+                            ("draft_len", None if draft_len is None else np.array([draft_len], dtype=np.int32))):
+            if value is not None:
+                tensor = grpcclient.InferInput(name, [1], "BYTES" if value.dtype == object else "INT32")
+                tensor.set_data_from_numpy(value)
+                inputs.append(tensor)
+        return server.client().infer("smollm2", inputs, client_timeout=300)
+
+    for draft_len, served_k in ((None, 0), (3, 3)):
+        result = infer(draft_len)
+        assert result.as_numpy("output_ids").tolist() == local["tokens"]
+        assert result.as_numpy("text_output")[0].decode() == local["text"] and local["text"].strip()
+        assert result.as_numpy("draft_len").tolist() == [served_k]
+        assert result.as_numpy("tokens_per_s")[0] > 0
+        assert (result.as_numpy("acceptance_rate")[0] > 0) == (served_k > 0)  # the head drafts some of it right
     assert local["mechanism"] == "eagle3" and local["draft_len"] == 3
-    assert result.as_numpy("tokens_per_s")[0] > 0
+    with pytest.raises(InferenceServerException, match="draft_len must be between 0 and 32, got 33"):
+        infer(33)

@@ -4,6 +4,9 @@ Runtime contract (specdeploy.runtime), the same call `specdeploy generate` makes
     pair = load_pair(target_ref, drafter_ref or None, device)
     result = generate_text(pair, prompt, max_new_tokens=N, mechanism=M, draft_len=K, chat=True)
     result.text, result.tokens, result.stats (RunStats: tokens_per_s, acceptance_rate)
+
+The draft length is the tuned one (parameter `draft_len`, 0 = speculation off); a request may set its own
+(input `draft_len`, 0..MAX_DRAFT_LEN) to A/B speculation on the live server. Greedy output is the same either way.
 """
 
 import json
@@ -18,11 +21,12 @@ class TritonPythonModel:
         params = {k: v["string_value"] for k, v in json.loads(args["model_config"]).get("parameters", {}).items()}
         if params.get("site_packages"):
             site.addsitedir(params["site_packages"])  # the stub ignores the venv: add it (and its .pth files)
-        from specdeploy.runtime import generate_text, load_pair
+        from specdeploy.runtime import MAX_DRAFT_LEN, generate_text, load_pair
 
-        self.generate_text = generate_text
+        self.generate_text, self.max_draft_len = generate_text, MAX_DRAFT_LEN
         self.pair = load_pair(params["target_ref"], params.get("drafter_ref") or None, params.get("device") or "cpu")
-        self.options = {"mechanism": params.get("mechanism", "none"), "draft_len": int(params.get("draft_len") or 0)}
+        self.mechanism = params.get("mechanism") or "none"
+        self.draft_len = int(params.get("draft_len") or 0)
         self.default_max_tokens = int(params.get("default_max_tokens") or 64)
 
     def execute(self, requests):
@@ -38,10 +42,25 @@ class TritonPythonModel:
         prompt = pb_utils.get_input_tensor_by_name(request, "text_input").as_numpy().reshape(-1)[0]
         limit = pb_utils.get_input_tensor_by_name(request, "max_tokens")
         max_tokens = int(limit.as_numpy().reshape(-1)[0]) if limit is not None else self.default_max_tokens
-        result = self.generate_text(self.pair, prompt.decode("utf-8"), max_tokens, chat=True, **self.options)
+        k = self._draft_len(pb_utils.get_input_tensor_by_name(request, "draft_len"))
+        mechanism = self.mechanism if k > 0 else "none"
+        result = self.generate_text(self.pair, prompt.decode("utf-8"), max_tokens, mechanism=mechanism,
+                                    draft_len=max(k, 1), chat=True)
         return pb_utils.InferenceResponse(output_tensors=[
             pb_utils.Tensor("text_output", np.array([result.text.encode("utf-8")], dtype=object)),
             pb_utils.Tensor("output_ids", np.array(result.tokens, dtype=np.int32)),
             pb_utils.Tensor("tokens_per_s", np.array([result.stats.tokens_per_s], dtype=np.float32)),
             pb_utils.Tensor("acceptance_rate", np.array([result.stats.acceptance_rate], dtype=np.float32)),
+            pb_utils.Tensor("draft_len", np.array([k], dtype=np.int32)),
         ])
+
+    def _draft_len(self, tensor):
+        """The request's own draft length when it sends one, else the tuned one."""
+        if tensor is None:
+            return self.draft_len
+        k = int(tensor.as_numpy().reshape(-1)[0])
+        if not 0 <= k <= self.max_draft_len:
+            raise ValueError(f"draft_len must be between 0 and {self.max_draft_len}, got {k}")
+        if k > 0 and self.mechanism == "none":
+            raise ValueError("this model serves no drafter (mechanism none): only draft_len 0 is possible")
+        return k
