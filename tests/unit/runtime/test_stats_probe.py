@@ -41,3 +41,26 @@ def test_probe_costs_times_an_eagle_head_step():
                       repeats=2)
     assert [(r["batch"], r["context"]) for r in out["drafter"]] == [(1, 16), (2, 16)]
     assert all(r["ms"] > 0 for r in out["drafter"])
+
+
+def test_probe_times_its_points_in_rounds():
+    """A slow spell of a shared machine must slow every point alike: each round visits every point once (one
+    point's repeats back to back made T = 2 look 1.0x to 1.2x of T = 1 from probe to probe), rolled back after."""
+    import torch
+
+    from specdeploy.runtime.cache import KVState
+    from specdeploy.runtime.probe import _interleaved_ms
+
+    kv = KVState(tiny_llama(0), 1)
+    kv.forward(torch.zeros(1, 4, dtype=torch.long), torch.ones(1, 4, dtype=torch.bool))
+    order: list[int] = []
+
+    def feed(point: int, tokens: int):  # type: ignore[no-untyped-def]
+        def run() -> None:
+            order.append(point)
+            kv.forward(torch.zeros(1, tokens, dtype=torch.long), torch.ones(1, tokens, dtype=torch.bool))
+        return run
+
+    ms = _interleaved_ms([(kv, feed(0, 1)), (kv, feed(1, 3))], repeats=2)
+    assert order == [0, 1, 0, 1, 0, 1] and kv.width == 4
+    assert len(ms) == 2 and all(t > 0 for t in ms)
