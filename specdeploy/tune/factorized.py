@@ -72,13 +72,13 @@ class Factorized(Strategy):
         self.fit_cost((yield self.probe([(c, k) for c in s.concurrency for k in probe_ks])))
         while again := self.suspect_probes():
             self.fit_cost((yield self.probe(again)))
-        yield [r for c in s.concurrency for k in self.candidates(c) for r in self.repeats(c, k)]
+        yield self.rounds((c, k) for c in s.concurrency for k in self.candidates(c))
         if far := self.strays():
-            yield [r for c, k in far for r in self.repeats(c, k)]
+            yield self.rounds(far)
         if ups := self.runners_up():
-            yield [r for c, k in ups for r in self.repeats(c, k)]
+            yield self.rounds(ups)
         if off := self.doubtful():
-            yield [r for c in off for r in self.repeats(c, 0)]
+            yield self.rounds((c, 0) for c in off)
         yield from self.remeasure_noisy()
 
     def fit_cost(self, probes: Results) -> None:

@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Generator, Iterable, Mapping
+from itertools import zip_longest
 from typing import Any
 
 from specdeploy.perfmodel.predict import StepTimer
@@ -56,6 +57,12 @@ class Strategy:
     def repeats(self, c: int, k: int) -> Batch:
         return self.book.ask_repeats(c, k, self.setup.repeats)
 
+    def rounds(self, points: Iterable[tuple[int, int]]) -> Batch:
+        """The repeats of every point, in rounds that run each point once: a slow spell of a shared machine then
+        slows the points a decision compares alike, instead of every repeat of one of them."""
+        per_point = [self.repeats(c, k) for c, k in points]
+        return [r for one_round in zip_longest(*per_point) for r in one_round if r is not None]
+
     def remeasure_noisy(self) -> Generator[Batch, Results, None]:
         if noisy := self.book.noisy():
-            yield [r for c, k in noisy for r in self.repeats(c, k)]
+            yield self.rounds(noisy)

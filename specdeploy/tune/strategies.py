@@ -43,7 +43,7 @@ class HillClimb(Strategy):
     def plan(self) -> Generator[Batch, Results, None]:
         ks = list(self.setup.draft_lens)
         start = min(ks, key=lambda k: abs(k - self.start_k))
-        yield [r for c in self.setup.concurrency for k in (0, start) for r in self.repeats(c, k)]
+        yield self.rounds((c, k) for c in self.setup.concurrency for k in (0, start))
         state = {c: (start, 0) for c in self.setup.concurrency}  # (current K, direction: 0 = try both)
         while state:
             asks: dict[int, list[int]] = {}
@@ -51,7 +51,7 @@ class HillClimb(Strategy):
                 i = ks.index(k)
                 nxt = [ks[j] for j in ((i - 1, i + 1) if d == 0 else (i + d,)) if 0 <= j < len(ks)]
                 asks[c] = [n for n in nxt if not self.book.n(c, n)]
-            yield [r for c, nk in asks.items() for n in nk for r in self.repeats(c, n)]
+            yield self.rounds((c, n) for c, nk in asks.items() for n in nk)
             for c, nk in list(asks.items()):
                 here = self.book.summary(c, state[c][0])
                 better = [n for n in nk if (s := self.book.summary(c, n)) and here and s.score > here.score]

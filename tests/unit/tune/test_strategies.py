@@ -73,3 +73,13 @@ def test_hillclimb_walks_from_the_start_k(setup, prior, replay, tmp_path: Path) 
 
 def test_coarse_to_fine_order() -> None:
     assert coarse_to_fine(list(range(1, 9))) == [0, 8, 4, 2, 6, 1, 3, 5, 7]
+
+
+def test_points_compared_are_measured_in_rounds(setup, prior, replay, tmp_path: Path) -> None:
+    """A slow spell on a shared machine must slow plain decoding and speculation alike: the e2e runs a decision
+    compares alternate (round r of every point, then round r + 1), never all repeats of one point back to back."""
+    run("factorized", setup, prior, replay, tmp_path)
+    e2e = [(r.concurrency, r.k, r.repeat) for r in replay.calls if r.kind == "e2e"]
+    points = [(c, k) for c, k, _ in e2e[: next(i for i, (*_, r) in enumerate(e2e) if r == 1)]]
+    assert len(points) >= 2  # the confirmation batch: the predicted best at every concurrency
+    assert e2e[: len(points) * setup.repeats] == [(*p, i) for i in range(setup.repeats) for p in points]
