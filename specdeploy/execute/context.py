@@ -4,7 +4,7 @@ through the table in `specdeploy.execute.actions`."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -45,6 +45,13 @@ class ActionContext:
     force: bool = False
     """True when the user forced this step (e.g. `build --tune`)."""
     hash_cache: HashCache | None = None
+    report: Callable[[str], None] = field(default=lambda _: None)
+    """The build's line reporter (the user's console)."""
+
+    def progress(self, line: str) -> None:
+        """A line of progress from a step that runs for minutes (the tune): into the step log and to the user."""
+        self.log.write(line + "\n")
+        self.report(f"{self.step.id}: {line}")
 
     def output_of(self, step_id: str) -> dict[str, Any]:
         return self.outputs.get(step_id, {})

@@ -216,7 +216,8 @@ class Runner:
             if step.action:
                 action = load_action(step.action)
                 ctx = ActionContext(self.resolved, self.plan, step, self.dir, _FileLog(log_path), dict(self.outputs),
-                                    out_dir=staging, log_path=log_path, force=forced, hash_cache=self.cache)
+                                    out_dir=staging, log_path=log_path, force=forced, hash_cache=self.cache,
+                                    report=self.report)
                 outputs = action(ctx)
                 if not isinstance(outputs, dict):
                     raise StepFailed(f"action '{step.action}' returned {type(outputs).__name__}, not a dict")

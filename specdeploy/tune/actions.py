@@ -16,7 +16,7 @@ def tune(ctx: ActionContext) -> dict[str, Any]:
     """Outputs: draft_len, schedule (lower-bound map, string keys), ranges, max_concurrency, emitted, result..."""
     backend = str(ctx.step.params.get("measure", "auto"))
     res = tune_resolved(ctx.resolved, ctx.artifact_dir, backend=backend, fresh=ctx.force,
-                        write_dir=ctx.write_dir)
+                        write_dir=ctx.write_dir, say=ctx.progress)
     if res["problems"] and ctx.out_dir is not None:  # a failed step's staging folder is deleted: keep the evidence
         written = Path(res["result_path"]).parent
         kept = ctx.artifact_dir / ".specdeploy" / "failed" / ctx.step.id

@@ -7,7 +7,7 @@ import contextlib
 import os
 import shlex
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ from specdeploy.tune.emit import lock_record
 from specdeploy.tune.engine import drive, finish, result
 from specdeploy.tune.setup import TuneSetup, setup_from
 from specdeploy.tune.strategies import STRATEGIES
-from specdeploy.tune.types import MeasureFn
+from specdeploy.tune.types import MeasureFn, Measurement
 
 CHECKPOINT = Path(".specdeploy") / "tune" / "tune.draft_len.jsonl"
 RESULT = Path("tune") / "result.json"
@@ -73,6 +73,18 @@ def progress_bar(enabled: bool) -> Iterator[Any]:
         yield bar
 
 
+def progress_line(m: Measurement) -> str:
+    """One measurement as the user reads it: which point, what it measured, what it cost."""
+    r, v = m.request, m.values
+    point = f"{r.kind} c={r.concurrency}" + ("" if r.kind == "mixed" else f" K={r.k}") + f" #{r.repeat}"
+    if not m.ok:
+        return f"{point}: failed ({m.error})"
+    value = (f"{v['system_tps']:.1f} tokens/s" if "system_tps" in v else
+             f"step {1e3 * v['step_s']:.0f} ms" if "step_s" in v else
+             f"acceptance length {v['al']:.2f}" if "al" in v else "done")
+    return f"{point}: {value} ({'replayed' if m.replayed else f'{m.cost_s:.1f} s'})"
+
+
 def reproduce(resolved: Resolved, backend: str, strategy: str, out: Path) -> list[str]:
     src = resolved.loaded.file or resolved.loaded.name
     return [shlex.join(["specdeploy", "tune", str(src), "--backend", backend, "--strategy", strategy,
@@ -82,9 +94,11 @@ def reproduce(resolved: Resolved, backend: str, strategy: str, out: Path) -> lis
 
 def tune_resolved(resolved: Resolved, artifact_dir: Path, *, backend: str = "auto", strategy: str = "factorized",
                   fresh: bool = False, progress: bool = False, write_dir: Path | None = None,
-                  measure: MeasureFn | None = None, report: bool = True) -> dict[str, Any]:
+                  measure: MeasureFn | None = None, report: bool = True,
+                  say: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Tune, write `tune/result.json` (+ report) under write_dir (default artifact_dir). The checkpoint lives in
-    artifact_dir. Problems (unreachable SLA, collapse) are in res["problems"]: see `raise_problems`."""
+    artifact_dir. Problems (unreachable SLA, collapse) are in res["problems"]: see `raise_problems`. `say` gets
+    one line per measurement (a build step's progress; `progress` is the interactive bar)."""
     setup = setup_from(resolved)
     if strategy not in STRATEGIES:
         raise UsageError(f"unknown strategy {strategy!r}", hint=f"known: {', '.join(STRATEGIES)}")
@@ -93,8 +107,13 @@ def tune_resolved(resolved: Resolved, artifact_dir: Path, *, backend: str = "aut
     checkpoint = Checkpoint(artifact_dir / CHECKPOINT, setup.hash(name, strategy, code_hash("tune")), fresh=fresh)
     with progress_bar(progress) as bar:
         task = bar.add_task(f"{setup.profile} [{name}/{strategy}]", total=0) if bar else None
-        recorder = Recorder(measure or backend_fn, checkpoint,
-                            on_measure=(lambda _: bar.advance(task)) if bar else None)
+        def measured(m: Measurement) -> None:
+            if bar:
+                bar.advance(task)
+            if say:
+                say(progress_line(m))
+
+        recorder = Recorder(measure or backend_fn, checkpoint, on_measure=measured)
         strat = STRATEGIES[strategy](setup, prior)
         grow = (lambda n: bar.update(task, total=(bar.tasks[0].total or 0) + n)) if bar else None
         stopped = drive(strat, recorder, budget_s=setup.time_budget_s, on_batch=grow, keep_for_replay=True)

@@ -94,9 +94,15 @@ def test_build_step_action_returns_what_emit_reads(tmp_path: Path) -> None:
     resolved, the_plan = plan("h200-eagle3")
     step = next(s for s in the_plan.steps if s.id == "tune.draft_len")
     step = dataclasses.replace(step, params={"measure": "model"})
-    ctx = ActionContext(resolved, the_plan, step, tmp_path, log=type("L", (), {"write": lambda *_: None})())
+    lines: list[str] = []
+    ctx = ActionContext(resolved, the_plan, step, tmp_path, log=type("L", (), {"write": lambda *_: None})(),
+                        report=lines.append)
     outputs = tune(ctx)
     assert {"draft_len", "schedule", "ranges", "max_concurrency", "emitted", "result"} <= set(outputs)
+    # a tune runs for minutes on real hardware: the user sees every measurement as it lands
+    measured = json.loads((tmp_path / "tune" / "result.json").read_text())["measurements"]
+    assert len(lines) == len(measured) and all(line.startswith("tune.draft_len: ") for line in lines)
+    assert any(" e2e c=" in line and "tokens/s" in line for line in lines)
     ctx.outputs["tune.draft_len"] = json.loads(json.dumps(outputs))  # as stored in the stamp
     k, schedule, max_conc = chosen_schedule(ctx)
     assert k == outputs["draft_len"] and max_conc == outputs["max_concurrency"]
