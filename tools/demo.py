@@ -43,7 +43,10 @@ def speeds(result: dict[str, Any]) -> dict[str, Any]:
     measured = {int(k): v["median"] for k, v in first["candidates"].items() if int(k) > 0}
     best = max(measured, key=measured.__getitem__, default=None)
     plain = first["candidates"].get("0", {}).get("median", first["baseline"])
+    setup = result.get("setup", {})
     return {
+        "dataset": setup.get("dataset"),
+        "prompts": setup.get("prompts"),
         "concurrency": first["concurrency"],
         "chosen_k": first["k"],
         "reason": first["reason"],
@@ -110,16 +113,16 @@ def _side(answer: dict[str, Any]) -> dict[str, Any]:
 def show(summary: dict[str, Any]) -> None:
     m, served, other = summary["measured"], summary["served"], summary["other"]
     print(f"\nQ: {summary['question']}\nA: {summary['answer']}\n")
-    sides = sorted((served, other), key=lambda side: side["draft_len"])
-    plain, spec = sides[0], sides[1]
-    print(f"through Triton, the same request: {plain['tokens_per_s']:.1f} tokens/s without speculation, "
-          f"{spec['tokens_per_s']:.1f} with {summary['mechanism']} at K = {spec['draft_len']} "
-          f"({spec['tokens_per_s'] / plain['tokens_per_s']:.2f}x, acceptance {spec['acceptance']:.2f}); "
-          f"{'identical' if other['same_text'] else 'DIFFERENT'} answers; served default K = {served['draft_len']}")
     if m and m["best_speculative_k"]:
-        print(f"the tuner measured at concurrency {m['concurrency']}: {m['tokens_per_s_plain']:.1f} tokens/s "
-              f"without speculation, {m['tokens_per_s_speculative']:.1f} with K = {m['best_speculative_k']} "
+        print(f"the tuner measured at concurrency {m['concurrency']} ({m['prompts']} {m['dataset']} prompts, "
+              f"repeated): {m['tokens_per_s_plain']:.1f} tokens/s without speculation, "
+              f"{m['tokens_per_s_speculative']:.1f} with {summary['mechanism']} at K = {m['best_speculative_k']} "
               f"({m['speedup']:.2f}x); it chose K = {m['chosen_k']} ({m['reason']})")
+    plain, spec = sorted((served, other), key=lambda side: side["draft_len"])
+    print(f"this request through Triton: {spec['tokens_per_s']:.1f} tokens/s at K = {spec['draft_len']} (acceptance "
+          f"{spec['acceptance']:.2f}), {plain['tokens_per_s']:.1f} without speculation; "
+          f"{'identical' if other['same_text'] else 'DIFFERENT'} answers; served default K = {served['draft_len']} "
+          "(one request each: noisy, the tuner's runs are the measurement)")
     print(f"schedule (concurrency -> draft length): {summary['schedule']}; "
           f"speculation off above: {summary['max_concurrency']}")
     print(f"report: {summary['report']}\nartifact: {summary['artifact']}")

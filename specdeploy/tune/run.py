@@ -82,7 +82,8 @@ def progress_line(m: Measurement) -> str:
     value = (f"{v['system_tps']:.1f} tokens/s" if "system_tps" in v else
              f"step {1e3 * v['step_s']:.0f} ms" if "step_s" in v else
              f"acceptance length {v['al']:.2f}" if "al" in v else "done")
-    return f"{point}: {value} ({'replayed' if m.replayed else f'{m.cost_s:.1f} s'})"
+    cost = "replayed" if m.replayed else "same probe" if r.kind == "cost" and m.cost_s < 0.01 else f"{m.cost_s:.1f} s"
+    return f"{point}: {value} ({cost})"
 
 
 def reproduce(resolved: Resolved, backend: str, strategy: str, out: Path) -> list[str]:
