@@ -26,8 +26,9 @@ def tune(profile: str, sets: tuple[str, ...], backend: str, out: Path, strategy:
     from specdeploy import api
 
     out_ = console()
-    res = api.tune(profile, sets, backend=backend, out=out, strategy=strategy, fresh=not resume,
-                   progress=not out_.json_mode and out_.err.isatty())
+    live = not out_.json_mode and out_.err.isatty()  # a live bar on a terminal, a line per measurement in logs
+    res = api.tune(profile, sets, backend=backend, out=out, strategy=strategy, fresh=not resume, progress=live,
+                   say=None if live else out_.info)
     rows = [f"c={d['concurrency']:<4} K={d['k']:<2} {d['objective']:10.1f} (K=0 {d['baseline'] or 0:.1f}) {d['reason']}"
             for d in res["decisions"]]
     out_.data({k: v for k, v in res.items() if k != "measurements"},

@@ -33,6 +33,8 @@ def test_tune_model_backend_writes_result_report_and_lock(tmp_path: Path) -> Non
     result = json.loads((art / "tune" / "result.json").read_text())
     assert result["format"] == "specdeploy.tune/1" and result["backend"] == "model"
     assert result["measurements"] and all(m["ok"] for m in result["measurements"])
+    progress = [line for line in proc.stderr.splitlines() if " c=" in line]  # no terminal: a line per measurement
+    assert len(progress) == len(result["measurements"]) and any("tokens/s" in line for line in progress)
     assert [d["concurrency"] for d in result["decisions"]] == [1, 2, 4, 8, 16, 32]
     emitted = result["schedule"]["emitted"]
     assert emitted["line"] == "1.2" and emitted["draft_len_schedule"]["1"] == result["schedule"]["draft_len"]
