@@ -49,7 +49,7 @@ def probe_costs(
                 feeds.append(_drafter_step(pair.drafter, prefix, chunk, generator))
             ms = _interleaved_ms(feeds, repeats)
             out["target"] += [{"batch": batch, "new_tokens": count, "context": context, "ms": t}
-                              for count, t in zip(new_tokens, ms, strict=False)]
+                              for count, t in zip(new_tokens, ms[: len(new_tokens)], strict=True)]
             if pair.drafter is not None:
                 out["drafter"].append({"batch": batch, "context": context, "ms": ms[-1]})
     return out

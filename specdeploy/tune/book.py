@@ -71,17 +71,21 @@ class Book:
         start = self.next_repeat(c, k)
         return [Request("e2e", c, k, r) for r in range(start, start + count)]
 
+    def _rel_mads(self) -> list[float]:
+        """The relative MAD of every point measured at least twice."""
+        return [s.rel_mad for ck in self.runs if (s := self.summary(*ck)) and s.n >= 2]
+
     def typical_noise(self) -> float:
         """The median relative MAD over the points measured at least twice (0 before any): how much one run moves."""
-        mads = [s.rel_mad for ck in self.runs if (s := self.summary(*ck)) and s.n >= 2]
+        mads = self._rel_mads()
         return statistics.median(mads) if mads else 0.0
 
     def noise_limit(self) -> float:
         """The relative MAD above which a point is noisy: MAX_REL_MAD, or NOISE_FLOOR x the median over the
         measured points (from three on) when the whole machine is that noisy: then no point is noisier than the
         rest, and the guard's margin (both points' MADs) already demands more of speculation."""
-        measured_twice = sum(1 for ck in self.runs if (s := self.summary(*ck)) and s.n >= 2)
-        return max(MAX_REL_MAD, NOISE_FLOOR * self.typical_noise()) if measured_twice >= 3 else MAX_REL_MAD
+        mads = self._rel_mads()
+        return max(MAX_REL_MAD, NOISE_FLOOR * statistics.median(mads)) if len(mads) >= 3 else MAX_REL_MAD
 
     def noisy(self) -> list[tuple[int, int]]:
         """Points whose relative MAD is above the noise limit and not yet re-measured."""
