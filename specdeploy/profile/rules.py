@@ -136,6 +136,12 @@ def _triton(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:
                     "set triton.decoupled: true, or serving.streaming: false")
 
 
+def _contract(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:
+    from specdeploy.trtllm.profile_rules import contract_issues
+
+    return contract_issues(ctx, mech)
+
+
 RULES: tuple[Rule, ...] = (
     Rule("matrix", "mechanism x backend x TensorRT-LLM version", _matrix),
     Rule("drafter", "a draft model exactly when the mechanism needs one", _drafter),
@@ -143,6 +149,8 @@ RULES: tuple[Rule, ...] = (
     Rule("parallel", "TP x PP <= GPU count; heads split over TP; CPU only for the reference backend", _parallel),
     Rule("tokens", "max_num_tokens >= B x (1 + K); max_seq_len <= the model's context", _tokens),
     Rule("triton", "Triton layout matches the backend; streaming needs decoupled", _triton),
+    Rule("contract", "what the trtllm_version's release range refuses (specdeploy.trtllm.profile_rules)",
+         _contract),
 )
 
 

@@ -33,12 +33,25 @@ def _opts(resolved: Resolved) -> Any:
     return resolved.loaded.options
 
 
-def _common(resolved: Resolved) -> list[str]:
-    profile = resolved.profile
-    hw = profile.hardware
-    dtype = profile.target.dtype if profile.target.dtype != "auto" else "auto"
-    return ["--output_dir", "${out}", "--dtype", dtype, "--tp_size", str(hw.tensor_parallel),
-            "--pp_size", str(hw.pipeline_parallel)]
+SPEC_DTYPES = ("float32", "bfloat16", "float16")
+"""`--dtype` choices of the Medusa / EAGLE / ReDrafter converters: no `auto` (tables/trtllm-1.2.1.json)."""
+
+
+def _dtype(resolved: Resolved, auto_ok: bool) -> str:
+    """The profile's dtype; where the converter has no `auto`, the target config's dtype."""
+    dtype = resolved.profile.target.dtype
+    if dtype != "auto" or auto_ok:
+        return str(dtype)
+    if resolved.target is None or resolved.target.dtype not in SPEC_DTYPES:
+        raise UsageError(f"this converter needs an explicit --dtype ({', '.join(SPEC_DTYPES)}) and the target's "
+                         "config.json dtype could not be read", hint="set target.dtype in the profile")
+    return resolved.target.dtype
+
+
+def _common(resolved: Resolved, *, auto_ok: bool = True, pp: bool = True) -> list[str]:
+    hw = resolved.profile.hardware
+    argv = ["--output_dir", "${out}", "--dtype", _dtype(resolved, auto_ok), "--tp_size", str(hw.tensor_parallel)]
+    return argv + (["--pp_size", str(hw.pipeline_parallel)] if pp else [])
 
 
 def convert_argv(resolved: Resolved, role: str = "target") -> list[str]:
@@ -48,18 +61,28 @@ def convert_argv(resolved: Resolved, role: str = "target") -> list[str]:
     model = f"${{fetch.{role}.path}}"
     if role == "target" and mech == "medusa":
         return [PY, f"{EX}/medusa/convert_checkpoint.py", "--model_dir", model, "--medusa_model_dir",
-                "${fetch.draft.path}", "--num_medusa_heads", str(opts.num_heads), *_common(resolved)]
-    if role == "target" and mech == "eagle":
+                "${fetch.draft.path}", "--num_medusa_heads", str(opts.num_heads), *_common(resolved, auto_ok=False)]
+    if role == "target" and mech == "eagle":  # no --max_non_leaves_per_layer: not in the converter (04a2cac)
         return [PY, f"{EX}/eagle/convert_checkpoint.py", "--model_dir", model, "--eagle_model_dir",
                 "${fetch.draft.path}", "--max_draft_len", str(resolved.draft_len), "--num_eagle_layers",
-                str(opts.num_eagle_layers), "--max_non_leaves_per_layer", str(opts.max_non_leaves_per_layer),
-                *_common(resolved)]
+                str(opts.num_eagle_layers), *_common(resolved, auto_ok=False)]
     if role == "target" and profile.target.quantization != "none" and mech in ("none", "draft_target", "lookahead"):
         argv = [PY, f"{EX}/quantization/quantize.py", "--model_dir", model, "--qformat",
                 QFORMATS[profile.target.quantization], *_common(resolved)]
         return argv + (["--kv_cache_dtype", "fp8"] if profile.target.quantization == "fp8" else [])
     return [PY, f"{EX}/models/core/{_family(resolved, role)}/convert_checkpoint.py", "--model_dir", model,
             *_common(resolved)]
+
+
+def redrafter_argv(resolved: Resolved) -> list[str]:
+    """Attach the ReDrafter drafter to the converted base: its converter has no --pp_size (pipeline fixed at 1)
+    and requires --base_model_checkpoint_dir and --drafter_model_dir."""
+    if resolved.profile.hardware.pipeline_parallel != 1:
+        raise UsageError("ReDrafter's converter has no pipeline parallelism (pp fixed at 1)",
+                         hint="set hardware.pipeline_parallel: 1 (tensor_parallel is supported)")
+    return [PY, f"{EX}/redrafter/convert_checkpoint.py", "--base_model_checkpoint_dir", "${convert.base.dir}",
+            "--drafter_model_dir", "${fetch.draft.path}", "--redrafter_num_beams", str(_opts(resolved).num_beams),
+            "--redrafter_draft_len_per_beam", str(resolved.draft_len), *_common(resolved, auto_ok=False, pp=False)]
 
 
 def build_argv(resolved: Resolved, checkpoint_step: str, role: str = "target") -> list[str]:
@@ -97,10 +120,7 @@ def engine_steps(resolved: Resolved, after: tuple[str, ...]) -> list[Step]:
         steps.append(_step("convert.base", Stage.CONVERT, "convert the base model for ReDrafter",
                            convert_argv(resolved), after, "checkpoints", ("tensorrt_llm",)))
         steps.append(_step("convert.target", Stage.CONVERT, "attach the ReDrafter drafter",
-                           [PY, f"{EX}/redrafter/convert_checkpoint.py", "--base_model_checkpoint_dir",
-                            "${convert.base.dir}", "--drafter_model_dir", "${fetch.draft.path}",
-                            "--redrafter_num_beams", str(_opts(resolved).num_beams),
-                            "--redrafter_draft_len_per_beam", str(resolved.draft_len), *_common(resolved)],
+                           redrafter_argv(resolved),
                            ("convert.base", *after), "checkpoints", ("tensorrt_llm",)))
     elif convert_argv(resolved)[1].endswith("quantize.py"):
         target_ckpt = "quantize.target"

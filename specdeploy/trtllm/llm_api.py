@@ -33,13 +33,13 @@ def _speculative_config(resolved: Resolved, line: VersionLine, k: int, draft_pat
     cfg: dict[str, Any] = {"decoding_type": line.decoding_types[mech]}
     if mech == "auto":
         return cfg
-    if mech == "mtp":
-        return {**cfg, line.mtp_length_key: k, **_mtp_fields(resolved)}
+    if mech == "mtp":  # early 1.3 rcs overwrite max_draft_len with num_nextn_predict_layers: emit both equal
+        return {**cfg, **dict.fromkeys(line.mtp_length_keys, k), **_mtp_fields(resolved)}
     cfg["max_draft_len"] = k
     if draft_path is not None:
         cfg[line.drafter_path_key] = draft_path
     if mech == "eagle3":
-        cfg.update(_eagle3_fields(resolved))
+        cfg.update(_eagle3_fields(resolved, line))
     elif mech == "ngram":
         for name in ("max_matching_ngram_size", "is_keep_all", "is_use_oldest", "is_public_pool"):
             cfg[name] = _option(resolved, name)
@@ -54,8 +54,11 @@ def _mtp_fields(resolved: Resolved) -> dict[str, Any]:
     return cfg
 
 
-def _eagle3_fields(resolved: Resolved) -> dict[str, Any]:
-    cfg: dict[str, Any] = {"eagle3_one_model": bool(_option(resolved, "one_model", True))}
+def _eagle3_fields(resolved: Resolved, line: VersionLine) -> dict[str, Any]:
+    one_model = bool(_option(resolved, "one_model", True))
+    if not one_model and line.eagle3_two_model in ("refused", "unknown"):
+        raise ValueError(f"two-model EAGLE-3 is {line.eagle3_two_model} on TensorRT-LLM {line.range}")
+    cfg: dict[str, Any] = {"eagle3_one_model": one_model} if line.eagle3_two_model != "refused" else {}
     layers = _option(resolved, "layers_to_capture")
     if layers:
         cfg["eagle3_layers_to_capture"] = sorted(set(layers))
@@ -129,7 +132,7 @@ def llm_api_options(resolved: Resolved, *, draft_len: int, schedule: Mapping[int
         cfg = _speculative_config(resolved, line, k, draft_path)
         if ranges is not None:
             cfg["draft_len_schedule"] = emit_schedule(ranges, line)
-        if max_concurrency is not None:
-            cfg["max_concurrency"] = max_concurrency
+        if max_concurrency is not None and not (ranges is not None and line.schedule_excludes_max_concurrency):
+            cfg["max_concurrency"] = max_concurrency  # 1.3: the schedule's top key already stops speculation
         opts["speculative_config"] = cfg
     return opts

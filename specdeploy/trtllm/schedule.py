@@ -73,12 +73,17 @@ def emit_schedule(schedule: Mapping[int, int] | Sequence[Sequence[int]], line: V
 
     1.2 (lower bounds): keys = bs_lo (first = 1), plus `{last_hi + 1: 0}` to stop speculating.
     1.3 (upper bounds): keys = bs_hi; trailing K = 0 ranges are dropped (above the last key is off).
+    Both: the first range carries the largest K (upstream: schedule[smallest key] == max_draft_len).
     """
     ranges = canonical(schedule, max_concurrency=max_concurrency, max_batch_size=max_batch_size)
+    if line.schedule == "unknown":
+        raise ValueError(f"how TensorRT-LLM {line.range} reads draft_len_schedule is UNKNOWN: pin a release whose "
+                         "rule was read (1.2.x, 1.3.0rc14 or later)")
+    if any(k > ranges[0][2] for *_, k in ranges):
+        raise ValueError(f"TensorRT-LLM {line.range} needs the smallest schedule key's K == max_draft_len (the "
+                         f"largest K); got {[list(r) for r in ranges]}")
     if line.schedule == "lower_bound":
         out = {lo: k for lo, _, k in ranges}
-        if line.schedule_key_one_required and any(k > out[1] for k in out.values()):
-            raise ValueError(f"TensorRT-LLM {line.name} needs schedule[1] == max_draft_len (the largest K); got {out}")
         if ranges[-1][2] > 0:
             out[ranges[-1][1] + 1] = 0
         return out

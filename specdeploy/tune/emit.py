@@ -32,16 +32,19 @@ def schedule_of(decisions: Mapping[int, Decision], *, max_batch_size: int,
     if last + 1 == len(cs) and cs[-1] < max_batch_size:
         notes.append(f"speculation off above {cs[-1]} (the largest tuned concurrency; not extrapolated)")
     line = version_line(trtllm_version) if trtllm_version else None
-    if line is not None and line.schedule_key_one_required and max(lower.values()) > lower[1]:
-        notes.append(f"TRT-LLM {line.name} needs schedule[1] = max_draft_len: K clamped to {lower[1]} above "
-                     f"concurrency 1 (tuned {lower})")
+    if line is not None and max(lower.values()) > lower[1]:
+        notes.append(f"TRT-LLM {line.range} needs the smallest key's K = max_draft_len: K clamped to {lower[1]} "
+                     f"above concurrency 1 (tuned {lower})")
         lower = {c: min(k, lower[1]) for c, k in lower.items()}
     ranges = canonical(lower, max_concurrency=max_conc)
     emitted = None
-    if line is not None:
-        emitted = {"line": line.name, "trtllm_version": trtllm_version, "semantics": line.schedule,
+    if line is not None and line.schedule == "unknown":
+        notes.append(f"TRT-LLM {line.range} schedule semantics are UNKNOWN: no draft_len_schedule emitted")
+    elif line is not None:
+        emitted = {"line": line.name, "range": line.range, "trtllm_version": trtllm_version,
+                   "semantics": line.schedule,
                    "draft_len_schedule": {str(k): v for k, v in emit_schedule(ranges, line).items()},
-                   "max_concurrency": max_conc}
+                   "max_concurrency": None if line.schedule_excludes_max_concurrency else max_conc}
     return {"speculation": True, "schedule": {str(c): k for c, k in lower.items()}, "ranges": [list(r) for r in ranges],
             "max_concurrency": max_conc, "draft_len": max(lower.values()), "emitted": emitted, "notes": notes}
 

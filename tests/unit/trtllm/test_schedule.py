@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from specdeploy.trtllm.schedule import canonical, draft_len_at, emit_schedule, lower_bounds, ranges_from_lower_bounds
-from specdeploy.trtllm.versions import LINE_1_2, LINE_1_3
+from specdeploy.trtllm.versions import LINE_1_2, LINE_1_3, VersionLine, version_line
 
 
 def _lookup_lower(sched: dict[int, int], bs: int) -> int:
@@ -32,10 +32,18 @@ def test_profile_map_closed_by_max_concurrency() -> None:
     assert emit_schedule({1: 4, 8: 2, 32: 0}, LINE_1_3, max_batch_size=64) == {7: 4, 31: 2}
 
 
-def test_1_2_requires_first_key_to_be_the_largest_k() -> None:
+@pytest.mark.parametrize("line", [LINE_1_2, LINE_1_3], ids=["1.2", "1.3"])
+def test_first_key_must_carry_the_largest_k(line: VersionLine) -> None:
+    """1.2: schedule[1] == max_draft_len; 1.3 (P14/P23): schedule[smallest key] == max_draft_len."""
     with pytest.raises(ValueError) as err:
-        emit_schedule({1: 2, 8: 4}, LINE_1_2, max_batch_size=16)
-    assert "schedule[1] == max_draft_len" in str(err.value)
+        emit_schedule({1: 2, 8: 4}, line, max_batch_size=16)
+    assert "smallest schedule key's K == max_draft_len" in str(err.value)
+
+
+def test_unknown_semantics_refuse_a_schedule() -> None:
+    with pytest.raises(ValueError) as err:
+        emit_schedule({1: 4}, version_line("1.3.0rc5"), max_batch_size=16)
+    assert "UNKNOWN" in str(err.value)
 
 
 def test_ranges_must_be_contiguous() -> None:

@@ -7,7 +7,7 @@ from typing import Any
 from specdeploy.trtllm.engine import build_argv
 from specdeploy.trtllm.llm_api import llm_api_options
 from specdeploy.trtllm.tables import check_argv, check_llm_api_options, load_table
-from specdeploy.trtllm.versions import LINES, UNCONFIRMED
+from specdeploy.trtllm.versions import LINES, RANGES, UNCONFIRMED
 from tests.unit.trtllm.cases import ENGINE, PYTORCH
 
 T12, T13 = load_table("trtllm-1.2.1"), load_table("trtllm-1.3")
@@ -20,12 +20,13 @@ def test_every_line_has_a_table() -> None:
 
 
 def test_misspelled_and_unknown_keys_fail() -> None:
-    good = {"max_batch_size": 8, "speculative_config": {"decoding_type": "Eagle", "max_draft_len": 3}}
+    good = {"max_batch_size": 8, "speculative_config": {"decoding_type": "Eagle", "max_draft_len": 3,
+                                                        "speculative_model_dir": "d"}}
     assert check_llm_api_options(good, T12) == []
     assert check_llm_api_options({"max_batch_sizes": 8}, T12) == [".max_batch_sizes: unknown field"]
     assert check_llm_api_options({"kv_cache_config": {"free_gpu_mem_fraction": 0.9}}, T12)
-    bad_spec = {"speculative_config": {"decoding_type": "Eagle", "max_draft_length": 3}}
-    assert check_llm_api_options(bad_spec, T12) == ["speculative_config.max_draft_length: unknown field"]
+    bad_spec = {"speculative_config": {"decoding_type": "Eagle", "max_draft_length": 3, "speculative_model": "d"}}
+    assert check_llm_api_options(bad_spec, T12)[0] == "speculative_config.max_draft_length: unknown field"
     assert check_llm_api_options({"max_batch_size": "8"}, T12)
 
 
@@ -84,7 +85,6 @@ def test_lookahead_engine_draft_len(resolve_case: Any) -> None:
     assert argv[argv.index("--speculative_decoding_mode") + 1] == "lookahead_decoding"
 
 
-def test_unconfirmed_items_are_flagged() -> None:
-    assert T12["llm_args"]["max_num_tokens"].get("unconfirmed") is True
-    assert T12["decoding"]["Eagle3"].get("unconfirmed") is True
-    assert "1.2.eagle3_type" in UNCONFIRMED
+def test_unconfirmed_facts_live_in_one_place() -> None:
+    assert "1.3.draft_target_alias" in UNCONFIRMED
+    assert all(key in UNCONFIRMED for line in RANGES for key in line.unknown)

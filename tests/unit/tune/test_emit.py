@@ -28,11 +28,12 @@ def test_no_extrapolation_above_the_largest_tuned_concurrency() -> None:
     assert any("not extrapolated" in n for n in out["notes"])
 
 
-def test_1_2_needs_the_largest_k_at_key_one() -> None:
+def test_both_lines_need_the_largest_k_at_the_smallest_key() -> None:
+    """1.2.1: schedule[1] == max_draft_len; 1.3 (rc14+): schedule[smallest key] == max_draft_len (issue #15)."""
     out = schedule_of(decisions({1: 2, 8: 5, 64: 3}), max_batch_size=64, trtllm_version="1.2.1")
     assert out["schedule"] == {"1": 2, "8": 2, "64": 2} and "clamped" in out["notes"][0]
-    assert schedule_of(decisions({1: 2, 8: 5, 64: 3}), max_batch_size=64,
-                       trtllm_version="1.3.0")["emitted"]["draft_len_schedule"] == {"7": 2, "63": 5, "64": 3}
+    new = schedule_of(decisions({1: 2, 8: 5, 64: 3}), max_batch_size=64, trtllm_version="1.3.0")
+    assert new["emitted"]["draft_len_schedule"] == {"7": 2, "63": 2, "64": 2} and "clamped" in new["notes"][0]
 
 
 def test_speculation_off_everywhere() -> None:

@@ -1,0 +1,140 @@
+"""Per-release contracts (issue #15): the range a trtllm_version selects, each range's rules as checked on
+emitted options (tables.check_llm_api_options) and refused at validate, and provenance on every entry."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from specdeploy.profile.issues import ProfileError
+from specdeploy.trtllm.llm_api import llm_api_options
+from specdeploy.trtllm.tables import TABLES, check_llm_api_options, table_for
+from specdeploy.trtllm.versions import version_line
+from tests.unit.trtllm.cases import EAGLE3, LLAMA, PYTORCH, SCHEDULE, _case, _mtp
+
+
+def _table(version: str) -> dict[str, Any]:
+    return table_for(version_line(version))
+
+
+def _emit(resolved: Any) -> dict[str, Any]:
+    spec = resolved.profile.speculative
+    return llm_api_options(resolved, draft_len=resolved.draft_len, schedule=spec.schedule,
+                           max_concurrency=spec.max_concurrency)
+
+
+@pytest.mark.parametrize(("version", "expected"), [
+    ("1.2.1", "1.2.x"), ("1.3.0rc0", "1.3.0rc0-rc13"), ("1.3.0rc13", "1.3.0rc0-rc13"),
+    ("1.3.0rc14", "1.3.0rc14-rc22"), ("1.3.0rc22.post1", "1.3.0rc14-rc22"), ("1.3.0rc23", "1.3.0rc23-rc26"),
+    ("1.3.0rc27", "1.3.0rc27+"), ("1.3.0", "1.3.0rc27+"), ("1.3.2", "1.3.0rc27+")])
+def test_trtllm_version_selects_its_range(version: str, expected: str) -> None:
+    assert version_line(version).range == expected
+
+
+def test_1_4_is_marked_unknown_and_older_lines_refused() -> None:
+    assert "UNKNOWN" in version_line("1.4.0rc1").range
+    with pytest.raises(ValueError):
+        version_line("1.1.0")
+
+
+def _entries(node: Any, path: str = "") -> list[tuple[str, dict[str, Any]]]:
+    """Every field / option / decoding class / command of a table (the dicts that describe one name)."""
+    found = []
+    if isinstance(node, dict):
+        if "type" in node or "fields" in node or "options" in node:
+            found.append((path, node))
+        for key, value in node.items():
+            if key not in ("sources", "rules"):
+                found += _entries(value, f"{path}.{key}")
+    return found
+
+
+@pytest.mark.parametrize("name", ["trtllm-1.2.1", "trtllm-1.3"])
+def test_every_table_entry_names_its_source(name: str) -> None:
+    entries = _entries(json.loads((TABLES / f"{name}.json").read_text()))
+    missing = [path for path, entry in entries if not entry.get("source")]
+    assert entries and missing == []
+    assert not [p for p, e in entries if "unconfirmed" in e]  # UNKNOWN is said in `source`, not a flag
+
+
+def test_1_3_schedule_and_max_concurrency_are_mutually_exclusive(resolve_case: Any) -> None:
+    both = {"decoding_type": "Eagle3", "max_draft_len": 4, "speculative_model": "d",
+            "draft_len_schedule": {8: 4}, "max_concurrency": 8}
+    problems = check_llm_api_options({"speculative_config": both}, _table("1.3.0"))
+    assert problems == ["speculative_config: max_concurrency and draft_len_schedule are mutually exclusive"]
+    both_12 = {**both, "decoding_type": "Eagle", "draft_len_schedule": {1: 4, 8: 0}}
+    assert check_llm_api_options({"speculative_config": both_12}, _table("1.2.1")) == []  # 1.2.1: no such rule
+    options = _emit(resolve_case("s", PYTORCH["pytorch-1.3.0-eagle3-schedule"]))
+    assert "max_concurrency" not in options["speculative_config"]
+    assert options["speculative_config"]["draft_len_schedule"] == {3: 4, 15: 3, 24: 2}  # closed at 24
+    assert check_llm_api_options(options, _table("1.3.0")) == []
+
+
+def test_1_3_smallest_key_carries_max_draft_len(resolve_case: Any) -> None:
+    spec = {"decoding_type": "Eagle3", "max_draft_len": 4, "speculative_model": "d", "draft_len_schedule": {7: 2,
+                                                                                                          16: 4}}
+    assert check_llm_api_options({"speculative_config": spec}, _table("1.3.0"))[0].startswith(
+        "speculative_config.draft_len_schedule[7] must equal max_draft_len 4")
+    data = _case(LLAMA, "pytorch", "1.3.0", "eagle3", draft_len=4, draft_model=EAGLE3, schedule={1: 2, 8: 4})
+    with pytest.raises(ProfileError) as err:
+        resolve_case("k", data)
+    assert err.value.issues[0].path == ("speculative", "schedule")
+    assert "smallest batch key" in err.value.issues[0].message
+
+
+def test_eagle3_two_model_by_range(resolve_case: Any) -> None:
+    with pytest.raises(ProfileError) as err:
+        resolve_case("r", {**PYTORCH["pytorch-1.2.1-eagle3-two-model-schedule"],
+                           "runtime": {"trtllm_version": "1.3.0", "backend": "pytorch"}})
+    assert err.value.issues[0].path == ("speculative", "options", "one_model")
+    deprecated = resolve_case("d", PYTORCH["pytorch-1.3.0rc23-eagle3-two-model-schedule"])
+    assert any("deprecated" in n.message for n in deprecated.notes)
+    options = _emit(deprecated)
+    assert options["disable_overlap_scheduler"] is True and options["speculative_config"]["eagle3_one_model"] is False
+    one_model = _emit(resolve_case("o", PYTORCH["pytorch-1.3.0-eagle3"]))
+    assert "disable_overlap_scheduler" not in one_model and "eagle3_one_model" not in one_model["speculative_config"]
+    refused = {"decoding_type": "Eagle3", "max_draft_len": 3, "speculative_model": "d", "eagle3_one_model": False}
+    assert check_llm_api_options({"speculative_config": refused}, _table("1.3.0rc27"))[0] == (
+        "speculative_config.eagle3_one_model: unknown field")
+
+
+def test_early_1_3_mtp_emits_k_in_both_keys(resolve_case: Any) -> None:
+    early = _emit(resolve_case("e", _mtp("1.3.0rc14")))["speculative_config"]
+    assert early["num_nextn_predict_layers"] == early["max_draft_len"] == 3
+    late = _emit(resolve_case("l", _mtp("1.3.0rc23")))["speculative_config"]
+    assert late["max_draft_len"] == 3 and "num_nextn_predict_layers" not in late
+    only_k = {"speculative_config": {"decoding_type": "MTP", "max_draft_len": 3}}
+    assert "overwritten by num_nextn_predict_layers (1)" in check_llm_api_options(only_k, _table("1.3.0rc14"))[0]
+    assert check_llm_api_options(only_k, _table("1.3.0rc23")) == []
+
+
+def test_decoding_type_spelling_per_release() -> None:
+    draft_target = {"max_draft_len": 4, "speculative_model": "d"}
+    assert check_llm_api_options({"speculative_config": {"decoding_type": "DraftTarget", **draft_target}},
+                                 _table("1.2.1")) == []
+    assert check_llm_api_options({"speculative_config": {"decoding_type": "Draft_Target", **draft_target}},
+                                 _table("1.3.0")) == []
+    assert check_llm_api_options({"speculative_config": {"decoding_type": "DraftTarget", **draft_target}},
+                                 _table("1.3.0"))
+    assert check_llm_api_options({"speculative_config": {"decoding_type": "Eagle3", **draft_target}},
+                                 _table("1.2.1"))  # 1.2.1's from_dict map has no Eagle3
+    assert version_line("1.3.0rc14").decoding_types["draft_target"] == "Draft_Target"
+
+
+def test_acceptance_field_names_per_range() -> None:
+    old, new = ("acceptance_window", "acceptance_length_threshold"), ("acceptance_rate_window_size",
+                                                                       "acceptance_rate_threshold")
+    for version, present, absent in (("1.2.1", old, new), ("1.3.0rc14", old, new), ("1.3.0rc23", new, old),
+                                     ("1.3.0", new, old)):
+        base = _table(version)["decoding_base"]
+        assert all(k in base for k in present) and not any(k in base for k in absent), version
+        assert version_line(version).acceptance_fields == present
+
+
+def test_unknown_schedule_semantics_refused_at_validate(resolve_case: Any) -> None:
+    data = _case(LLAMA, "pytorch", "1.3.0rc5", "ngram", draft_len=4, schedule=SCHEDULE)
+    with pytest.raises(ProfileError) as err:
+        resolve_case("u", data)
+    assert "UNKNOWN" in err.value.issues[0].message and err.value.issues[0].path == ("speculative", "schedule")
