@@ -107,6 +107,7 @@ def doctor() -> dict[str, Any]:
 
     from specdeploy import __version__
     from specdeploy.resolve.probe import probe_environment
+    from specdeploy.trtllm.selfcheck import trtllm_report
 
     probe = probe_environment()
     return {
@@ -114,8 +115,7 @@ def doctor() -> dict[str, Any]:
         "gpus": [{"name": n, "memory_gib": round(m / 1024**3, 1)} for n, m in
                  zip(probe.gpu_names, probe.gpu_memory_bytes, strict=True)],
         "driver": probe.driver, "nvml": probe.nvml_error or "ok",
-        "tensorrt_llm": probe.trtllm_version or "not installed (pip install 'specdeploy[trtllm]' "
-                                                "--extra-index-url https://pypi.nvidia.com)",
+        **trtllm_report(probe.trtllm_version),
         "tritonserver": probe.tritonserver or "not found (pip install 'specdeploy[triton]')",
         "reference_runtime": "available" if find_spec("torch") and find_spec("transformers")
         else "not installed (pip install 'specdeploy[reference]')",
@@ -139,6 +139,10 @@ def build(source: str, sets: tuple[str, ...] = (), *, out: Path = Path("artifact
     from specdeploy.plan.planner import make_plan
 
     resolved = load_and_resolve(source, sets, online=True)
+    if resolved.line is not None:  # the pinned release's contract must be the installed one's
+        from specdeploy.trtllm.selfcheck import installed, require_pinned
+
+        require_pinned(resolved.profile.runtime.trtllm_version, installed())
     the_plan = make_plan(resolved)
     force = tuple(s.id for s in the_plan.steps if s.stage.value == "tune") if tune else ()
     if tune and not force:

@@ -1,0 +1,81 @@
+"""Self-check against an installed TensorRT-LLM, with the TEST DOUBLE tests/fixtures/installed_trtllm (a
+`tensorrt_llm` package laid out like the wheel: `__version__`, `llmapi/llm_args.py` with TorchLlmArgs)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from specdeploy.errors import UsageError
+from specdeploy.trtllm.llm_api import llm_api_options
+from specdeploy.trtllm.selfcheck import Installed, require_pinned, validate_options
+from tests.helpers import write_profile
+from tests.unit.trtllm.cases import PYTORCH
+
+DOUBLE = Path(__file__).resolve().parents[2] / "fixtures" / "installed_trtllm"
+ROOT = Path(__file__).resolve().parents[3]
+
+
+@pytest.fixture
+def double(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The double importable here (find_spec) and in the self-check's subprocess (PYTHONPATH)."""
+    monkeypatch.syspath_prepend(str(DOUBLE))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(DOUBLE), os.environ.get("PYTHONPATH", "")]))
+    monkeypatch.setenv("FAKE_TENSORRT_LLM_VERSION", "1.3.0")
+
+
+def _cli(*args: str, version: str | None, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(DOUBLE), str(ROOT), str(ROOT / "plugins")])}
+    if version is None:
+        env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "plugins")])
+    else:
+        env["FAKE_TENSORRT_LLM_VERSION"] = version
+    return subprocess.run([sys.executable, "-m", "specdeploy", *args], capture_output=True, text=True, env=env,
+                          cwd=cwd, timeout=120, check=False)
+
+
+@pytest.mark.usefixtures("double")
+def test_installed_torchllmargs_judges_the_emitted_file(resolve_case: Any) -> None:
+    resolved = resolve_case("s", PYTORCH["pytorch-1.3.0-eagle3-schedule"])
+    spec = resolved.profile.speculative
+    options = llm_api_options(resolved, draft_len=4, schedule=spec.schedule, max_concurrency=spec.max_concurrency)
+    assert validate_options(yaml.safe_dump(options), "meta-llama/Llama-3.1-8B-Instruct") == Installed("1.3.0")
+    both = {**options, "speculative_config": {**options["speculative_config"], "max_concurrency": 24}}
+    found = validate_options(yaml.safe_dump(both), "m")
+    assert found is not None and found.version == "1.3.0" and "mutually exclusive" in (found.error or "")
+
+
+def test_not_installed_means_no_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("importlib.util.find_spec", lambda *_: None)
+    assert validate_options("{}", "m") is None
+
+
+def test_a_pin_other_than_the_installed_release_is_refused() -> None:
+    require_pinned("1.3.0", Installed("1.3.0"))
+    require_pinned("1.3.0", None)
+    with pytest.raises(UsageError) as err:
+        require_pinned("1.3.0", Installed("1.3.0rc23"))
+    assert "pins TensorRT-LLM 1.3.0, but 1.3.0rc23 is installed (contract range 1.3.0rc23-rc26)" in err.value.message
+    assert "runtime.trtllm_version: 1.3.0rc23" in (err.value.hint or "")
+
+
+def test_build_refuses_a_mismatched_install_with_exit_2(tmp_path: Path) -> None:
+    profile = write_profile(tmp_path / "p.yaml", PYTORCH["pytorch-1.3.0-eagle3"])
+    result = _cli("build", str(profile), "--out", str(tmp_path / "out"), version="1.3.0rc23", cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert "pins TensorRT-LLM 1.3.0, but 1.3.0rc23 is installed" in result.stderr
+    assert not (tmp_path / "out").exists()  # nothing half-written
+
+
+def test_doctor_names_the_installed_release_and_its_contract_range(tmp_path: Path) -> None:
+    report = json.loads(_cli("--json", "doctor", version="1.3.0rc14", cwd=tmp_path).stdout)
+    assert report["tensorrt_llm"] == "1.3.0rc14"
+    assert report["trtllm_contract"].startswith("1.3.0rc14-rc22 (UNKNOWN: 1.3.mtp_rc15_rc22")
+    assert json.loads(_cli("--json", "doctor", version=None, cwd=tmp_path).stdout)["trtllm_contract"] == "-"
