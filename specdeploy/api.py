@@ -125,9 +125,11 @@ def doctor() -> dict[str, Any]:
 def mechanisms() -> list[dict[str, Any]]:
     """The mechanism x backend x version matrix, from the installed plugins."""
     from specdeploy.plugin.registry import registry
+    from specdeploy.trtllm.versions import range_notes
 
     return [{"name": name, "summary": cls.summary, "needs_draft_model": cls.needs_draft_model,
              "support": {b: list(v) for b, v in cls.support.items()}, "max_draft_len": cls.max_draft_len,
+             "trtllm_ranges": {b: range_notes(name, tuple(v), b) for b, v in cls.support.items() if b != "reference"},
              "source": f"{cls.__module__}:{cls.__qualname__}"} for name, cls in sorted(registry().items())]
 
 

@@ -1,10 +1,12 @@
-"""Regenerate specdeploy/trtllm/tables/trtllm-<version>.json from a real TensorRT-LLM installation.
+"""Compare specdeploy's contract table for the installed TensorRT-LLM with that installation's own classes.
 
-Run on a host with the wheel (NGC image or GPU box): `python tools/refresh_trtllm_tables.py [--out DIR]`.
-Introspects the pydantic LLM-API models (TorchLlmArgs, every DecodingBaseConfig subclass, KvCacheConfig,
-CudaGraphConfig) and the argparse/click parsers of trtllm-build, trtllm-bench and trtllm-serve; items
-that were marked `unconfirmed` in the hand-written table become confirmed (the flag disappears).
-Review the diff before committing: the tests then check every emitted key and flag against it.
+Run where the wheel is installed (NGC image, or a Linux+CUDA host with NVIDIA's index; see
+specdeploy/trtllm/README.md): `python tools/refresh_trtllm_tables.py [--json] [--cli]`. It imports
+`tensorrt_llm.llmapi.llm_args` (TorchLlmArgs, every DecodingBaseConfig subclass by its decoding_type,
+KvCacheConfig, CudaGraphConfig) and, with --cli, reads `trtllm-serve/-bench/-build --help`; it prints what
+differs from `table_for(version_line(tensorrt_llm.__version__))`. It writes nothing: transcribe each
+difference into specdeploy/trtllm/tables/*.json with its source (this release, this file), or a since/until.
+Exit 0 when nothing differs, 1 when something does, 2 when TensorRT-LLM is missing or has no contract range.
 """
 
 from __future__ import annotations
@@ -14,96 +16,134 @@ import json
 import re
 import subprocess
 import sys
+import typing
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-TYPES = {"int": "int", "float": "float", "bool": "bool", "str": "str", "Path": "path"}
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+TYPES = {"int": "int", "float": "float", "bool": "bool", "str": "str", "Path": "str"}
+SAME = {"path": "str", "object|null": "object", "set[int]": "list[int]"}
 
 
-def _kind(annotation: Any) -> str:
-    text = str(annotation)
-    if "Dict[int, int]" in text or "dict[int, int]" in text:
-        return "dict[int,int]"
-    if "List[List[int]]" in text or "list[list[int]]" in text:
-        return "list[list[int]]"
-    if "Set[int]" in text or "set[int]" in text:
-        return "set[int]"
-    if "List[int]" in text or "list[int]" in text:
-        return "list[int]"
-    for name, kind in TYPES.items():
+def kind(annotation: Any) -> str:
+    """A pydantic annotation in the tables' type vocabulary."""
+    text = str(annotation).replace("typing.", "")
+    for pattern, name in (("dict[int, int]", "dict[int,int]"), ("list[list[int]]", "list[list[int]]"),
+                          ("set[int]", "list[int]"), ("list[int]", "list[int]")):
+        if pattern in text.lower():
+            return name
+    if "dict[" in text.lower() or "Dict[" in text:
+        return "object"
+    if text.startswith("Literal[") or "Literal[" in text:
+        return "str"
+    for name, out in TYPES.items():
         if re.search(rf"\b{name}\b", text):
-            return kind
+            return out
     return "object"
 
 
-def _fields(model: Any) -> dict[str, Any]:
+def fields(model: Any, skip: set[str] = frozenset()) -> dict[str, dict[str, Any]]:  # type: ignore[assignment]
     out = {}
     for name, info in model.model_fields.items():
-        entry: dict[str, Any] = {"type": _kind(info.annotation)}
-        if info.default is not None and isinstance(info.default, (int, float, str, bool)):
+        if name in skip or name == "decoding_type":
+            continue
+        entry: dict[str, Any] = {"type": kind(info.annotation)}
+        if isinstance(info.default, (int, float, str, bool)):
             entry["default"] = info.default
-        alias = info.validation_alias
-        if alias:
-            entry["aliases"] = [str(a) for a in getattr(alias, "choices", [alias])]
         out[name] = entry
     return out
 
 
-def _help_options(cmd: list[str]) -> dict[str, Any]:
-    """Options of a CLI from its --help text (works for argparse and click)."""
-    text = subprocess.run([*cmd, "--help"], capture_output=True, text=True, check=False).stdout
-    options: dict[str, Any] = {}
-    for match in re.finditer(r"(--[a-z0-9_\-]+)(?:[ =]\{([^}]*)\}|[ =]([A-Z_]+))?", text):
-        name, choices, metavar = match.groups()
-        entry: dict[str, Any] = {"type": "str" if (choices or metavar) else "flag"}
-        if choices:
-            entry["choices"] = choices.split(",")
-        options.setdefault(name, entry)
-    options.pop("--help", None)
-    return {"options": options}
+def _literal(cls: Any) -> str:
+    field = cls.model_fields.get("decoding_type")
+    args = typing.get_args(field.annotation) if field is not None else ()
+    return str(args[0]) if args else str(getattr(cls, "decoding_type", cls.__name__))
+
+
+def introspect(module: Any) -> dict[str, Any]:
+    """The installed llm_args in the tables' shape (no sources: those are a person's to write)."""
+    base = module.DecodingBaseConfig
+    decoding = {_literal(cls): {"fields": fields(cls, set(base.model_fields))}
+                for cls in vars(module).values()
+                if isinstance(cls, type) and issubclass(cls, base) and cls is not base}
+    return {"decoding_base": fields(base), "decoding": decoding, "llm_args": fields(module.TorchLlmArgs),
+            "nested": {"kv_cache_config": fields(module.KvCacheConfig),
+                       "cuda_graph_config": fields(module.CudaGraphConfig)}}
+
+
+def _compare(where: str, installed: dict[str, Any], table: dict[str, Any]) -> list[str]:
+    table = {k: v for k, v in table.items() if k != "decoding_type" and "alias_of" not in v}
+    lines = [f"+ {where}.{k} ({v['type']}): in the installed class, not in the table"
+             for k, v in installed.items() if k not in table]
+    lines += [f"- {where}.{k}: in the table, not in the installed class" for k in table if k not in installed]
+    for name in sorted(set(installed) & set(table)):
+        mine, theirs = table[name], installed[name]
+        if SAME.get(mine["type"], mine["type"]) != SAME.get(theirs["type"], theirs["type"]):
+            lines.append(f"~ {where}.{name}: type {mine['type']} in the table, {theirs['type']} installed")
+        if "default" in mine and "default" in theirs and mine["default"] != theirs["default"]:
+            lines.append(f"~ {where}.{name}: default {mine['default']!r} in the table, {theirs['default']!r} installed")
+    return lines
+
+
+def diff(installed: dict[str, Any], table: dict[str, Any]) -> list[str]:
+    """Every name, type and default that differs between an introspected llm_args and a range's table."""
+    lines = _compare("llm_args", installed["llm_args"], table["llm_args"])
+    lines += _compare("decoding_base", installed["decoding_base"], table["decoding_base"])
+    for name in ("kv_cache_config", "cuda_graph_config"):
+        lines += _compare(name, installed["nested"].get(name, {}), table["nested"].get(name, {}))
+    mine, theirs = table["decoding"], installed["decoding"]
+    lines += [f"+ decoding.{k}: decoding_type installed, not in the table" for k in theirs if k not in mine]
+    lines += [f"- decoding.{k}: decoding_type in the table, not installed" for k in mine if k not in theirs]
+    for name in sorted(set(mine) & set(theirs)):
+        lines += _compare(f"decoding.{name}", theirs[name]["fields"], mine[name]["fields"])
+    return lines
+
+
+def cli_diff(table: dict[str, Any]) -> list[str]:
+    """Flags of each table command against its installed `--help` (argparse or click)."""
+    lines = []
+    for key in ("trtllm-serve", "trtllm-build", "trtllm-bench throughput"):
+        if key not in table["cli"]:
+            continue
+        argv = key.split() if key != "trtllm-bench throughput" else ["trtllm-bench", "--model", "x", "throughput"]
+        try:
+            text = subprocess.run([*argv, "--help"], capture_output=True, text=True, timeout=300).stdout
+        except FileNotFoundError:
+            lines.append(f"? {key}: not on PATH")
+            continue
+        flags = set(re.findall(r"(--[a-z0-9_\-]+)", text)) - {"--help"}
+        known = set(table["cli"][key]["options"])
+        lines += [f"+ cli.{key} {f}: installed, not in the table" for f in sorted(flags - known)]
+        lines += [f"- cli.{key} {f}: in the table, not installed" for f in sorted(known - flags)]
+    return lines
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=ROOT / "specdeploy" / "trtllm" / "tables")
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="print the differences as a JSON list")
+    parser.add_argument("--cli", action="store_true", help="also compare the command-line tools' --help")
     args = parser.parse_args()
-    import tensorrt_llm
-    from tensorrt_llm.llmapi import llm_args as A
+    from specdeploy.trtllm.tables import table_for
+    from specdeploy.trtllm.versions import version_line
 
-    version = tensorrt_llm.__version__
-    decoding = {}
-    for name in dir(A):
-        cls = getattr(A, name)
-        if isinstance(cls, type) and issubclass(cls, A.DecodingBaseConfig) and cls is not A.DecodingBaseConfig:
-            dtype = getattr(cls, "decoding_type", None)
-            key = dtype if isinstance(dtype, str) else name.removesuffix("DecodingConfig")
-            base = set(A.DecodingBaseConfig.model_fields)
-            decoding[key] = {"class": name, "fields": {k: v for k, v in _fields(cls).items() if k not in base}}
-    major_minor = ".".join(version.split(".")[:2])
-    table = {
-        "trtllm_version": version, "line": "1.2" if major_minor == "1.2" else "1.3",
-        "generated_by": f"tools/refresh_trtllm_tables.py on tensorrt_llm {version}",
-        "sources": {"llm_args": A.__file__, "cli": "--help of trtllm-serve, trtllm-bench, trtllm-build"},
-        "forbidden_fields": [],
-        "decoding_base": _fields(A.DecodingBaseConfig), "decoding": decoding,
-        "llm_args": _fields(A.TorchLlmArgs),
-        "nested": {"kv_cache_config": _fields(A.KvCacheConfig), "cuda_graph_config": _fields(A.CudaGraphConfig)},
-        "cli": {"trtllm-serve": {"positional": ["model"], **_help_options(["trtllm-serve", "serve"])},
-                "trtllm-bench": {**_help_options(["trtllm-bench"]), "subcommands": ["build", "throughput", "latency"]},
-                "trtllm-bench throughput": _help_options(["trtllm-bench", "--model", "x", "throughput"]),
-                "trtllm-bench latency": _help_options(["trtllm-bench", "--model", "x", "latency"])},
-    }
-    if major_minor == "1.2":
-        table["cli"]["trtllm-build"] = _help_options(["trtllm-build"])
-    name = f"trtllm-{version}" if major_minor == "1.2" else "trtllm-1.3"
-    path = args.out / f"{name}.json"
-    if path.is_file():  # keep the examples/ converter tables: they have no --help-free source here
-        old = json.loads(path.read_text())
-        table["cli"].update({k: v for k, v in old.get("cli", {}).items() if k.startswith("examples/")})
-    path.write_text(json.dumps(table, indent=1) + "\n")
-    print(f"wrote {path}; review `git diff` and rerun tests/unit/trtllm", file=sys.stderr)
-    return 0
+    try:
+        import tensorrt_llm
+        from tensorrt_llm.llmapi import llm_args
+    except ImportError as exc:
+        print(f"TensorRT-LLM is not importable here: {exc}", file=sys.stderr)
+        return 2
+    version = str(tensorrt_llm.__version__)
+    try:
+        line = version_line(version)
+    except ValueError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    table = table_for(line)
+    lines = diff(introspect(llm_args), table) + (cli_diff(table) if args.cli else [])
+    print(json.dumps(lines, indent=1) if args.json else "\n".join(
+        [f"TensorRT-LLM {version}: contract range {line.range} (table {line.table}); {len(lines)} differences",
+         *lines]))
+    return 1 if lines else 0
 
 
 if __name__ == "__main__":

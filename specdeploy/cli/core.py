@@ -97,4 +97,7 @@ def mechanisms() -> None:
     for row in rows:
         where = "; ".join(f"{backend} {'/'.join(lines_)}" for backend, lines_ in row["support"].items())
         lines.append(f"{row['name']:<13} {where:<38} {row['summary']}")
+        lines += [f"{'':<15}{backend} {r['range']}: {r['decoding_type']}" + "".join(f"; {n}" for n in r["notes"])
+                  + (" (UNKNOWN: " + ", ".join(r["unknown"]) + ")" if r["unknown"] else "")
+                  for backend, ranges in row["trtllm_ranges"].items() for r in ranges]
     console().data(rows, text="\n".join(lines))

@@ -22,6 +22,10 @@ def contract_issues(ctx: CheckContext, _mech: Any = None) -> Iterator[Issue]:
     if line is None or ctx.profile.runtime.backend != "pytorch":
         return
     version = ctx.profile.runtime.trtllm_version
+    if spec.mechanism != "none" and not line.supports(spec.mechanism):
+        yield Issue(("speculative", "mechanism"), f"{spec.mechanism} is not in TensorRT-LLM {version} (range "
+                    f"{line.range}; see specdeploy mechanisms)", "pin a later runtime.trtllm_version")
+        return
     if spec.mechanism == "eagle3" and not _option(ctx, "one_model", True):
         if line.eagle3_two_model in ("refused", "unknown"):
             yield Issue(("speculative", "options", "one_model"),

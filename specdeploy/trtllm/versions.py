@@ -33,6 +33,8 @@ UNCONFIRMED: dict[str, str] = {
                               "class literal is 'Draft_Target' in S1, S2, P14 and no alias code was found); "
                               "specdeploy emits 'Draft_Target'",
     "1.4.contract": "no 1.4 release candidate was read; 1.4 profiles use the 1.3.0rc27+ contract, marked UNKNOWN",
+    "1.3.dflash_sa_since": "DFlash and SA: absent from S1 (before rc7), present in S2 (between rc14 and rc23) and "
+                           "D27; refused before rc14, assumed from rc14 (P14's region for them unread)",
     "1.2.one_model_schedule": "draft_len_schedule/max_concurrency on one-model EAGLE-3/MTP in 1.2.1 (PR #10860 "
                               "likely absent); emitted anyway, may be ignored there",
     "1.2.build_plugin_flags": "the exact trtllm-build plugin flag list of 1.2.1 (build.py read at 008b2b8d only)",
@@ -42,6 +44,15 @@ UNCONFIRMED: dict[str, str] = {
     "convert.eagle_max_non_leaves": "EAGLE convert --max_non_leaves_per_layer: absent from the stored script "
                                     "(04a2cacb); specdeploy does not pass it",
 }
+
+CONCERNS: dict[str, tuple[str, ...]] = {
+    "1.3.mtp_rc15_rc22": ("mtp",), "1.3.eagle3_two_model_rc24_rc26": ("eagle3",),
+    "1.3.draft_target_alias": ("draft_target",), "1.3.dflash_sa_since": ("dflash", "sa"), "1.4.contract": ("*",),
+    "1.2.one_model_schedule": ("eagle3", "mtp"),
+    "1.2.build_plugin_flags": ("medusa", "lookahead", "eagle", "redrafter", "draft_target"),
+    "convert.eagle_max_non_leaves": ("eagle",),
+}
+"""UNCONFIRMED key -> the mechanisms it concerns (the matrix shows it on their rows); the others are general."""
 
 
 @dataclass(frozen=True)
@@ -101,7 +112,8 @@ LINE_1_2 = VersionLine(
              "max_concurrency": "P121 DecodingBaseConfig (no exclusivity validator)",
              "mtp": "S1/P14 MTPDecodingConfig.set_max_total_draft_tokens (1.2.1 region unread: trtllm.md §3)",
              "acceptance": "P121 DecodingBaseConfig fields", "eagle3_two_model": "P121 eagle3_one_model field"},
-    unknown=("1.2.one_model_schedule", "1.2.build_plugin_flags", "cli.serve_bench", "convert.qwen"),
+    unknown=("1.2.one_model_schedule", "1.2.build_plugin_flags", "cli.serve_bench", "convert.qwen",
+             "convert.eagle_max_non_leaves"),
     forbidden_fields=frozenset({"acceptance_rate_window_size", "acceptance_rate_threshold", "use_rejection_sampling",
                                 "advanced_sampling_mode", "enable_penalty", "spec_dec_variant", "moe_backend"}),
     table="trtllm-1.2.1",
@@ -122,6 +134,7 @@ _DT_SRC = "Literal['Draft_Target'] in S1, S2, P14; Eagle3 literal P14"
 RANGES: tuple[VersionLine, ...] = (
     LINE_1_2,
     replace(_1_3, range="1.3.0rc0-rc13", low="1.3.0rc0", high="1.3.0rc14", schedule="unknown",
+            decoding_types={k: v for k, v in _DT_13.items() if k not in ("dflash", "sa")},
             mtp_length_keys=("num_nextn_predict_layers", "max_draft_len"), eagle3_two_model="supported",
             acceptance_fields=("acceptance_window", "acceptance_length_threshold"),
             sources={"decoding_type": _DT_SRC, "mtp": "S1 set_max_total_draft_tokens overwrites max_draft_len",
@@ -134,7 +147,7 @@ RANGES: tuple[VersionLine, ...] = (
                      "mtp": "P14 set_max_total_draft_tokens overwrites max_draft_len with num_nextn_predict_layers",
                      "acceptance": "P14 DecodingBaseConfig fields",
                      "eagle3_two_model": "S2/P23 validate_eagle_config: deprecation warning"},
-            unknown=("1.3.mtp_rc15_rc22", "1.3.draft_target_alias", "cli.serve_bench")),
+            unknown=("1.3.mtp_rc15_rc22", "1.3.draft_target_alias", "1.3.dflash_sa_since", "cli.serve_bench")),
     replace(_1_3, range="1.3.0rc23-rc26", low="1.3.0rc23", high="1.3.0rc27",
             sources={"decoding_type": _DT_SRC, "schedule": _SCHED_13, "max_concurrency": _EXCL_13,
                      "mtp": "P23 _remap_deprecated_num_nextn_predict_layers: max_draft_len wins",
@@ -147,7 +160,7 @@ RANGES: tuple[VersionLine, ...] = (
                      "acceptance": "A: rc27 class pages", "eagle3_two_model": "A: rc27 signature has no "
                      "eagle3_one_model; HEAD forces one-model; PR #18721 raises"},
             unknown=("1.3.draft_target_alias", "cli.serve_bench")),
-    replace(_1_3, range="1.4 (UNKNOWN: unread, 1.3.0rc27+ rules assumed)", low="1.4.0rc0", high=None,
+    replace(_1_3, range="1.4 (UNKNOWN)", low="1.4.0rc0", high=None,
             eagle3_two_model="refused", unknown=("1.4.contract", "1.3.draft_target_alias", "cli.serve_bench")),
 )
 
@@ -178,3 +191,24 @@ def version_line(text: str) -> VersionLine:
     if found is None:
         raise ValueError(f"TensorRT-LLM {text} is not supported: use 1.2.x (e.g. 1.2.1) or the 1.3 line")
     return found
+
+
+ENGINE_ONLY = frozenset({"1.2.build_plugin_flags", "convert.qwen", "convert.eagle_max_non_leaves"})
+
+
+def range_notes(mechanism: str, lines: tuple[str, ...], backend: str = "pytorch") -> list[dict[str, object]]:
+    """Per release range of `lines` supporting `mechanism`: how it is spelled and what differs (for the matrix)."""
+    out: list[dict[str, object]] = []
+    for line in RANGES:
+        if line.name not in lines or not line.supports(mechanism):
+            continue
+        notes = [] if line.schedule != "unknown" else ["draft_len_schedule UNKNOWN: refused"]
+        if mechanism == "eagle3" and line.eagle3_two_model != "supported":
+            notes.append(f"two-model {line.eagle3_two_model}")
+        if mechanism == "mtp":
+            notes.append("K in " + " = ".join(line.mtp_length_keys))
+        unknown = [k for k in line.unknown if set(CONCERNS.get(k, ())) & {mechanism, "*"}
+                   and (backend == "tensorrt") == (k in ENGINE_ONLY)]
+        out.append({"range": line.range, "decoding_type": line.decoding_types[mechanism], "notes": notes,
+                    "unknown": unknown})
+    return out

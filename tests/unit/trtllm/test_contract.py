@@ -34,7 +34,7 @@ def test_trtllm_version_selects_its_range(version: str, expected: str) -> None:
 
 
 def test_1_4_is_marked_unknown_and_older_lines_refused() -> None:
-    assert "UNKNOWN" in version_line("1.4.0rc1").range
+    assert version_line("1.4.0rc1").range == "1.4 (UNKNOWN)"
     with pytest.raises(ValueError):
         version_line("1.1.0")
 
@@ -138,3 +138,22 @@ def test_unknown_schedule_semantics_refused_at_validate(resolve_case: Any) -> No
     with pytest.raises(ProfileError) as err:
         resolve_case("u", data)
     assert "UNKNOWN" in err.value.issues[0].message and err.value.issues[0].path == ("speculative", "schedule")
+
+
+def test_mechanisms_lists_the_ranges_with_their_unknowns() -> None:
+    from specdeploy.api import mechanisms
+
+    rows = {r["name"]: r for r in mechanisms()}
+    eagle3 = {r["range"]: r for r in rows["eagle3"]["trtllm_ranges"]["pytorch"]}
+    assert eagle3["1.3.0rc27+"]["notes"] == ["two-model refused"] and eagle3["1.2.x"]["decoding_type"] == "Eagle"
+    assert eagle3["1.4 (UNKNOWN)"]["unknown"] == ["1.4.contract"]
+    assert eagle3["1.3.0rc0-rc13"]["notes"] == ["draft_len_schedule UNKNOWN: refused"]
+    assert [r["range"] for r in rows["medusa"]["trtllm_ranges"]["tensorrt"]] == ["1.2.x"]
+    assert "1.3.0rc0-rc13" not in {r["range"] for r in rows["dflash"]["trtllm_ranges"]["pytorch"]}
+
+
+def test_a_mechanism_absent_from_the_range_is_refused_at_validate(resolve_case: Any) -> None:
+    data = {**PYTORCH["pytorch-1.3.0-sa"], "runtime": {"trtllm_version": "1.3.0rc5", "backend": "pytorch"}}
+    with pytest.raises(ProfileError) as err:
+        resolve_case("sa", data)
+    assert err.value.issues[0].path == ("speculative", "mechanism") and "1.3.0rc0-rc13" in err.value.message
