@@ -12,7 +12,7 @@ from typing import Any
 
 
 def known_line(value: str) -> str:
-    """A TensorRT-LLM release of a supported line (1.2.x, the 1.3 line)."""
+    """A TensorRT-LLM release that a contract range covers (1.2.x, the 1.3 line; 1.4 marked UNKNOWN)."""
     from specdeploy.trtllm.versions import version_line
 
     version_line(value)  # raises ValueError naming the known lines

@@ -96,7 +96,8 @@ class Runtime(Section):
     """Which TensorRT-LLM release and backend the artifacts target."""
 
     trtllm_version: Annotated[StrictStr, AfterValidator(checks.known_line)] = Field(
-        default="1.2.1", description="TensorRT-LLM release the artifacts are emitted for (`1.2.x` or the `1.3` line)."
+        default="1.2.1", description="TensorRT-LLM release the artifacts are emitted for (`1.2.x` or the `1.3` line, "
+        "e.g. `1.3.0rc23`); it selects the contract range whose rules apply (`specdeploy mechanisms` lists them)."
     )
     backend: Literal["pytorch", "tensorrt", "reference"] = Field(
         default="pytorch",
