@@ -24,7 +24,10 @@ class EagleOptions(BaseModel):
     num_eagle_layers: int = Field(
         4, ge=1, le=16, description="Tree depth the engine is built for (`--num_eagle_layers`)."
     )
-    max_non_leaves_per_layer: int = Field(10, ge=1, description="Non-leaf nodes kept per tree level.")
+    max_non_leaves_per_layer: int = Field(
+        10, ge=1, description="Non-leaf nodes kept per tree level. Not passed on: the EAGLE converter read (04a2cac) "
+        "has no such flag (UNCONFIRMED convert.eagle_max_non_leaves in specdeploy/trtllm/versions.py)."
+    )
     choices: list[list[int]] | None = Field(
         None, description="Static tree (`eagle_choices`); depth <= num_eagle_layers."
     )
