@@ -106,8 +106,8 @@ LINE_1_2 = VersionLine(
     drafter_path_key="speculative_model_dir", mtp_length_keys=("num_nextn_predict_layers",),
     schedule="lower_bound", schedule_key_one_required=True, schedule_excludes_max_concurrency=False,
     eagle3_two_model="supported", acceptance_fields=("acceptance_window", "acceptance_length_threshold"),
-    sources={"decoding_type": "P121 DecodingBaseConfig.from_dict map (Eagle, DraftTarget, MTP, NGram, Medusa, "
-                              "Lookahead, SaveState, UserProvided, AUTO; no Eagle3)",
+    sources={"decoding_type": "P121 update_llm_args_with_extra_dict -> DecodingBaseConfig.from_dict map (Eagle, "
+                              "DraftTarget, MTP, NGram, Medusa, Lookahead, SaveState, UserProvided, AUTO; no Eagle3)",
              "schedule": "P121 validate_draft_len_schedule_and_sort: key 1 required, schedule[1] == max_draft_len",
              "max_concurrency": "P121 DecodingBaseConfig (no exclusivity validator)",
              "mtp": "S1/P14 MTPDecodingConfig.set_max_total_draft_tokens (1.2.1 region unread: trtllm.md §3)",
