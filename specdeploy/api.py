@@ -192,8 +192,8 @@ def tune(source: str, sets: tuple[str, ...] = (), *, backend: str = "auto", out:
 
 
 def serve(path: Path, *, report: Any = None) -> None:
-    """Serve a rendered repository on 127.0.0.1 until Ctrl-C or SIGTERM (or the server dies), then stop it
-    cleanly: tritonserver runs in its own session, so dying without stopping it would orphan it."""
+    """Serve a rendered repository on 127.0.0.1 until Ctrl-C, SIGTERM or SIGHUP (a closed terminal), or until
+    the server dies, then stop it cleanly (tritonserver also gets a parent-death signal, for SIGKILL)."""
     import signal
     import time
 
@@ -201,7 +201,8 @@ def serve(path: Path, *, report: Any = None) -> None:
     from specdeploy.serve.local import start, stop
 
     say = report or (lambda _: None)
-    previous = signal.signal(signal.SIGTERM, _interrupt)
+    stops = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    previous = {sig: signal.signal(sig, _interrupt) for sig in stops}
     try:
         repo, server = start(path, report=say)
         say(f"serving {', '.join(repo.models)} ({repo.layout} layout): grpc {server.grpc_url}, "
@@ -215,11 +216,12 @@ def serve(path: Path, *, report: Any = None) -> None:
         finally:
             stop(repo, server)
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _interrupt(_signum: int, _frame: Any) -> None:
-    """SIGTERM (a service manager, `kill`) stops `serve` the way Ctrl-C does."""
+    """SIGTERM (a service manager, `kill`) and SIGHUP (the terminal closed) stop `serve` the way Ctrl-C does."""
     raise KeyboardInterrupt
 
 

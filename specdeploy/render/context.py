@@ -35,6 +35,7 @@ class RepoManifest:
     draft_len: int
     engine_max_draft_len: int | None = None
     schedule: dict[int, int] | None = None
+    models: tuple[str, ...] = ()  # the model folders rendered: `serve` loads these and nothing else
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2, sort_keys=True) + "\n"
