@@ -199,3 +199,14 @@ def test_rerender_reports_identical_and_changed(engine_repo, resolve_inline, tmp
     assert report.files["preprocessing/1/model.py"] == "identical"
     assert report.files["ensemble/config.pbtxt"] == "changed"
     assert "max_batch_size: 4" in (tmp_path / "repo/ensemble/config.pbtxt").read_text()
+
+
+def test_a_planted_model_folder_is_reported(engine_repo) -> None:  # type: ignore[no-untyped-def]
+    """A model folder the repository's manifest does not name passed check-repo, and `serve` loaded it."""
+    import shutil
+
+    repo = engine_repo()
+    shutil.copytree(repo / "postprocessing", repo / "evil")
+    _edit(repo / "evil/config.pbtxt", 'name: "postprocessing"', 'name: "evil"')
+    assert _messages(repo) == ["evil: model folder not named in specdeploy-repo.json: not rendered by specdeploy, "
+                               "never served"]
