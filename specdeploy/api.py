@@ -149,8 +149,9 @@ def build(source: str, sets: tuple[str, ...] = (), *, out: Path = Path("artifact
 
 
 def verify(artifact_dir: Path) -> dict[str, Any]:
-    """Re-hash an artifact folder's checkpoints and outputs against its manifest; lists drift."""
-    from specdeploy.execute.manifest import verify as verify_artifacts
+    """The artifact folder's integrity: a valid manifest of a build that succeeded, every file as recorded and
+    none unlisted, a lock that belongs to it; lists drift and problems."""
+    from specdeploy.execute.verify import verify as verify_artifacts
 
     return verify_artifacts(artifact_dir)
 

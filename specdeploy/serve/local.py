@@ -16,8 +16,8 @@ from pathlib import Path
 
 from specdeploy._io import write_json_atomic
 from specdeploy.errors import StepFailed, UsageError
-from specdeploy.render.context import MANIFEST
 from specdeploy.render.backends import prepare_backends
+from specdeploy.render.context import MANIFEST
 from specdeploy.render.server import TritonServer, start_server
 
 STATE = Path(".specdeploy") / "serve.json"
