@@ -181,13 +181,16 @@ def tune(source: str, sets: tuple[str, ...] = (), *, backend: str = "auto", out:
     specdeploy.lock; resumes from the checkpoint unless `fresh`. Raises StepFailed (exit 1) after writing
     when the SLA is unreachable or the schedule collapses under mixed concurrency. `progress`: a live bar;
     `say`: one line per measurement instead (logs, CI)."""
+    from specdeploy.execute.artifact import artifact_folder, artifact_lock
     from specdeploy.tune.run import raise_problems, record_in_lock, tune_resolved
 
     resolved = load_and_resolve(source, sets)
-    artifact_dir = out / resolved.loaded.name
-    res = tune_resolved(resolved, artifact_dir, backend=backend, strategy=strategy, fresh=fresh, progress=progress,
-                        say=say)
-    record_in_lock(res, artifact_dir)
+    name = resolved.loaded.name
+    artifact_dir = artifact_folder(out, name)
+    with artifact_lock(artifact_dir, name, report=say or (lambda _: None)):  # a build into it waits, and vice versa
+        res = tune_resolved(resolved, artifact_dir, backend=backend, strategy=strategy, fresh=fresh,
+                            progress=progress, say=say)
+        record_in_lock(res, artifact_dir)
     raise_problems(res)
     return res
 
