@@ -21,7 +21,6 @@ import yaml
 
 from specdeploy.profile.issues import Issue, Path
 
-
 MAX_BYTES = 1 << 20
 PROFILE_SUFFIXES = (".yaml", ".yml")
 
