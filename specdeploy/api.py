@@ -96,7 +96,10 @@ def profile_copy(name: str, dest: Path, *, force: bool = False) -> Path:
     target = dest / path.name if dest.is_dir() else dest
     if target.exists() and not force:
         raise UsageError(f"{target} exists", hint="pass --force to overwrite")
-    shutil.copyfile(path, target)
+    try:
+        shutil.copyfile(path, target)
+    except OSError as exc:
+        raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from None
     return target
 
 
@@ -238,12 +241,21 @@ def ask(prompt: str, *, artifact: Path | None = None, url: str | None = None, mo
 
     if not prompt.strip():
         raise UsageError("the prompt is empty")
+    _check_utf8(prompt)
     if url is None or model is None:
         state = endpoint_of(artifact or Path())
         url = url or str(state["grpc"])
         models = [str(m) for m in state["models"]]  # type: ignore[attr-defined]
         model = model or ("ensemble" if "ensemble" in models else models[0])
     return send(url, model, prompt, max_tokens=max_tokens, draft_len=draft_len)
+
+
+def _check_utf8(prompt: str) -> None:
+    """A shell argument that is not UTF-8 arrives with surrogate escapes and cannot be sent."""
+    try:
+        prompt.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise UsageError(f"the prompt is not valid UTF-8 text (byte {exc.start})") from None
 
 
 def generate(source: str, prompt: str, sets: tuple[str, ...] = (), *, artifact: Path | None = None,
@@ -259,6 +271,7 @@ def generate(source: str, prompt: str, sets: tuple[str, ...] = (), *, artifact: 
 
     if not prompt.strip():
         raise UsageError("the prompt is empty")
+    _check_utf8(prompt)
     resolved = load_and_resolve(source, sets)
     profile = resolved.profile
     if profile.runtime.backend != "reference":

@@ -205,6 +205,8 @@ class Runner:
             result.status, result.reason, result.outputs = ("rebuilt" if stamp else "built"), reason, outputs
         except SpecdeployError as exc:
             result.reason = str(exc)
+        except OSError as exc:  # the log or the stamp: a full disk, a read-only folder
+            result.reason = f"{step.id}: {type(exc).__name__}: {exc}"
         finally:
             result.duration_s = round(time.monotonic() - t0, 3)
         return result

@@ -7,18 +7,17 @@ Every value a template prints is decided here; `manifest` is also written to the
 from __future__ import annotations
 
 import json
-import re
 import sysconfig
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from specdeploy.errors import UsageError
+from specdeploy.profile.rules import bad_model_name
 from specdeploy.resolve.resolver import Resolved
 
 LAYOUTS = ("llmapi", "engine", "reference")
 MANIFEST = "specdeploy-repo.json"
-_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
 _DECODING_MODES = {"medusa": "medusa", "eagle": "eagle", "lookahead": "lookahead", "redrafter": "redrafter"}
 
 
@@ -178,7 +177,7 @@ def layout_of(resolved: Resolved) -> str:
 def model_name(resolved: Resolved) -> str:
     """The served model's folder name; refused when it could escape the repository."""
     name = resolved.profile.triton.model_name
-    if not _NAME.match(name) or name in (".", ".."):
+    if bad_model_name(name):
         raise UsageError(f"triton.model_name {name!r} is not a valid model folder name",
                          hint="use letters, digits, '_', '-' and '.' (no '/', no leading '.')")
     return name
