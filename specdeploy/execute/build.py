@@ -24,12 +24,12 @@ def run_build(plan: Plan, resolved: Resolved, out: Path, *, only: tuple[str, ...
     artifact_dir = artifact_folder(out, plan.profile_name)
     with artifact_lock(artifact_dir, plan.profile_name, timeout=lock_timeout, report=report):
         runner = Runner(plan, resolved, artifact_dir, keep_going=keep_going, force=force, needs=needs, report=report)
-        result = runner.run(selected)
-        try:
+        try:  # steps turn their own OSErrors into failed steps; this is the bookkeeping around them
+            result = runner.run(selected)
             write_manifest(resolved, result)
             write_lock(resolved, result)
         except OSError as exc:
-            raise StepFailed(f"could not write the manifest or lock in {artifact_dir}: {exc.strerror or exc}",
+            raise StepFailed(f"could not write the build's records in {artifact_dir}: {exc.strerror or exc}",
                              hint="is the disk full or the folder read-only?") from None
     return result
 
