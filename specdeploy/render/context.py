@@ -127,6 +127,7 @@ class ReferenceContext:
     manifest: RepoManifest
     device: str = "cpu"
     layout: str = "reference"
+    max_seq_len: int = 0  # serving.max_seq_len: prompt + max_tokens must fit (0: the model's context)
 
     @property
     def folders(self) -> dict[str, str]:
@@ -286,4 +287,5 @@ def _reference(resolved: Resolved, inputs: RenderInputs) -> ReferenceContext:
         safe_value("draft_model", _ref(spec.draft_model) if spec.draft_model else ""), spec.mechanism,
         first_k, json.dumps({str(k): v for k, v in schedule.items()}) if schedule else "", max_concurrency or 0,
         p.tune.output_len, p.triton.instances, _manifest(resolved, "reference", None, inputs),
+        max_seq_len=p.serving.max_seq_len,
     )
