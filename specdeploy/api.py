@@ -96,7 +96,10 @@ def profile_copy(name: str, dest: Path, *, force: bool = False) -> Path:
     target = dest / path.name if dest.is_dir() else dest
     if target.exists() and not force:
         raise UsageError(f"{target} exists", hint="pass --force to overwrite")
-    shutil.copyfile(path, target)
+    try:
+        shutil.copyfile(path, target)
+    except OSError as exc:
+        raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from None
     return target
 
 
@@ -155,8 +158,9 @@ def build(source: str, sets: tuple[str, ...] = (), *, out: Path = Path("artifact
 
 
 def verify(artifact_dir: Path) -> dict[str, Any]:
-    """Re-hash an artifact folder's checkpoints and outputs against its manifest; lists drift."""
-    from specdeploy.execute.manifest import verify as verify_artifacts
+    """The artifact folder's integrity: a valid manifest of a build that succeeded, every file as recorded and
+    none unlisted, a lock that belongs to it; lists drift and problems."""
+    from specdeploy.execute.verify import verify as verify_artifacts
 
     return verify_artifacts(artifact_dir)
 
@@ -186,20 +190,23 @@ def tune(source: str, sets: tuple[str, ...] = (), *, backend: str = "auto", out:
     specdeploy.lock; resumes from the checkpoint unless `fresh`. Raises StepFailed (exit 1) after writing
     when the SLA is unreachable or the schedule collapses under mixed concurrency. `progress`: a live bar;
     `say`: one line per measurement instead (logs, CI)."""
+    from specdeploy.execute.artifact import artifact_folder, artifact_lock
     from specdeploy.tune.run import raise_problems, record_in_lock, tune_resolved
 
     resolved = load_and_resolve(source, sets)
-    artifact_dir = out / resolved.loaded.name
-    res = tune_resolved(resolved, artifact_dir, backend=backend, strategy=strategy, fresh=fresh, progress=progress,
-                        say=say)
-    record_in_lock(res, artifact_dir)
+    name = resolved.loaded.name
+    artifact_dir = artifact_folder(out, name)
+    with artifact_lock(artifact_dir, name, report=say or (lambda _: None)):  # a build into it waits, and vice versa
+        res = tune_resolved(resolved, artifact_dir, backend=backend, strategy=strategy, fresh=fresh,
+                            progress=progress, say=say)
+        record_in_lock(res, artifact_dir)
     raise_problems(res)
     return res
 
 
 def serve(path: Path, *, report: Any = None) -> None:
-    """Serve a rendered repository on 127.0.0.1 until Ctrl-C or SIGTERM (or the server dies), then stop it
-    cleanly: tritonserver runs in its own session, so dying without stopping it would orphan it."""
+    """Serve a rendered repository on 127.0.0.1 until Ctrl-C, SIGTERM or SIGHUP (a closed terminal), or until
+    the server dies, then stop it cleanly (tritonserver also gets a parent-death signal, for SIGKILL)."""
     import signal
     import time
 
@@ -207,7 +214,8 @@ def serve(path: Path, *, report: Any = None) -> None:
     from specdeploy.serve.local import start, stop
 
     say = report or (lambda _: None)
-    previous = signal.signal(signal.SIGTERM, _interrupt)
+    stops = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    previous = {sig: signal.signal(sig, _interrupt) for sig in stops}
     try:
         repo, server = start(path, report=say)
         say(f"serving {', '.join(repo.models)} ({repo.layout} layout): grpc {server.grpc_url}, "
@@ -221,11 +229,12 @@ def serve(path: Path, *, report: Any = None) -> None:
         finally:
             stop(repo, server)
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _interrupt(_signum: int, _frame: Any) -> None:
-    """SIGTERM (a service manager, `kill`) stops `serve` the way Ctrl-C does."""
+    """SIGTERM (a service manager, `kill`) and SIGHUP (the terminal closed) stop `serve` the way Ctrl-C does."""
     raise KeyboardInterrupt
 
 
@@ -238,12 +247,21 @@ def ask(prompt: str, *, artifact: Path | None = None, url: str | None = None, mo
 
     if not prompt.strip():
         raise UsageError("the prompt is empty")
+    _check_utf8(prompt)
     if url is None or model is None:
         state = endpoint_of(artifact or Path())
         url = url or str(state["grpc"])
         models = [str(m) for m in state["models"]]  # type: ignore[attr-defined]
         model = model or ("ensemble" if "ensemble" in models else models[0])
     return send(url, model, prompt, max_tokens=max_tokens, draft_len=draft_len)
+
+
+def _check_utf8(prompt: str) -> None:
+    """A shell argument that is not UTF-8 arrives with surrogate escapes and cannot be sent."""
+    try:
+        prompt.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise UsageError(f"the prompt is not valid UTF-8 text (byte {exc.start})") from None
 
 
 def generate(source: str, prompt: str, sets: tuple[str, ...] = (), *, artifact: Path | None = None,
@@ -259,6 +277,7 @@ def generate(source: str, prompt: str, sets: tuple[str, ...] = (), *, artifact: 
 
     if not prompt.strip():
         raise UsageError("the prompt is empty")
+    _check_utf8(prompt)
     resolved = load_and_resolve(source, sets)
     profile = resolved.profile
     if profile.runtime.backend != "reference":

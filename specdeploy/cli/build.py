@@ -59,13 +59,16 @@ def build(profile: str, sets: tuple[str, ...], out: Path, dry_run: bool, only: t
 @cli.command()
 @click.argument("artifact_dir", type=click.Path(path_type=Path))
 def verify(artifact_dir: Path) -> None:
-    """Re-hash ARTIFACT_DIR's checkpoints and outputs against its manifest; exit 1 on any drift."""
+    """Check ARTIFACT_DIR against its manifest: a successful build, every file as recorded and none unlisted, a
+    lock that matches; exit 1 on any drift or problem."""
     from specdeploy import api
     from specdeploy.execute.manifest import DriftFound
 
     report = api.verify(artifact_dir)
-    lines = [f"drift: {d['file']} ({d['path']}): expected {d['expected'][:12]}, now {d['actual'][:12]}"
-             for d in report["drift"]]
+    lines = [f"drift: {d['file']} ({d['path']}): " + ("not listed in the manifest" if d["actual"] == "unlisted"
+             else f"expected {d['expected'][:12]}, now {d['actual'][:12]}") for d in report["drift"]]
+    lines += [f"problem: {p}" for p in report["problems"]]
     console().data(report, text="\n".join(lines) or f"ok: {report['checked']} files match the manifest")
     if not report["ok"]:
-        raise DriftFound(f"{len(report['drift'])} of {report['checked']} files drifted in {artifact_dir}")
+        raise DriftFound(f"{artifact_dir} fails verification: {len(report['drift'])} files drifted, "
+                         f"{len(report['problems'])} problems")

@@ -14,7 +14,8 @@ from specdeploy.runtime import MAX_DRAFT_LEN
 @cli.command()
 @click.argument("artifact_dir", type=click.Path(path_type=Path, exists=True, file_okay=False))
 def serve(artifact_dir: Path) -> None:
-    """Start a local tritonserver for ARTIFACT_DIR's rendered repository; Ctrl-C or SIGTERM stops it."""
+    """Start a local tritonserver for ARTIFACT_DIR's rendered repository (the models its manifest names);
+    Ctrl-C, SIGTERM or SIGHUP stops it. A folder already served is refused with where it is served."""
     from specdeploy import api
 
     api.serve(artifact_dir, report=console().info)

@@ -46,7 +46,8 @@ def _local(ref: str, backend: str) -> Path | None:
         if found is not None:
             return found
     folder = Path(ref).expanduser()
-    return folder if folder.exists() else None
+    # absolute: serve.sh runs from the artifact folder, where `./m` (relative to the build's cwd) is not
+    return folder.resolve() if folder.exists() else None
 
 
 def fingerprint(params: dict[str, Any], backend: str, cache: HashCache) -> dict[str, Any]:

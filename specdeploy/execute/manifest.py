@@ -1,5 +1,5 @@
-"""The artifact folder's records: `manifest.json` (schema: specdeploy/schemas/manifest.v1.json),
-`specdeploy.lock` (pinned revisions, tuned results) and `verify` (re-hash, report drift)."""
+"""The artifact folder's records: `manifest.json` (schema: specdeploy/schemas/manifest.v1.json) and
+`specdeploy.lock` (pinned revisions, tuned results); `verify.py` checks them."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from typing import Any
 
 from specdeploy import __version__
 from specdeploy._io import write_json_atomic
-from specdeploy.errors import SpecdeployError, UsageError
-from specdeploy.execute.hashing import HashCache, canonical_hash
+from specdeploy.errors import SpecdeployError
+from specdeploy.execute.hashing import canonical_hash
 from specdeploy.execute.needs import installed_trtllm
 from specdeploy.execute.runner import BuildResult
 from specdeploy.resolve.resolver import Resolved
@@ -112,32 +112,3 @@ def update_lock(artifact_dir: str | Path, *, tuned: dict[str, Any]) -> dict[str,
                      "updated_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     _write_public(folder / LOCK, lock)
     return lock
-
-
-def verify(artifact_dir: str | Path) -> dict[str, Any]:
-    """Re-hash every recorded checkpoint and output file (full content hash); list what drifted."""
-    folder = Path(artifact_dir)
-    try:
-        manifest = json.loads((folder / MANIFEST).read_text())
-    except OSError:
-        raise UsageError(f"{folder} has no {MANIFEST}", hint="pass the folder `specdeploy build` wrote "
-                         "(DIR/<profile>)") from None
-    except ValueError as exc:
-        raise UsageError(f"{folder / MANIFEST} is not valid JSON: {exc}") from None
-    cache = HashCache(None)
-    drift, checked = [], 0
-    expected: list[tuple[str, Path, str]] = []
-    for role, model in manifest.get("models", {}).items():
-        base = Path(model["path"])
-        for rel, digest in model.get("files", {}).items():
-            expected.append((f"{role}:{rel}", base if base.is_file() and rel == base.name else base / rel, digest))
-    expected += [(rel, folder / rel, digest) for rel, digest in manifest.get("files", {}).items()]
-    for label, path, digest in expected:
-        checked += 1
-        try:
-            actual = cache.digest(path, verify=True)
-        except OSError:
-            actual = None
-        if actual != digest:
-            drift.append({"file": label, "path": str(path), "expected": digest, "actual": actual or "missing"})
-    return {"artifact_dir": str(folder), "checked": checked, "drift": drift, "ok": not drift}

@@ -200,11 +200,15 @@ class Runner:
                           "profile": keys.flatten(self.profile), "fingerprint": fingerprint, "outputs": outputs,
                           "files": files, "finished_at": _now(), "log": str(log_path)}
             write_json_atomic(self._stamp_path(step), stamp_data)  # last: the step now counts as done
+            if stamp:
+                _remove_stale(self.dir, stamp.get("files", {}), files)
             self.outputs[step.id] = outputs
             self.files[step.id] = _digests(stamp_data)
             result.status, result.reason, result.outputs = ("rebuilt" if stamp else "built"), reason, outputs
         except SpecdeployError as exc:
             result.reason = str(exc)
+        except OSError as exc:  # the log or the stamp: a full disk, a read-only folder
+            result.reason = f"{step.id}: {type(exc).__name__}: {exc}"
         finally:
             result.duration_s = round(time.monotonic() - t0, 3)
         return result
@@ -244,6 +248,20 @@ class Runner:
         timeout = step.params.get("timeout_s")
         run_process(argv, log_path=log_path, env=child_env(step.env), cwd=staging, timeout=timeout, step_id=step.id)
         return {"dir": rel, "argv": [a.replace(str(staging / rel), str(self.dir / rel)) for a in argv]}
+
+
+def _remove_stale(root: Path, old: dict[str, Any], new: dict[str, Any]) -> None:
+    """A rebuilt step's previous outputs that it no longer writes (e.g. `engines/<step>-<old key>/`): left
+    behind they would be files no manifest lists, which `verify` reports as drift."""
+    for rel in set(old) - set(new):
+        path = root / rel
+        if not path.resolve().is_relative_to(root.resolve()):
+            continue  # a tampered stamp never deletes outside the artifact folder
+        path.unlink(missing_ok=True)
+        for parent in path.parents:
+            if parent == root or not parent.is_dir() or any(parent.iterdir()):
+                break
+            parent.rmdir()
 
 
 def _digests(stamp: dict[str, Any] | None) -> dict[str, str]:

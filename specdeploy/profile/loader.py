@@ -7,6 +7,8 @@ importing pydantic (`specdeploy.profile.fast`); anything else, and every error, 
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path as FsPath
 from typing import TYPE_CHECKING, Any
@@ -14,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from specdeploy.profile import overrides
 from specdeploy.profile.issues import Issue, Path, ProfileError
 from specdeploy.profile.shipped import find_shipped
-from specdeploy.profile.yamlmarks import Document, load_document
+from specdeploy.profile.yamlmarks import PROFILE_SUFFIXES, Document, load_document
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -26,6 +28,9 @@ if TYPE_CHECKING:
 Origins = dict[Path, tuple[Document | None, int, int]]
 
 MAX_EXTENDS_DEPTH = 16
+SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,127}")
+MAX_REPORTED = 100
+"""Errors shown at once; beyond this (1.5 M unknown keys printed 6 M lines) a last line says how many more."""
 
 
 @dataclass
@@ -88,11 +93,19 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def _load_chain(path: FsPath, seen: list[FsPath], issues: list[Issue]) -> tuple[dict[str, Any], list[Document]]:
-    """Data of `path` merged over its `extends` ancestors, and the documents in merge order."""
-    doc, found = load_document(path)
+def _load_chain(path: FsPath, seen: list[FsPath], issues: list[Issue],
+                child: Issue | None = None) -> tuple[dict[str, Any], list[Document]]:
+    """Data of `path` merged over its `extends` ancestors, and the documents in merge order. `child` locates
+    the `extends` that named `path`: an ancestor outside the first profile's folder (not shipped) or one that is
+    not a profile never has its content shown (`extends: /etc/shadow` printed the file's lines)."""
+    trusted = child is None or _real(path).is_relative_to(seen[0].parent) or _is_shipped(path)
+    doc, found = load_document(path, show_lines=trusted)
     issues.extend(found)
     if doc is None:
+        return {}, []
+    if child is not None and not trusted and not set(doc.data) <= _sections():
+        issues.append(replace(child, message=f"extends '{path}': not a profile (its top-level keys are not "
+                              "profile sections)"))
         return {}, []
     parent_ref = doc.data.pop("extends", None)
     if parent_ref is None:
@@ -105,7 +118,7 @@ def _load_chain(path: FsPath, seen: list[FsPath], issues: list[Issue]) -> tuple[
     parent = FsPath(parent_ref) if FsPath(parent_ref).is_absolute() else path.parent / parent_ref
     if not parent.exists():
         parent = find_shipped(parent_ref) or parent
-    resolved = parent.resolve()
+    resolved = _real(parent)
     if resolved in seen:
         cycle = " -> ".join(str(p) for p in [*seen, resolved])
         issues.append(replace(located, message=f"extends cycle: {cycle}"))
@@ -116,7 +129,11 @@ def _load_chain(path: FsPath, seen: list[FsPath], issues: list[Issue]) -> tuple[
     if not parent.exists():
         issues.append(replace(located, message=f"extends '{parent_ref}': no such file or shipped profile"))
         return doc.data, [doc]
-    base, docs = _load_chain(parent, [*seen, resolved], issues)
+    if parent.suffix not in PROFILE_SUFFIXES:
+        issues.append(replace(located, message=f"extends '{parent_ref}': not a profile (a .yaml or .yml file, or "
+                              "a shipped profile name)"))
+        return doc.data, [doc]
+    base, docs = _load_chain(parent, [*seen, resolved], issues, located)
     return _merge(base, doc.data), [*docs, doc]
 
 
@@ -124,7 +141,7 @@ def load_profile(source: str, sets: tuple[str, ...] = (), *, fast: bool = False)
     """Load, merge, override and validate; raise ProfileError with every located issue."""
     path = resolve_source(source)
     issues: list[Issue] = []
-    data, docs = _load_chain(path, [path.resolve()], issues)
+    data, docs = _load_chain(path, [_real(path)], issues)
     origins: Origins = {}
     for doc in docs:
         origins.update({key: (doc, line, col) for key, (line, col) in doc.marks.items()})
@@ -137,6 +154,9 @@ def load_profile(source: str, sets: tuple[str, ...] = (), *, fast: bool = False)
         origins[key] = (None, 0, 0)
     if not docs:
         raise ProfileError(issues)
+    name_problem = check_name(path.stem)
+    if name_problem:
+        issues.append(Issue((), name_problem, "rename the profile file", file=str(path)))
     raw_spec = data.get("speculative")
     mechanism, name_issues = _mechanism_of(raw_spec if isinstance(raw_spec, dict) else {})
     chain = [d.file for d in docs]
@@ -154,10 +174,45 @@ def load_profile(source: str, sets: tuple[str, ...] = (), *, fast: bool = False)
     if issues or profile is None:  # the profile is None exactly when it has schema issues
         issues.extend(option_issues)
         located = [_locate(i, origins, str(path)) if i.file is None else i for i in issues]
-        raise ProfileError(sorted(located, key=lambda i: (i.file != "--set", i.file or "", i.line or 0, i.col or 0)))
+        raise ProfileError(_capped(sorted(located, key=lambda i: (i.file != "--set", i.file or "", i.line or 0,
+                                                                  i.col or 0))))
     loaded = LoadedProfile(path.stem, str(path), profile, mechanism, options, origins, chain)
     loaded.pending = [loaded.locate(i) for i in option_issues]
     return loaded
+
+
+def check_name(name: str) -> str | None:
+    """Why `name` (a profile file's stem, which names its artifact folder) is unsafe as a folder name, or None:
+    `Path('...yaml').stem` is '..', and a build of it wrote outside --out."""
+    if SAFE_NAME.fullmatch(name) and ".." not in name:
+        return None
+    return (f"the profile's name {name!r} (its file name) is not a safe artifact folder name: use letters, "
+            "digits, '.', '_', '+' or '-', starting with a letter or digit")
+
+
+def _sections() -> set[str]:
+    from specdeploy.profile.fast import PROFILE_TABLES, load_tables
+
+    return {"extends", *load_tables(str(PROFILE_TABLES))["Profile"]["properties"]}
+
+
+def _is_shipped(path: FsPath) -> bool:
+    from specdeploy._resources import data_dir
+
+    return _real(path).is_relative_to(_real(data_dir("profiles")))
+
+
+def _real(path: FsPath) -> FsPath:
+    """The canonical path, without raising on a symlink loop (the read reports it)."""
+    return FsPath(os.path.realpath(path))
+
+
+def _capped(issues: list[Issue]) -> list[Issue]:
+    if len(issues) <= MAX_REPORTED:
+        return issues
+    more = len(issues) - MAX_REPORTED
+    return [*issues[:MAX_REPORTED], Issue((), f"... and {more} more error{'s' if more > 1 else ''} not shown "
+                                          f"(only the first {MAX_REPORTED} are reported)", file=issues[0].file)]
 
 
 def _mechanism_of(raw: dict[str, Any]) -> tuple[Mechanism | None, list[Issue]]:

@@ -6,11 +6,19 @@ Model-dependent rules report `skipped` (with the reason) when the model could no
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from specdeploy.plugin.base import CheckContext, Mechanism
 from specdeploy.profile.issues import Issue
+
+MODEL_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
+"""A Triton model folder name that cannot escape the repository (no '/', no leading '.', no newline)."""
+
+
+def bad_model_name(name: str) -> bool:
+    return not MODEL_NAME.fullmatch(name) or name in (".", "..")
 
 
 @dataclass(frozen=True)
@@ -131,6 +139,9 @@ def _triton(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:
     if triton.layout not in ("auto", expected):
         yield Issue(("triton", "layout"), f"layout '{triton.layout}' does not serve the {backend} backend",
                     f"use layout: {expected} (or auto)")
+    if bad_model_name(triton.model_name):
+        yield Issue(("triton", "model_name"), f"{triton.model_name!r:.60} is not a valid model folder name",
+                    "use letters, digits, '_', '-' and '.' (no '/', no leading '.')")
     if triton.decoupled is False and ctx.profile.serving.streaming:
         yield Issue(("triton", "decoupled"), "streaming needs a decoupled Triton model",
                     "set triton.decoupled: true, or serving.streaming: false")

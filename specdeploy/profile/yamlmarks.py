@@ -2,12 +2,17 @@
 
 Two passes: `compose` builds a node tree with marks (duplicate keys are found here), then the
 safe constructor builds plain data. YAML 1.1 traps are handled: `2e-5` reads as a float, and
-tags beyond the safe set (`!!python/object`) are refused with their location.
+tags beyond the safe set (`!!python/object`) are refused with their location. Aliases are refused
+(nested ones expand without bound: a 411-byte "billion laughs" file never finished), and only a
+regular file of at most MAX_BYTES is read (`/dev/zero` or a FIFO would read forever). A file that is
+not a profile (no .yaml/.yml name, or not a mapping) never has its lines shown in an error.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path as FsPath
 from typing import Any
@@ -16,9 +21,18 @@ import yaml
 
 from specdeploy.profile.issues import Issue, Path
 
+MAX_BYTES = 1 << 20
+PROFILE_SUFFIXES = (".yaml", ".yml")
+
 
 class ProfileLoader(yaml.SafeLoader):
-    """SafeLoader that reads exponent floats without a dot (`2e-5`) as floats."""
+    """SafeLoader that reads exponent floats without a dot (`2e-5`) as floats and refuses aliases."""
+
+    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node | None:  # type: ignore[override]
+        if self.check_event(yaml.AliasEvent):
+            raise yaml.composer.ComposerError(None, None, "aliases (*name, <<: *name) are not allowed in a profile",
+                                              self.peek_event().start_mark)
+        return super().compose_node(parent, index)  # type: ignore[no-any-return]
 
 
 ProfileLoader.add_implicit_resolver(
@@ -87,25 +101,49 @@ def _as_key(key_node: yaml.Node) -> str | int:
     return str(value)
 
 
-def load_document(path: FsPath) -> tuple[Document | None, list[Issue]]:
-    """Read one profile file; never raises for bad input, returns located issues instead."""
+def load_document(path: FsPath, *, show_lines: bool = True) -> tuple[Document | None, list[Issue]]:
+    """Read one profile file; never raises for bad input, returns located issues instead. Errors quote its
+    lines only when `show_lines` and it is named like a profile."""
     file = str(path)
-    if not path.exists():
+    try:
+        data = _read_regular(path)
+    except FileNotFoundError:
         return None, [Issue((), "file not found", "check the path, or `specdeploy profiles list` for shipped ones",
                             file=file)]
-    if path.is_dir():
-        return None, [Issue((), "is a directory, not a profile file", file=file)]
-    try:
-        text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as exc:
         return None, [Issue((), f"not a UTF-8 text file (byte {exc.start})", file=file)]
+    except ValueError as exc:
+        return None, [Issue((), str(exc), file=file)]
     except OSError as exc:
-        return None, [Issue((), f"cannot read: {exc.strerror}", file=file)]
-    return parse_document(text, file)
+        return None, [Issue((), f"cannot read: {exc.strerror or exc}", file=file)]
+    return parse_document(data, file, show_lines=show_lines and path.suffix in PROFILE_SUFFIXES)
 
 
-def parse_document(text: str, file: str) -> tuple[Document | None, list[Issue]]:
-    lines = text.splitlines()
+def _read_regular(path: FsPath) -> str:
+    """The file's text: a regular file (never a FIFO, device or folder) of at most MAX_BYTES."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise ValueError("is a directory, not a profile file")
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError("not a regular file (a device, FIFO or socket is never read as a profile)")
+        if info.st_size > MAX_BYTES:
+            raise ValueError(f"{info.st_size} bytes: larger than a profile can be ({MAX_BYTES} bytes)")
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            data = handle.read(MAX_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(data) > MAX_BYTES:
+        raise ValueError(f"larger than a profile can be ({MAX_BYTES} bytes)")
+    return data.decode("utf-8")
+
+
+def parse_document(text: str, file: str, *, show_lines: bool = True) -> tuple[Document | None, list[Issue]]:
+    """Parse profile text; `show_lines` False (not a profile's name) keeps its content out of every error."""
+    if len(text) > MAX_BYTES:
+        return None, [Issue((), f"larger than a profile can be ({MAX_BYTES} bytes)", file=file)]
+    lines = text.splitlines() if show_lines else []
     if "\x00" in text:
         return None, [Issue((), "not a text file (contains NUL bytes)", file=file)]
     if not text.strip() or all(not ln.strip() or ln.lstrip().startswith("#") for ln in lines):
@@ -123,7 +161,8 @@ def parse_document(text: str, file: str) -> tuple[Document | None, list[Issue]]:
     except yaml.MarkedYAMLError as exc:
         problem = exc.problem or exc.context or "invalid YAML"
         hint = ("only plain YAML is allowed; tags like !!python/object are refused"
-                if "constructor" in type(exc).__name__.lower() else None)
+                if "constructor" in type(exc).__name__.lower() else
+                "write the value out; anchors and aliases can expand without bound" if "aliases" in problem else None)
         return None, [_issue_at(file, lines, exc.problem_mark, f"YAML error: {problem}", hint)]
     except yaml.YAMLError as exc:
         return None, [Issue((), f"YAML error: {exc}", file=file)]
@@ -132,8 +171,8 @@ def parse_document(text: str, file: str) -> tuple[Document | None, list[Issue]]:
     finally:
         if loader is not None:
             loader.dispose()
-    if not isinstance(data, dict):
-        return None, [_issue_at(file, lines, node.start_mark,
+    if not isinstance(data, dict):  # not a profile: its content stays out of the message
+        return None, [_issue_at(file, [], node.start_mark,
                                 f"a profile must be a mapping of sections, not a {type(data).__name__}")]
     doc.data = data
     return doc, issues

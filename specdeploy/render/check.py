@@ -82,6 +82,7 @@ def read_manifest(root: Path) -> dict[str, Any]:
 def check_repo(root: Path, *, gpus: int | None = None) -> list[RepoIssue]:
     """Every problem found in the repository at `root` (empty = good). `gpus` overrides the manifest's count."""
     from specdeploy.render.check_rules import (
+        MANIFEST_FILE,
         check_decoupled,
         check_draft_tokens,
         check_ensembles,
@@ -99,6 +100,10 @@ def check_repo(root: Path, *, gpus: int | None = None) -> list[RepoIssue]:
     issues += found
     if any(i.file.endswith("config.pbtxt") and i.line for i in found if "name '" not in i.message):
         return issues  # a config that does not parse: cross-model rules would only report its absence
+    listed = manifest.get("models")
+    if isinstance(listed, list):
+        issues += [RepoIssue(name, None, f"model folder not named in {MANIFEST_FILE}: not rendered by specdeploy, "
+                             "never served") for name in sorted(models) if name not in listed]
     issues += check_ensembles(models)
     issues += check_decoupled(models)
     issues += check_instances(models, manifest)

@@ -7,18 +7,17 @@ Every value a template prints is decided here; `manifest` is also written to the
 from __future__ import annotations
 
 import json
-import re
 import sysconfig
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from specdeploy.errors import UsageError
+from specdeploy.profile.rules import bad_model_name
 from specdeploy.resolve.resolver import Resolved
 
 LAYOUTS = ("llmapi", "engine", "reference")
 MANIFEST = "specdeploy-repo.json"
-_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
 _DECODING_MODES = {"medusa": "medusa", "eagle": "eagle", "lookahead": "lookahead", "redrafter": "redrafter"}
 
 
@@ -35,6 +34,7 @@ class RepoManifest:
     draft_len: int
     engine_max_draft_len: int | None = None
     schedule: dict[int, int] | None = None
+    models: tuple[str, ...] = ()  # the model folders rendered: `serve` loads these and nothing else
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2, sort_keys=True) + "\n"
@@ -127,6 +127,7 @@ class ReferenceContext:
     manifest: RepoManifest
     device: str = "cpu"
     layout: str = "reference"
+    max_seq_len: int = 0  # serving.max_seq_len: prompt + max_tokens must fit (0: the model's context)
 
     @property
     def folders(self) -> dict[str, str]:
@@ -177,7 +178,7 @@ def layout_of(resolved: Resolved) -> str:
 def model_name(resolved: Resolved) -> str:
     """The served model's folder name; refused when it could escape the repository."""
     name = resolved.profile.triton.model_name
-    if not _NAME.match(name) or name in (".", ".."):
+    if bad_model_name(name):
         raise UsageError(f"triton.model_name {name!r} is not a valid model folder name",
                          hint="use letters, digits, '_', '-' and '.' (no '/', no leading '.')")
     return name
@@ -286,4 +287,5 @@ def _reference(resolved: Resolved, inputs: RenderInputs) -> ReferenceContext:
         safe_value("draft_model", _ref(spec.draft_model) if spec.draft_model else ""), spec.mechanism,
         first_k, json.dumps({str(k): v for k, v in schedule.items()}) if schedule else "", max_concurrency or 0,
         p.tune.output_len, p.triton.instances, _manifest(resolved, "reference", None, inputs),
+        max_seq_len=p.serving.max_seq_len,
     )

@@ -1,81 +1,40 @@
 """Start a real tritonserver (the 2.51 build nvidia-pytriton bundles) on 127.0.0.1, per triton.md §8.
 
-The python backend stub embeds the *system* libpython and ignores venvs, so the backend folder gets the
-stub for that Python and `numpy<2` installed into it; LD_LIBRARY_PATH must hold nvidia_pytriton.libs or
-`load_model` hangs. Used by the triton test tier and, later, `specdeploy serve`.
+LD_LIBRARY_PATH must hold nvidia_pytriton.libs or `load_model` hangs. tritonserver runs in a session of its
+own (a terminal's Ctrl-C reaches only `serve`, which stops it in order) and gets a parent-death signal, so
+a `serve` killed outright (SIGKILL, OOM) never leaves it serving. Used by the triton test tier and `serve`.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
-import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from specdeploy.errors import MissingDependency, StepFailed
-from specdeploy.runtime_paths import pytriton_root
+from specdeploy.errors import StepFailed
+from specdeploy.render.backends import bundle
+
+PR_SET_DEATHSIG = 1  # linux/prctl.h
 
 
-def _bundle() -> Path:
-    root = pytriton_root()
-    if root is None or not (root / "tritonserver" / "bin" / "tritonserver").is_file():
-        raise MissingDependency("no bundled tritonserver found", hint="pip install 'specdeploy[triton]'")
-    return root
+def _die_with(parent: int):  # type: ignore[no-untyped-def]
+    """A preexec hook: SIGTERM this child when `parent` dies (Linux prctl; elsewhere a no-op), and exit at once
+    when the parent is already gone (it died between fork and prctl)."""
 
+    def arm() -> None:
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DEATHSIG, signal.SIGTERM, 0, 0, 0)
+        except (OSError, AttributeError):
+            return
+        if os.getppid() != parent:
+            os._exit(1)
 
-def system_python_version() -> str:
-    """The X.Y of the libpython the stub links: the OS's shared libpython3.X (Debian 12: 3.11), else ours."""
-    found = sorted(Path("/usr/lib").glob("*/libpython3.*.so.1.0")) + sorted(
-        Path("/usr/lib").glob("libpython3.*.so.1.0")
-    )
-    if found:
-        return found[-1].name.removeprefix("libpython").removesuffix(".so.1.0")
-    return f"{sys.version_info.major}.{sys.version_info.minor}"
-
-
-def prepare_backends(folder: Path, *, python_version: str | None = None, extra: dict[str, Path] | None = None) -> Path:
-    """`folder/python/{libtriton_python.so, triton_python_backend_utils.py, stub, numpy<2}` (+ `extra` python
-    backends as `folder/<name>/model.py`); reused when already complete (numpy install is the slow part)."""
-    root = _bundle()
-    version = python_version or system_python_version()
-    python = folder / "python"
-    python.mkdir(parents=True, exist_ok=True)
-    source = root / "tritonserver" / "backends" / "python"
-    for name in ("libtriton_python.so", "triton_python_backend_utils.py"):
-        shutil.copy2(source / name, python / name)
-    stub = root / "tritonserver" / "python_backend_stubs" / version / "triton_python_backend_stub"
-    if not stub.is_file():
-        raise MissingDependency(f"nvidia-pytriton has no python backend stub for Python {version}")
-    shutil.copy2(stub, python / stub.name)
-    (python / stub.name).chmod(0o755)
-    if not (python / "numpy").is_dir():
-        from specdeploy.execute.process import child_env, run_process
-
-        argv = [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--target",
-            str(python),
-            "--python-version",
-            version,
-            "--only-binary=:all:",
-            "numpy<2",
-        ]
-        run_process(
-            argv, log_path=folder / "pip.log", env=child_env(), cwd=folder, timeout=600, step_id="backends.numpy"
-        )
-    for name, model_py in (extra or {}).items():
-        (folder / name).mkdir(exist_ok=True)
-        shutil.copy2(model_py, folder / name / "model.py")
-    return folder
+    return arm
 
 
 def free_port() -> int:
@@ -147,7 +106,7 @@ def start_server(
     repo: Path, backends: Path, log_path: Path, *, extra_args: tuple[str, ...] = (), timeout: float = 60.0
 ) -> TritonServer:
     """tritonserver on 127.0.0.1 (free ports), explicit model control, nothing loaded yet; waits until live."""
-    root = _bundle()
+    root = bundle()
     binary = root / "tritonserver" / "bin" / "tritonserver"
     http, grpc = free_port(), free_port()
     argv = [
@@ -173,7 +132,8 @@ def start_server(
     }
     log_path.parent.mkdir(parents=True, exist_ok=True)
     log = log_path.open("wb")
-    process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
+                               preexec_fn=_die_with(os.getpid()))
     server = TritonServer(process, http, grpc, log_path, repo, log)
     try:
         server.wait_live(timeout)

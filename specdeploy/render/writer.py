@@ -9,7 +9,7 @@ import ctypes
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 from specdeploy.errors import StepFailed, UsageError
@@ -40,7 +40,8 @@ def render_files(context: RepoContext) -> dict[str, bytes]:
     from specdeploy.render.env import render_template
 
     base = data_dir("templates") / "triton" / context.layout
-    files: dict[str, bytes] = {MANIFEST: context.manifest.to_json().encode()}
+    manifest = replace(context.manifest, models=tuple(sorted(context.folders.values())))
+    files: dict[str, bytes] = {MANIFEST: manifest.to_json().encode()}
     for template_folder, model_folder in context.folders.items():
         for path in sorted((base / template_folder).rglob("*")):
             rel = path.relative_to(base / template_folder)

@@ -25,6 +25,9 @@ class ConfigLookup:
     spec: ModelSpec | None
     origin: str
     reason: str | None = None
+    invalid: bool = False
+    """The reference can never work (an empty name, a file, a config.json with impossible sizes): an error,
+    where a model merely not found here only skips the model-dependent checks."""
 
 
 def hub_cache_dir() -> Path:
@@ -60,22 +63,35 @@ def _spec(name: str, config: dict[str, Any], origin: str) -> ConfigLookup:
     try:
         return ConfigLookup(spec_from_config(name, config, origin), origin)
     except ValueError as exc:
-        return ConfigLookup(None, origin, str(exc))
+        return ConfigLookup(None, origin, str(exc), invalid=True)
+
+
+def _local(ref: str) -> ConfigLookup | None:
+    """The lookup for a local folder (or a local path that cannot be one); None when `ref` is no local path."""
+    from specdeploy.runtime_paths import packaged_model
+
+    if not ref.strip():
+        return ConfigLookup(None, "none", "the model reference is empty", invalid=True)
+    folder = packaged_model(ref) or Path(ref).expanduser()
+    if folder.exists() and not folder.is_dir():
+        return ConfigLookup(None, str(folder), f"{folder} is a file, not a model folder (one holding config.json)",
+                            invalid=True)
+    if not folder.is_dir():
+        return None
+    cfg = folder / "config.json"
+    if not cfg.is_file():
+        return ConfigLookup(None, str(folder), f"{folder} has no config.json")
+    try:
+        return _spec(ref, _read(cfg), str(cfg))
+    except (OSError, ValueError) as exc:
+        return ConfigLookup(None, str(cfg), f"unreadable config.json: {exc}")
 
 
 def lookup_config(ref: str, revision: str | None = None, *, online: bool = False) -> ConfigLookup:
     """Resolve `ref` (repo id or folder); `online` lets huggingface_hub fetch config.json (build only)."""
-    from specdeploy.runtime_paths import packaged_model
-
-    folder = packaged_model(ref) or Path(ref).expanduser()
-    if folder.is_dir():
-        cfg = folder / "config.json"
-        if not cfg.is_file():
-            return ConfigLookup(None, str(folder), f"{folder} has no config.json")
-        try:
-            return _spec(ref, _read(cfg), str(cfg))
-        except (OSError, ValueError) as exc:
-            return ConfigLookup(None, str(cfg), f"unreadable config.json: {exc}")
+    local = _local(ref)
+    if local is not None:
+        return local
     snapshot = cached_snapshot(ref, revision)
     if snapshot is not None and (snapshot / "config.json").is_file():
         try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -123,50 +124,70 @@ def _first(config: dict[str, Any], *keys: str, default: Any = None) -> Any:
     return default
 
 
+def _count(config: dict[str, Any], *keys: str, default: int = 0, positive: bool = False) -> int:
+    """A size from config.json: a finite whole number, >= 0 (> 0 when `positive`); `hidden_size: Infinity` or
+    `-4096` is refused here instead of failing deep in the cost model (OverflowError, negative memory)."""
+    value = _first(config, *keys, default=default)
+    if value is False:  # `sliding_window: false` and the like: not set
+        value = 0
+    whole = isinstance(value, int) and not isinstance(value, bool) or (
+        isinstance(value, float) and math.isfinite(value) and value.is_integer())
+    if not whole or value < 0 or (positive and value == 0):
+        raise ValueError(f"config.json {keys[0]}: {value!r:.40} is not a {'positive' if positive else 'non-negative'} "
+                         "whole number")
+    return int(value)
+
+
 def spec_from_config(name: str, config: dict[str, Any], source: str) -> ModelSpec:
-    """Build a ModelSpec from a Hugging Face `config.json` dict (Llama, Qwen, Mistral, DeepSeek, EAGLE-3, ...)."""
-    if "text_config" in config and "hidden_size" not in config:
+    """Build a ModelSpec from a Hugging Face `config.json` dict (Llama, Qwen, Mistral, DeepSeek, EAGLE-3, ...);
+    ValueError (naming the key) for sizes no model can have."""
+    if "text_config" in config and "hidden_size" not in config and isinstance(config["text_config"], dict):
         config = {**config["text_config"], "architectures": config.get("architectures", [])}
-    try:
-        hidden = int(config["hidden_size"])
-        heads = int(config["num_attention_heads"])
-        layers = int(config["num_hidden_layers"])
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ValueError(
-            f"config.json of {name} lacks a usable {exc} (hidden_size, num_attention_heads, num_hidden_layers)"
-        ) from exc
-    kv_lora = int(config.get("kv_lora_rank") or 0)
-    head_dim = int(
-        _first(config, "head_dim", "v_head_dim", default=hidden // heads)
-        if not kv_lora
-        else config.get("qk_nope_head_dim") or config.get("v_head_dim") or hidden // heads
-    )
+    missing = [k for k in ("hidden_size", "num_attention_heads", "num_hidden_layers") if config.get(k) is None]
+    if missing:
+        raise ValueError(f"config.json of {name} lacks a usable {missing[0]!r} (hidden_size, num_attention_heads, "
+                         "num_hidden_layers)")
+    hidden = _count(config, "hidden_size", positive=True)
+    heads = _count(config, "num_attention_heads", positive=True)
+    layers = _count(config, "num_hidden_layers", positive=True)
+    kv_heads = _count(config, "num_key_value_heads", default=heads, positive=True)
+    if heads % kv_heads:
+        raise ValueError(f"config.json num_attention_heads {heads} is not a multiple of num_key_value_heads {kv_heads}")
+    kv_lora = _count(config, "kv_lora_rank")
+    explicit_head_dim = _first(config, "head_dim", "v_head_dim") if not kv_lora else _first(
+        config, "qk_nope_head_dim", "v_head_dim")
+    if explicit_head_dim is None and hidden % heads:
+        raise ValueError(f"config.json hidden_size {hidden} is not divisible by num_attention_heads {heads} "
+                         "(and no head_dim is given)")
+    head_dim = _count({"head_dim": explicit_head_dim}, "head_dim", default=hidden // heads, positive=True)
     torch_dtype = str(_first(config, "torch_dtype", "dtype", default="bfloat16"))
-    experts = int(_first(config, "n_routed_experts", "num_local_experts", "num_experts", default=0) or 0)
+    experts = _count(config, "n_routed_experts", "num_local_experts", "num_experts")
+    architectures = config.get("architectures")
     return ModelSpec(
         name=name,
-        architecture=(config.get("architectures") or ["unknown"])[0],
+        architecture=str(architectures[0]) if isinstance(architectures, list) and architectures else "unknown",
         model_type=str(config.get("model_type", "unknown")),
         layers=layers,
         hidden=hidden,
         heads=heads,
-        kv_heads=int(_first(config, "num_key_value_heads", default=heads)),
+        kv_heads=kv_heads,
         head_dim=head_dim,
-        intermediate=int(_first(config, "intermediate_size", "ffn_dim", default=4 * hidden)),
-        vocab=int(config.get("vocab_size", 0)),
-        context=int(_first(config, "max_position_embeddings", "max_sequence_length", "seq_length", default=2048)),
+        intermediate=_count(config, "intermediate_size", "ffn_dim", default=4 * hidden),
+        vocab=_count(config, "vocab_size"),
+        context=_count(config, "max_position_embeddings", "max_sequence_length", "seq_length", default=2048,
+                       positive=True),
         dtype=torch_dtype if torch_dtype in BYTES_PER_PARAM else "bfloat16",
         tie_embeddings=bool(config.get("tie_word_embeddings", False)),
         experts=experts,
-        active_experts=int(_first(config, "num_experts_per_tok", "moe_topk", default=0) or 0) if experts else 0,
-        shared_experts=int(config.get("n_shared_experts") or 0),
-        moe_intermediate=int(_first(config, "moe_intermediate_size", default=0) or 0),
-        dense_layers=int(config.get("first_k_dense_replace") or 0),
+        active_experts=_count(config, "num_experts_per_tok", "moe_topk") if experts else 0,
+        shared_experts=_count(config, "n_shared_experts"),
+        moe_intermediate=_count(config, "moe_intermediate_size"),
+        dense_layers=_count(config, "first_k_dense_replace"),
         mla_kv_lora_rank=kv_lora,
-        mla_q_lora_rank=int(config.get("q_lora_rank") or 0),
-        mla_rope_dim=int(config.get("qk_rope_head_dim") or 0) if kv_lora else 0,
-        mtp_layers=int(config.get("num_nextn_predict_layers") or 0),
-        sliding_window=int(config.get("sliding_window") or 0) if config.get("use_sliding_window", True) else 0,
-        draft_vocab=int(config.get("draft_vocab_size") or 0),
+        mla_q_lora_rank=_count(config, "q_lora_rank"),
+        mla_rope_dim=_count(config, "qk_rope_head_dim") if kv_lora else 0,
+        mtp_layers=_count(config, "num_nextn_predict_layers"),
+        sliding_window=_count(config, "sliding_window") if config.get("use_sliding_window", True) else 0,
+        draft_vocab=_count(config, "draft_vocab_size"),
         source=source,
     )

@@ -80,21 +80,26 @@ def resolve(loaded: LoadedProfile, *, probe: EnvironmentProbe | None = None, onl
     profile = loaded.profile
     notes: list[Issue] = []
     online = online and profile.runtime.backend != "reference"  # the reference runtime's models ship locally
+    invalid: list[Issue] = []
     target = lookup_config(profile.target.model, profile.target.revision, online=online)
-    if target.spec is None:
+    if target.invalid:
+        invalid.append(Issue(("target", "model"), str(target.reason), "name a model folder or a Hugging Face repo id"))
+    elif target.spec is None:
         notes.append(Issue(("target", "model"), f"model-dependent checks skipped: {target.reason}",
                            "pass a local folder, or pre-fill the Hugging Face cache", severity="skipped"))
     draft = None
-    if profile.speculative.draft_model:
+    if profile.speculative.draft_model is not None:
         draft = lookup_config(profile.speculative.draft_model, profile.speculative.draft_revision, online=online)
-        if draft.spec is None:
+        if draft.invalid:
+            invalid.append(Issue(("speculative", "draft_model"), str(draft.reason)))
+        elif draft.spec is None:
             notes.append(Issue(("speculative", "draft_model"), f"drafter checks skipped: {draft.reason}",
                                severity="skipped"))
     gpu, gpu_notes = _gpu(loaded, probe)
     notes.extend(gpu_notes)
     line = None if profile.runtime.backend == "reference" else version_line(profile.runtime.trtllm_version)
     ctx = CheckContext(profile, loaded.options, target.spec, draft.spec if draft else None, line, gpu)
-    issues = [*loaded.pending, *check_rules(ctx, loaded.mechanism)]
+    issues = [*invalid, *loaded.pending, *check_rules(ctx, loaded.mechanism)]
     k = planned_draft_len(ctx, loaded.mechanism)
     serving = profile.serving
     fit = None

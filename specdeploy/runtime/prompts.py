@@ -65,7 +65,11 @@ def load_speed_bench_jsonl(path: str | Path, limit: int | None = None) -> list[P
     if not path.is_file():
         raise UsageError(f"dataset file not found: {path}")
     records: list[PromptRecord] = []
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"dataset {path}: cannot read it as UTF-8 text ({exc})") from None
+    for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         records.append(_record(path, lineno, line))

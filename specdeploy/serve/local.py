@@ -1,20 +1,24 @@
-"""`specdeploy serve`: a local tritonserver for a rendered repository, every model loaded, stopped cleanly.
+"""`specdeploy serve`: a local tritonserver for a rendered repository, the models its manifest names loaded
+(explicit model control: a folder planted in the repository is never loaded), stopped cleanly.
 
-The endpoint is recorded in `<artifact>/.specdeploy/serve.json` so `specdeploy ask` finds it.
+The endpoint is recorded in `<artifact>/.specdeploy/serve.json` so `specdeploy ask` finds it; a record whose
+tritonserver is gone (a killed `serve`) is stale and said so.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from specdeploy._io import write_json_atomic
 from specdeploy.errors import StepFailed, UsageError
+from specdeploy.render.backends import prepare_backends
 from specdeploy.render.context import MANIFEST
-from specdeploy.render.server import TritonServer, prepare_backends, start_server, system_python_version
+from specdeploy.render.server import TritonServer, start_server
 
 STATE = Path(".specdeploy") / "serve.json"
 
@@ -27,6 +31,7 @@ class Repository:
     owner: Path
     layout: str
     models: tuple[str, ...]
+    claim: int | None = None  # the fd holding `.specdeploy/serve.lock` while served
 
 
 def find_repository(path: Path) -> Repository:
@@ -35,30 +40,41 @@ def find_repository(path: Path) -> Repository:
     if not (root / MANIFEST).is_file():
         raise UsageError(f"{path} holds no rendered Triton repository ({MANIFEST} not found)",
                          hint="run `specdeploy build PROFILE` or `specdeploy render PROFILE` first")
-    layout = json.loads((root / MANIFEST).read_text()).get("layout", "unknown")
-    models = [p.name for p in sorted(root.iterdir()) if (p / "config.pbtxt").is_file()]
+    try:
+        manifest = json.loads((root / MANIFEST).read_text())
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{root / MANIFEST} is unreadable: {exc}", hint="render the repository again") from None
+    listed = manifest.get("models") if isinstance(manifest, dict) else None
+    if not isinstance(listed, list) or not listed or not all(isinstance(m, str) for m in listed):
+        raise UsageError(f"{root / MANIFEST} names no models to serve (rendered by an older specdeploy?)",
+                         hint="render the repository again (`specdeploy build` or `specdeploy render`)")
+    missing = [m for m in listed if not (root / m / "config.pbtxt").is_file()]
+    if missing:
+        raise UsageError(f"{root} lacks the model folders its manifest names: {', '.join(missing)}",
+                         hint=f"`specdeploy check-repo {root}`")
     # composing models first: an ensemble loads only once its steps are ready
-    models.sort(key=lambda m: m == "ensemble")
-    return Repository(root, path, layout, tuple(models))
+    models = sorted(listed, key=lambda m: m == "ensemble")
+    return Repository(root, path, str(manifest.get("layout", "unknown")), tuple(models))
 
 
-def backends_folder() -> Path:
-    cache = Path(os.environ.get("SPECDEPLOY_CACHE") or Path.home() / ".cache" / "specdeploy")
-    return cache / f"triton-backends-2.51-py{system_python_version()}"
+def cache_folder() -> Path:
+    return Path(os.environ.get("SPECDEPLOY_CACHE") or Path.home() / ".cache" / "specdeploy")
 
 
 def start(path: Path, *, report: Callable[[str], None] = lambda _: None, load_timeout: float = 300.0) -> tuple[
         Repository, TritonServer]:
-    """Start tritonserver on 127.0.0.1, load every model, record the endpoint; the caller stops it."""
+    """Start tritonserver on 127.0.0.1, load the manifest's models, record the endpoint; the caller stops it."""
     repo = find_repository(path)
-    if repo.layout == "engine":
-        report("note: the engine layout needs the real tensorrtllm backend (NGC image with a GPU); "
-               "this local server has only the python backend")
-    report("preparing the python backend (first time: installs numpy<2 for the backend stub) ...")
-    backends = prepare_backends(backends_folder())
-    log_path = repo.owner / ".specdeploy" / "tritonserver.log"
-    server = start_server(repo.root, backends, log_path)
+    repo = replace(repo, claim=_claim(repo.owner))
+    server = None
     try:
+        if repo.layout == "engine":
+            report("note: the engine layout needs the real tensorrtllm backend (NGC image with a GPU); "
+                   "this local server has only the python backend")
+        report("preparing the python backend (first time: installs numpy<2 for the backend stub) ...")
+        backends = prepare_backends(cache_folder())
+        log_path = repo.owner / ".specdeploy" / "tritonserver.log"
+        server = start_server(repo.root, backends, log_path)
         for model in repo.models:
             report(f"loading {model} ...")
             try:
@@ -70,22 +86,83 @@ def start(path: Path, *, report: Callable[[str], None] = lambda _: None, load_ti
                                                "http": f"127.0.0.1:{server.http_port}", "layout": repo.layout,
                                                "models": list(repo.models), "log": str(log_path)})
     except BaseException:
-        server.stop()
+        stop(repo, server)
         raise
     return repo, server
 
 
-def stop(repo: Repository, server: TritonServer) -> None:
-    server.stop()
+def stop(repo: Repository, server: TritonServer | None) -> None:
+    """Stop the server, drop its record, release the folder."""
+    if server is not None:
+        server.stop()
     (repo.owner / STATE).unlink(missing_ok=True)
+    if repo.claim is not None:
+        os.close(repo.claim)
+
+
+def _claim(owner: Path) -> int:
+    """Hold `.specdeploy/serve.lock` for this `serve`'s life (the OS drops it when the process dies, however):
+    a second `serve` of the same folder is told where the first one serves."""
+    try:
+        (owner / STATE).parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(owner / STATE.with_name("serve.lock"), os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise UsageError(f"cannot write under {owner}: {exc.strerror}", hint="`serve` records its endpoint and "
+                         "log in ARTIFACT_DIR/.specdeploy/: serve a writable copy") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        running = _recorded(owner)
+        where = (f"tritonserver pid {running['pid']}, grpc {running['grpc']}, http {running.get('http')}"
+                 if running else "still loading its models")
+        raise UsageError(f"{owner} is already served by another `specdeploy serve` ({where})",
+                         hint="ask that one (`specdeploy ask PROMPT --artifact DIR`) or stop it first") from None
+    _recorded(owner)  # nobody serves this folder: a record left behind is stale
+    return fd
+
+
+def _alive(pid: object) -> bool:
+    """Whether `pid` is a running (not zombie) tritonserver."""
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return False
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z" and b"tritonserver" in cmdline
+
+
+def _recorded(owner: Path) -> dict[str, object] | None:
+    """The live endpoint recorded under `owner`; a stale or garbage record is removed (None)."""
+    state = owner / STATE
+    try:
+        data = json.loads(state.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        data = None
+    if isinstance(data, dict) and _alive(data.get("pid")) and isinstance(data.get("grpc"), str) and isinstance(
+            data.get("models"), list) and data["models"]:
+        return data
+    try:
+        state.unlink(missing_ok=True)
+    except OSError:
+        pass
+    return None
 
 
 def endpoint_of(path: Path) -> dict[str, object]:
-    """What `serve` recorded for an artifact or repository folder."""
+    """What a live `serve` recorded for an artifact or repository folder."""
     for owner in (path, path.parent):
-        state = owner / STATE
-        if state.is_file():
-            return dict(json.loads(state.read_text()))
+        if (owner / STATE).exists():
+            state = _recorded(owner)
+            if state is None:
+                raise UsageError(f"{owner / STATE} is stale: the tritonserver it names is not running",
+                                 hint="start it again with `specdeploy serve ARTIFACT_DIR` (the stale record "
+                                      "was removed)")
+            return state
     raise UsageError(f"no running `specdeploy serve` recorded under {path}",
                      hint="start one with `specdeploy serve ARTIFACT_DIR`, or pass --url HOST:PORT --model NAME")
 

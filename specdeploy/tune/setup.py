@@ -98,8 +98,9 @@ def check_dataset(dataset: str) -> int:
         return -1
     try:
         lines = Path(dataset).read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise UsageError(f"tune.dataset {dataset}: cannot read it ({exc.strerror or exc})",
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"tune.dataset {dataset}: cannot read it as UTF-8 text "
+                         f"({getattr(exc, 'strerror', None) or exc})",
                          hint=f"use {' or '.join(BUILTIN_DATASETS)}, or a JSONL file of prompts") from None
     usable = 0
     for line in lines:

@@ -95,3 +95,19 @@ def test_hf_token_never_printed_or_written(tmp_path: Path) -> None:
             assert TOKEN.encode() not in path.read_bytes(), path
     lock = json.loads((tmp_path / "a" / "hub" / "specdeploy.lock").read_text())
     assert lock["models"]["target"]["revision"] == "d" * 40
+
+
+def test_serve_sh_finds_a_relative_local_model(tmp_path: Path) -> None:
+    """`target.model: ./llama` resolved inside the artifact folder, where serve.sh runs, not where the model is."""
+    import shlex
+
+    model = local_model(tmp_path / "llama", LLAMA_31_8B_CONFIG)
+    profile = write_profile(tmp_path / "rel.yaml", {"target": {"model": "./llama"}, "hardware": {"gpu": "h200"},
+                                                    "speculative": {"mechanism": "ngram", "draft_len": 4}})
+    result = subprocess.run([sys.executable, "-m", "specdeploy", "build", str(profile), "--out", "out", "--only",
+                             "fetch", "--only", "emit"], capture_output=True, text=True, cwd=tmp_path,
+                            env={**os.environ, "NO_COLOR": "1"}, timeout=300)
+    assert result.returncode == 0, result.stderr
+    art = tmp_path / "out" / "rel"
+    argv = shlex.split((art / "serve.sh").read_text().splitlines()[-1])
+    assert (art / argv[2]).resolve() == model.resolve()  # exec trtllm-serve MODEL ...

@@ -25,14 +25,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture(scope="session")
 def backends() -> Path:
     """The python backend (+ stub for the system Python + numpy<2) and the fake tensorrtllm backend, cached."""
-    from specdeploy.render.server import prepare_backends, system_python_version
+    from specdeploy.render.backends import prepare_backends
     from specdeploy.runtime_paths import pytriton_root
 
     if pytriton_root() is None:
         pytest.skip("nvidia-pytriton is not installed (pip install 'specdeploy[triton]')")
     cache = Path(os.environ.get("SPECDEPLOY_CACHE") or Path(os.environ.get("TMPDIR", "/tmp")) / "specdeploy-test-cache")
-    folder = cache / f"triton-backends-2.51-py{system_python_version()}"
-    return prepare_backends(folder, extra={"tensorrtllm": FIXTURES / "fake_tensorrtllm_backend.py"})
+    return prepare_backends(cache, extra={"tensorrtllm": FIXTURES / "fake_tensorrtllm_backend.py"})
 
 
 @pytest.fixture(scope="session")

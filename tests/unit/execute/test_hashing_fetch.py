@@ -13,7 +13,8 @@ from specdeploy.api import load_and_resolve
 from specdeploy.execute import hashing
 from specdeploy.execute.build import run_build
 from specdeploy.execute.hashing import HashCache, tree_digests
-from specdeploy.execute.manifest import update_lock, verify
+from specdeploy.execute.manifest import update_lock
+from specdeploy.execute.verify import schema_errors, verify
 from specdeploy.plan.planner import make_plan
 from tests.helpers import LLAMA_31_8B_CONFIG, hub_cache_model, write_profile
 
@@ -36,35 +37,6 @@ def test_content_hash_only_on_stat_mismatch(tmp_path: Path, monkeypatch: pytest.
     os.utime(weights, ns=(1, 1))
     changed = tree_digests(tmp_path / "m", HashCache(tmp_path / "cache.json"))
     assert changed != first and len(calls) == 2
-
-
-def _validate(value: Any, schema: dict[str, Any], path: str = "$") -> list[str]:  # noqa: C901
-    """The subset of JSON Schema the manifest schema uses."""
-    errors: list[str] = []
-    kinds = schema.get("type")
-    if kinds:
-        names = kinds if isinstance(kinds, list) else [kinds]
-        py = {"object": dict, "array": list, "string": str, "integer": int, "number": (int, float),
-              "boolean": bool, "null": type(None)}
-        if not any(isinstance(value, py[n]) and not (n in ("integer", "number") and isinstance(value, bool))
-                   for n in names):
-            return [f"{path}: {value!r:.40} is not {names}"]
-    if "enum" in schema and value not in schema["enum"]:
-        errors.append(f"{path}: {value!r} not in {schema['enum']}")
-    if isinstance(value, dict):
-        props = schema.get("properties", {})
-        errors += [f"{path}: missing {k}" for k in schema.get("required", []) if k not in value]
-        for key, item in value.items():
-            if key in props:
-                errors += _validate(item, props[key], f"{path}.{key}")
-            elif schema.get("additionalProperties") is False:
-                errors.append(f"{path}: unexpected {key}")
-            elif isinstance(schema.get("additionalProperties"), dict):
-                errors += _validate(item, schema["additionalProperties"], f"{path}.{key}")
-    if isinstance(value, list) and "items" in schema:
-        for i, item in enumerate(value):
-            errors += _validate(item, schema["items"], f"{path}[{i}]")
-    return errors
 
 
 @pytest.fixture
@@ -93,7 +65,7 @@ def test_hub_fetch_offline_pins_and_hashes(tmp_path: Path, hub_profile: Path, mo
     assert set(fetched["files"]) == {"config.json", "model.safetensors", "tokenizer.json"}
     art = tmp_path / "out" / "hubby"
     manifest = json.loads((art / "manifest.json").read_text())
-    assert _validate(manifest, json.loads(SCHEMA.read_text())) == []
+    assert schema_errors(manifest, json.loads(SCHEMA.read_text())) == []
     assert manifest["models"]["target"]["revision"] == "c" * 40
     lock = json.loads((art / "specdeploy.lock").read_text())
     assert lock["models"]["target"]["revision"] == "c" * 40

@@ -16,7 +16,8 @@ import pytest
 from filelock import FileLock
 
 from specdeploy.errors import MissingDependency
-from specdeploy.execute.build import BuildLocked, run_build
+from specdeploy.execute.artifact import BuildLocked
+from specdeploy.execute.build import run_build
 from specdeploy.execute.needs import check_needs
 from specdeploy.plan.model import Stage, Step
 from tests.unit.execute.conftest import WRITE, plan_of, script_step

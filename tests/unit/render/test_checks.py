@@ -161,12 +161,15 @@ def test_hostile_paths_are_escaped_or_refused(resolve_inline, tmp_path: Path) ->
     assert "contains a newline or control character" in str(err.value)
 
 
-def test_bad_model_name_refused(resolve_inline, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    resolved = resolve_inline(ENGINE.replace("tensorrt", "reference").replace("l40s", "cpu").replace(
-        "MECH", "draft_target") + "triton: {model_name: ../evil}\n")
-    with pytest.raises(UsageError) as err:
-        render_resolved(resolved, tmp_path / "repo")
-    assert "is not a valid model folder name" in str(err.value)
+@pytest.mark.parametrize("name", ["../evil", "../../evil", 'a"b', "evil\\n", ".hidden", ".."])
+def test_bad_model_name_refused_at_validate(resolve_inline, name: str) -> None:  # type: ignore[no-untyped-def]
+    """These passed `validate` and failed only at render (exit 1); a trailing newline passed render too."""
+    from specdeploy.profile.issues import ProfileError
+
+    body = ENGINE.replace("tensorrt", "reference").replace("l40s", "cpu").replace("MECH", "draft_target")
+    with pytest.raises(ProfileError) as err:
+        resolve_inline(body + f"triton: {{model_name: {json.dumps(name)}}}\n")
+    assert "triton.model_name" in str(err.value) and "is not a valid model folder name" in str(err.value)
 
 
 def test_symlink_and_foreign_folders_refused(engine_repo, tmp_path: Path, resolve_inline) -> None:  # type: ignore[no-untyped-def]  # noqa: ARG001
@@ -199,3 +202,14 @@ def test_rerender_reports_identical_and_changed(engine_repo, resolve_inline, tmp
     assert report.files["preprocessing/1/model.py"] == "identical"
     assert report.files["ensemble/config.pbtxt"] == "changed"
     assert "max_batch_size: 4" in (tmp_path / "repo/ensemble/config.pbtxt").read_text()
+
+
+def test_a_planted_model_folder_is_reported(engine_repo) -> None:  # type: ignore[no-untyped-def]
+    """A model folder the repository's manifest does not name passed check-repo, and `serve` loaded it."""
+    import shutil
+
+    repo = engine_repo()
+    shutil.copytree(repo / "postprocessing", repo / "evil")
+    _edit(repo / "evil/config.pbtxt", 'name: "postprocessing"', 'name: "evil"')
+    assert _messages(repo) == ["evil: model folder not named in specdeploy-repo.json: not rendered by specdeploy, "
+                               "never served"]

@@ -1,0 +1,61 @@
+"""The artifact folder `OUT/<name>/`: a safe name, never outside OUT, and the one lock that every command
+writing into it (build, tune) holds, so their outputs never mix."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from specdeploy.errors import SpecdeployError, UsageError
+from specdeploy.profile.loader import check_name
+
+LOCK_FILE = Path(".specdeploy") / "build.lock"
+
+
+class BuildLocked(SpecdeployError):
+    """Another command holds this artifact folder's lock (exit 1)."""
+
+
+def artifact_folder(out: Path, name: str) -> Path:
+    """`out/name`, resolved and created (with its `.specdeploy/`); refused when it would leave `out`."""
+    problem = check_name(name)
+    if problem:
+        raise UsageError(problem, hint="rename the profile file")
+    root = out.resolve()
+    folder = (root / name).resolve()
+    if folder.parent != root:
+        raise UsageError(f"the artifact folder {folder} would be outside --out {root}", hint="rename the profile "
+                         "file, or pass --out a plain folder")
+    try:
+        (folder / ".specdeploy").mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot create the artifact folder {folder}: {exc.strerror or exc}",
+                         hint="--out must be a writable folder (not a file, not a read-only mount)") from None
+    return folder
+
+
+@contextmanager
+def artifact_lock(folder: Path, name: str, *, timeout: float | None = None,
+                  report: Callable[[str], None] = lambda _: None) -> Iterator[None]:
+    """Hold `folder`'s lock; `timeout` None waits as long as the other command runs."""
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(str(folder / LOCK_FILE))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        report(f"waiting for another build of {name} to finish (lock {lock.lock_file})"
+               + (f", up to {timeout:g} s" if timeout is not None else ""))
+        try:
+            lock.acquire(timeout=-1 if timeout is None else timeout)
+        except Timeout:
+            raise BuildLocked(f"another build of {name} still holds {lock.lock_file} after {timeout:g} s",
+                              hint="wait for it, or raise --lock-timeout") from None
+    except OSError as exc:
+        raise UsageError(f"cannot lock {lock.lock_file}: {exc.strerror or exc}",
+                         hint="the artifact folder must be writable") from None
+    try:
+        yield
+    finally:
+        lock.release()

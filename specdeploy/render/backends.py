@@ -1,0 +1,98 @@
+"""The backend folder a local tritonserver loads (`--backend-directory`), prepared once per content.
+
+A running tritonserver has `python/libtriton_python.so` mapped: rewriting it in place crashes that server
+(SIGSEGV) and a concurrent copy fails with ETXTBSY. So the folder is named after a hash of everything in it,
+built under a temp name and renamed into place; an existing folder is complete and never written again.
+The python backend stub embeds the *system* libpython and ignores venvs, so the folder gets the stub for
+that Python and `numpy<2` installed into it (triton.md §8).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from specdeploy.errors import MissingDependency, StepFailed
+from specdeploy.runtime_paths import pytriton_root
+
+NUMPY = "numpy<2"
+
+
+def bundle() -> Path:
+    """nvidia-pytriton's install root, holding `tritonserver/bin/tritonserver`."""
+    root = pytriton_root()
+    if root is None or not (root / "tritonserver" / "bin" / "tritonserver").is_file():
+        raise MissingDependency("no bundled tritonserver found", hint="pip install 'specdeploy[triton]'")
+    return root
+
+
+def system_python_version() -> str:
+    """The X.Y of the libpython the stub links: the OS's shared libpython3.X (Debian 12: 3.11), else ours."""
+    found = sorted(Path("/usr/lib").glob("*/libpython3.*.so.1.0")) + sorted(
+        Path("/usr/lib").glob("libpython3.*.so.1.0")
+    )
+    if found:
+        return found[-1].name.removeprefix("libpython").removesuffix(".so.1.0")
+    return f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+def _sources(version: str, extra: dict[str, Path]) -> dict[str, Path]:
+    """Destination (relative to the folder) -> source file."""
+    root = bundle() / "tritonserver"
+    stub = root / "python_backend_stubs" / version / "triton_python_backend_stub"
+    if not stub.is_file():
+        raise MissingDependency(f"nvidia-pytriton has no python backend stub for Python {version}")
+    files = {f"python/{name}": root / "backends" / "python" / name
+             for name in ("libtriton_python.so", "triton_python_backend_utils.py")}
+    files["python/triton_python_backend_stub"] = stub
+    files.update({f"{name}/model.py": model_py for name, model_py in extra.items()})
+    return files
+
+
+def _key(version: str, files: dict[str, Path]) -> str:
+    digest = hashlib.sha256(f"{version}\n{NUMPY}\n".encode())
+    for rel, source in sorted(files.items()):
+        digest.update(f"{rel}\n".encode())
+        digest.update(hashlib.sha256(source.read_bytes()).digest())
+    return digest.hexdigest()[:12]
+
+
+def prepare_backends(cache: Path, *, python_version: str | None = None, extra: dict[str, Path] | None = None) -> Path:
+    """`cache/triton-backends-2.51-pyX.Y-<key>/` holding `python/{libtriton_python.so, utils, stub, numpy<2}`
+    (+ `extra` python backends as `<name>/model.py`): reused when present, else built aside and renamed in."""
+    version = python_version or system_python_version()
+    files = _sources(version, extra or {})
+    folder = cache / f"triton-backends-2.51-py{version}-{_key(version, files)}"
+    if folder.is_dir():
+        return folder
+    building = cache / f".{folder.name}.building-{os.getpid()}"
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(building, ignore_errors=True)
+        for rel, source in files.items():
+            (building / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, building / rel)
+        (building / "python" / "triton_python_backend_stub").chmod(0o755)
+        _install_numpy(building / "python", version, log_path=cache / f"{folder.name}.pip.log")
+        try:
+            building.rename(folder)
+        except OSError:
+            if not folder.is_dir():  # another start won the race: theirs is as good as ours
+                raise
+    except OSError as exc:
+        raise StepFailed(f"could not prepare the Triton backend folder under {cache}: {exc}",
+                         hint="set SPECDEPLOY_CACHE to a writable folder") from None
+    finally:
+        shutil.rmtree(building, ignore_errors=True)
+    return folder
+
+
+def _install_numpy(target: Path, version: str, *, log_path: Path) -> None:
+    from specdeploy.execute.process import child_env, run_process
+
+    argv = [sys.executable, "-m", "pip", "install", "--quiet", "--target", str(target), "--python-version", version,
+            "--only-binary=:all:", NUMPY]
+    run_process(argv, log_path=log_path, env=child_env(), cwd=target, timeout=600, step_id="backends.numpy")

@@ -1,0 +1,110 @@
+"""`serve` under faults, with a real tritonserver and a tiny python model: two artifacts served side by side, a
+second `serve` of the same artifact refused with where it is served, a planted model folder never loaded, and
+no tritonserver left behind after SIGHUP (a closed terminal) or SIGKILL of `serve`."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.triton.test_serve_ask import ENV, gone
+
+CONFIG = """name: "{name}"
+backend: "python"
+max_batch_size: 0
+input [{{ name: "IN" data_type: TYPE_INT32 dims: [ 1 ] }}]
+output [{{ name: "OUT" data_type: TYPE_INT32 dims: [ 1 ] }}]
+instance_group [{{ kind: KIND_CPU count: 1 }}]
+"""
+MODEL = """import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    def execute(self, requests):
+        return [pb_utils.InferenceResponse([pb_utils.Tensor("OUT", pb_utils.get_input_tensor_by_name(
+            r, "IN").as_numpy() + {add})]) for r in requests]
+"""
+
+
+def echo_repo(folder: Path, add: int, *, planted: bool = False) -> Path:
+    """A repository `serve` accepts: a manifest naming one python model `echo` (adds `add`)."""
+    names = ["echo", "planted"] if planted else ["echo"]
+    for name in names:
+        (folder / name / "1").mkdir(parents=True)
+        (folder / name / "config.pbtxt").write_text(CONFIG.format(name=name))
+        (folder / name / "1" / "model.py").write_text(MODEL.format(add=add))
+    (folder / "specdeploy-repo.json").write_text(json.dumps({"layout": "test", "models": ["echo"]}))
+    return folder
+
+
+def start(folder: Path) -> tuple[subprocess.Popen[bytes], dict[str, object]]:
+    process = subprocess.Popen([sys.executable, "-m", "specdeploy", "serve", str(folder)], env=ENV,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    state = folder / ".specdeploy" / "serve.json"
+    deadline = time.monotonic() + 300
+    while not state.exists():
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            pytest.fail(f"serve did not come up: {process.communicate()[0].decode()[-2000:]}")
+        time.sleep(0.3)
+    return process, json.loads(state.read_text())
+
+
+def infer(url: str, value: int) -> int:
+    import numpy as np
+    import tritonclient.grpc as grpcclient
+
+    client = grpcclient.InferenceServerClient(url)
+    tensor = grpcclient.InferInput("IN", [1], "INT32")
+    tensor.set_data_from_numpy(np.array([value], dtype=np.int32))
+    return int(client.infer("echo", [tensor]).as_numpy("OUT")[0])
+
+
+def wait_gone(pid: int, seconds: float = 30) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if gone(pid):
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def test_two_serves_side_by_side_then_hup_and_kill(tmp_path: Path) -> None:
+    import tritonclient.grpc as grpcclient
+
+    a, b = echo_repo(tmp_path / "a", 1, planted=True), echo_repo(tmp_path / "b", 100)
+    serve_a, state_a = start(a)
+    serve_b = None
+    try:
+        serve_b, state_b = start(b)
+        assert infer(str(state_a["grpc"]), 1) == 2 and infer(str(state_b["grpc"]), 1) == 101
+        assert state_a["models"] == ["echo"]
+        assert not grpcclient.InferenceServerClient(str(state_a["grpc"])).is_model_ready("planted")
+
+        again = subprocess.run([sys.executable, "-m", "specdeploy", "serve", str(a)], env=ENV, capture_output=True,
+                               text=True, timeout=120)
+        assert again.returncode == 2, again.stderr
+        assert "already served" in again.stderr and str(state_a["grpc"]) in again.stderr
+        assert infer(str(state_a["grpc"]), 5) == 6  # the first server is unharmed
+
+        serve_a.send_signal(signal.SIGHUP)
+        assert serve_a.wait(60) == 0
+        assert wait_gone(int(state_a["pid"])) and not (a / ".specdeploy" / "serve.json").exists()
+
+        serve_b.kill()  # SIGKILL: no handler runs; tritonserver dies with its parent
+        serve_b.wait(30)
+        assert wait_gone(int(state_b["pid"])), "tritonserver outlived a SIGKILLed serve"
+        asked = subprocess.run([sys.executable, "-m", "specdeploy", "ask", "hi", "--artifact", str(b)], env=ENV,
+                               capture_output=True, text=True, timeout=120)
+        assert asked.returncode == 2 and "stale" in asked.stderr, asked.stderr
+    finally:
+        for process in (serve_a, serve_b):
+            if process is not None and process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)

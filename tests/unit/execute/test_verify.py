@@ -1,0 +1,97 @@
+"""`verify` is an integrity gate: a manifest of a failed build, `{}`, wrong types, a planted file and a lock that
+disagrees with the build or with the emitted YAML all fail it (each returned 0 before)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from specdeploy.api import load_and_resolve
+from specdeploy.execute.build import run_build
+from specdeploy.execute.manifest import update_lock
+from specdeploy.execute.verify import verify
+from specdeploy.plan.planner import make_plan
+from tests.helpers import LLAMA_31_8B_CONFIG, local_model, write_profile
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("verify")
+    model = local_model(root / "llama", LLAMA_31_8B_CONFIG)
+    (model / "model.safetensors").write_bytes(b"w" * 64)
+    profile = write_profile(root / "tiny.yaml", {
+        "target": {"model": str(model)}, "hardware": {"gpu": "h200"},
+        "speculative": {"mechanism": "ngram", "draft_len": 4}, "serving": {"max_batch_size": 16}})
+    resolved = load_and_resolve(str(profile))
+    assert run_build(make_plan(resolved), resolved, root / "out").ok
+    return root / "out" / "tiny"
+
+
+@pytest.fixture
+def art(built: Path, tmp_path: Path) -> Path:
+    import shutil
+
+    copy = tmp_path / "tiny"
+    shutil.copytree(built, copy, symlinks=True)
+    return copy
+
+
+def _edit_manifest(art: Path, **changes: object) -> None:
+    data = json.loads((art / "manifest.json").read_text())
+    data.update(changes)
+    (art / "manifest.json").write_text(json.dumps(data))
+
+
+def test_a_clean_build_verifies(art: Path) -> None:
+    report = verify(art)
+    assert report["ok"] and report["problems"] == [] and report["checked"] > 5
+
+
+def test_a_failed_build_does_not_verify(art: Path) -> None:
+    _edit_manifest(art, ok=False)
+    report = verify(art)
+    assert not report["ok"] and report["problems"][0].startswith("manifest.json: records a failed build")
+
+
+@pytest.mark.parametrize("manifest", [{}, [], "x", None])
+def test_a_manifest_that_is_not_one_does_not_verify(art: Path, manifest: object) -> None:
+    (art / "manifest.json").write_text(json.dumps(manifest))
+    report = verify(art)
+    assert not report["ok"] and report["problems"]
+
+
+def test_wrong_types_are_problems_not_crashes(art: Path) -> None:
+    _edit_manifest(art, files="not a map", models={"target": {"path": 3}})
+    report = verify(art)
+    assert not report["ok"]
+    assert "manifest.json: $.files: 'not a map' is not object" in report["problems"]
+
+
+def test_every_unlisted_file_is_drift(art: Path) -> None:
+    (art / "triton" / "evil" / "1").mkdir(parents=True)
+    (art / "triton" / "evil" / "1" / "model.py").write_text("import os\n")
+    (art / "notes.txt").write_text("x")
+    (art / ".specdeploy" / "logs" / "extra.log").write_text("the tool's own bookkeeping is not the artifact")
+    report = verify(art)
+    assert [(d["file"], d["actual"]) for d in report["drift"]] == [("notes.txt", "unlisted"),
+                                                                  ("triton/evil/1/model.py", "unlisted")]
+
+
+def test_a_lock_of_another_build_is_a_problem(art: Path) -> None:
+    lock = json.loads((art / "specdeploy.lock").read_text())
+    (art / "specdeploy.lock").write_text(json.dumps({**lock, "profile_hash": "0" * 64}))
+    assert any("specdeploy.lock: records profile 'tiny' hash 000000000000" in p for p in verify(art)["problems"])
+    (art / "specdeploy.lock").unlink()
+    assert verify(art)["problems"] == ["specdeploy.lock: missing"]
+
+
+def test_a_tuned_schedule_the_yaml_does_not_carry_is_drift(art: Path) -> None:
+    update_lock(art, tuned={"emitted": {"draft_len_schedule": {"1": 4, "8": 2}, "max_concurrency": 16}})
+    problems = verify(art)["problems"]
+    assert "specdeploy.lock: tuned draft_len_schedule {'1': 4, '8': 2} but llm_api_options.yaml carries none" in (
+        problems)
+    update_lock(art, tuned={"emitted": None})
+    assert verify(art)["problems"] == ["specdeploy.lock: the tune turned speculation off, llm_api_options.yaml "
+                                       "speculates"]

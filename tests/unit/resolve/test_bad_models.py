@@ -1,0 +1,60 @@
+"""A target that can never work is invalid at `validate` (exit 2): a file, an empty name, a config.json with
+impossible sizes. These built with exit 0, or failed in `plan` with an OverflowError (exit 3)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import LLAMA_31_8B_CONFIG, local_model, write_profile
+from tests.unit.profile.test_fuzz import run_cli
+
+
+def _profile(tmp_path: Path, model: str) -> Path:
+    return write_profile(tmp_path / "p.yaml", {"target": {"model": model}, "hardware": {"gpu": "h200"},
+                                               "speculative": {"mechanism": "ngram", "draft_len": 3}})
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"hidden_size": 0}, "config.json hidden_size: 0 is not a positive whole number"),
+    ({"hidden_size": float("inf")}, "config.json hidden_size: inf is not a positive whole number"),
+    ({"hidden_size": 4100}, "hidden_size 4100 is not divisible by num_attention_heads 32"),
+    ({"num_key_value_heads": 5}, "num_attention_heads 32 is not a multiple of num_key_value_heads 5"),
+    ({"max_position_embeddings": -4096}, "config.json max_position_embeddings: -4096 is not a positive whole"),
+    ({"intermediate_size": -1}, "config.json intermediate_size: -1 is not a non-negative whole number"),
+    ({"vocab_size": "many"}, "config.json vocab_size: 'many' is not a non-negative whole number"),
+    ({"num_hidden_layers": True}, "config.json num_hidden_layers: True is not a positive whole number"),
+])
+def test_impossible_config_json_is_invalid(tmp_path: Path, change: dict[str, object], message: str) -> None:
+    model = local_model(tmp_path / "m", {**LLAMA_31_8B_CONFIG, **change})
+    profile = _profile(tmp_path, str(model))
+    for command in ("validate", "plan"):
+        code, err = run_cli(command, str(profile))
+        assert code == 2 and message in err and f"{profile}:2:3 target.model" in err, err
+
+
+def test_json_infinity_in_a_real_file(tmp_path: Path) -> None:
+    model = tmp_path / "m"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps(LLAMA_31_8B_CONFIG).replace('"hidden_size": 4096',
+                                                                              '"hidden_size": Infinity'))
+    code, err = run_cli("plan", str(_profile(tmp_path, str(model))))
+    assert code == 2 and "hidden_size: inf" in err
+
+
+@pytest.mark.parametrize("model", ["", "   "])
+def test_an_empty_model_is_invalid(tmp_path: Path, model: str) -> None:
+    code, err = run_cli("validate", str(_profile(tmp_path, model)))
+    assert code == 2 and "the model reference is empty" in err
+
+
+def test_a_file_as_the_model_is_invalid(tmp_path: Path) -> None:
+    weights = tmp_path / "model.safetensors"
+    weights.write_bytes(b"w")
+    profile = _profile(tmp_path, str(weights))
+    code, err = run_cli("validate", str(profile))
+    assert code == 2 and "is a file, not a model folder" in err
+    code, err = run_cli("build", str(profile), "--out", str(tmp_path / "out"))
+    assert code == 2
