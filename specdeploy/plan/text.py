@@ -2,18 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from specdeploy.plan.model import Plan
 from specdeploy.resolve.resolver import Resolved
 
 GIB = 1024**3
-
-
-def _flatten(prefix: tuple[str, ...], value: Any) -> list[tuple[tuple[str, ...], Any]]:
-    if isinstance(value, dict) and value and all(isinstance(k, str) for k in value):
-        return [row for k, v in value.items() for row in _flatten((*prefix, k), v)]
-    return [(prefix, value)]
 
 
 def plan_text(resolved: Resolved, plan: Plan) -> str:
@@ -21,9 +13,8 @@ def plan_text(resolved: Resolved, plan: Plan) -> str:
     lines.append(f"profile {loaded.name}  ({' <- '.join(reversed(loaded.chain))})")
     lines.append("")
     lines.append("resolved values (source):")
-    for path, value in _flatten((), loaded.profile.model_dump(mode="json", exclude_none=True)):
-        source = loaded.source_of(path)
-        lines.append(f"  {'.'.join(path):<44} {value!s:<30} {source}")
+    for row in plan.values:
+        lines.append(f"  {row['path']:<44} {row['value']!s:<30} {row['source']}")
     lines.append("")
     target = resolved.target
     if target:

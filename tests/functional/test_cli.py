@@ -41,7 +41,7 @@ def test_validate_json_reports_every_profile(tmp_path: Path) -> None:
     bad.write_text("target: {model: m, quantisation: fp8}\n")
     result = run("--json", "validate", "h100-ngram", str(bad))
     assert result.returncode == 2
-    report = json.loads(result.stdout)
+    report = json.loads(result.stdout)["result"]  # a failure: {"error": ..., "result": ...}
     assert [r["ok"] for r in report] == [True, False]
     assert report[1]["errors"][0]["path"] == "target.quantisation" and report[1]["errors"][0]["line"] == 1
 
