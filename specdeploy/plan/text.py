@@ -39,12 +39,7 @@ def plan_text(resolved: Resolved, plan: Plan) -> str:
             f"{g.bf16_flops / 1e12:.0f} TFLOP/s bf16, ridge {g.ridge_point:.0f} FLOP/byte"
         )
     if resolved.fit:
-        f = resolved.fit
-        lines.append(
-            f"fit     per GPU: weights {f.weights / GIB:.1f} + drafter {f.draft_weights / GIB:.1f} + KV "
-            f"{f.kv_cache / GIB:.1f} + margin {f.margin / GIB:.1f} = {f.needed / GIB:.1f} of "
-            f"{f.gpu_memory / GIB:.1f} GiB"
-        )
+        lines.append(f"fit     {resolved.fit.summary()}")
     lines.append(
         f"draft   up to K = {resolved.draft_len}; max_num_tokens {resolved.max_num_tokens}"
         + (f"; TensorRT-LLM line {resolved.line.name}" if resolved.line else "")
