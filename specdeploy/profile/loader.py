@@ -114,10 +114,23 @@ def _load_chain(path: FsPath, seen: list[FsPath], issues: list[Issue]) -> tuple[
         issues.append(replace(located, message=f"extends chain deeper than {MAX_EXTENDS_DEPTH}"))
         return doc.data, [doc]
     if not parent.exists():
-        issues.append(replace(located, message=f"extends '{parent_ref}': no such file or shipped profile"))
+        issues.append(replace(located, message=f"extends '{parent_ref}': no such file or shipped profile",
+                              suggestion=_extends_hint(parent_ref, path.parent)))
         return doc.data, [doc]
     base, docs = _load_chain(parent, [*seen, resolved], issues)
     return _merge(base, doc.data), [*docs, doc]
+
+
+def _extends_hint(ref: str, folder: FsPath) -> str:
+    """The closest shipped profile name or sibling file, else where names come from."""
+    from difflib import get_close_matches
+
+    from specdeploy.profile.shipped import shipped_profiles
+
+    stem = FsPath(ref).stem if ref.endswith((".yaml", ".yml")) else ref
+    siblings = [p.stem for p in folder.glob("*.y*ml")] if folder.is_dir() else []
+    close = get_close_matches(stem, [*shipped_profiles(), *siblings], n=1)
+    return f"did you mean '{close[0]}'?" if close else "a file path, or a name from `specdeploy profiles list`"
 
 
 def load_profile(source: str, sets: tuple[str, ...] = (), *, fast: bool = False) -> LoadedProfile:
@@ -135,8 +148,8 @@ def load_profile(source: str, sets: tuple[str, ...] = (), *, fast: bool = False)
             continue
         overrides.apply(data, key, value)
         origins[key] = (None, 0, 0)
-    if not docs:
-        raise ProfileError(issues)
+    if not docs or any(i.path == ("extends",) for i in issues):
+        raise ProfileError(issues)  # without its parent the profile's other errors would be noise ("Field required")
     raw_spec = data.get("speculative")
     mechanism, name_issues = _mechanism_of(raw_spec if isinstance(raw_spec, dict) else {})
     chain = [d.file for d in docs]

@@ -55,7 +55,8 @@ def _drafter(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:
     spec = ctx.profile.speculative
     if mech is not None and mech.needs_draft_model and not spec.draft_model:
         yield Issue(("speculative", "draft_model"), f"{mech.name} needs a draft_model", "set speculative.draft_model")
-    if spec.draft_model and (mech is None or not mech.needs_draft_model):
+    known = mech is not None or spec.mechanism in ("none", "auto")  # an unknown name is reported once, as such
+    if spec.draft_model and known and (mech is None or not mech.needs_draft_model):
         yield Issue(("speculative", "draft_model"), f"mechanism '{spec.mechanism}' does not use a draft_model",
                     "remove speculative.draft_model")
 
@@ -136,6 +137,22 @@ def _triton(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:
                     "set triton.decoupled: true, or serving.streaming: false")
 
 
+def _tune(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:
+    tune = ctx.profile.tune
+    if tune.objective == "goodput" and not (tune.sla.p99_itl_ms or tune.sla.p99_ttft_ms):
+        yield Issue(("tune", "objective"), "objective goodput needs an SLA to count good tokens against",
+                    "set tune.sla.p99_itl_ms and/or tune.sla.p99_ttft_ms, or use objective: throughput")
+    if tune.dataset not in ("mt-bench", "humaneval"):  # the built-in ones always load; a file is read now
+        from specdeploy.errors import UsageError
+        from specdeploy.runtime.prompts import BUILTIN_DATASETS, check_dataset
+
+        try:
+            check_dataset(tune.dataset)
+        except UsageError as exc:
+            yield Issue(("tune", "dataset"), exc.message, f"use {' or '.join(BUILTIN_DATASETS)}, or a SPEED-Bench "
+                        "JSONL file (question_id, category, turns); a relative path is read from the current folder")
+
+
 RULES: tuple[Rule, ...] = (
     Rule("matrix", "mechanism x backend x TensorRT-LLM version", _matrix),
     Rule("drafter", "a draft model exactly when the mechanism needs one", _drafter),
@@ -143,6 +160,7 @@ RULES: tuple[Rule, ...] = (
     Rule("parallel", "TP x PP <= GPU count; heads split over TP; CPU only for the reference backend", _parallel),
     Rule("tokens", "max_num_tokens >= B x (1 + K); max_seq_len <= the model's context", _tokens),
     Rule("triton", "Triton layout matches the backend; streaming needs decoupled", _triton),
+    Rule("tune", "goodput has an SLA; tune.dataset is built in or a readable SPEED-Bench JSONL file", _tune),
 )
 
 

@@ -74,6 +74,15 @@ def load_speed_bench_jsonl(path: str | Path, limit: int | None = None) -> list[P
     return records[:limit]
 
 
+BUILTIN_DATASETS = ("mt-bench", "humaneval")
+
+
+def check_dataset(dataset: str) -> None:
+    """UsageError (exit 2) for a tune dataset that a tune would fail on later (`validate` calls this too)."""
+    if dataset not in BUILTIN_DATASETS:
+        load_speed_bench_jsonl(dataset)
+
+
 def sample_prompts(dataset: str, n: int) -> list[PromptRecord]:
     """`n` prompts of a tune dataset (`mt-bench`, `humaneval` or a SPEED-Bench JSONL path), spread evenly over the
     file: MT-Bench lists its questions category by category, so its first 4 are all `writing`; 4 spread over
