@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import click
+from click.shell_completion import CompletionItem
 
 from specdeploy import __version__
 from specdeploy.console import console
@@ -60,6 +61,19 @@ class Group(click.Group):
 @click.version_option(__version__, prog_name="specdeploy")
 def cli() -> None:
     """Plan, build, tune and serve LLMs with speculative decoding (TensorRT-LLM, Triton)."""
+
+
+def complete_profile(_ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    """Shell completion for a profile argument: shipped names, then files (`name` arguments: names only)."""
+    from specdeploy.profile.shipped import shipped_profiles
+
+    names = [CompletionItem(n) for n in shipped_profiles() if n.startswith(incomplete)]
+    return names if param.name == "name" else [*names, CompletionItem(incomplete, type="file")]
+
+
+def profile_argument(name: str = "profile", **kwargs: Any) -> Any:
+    """A PROFILE argument (a file or a shipped name) that the shell completes (`_SPECDEPLOY_COMPLETE`)."""
+    return click.argument(name, shell_complete=complete_profile, **kwargs)
 
 
 set_option = click.option(

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from specdeploy.cli._group import cli, set_option
+from specdeploy.cli._group import cli, profile_argument, set_option
 from specdeploy.console import console
 from specdeploy.errors import StepFailed
 
@@ -29,7 +29,7 @@ def _show_build(result: Any) -> None:
 
 
 @cli.command()
-@click.argument("profile")
+@profile_argument()
 @set_option
 @click.option("--out", type=click.Path(path_type=Path), default=Path("artifacts"), show_default=True,
               help="Artifacts root; the build writes OUT/<profile name>/.")
