@@ -31,7 +31,8 @@ def validate(profiles: tuple[str, ...], sets: tuple[str, ...]) -> None:
                    "notes": [n.to_dict() for n in r.notes]} for r in results])
     failed = sum(not r.ok for r in results)
     if failed:
-        raise UsageError(f"{failed} of {len(results)} profile{'s' if len(results) > 1 else ''} invalid")
+        raise UsageError(f"{failed} of {len(results)} profile{'s' if len(results) > 1 else ''} invalid",
+                         issues=[i for r in results for i in r.errors])
 
 
 @cli.command()

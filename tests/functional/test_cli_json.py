@@ -53,6 +53,7 @@ def test_usage_errors_and_failed_results_are_json_too(tmp_path: Path) -> None:
     bad.write_text("target: {model: m, quantisation: fp8}\n")
     failed = json.loads(run("validate", "h100-ngram", str(bad), "--json").stdout)  # a result, then a failure
     assert failed["error"]["code"] == 2 and [r["ok"] for r in failed["result"]] == [True, False]
+    assert failed["error"]["location"] == {"file": str(bad), "line": 1, "col": 20, "path": "target.quantisation"}
     missing = run("--json", "check-repo", str(tmp_path / "nope"))
     assert missing.returncode == 2 and "is not a folder" in json.loads(missing.stdout)["error"]["message"]
 
