@@ -255,7 +255,8 @@ class Runner:
         (staging / rel).mkdir(parents=True)
         argv = resolve_argv(step.argv, out=staging / rel, artifact_dir=self.dir, outputs=self.outputs)
         timeout = step.params.get("timeout_s")
-        run_process(argv, log_path=log_path, env=child_env(step.env), cwd=staging, timeout=timeout, step_id=step.id)
+        run_process(argv, log_path=log_path, env=child_env(step.env), cwd=staging, timeout=timeout, step_id=step.id,
+                    heartbeat=lambda s: self.report(f"{step.id:<20} still running ({elapsed(s)})"))
         return {"dir": rel, "argv": [a.replace(str(staging / rel), str(self.dir / rel)) for a in argv]}
 
 

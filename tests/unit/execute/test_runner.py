@@ -63,6 +63,17 @@ def test_a_long_step_announces_its_start_and_says_how_long_it_took(tmp_path: Pat
     assert len(lines) == 3
 
 
+def test_a_running_child_reports_its_elapsed_time(tmp_path: Path, resolved: Any, monkeypatch: Any) -> None:
+    from specdeploy.execute import process
+
+    monkeypatch.setattr(process, "HEARTBEAT_S", 0.2)
+    lines: list[str] = []
+    run_build(plan_of(script_step("engine.a", "import time; time.sleep(0.7)")), resolved, tmp_path,
+              needs=_no_needs, report=lines.append)
+    beats = [line for line in lines if "still running" in line]
+    assert 2 <= len(beats) <= 4 and beats[0].startswith("engine.a             still running (0.2 s)"), lines
+
+
 def test_profile_change_names_the_key(tmp_path: Path, resolved: Any) -> None:
     from dataclasses import replace
 
