@@ -142,15 +142,14 @@ def _tune(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:
     if tune.objective == "goodput" and not (tune.sla.p99_itl_ms or tune.sla.p99_ttft_ms):
         yield Issue(("tune", "objective"), "objective goodput needs an SLA to count good tokens against",
                     "set tune.sla.p99_itl_ms and/or tune.sla.p99_ttft_ms, or use objective: throughput")
-    if tune.dataset not in ("mt-bench", "humaneval"):  # the built-in ones always load; a file is read now
-        from specdeploy.errors import UsageError
-        from specdeploy.runtime.prompts import BUILTIN_DATASETS, check_dataset
+    from specdeploy.errors import UsageError
+    from specdeploy.runtime.prompts import BUILTIN_DATASETS, check_dataset  # light: no torch
 
-        try:
-            check_dataset(tune.dataset)
-        except UsageError as exc:
-            yield Issue(("tune", "dataset"), exc.message, f"use {' or '.join(BUILTIN_DATASETS)}, or a SPEED-Bench "
-                        "JSONL file (question_id, category, turns); a relative path is read from the current folder")
+    try:
+        check_dataset(tune.dataset)  # the loader the tune backends use: what fails there fails here
+    except UsageError as exc:
+        yield Issue(("tune", "dataset"), exc.message, f"use {' or '.join(BUILTIN_DATASETS)}, or a SPEED-Bench "
+                    "JSONL file (question_id, category, turns); a relative path is read from the current folder")
 
 
 RULES: tuple[Rule, ...] = (
