@@ -62,10 +62,14 @@ def load_mtbench(limit: int | None = None) -> list[PromptRecord]:
 def load_speed_bench_jsonl(path: str | Path, limit: int | None = None) -> list[PromptRecord]:
     """User JSONL in the SPEED-Bench record format (`question_id, category, turns`, optional `sub_category`)."""
     path = Path(path)
-    if not path.is_file():
-        raise UsageError(f"dataset file not found: {path}")
+    try:
+        if not path.is_file():
+            raise UsageError(f"dataset file not found: {path}")
+        text = path.read_text(encoding="utf-8")
+    except (OSError, ValueError) as exc:  # a name too long, a NUL byte, not UTF-8, unreadable
+        raise UsageError(f"cannot read dataset {str(path)[:200]}: {exc}"[:400]) from None
     records: list[PromptRecord] = []
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         records.append(_record(path, lineno, line))

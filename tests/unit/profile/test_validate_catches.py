@@ -39,6 +39,20 @@ def test_a_tune_dataset_that_a_tune_could_not_read(tmp_path: Path, content: str 
     assert message.startswith("tune.dataset: ") and expected in message
 
 
+@pytest.mark.parametrize("name", ["x" * 5000, "a\x00b"])
+def test_a_dataset_name_the_os_refuses_is_a_located_error_not_a_crash(tmp_path: Path, name: str) -> None:
+    data = {"extends": "h200-eagle3", "tune": {"dataset": name}}
+    (message,) = errors(write_profile(tmp_path / "p.yaml", data))
+    assert message.startswith("tune.dataset: ")
+
+
+def test_a_non_utf8_dataset_is_an_error(tmp_path: Path) -> None:
+    dataset = tmp_path / "latin1.jsonl"
+    dataset.write_bytes(b'{"question_id": 1, "category": "\xe9", "turns": ["hi"]}\n')
+    (message,) = errors(write_profile(tmp_path / "p.yaml", f"extends: h200-eagle3\ntune:\n  dataset: {dataset}\n"))
+    assert message.startswith("tune.dataset: cannot read dataset")
+
+
 def test_a_valid_tune_dataset_passes(tmp_path: Path) -> None:
     dataset = tmp_path / "prompts.jsonl"
     dataset.write_text(json.dumps({"question_id": 1, "category": "qa", "turns": ["hi"]}) + "\n")
