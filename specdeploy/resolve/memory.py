@@ -8,9 +8,10 @@ that cannot fit at all are a certain failure; everything else is a warning with 
 
 Facts (TensorRT-LLM `tensorrt_llm/llmapi/llm_args.py`, `KvCacheConfig`, read via the search index, id
 5703739679): `free_gpu_memory_fraction` is the share of free GPU memory the KV cache takes, default 90 %;
-`dtype` "auto" keeps the checkpoint's KV dtype, and specdeploy never emits another, so the KV cache is costed
-in the model's dtype, never FP8 because the weights are. MLA caches one compressed latent per token and
-layer that every tensor-parallel rank holds whole (it is not split by TP; pipeline stages split the layers).
+`dtype` "auto" keeps the checkpoint's KV dtype, and specdeploy's PyTorch-backend YAML never sets another, so
+the KV cache is costed in the model's dtype, never FP8 because the weights are; FP8 only where the emitted
+commands ask for it (the engine backend's quantize.py --kv_cache_dtype fp8). MLA caches one compressed latent
+per token and layer that every tensor-parallel rank holds whole (not split by TP; pipeline stages split layers).
 """
 
 from __future__ import annotations
@@ -107,22 +108,26 @@ class Fit:
         return None
 
 
-def kv_bytes_per_token(spec: ModelSpec, *, tp: int, pp: int) -> int:
-    """One token's KV bytes on one GPU in the model's dtype: heads split by TP (never below one head),
+def kv_bytes_per_token(spec: ModelSpec, *, tp: int, pp: int, fp8: bool = False) -> int:
+    """One token's KV bytes on one GPU in the model's dtype (or FP8): heads split by TP (never below one head),
     MLA's latent whole on every rank; pipeline stages split the layers."""
-    total = spec.kv_bytes_per_token(min(2.0, BYTES_PER_PARAM.get(spec.dtype, 2.0)))  # float32 runs as float16
+    dtype = 1.0 if fp8 else min(2.0, BYTES_PER_PARAM.get(spec.dtype, 2.0))  # float32 runs as float16
+    total = spec.kv_bytes_per_token(dtype)
     if spec.is_mla:
         return total // pp
     return total * max(1, spec.kv_heads // tp) // max(1, spec.kv_heads) // pp
 
 
 def memory_fit(target: ModelSpec, draft: ModelSpec | None, gpu: GpuSpec, *, quantization: str, tp: int, pp: int,
-               max_batch: int, max_seq: int, kv_fraction: float = 0.9, has_draft: bool = False) -> Fit:
-    """The fit of one profile; `has_draft` with no `draft` spec: the drafter's size is unknown."""
+               max_batch: int, max_seq: int, kv_fraction: float = 0.9, has_draft: bool = False,
+               kv_fp8: bool = False) -> Fit:
+    """The fit of one profile; `has_draft` with no `draft` spec: the drafter's size is unknown; `kv_fp8`: the
+    emitted commands ask for an FP8 KV cache (`trtllm.engine.fp8_kv_cache`)."""
     draft_weights = draft.weight_bytes("none") // tp if draft else (None if has_draft else 0)
-    kv = kv_bytes_per_token(target, tp=tp, pp=pp) + (kv_bytes_per_token(draft, tp=tp, pp=1) if draft else 0)
+    kv = (kv_bytes_per_token(target, tp=tp, pp=pp, fp8=kv_fp8)
+          + (kv_bytes_per_token(draft, tp=tp, pp=1) if draft else 0))
     return Fit(gpu_memory=gpu.memory_bytes, weights=target.weight_bytes(quantization) // (tp * pp),
                draft_weights=draft_weights, reserve=max(RESERVE_MIN, int(gpu.memory_bytes * RESERVE_FRACTION)),
                kv_fraction=kv_fraction, kv_bytes_per_token=kv,
-               kv_dtype="float16" if target.dtype == "float32" else target.dtype, max_batch=max_batch,
-               max_seq=max_seq, shards=tp * pp)
+               kv_dtype="fp8" if kv_fp8 else "float16" if target.dtype == "float32" else target.dtype,
+               max_batch=max_batch, max_seq=max_seq, shards=tp * pp)

@@ -99,10 +99,13 @@ def resolve(loaded: LoadedProfile, *, probe: EnvironmentProbe | None = None, onl
     serving = profile.serving
     fit = None
     if target.spec is not None and gpu is not None:
+        from specdeploy.trtllm.engine import fp8_kv_cache  # the engine commands decide the KV dtype
+
         fit = memory_fit(target.spec, draft.spec if draft else None, gpu, quantization=profile.target.quantization,
                          tp=profile.hardware.tensor_parallel, pp=profile.hardware.pipeline_parallel,
                          max_batch=serving.max_batch_size, max_seq=serving.max_seq_len,
-                         kv_fraction=serving.kv_cache_free_gpu_memory_fraction, has_draft=draft is not None)
+                         kv_fraction=serving.kv_cache_free_gpu_memory_fraction, has_draft=draft is not None,
+                         kv_fp8=fp8_kv_cache(profile))
         problem = fit.problem()
         if problem is not None:
             severity, message, hint = problem

@@ -45,6 +45,17 @@ def test_fp8_weights_do_not_mean_an_fp8_kv_cache() -> None:
     assert fp8.kv_dtype == "bfloat16" and fp8.kv_bytes_per_token == llama.kv_bytes_per_token(2.0)
 
 
+def test_fp8_kv_only_where_the_emitted_commands_ask_for_it(tmp_path: Path) -> None:
+    base = {"target": {"model": "meta-llama/Llama-3.1-8B-Instruct", "quantization": "fp8"},
+            "hardware": {"gpu": "h100-sxm"}, "speculative": {"mechanism": "none"}}
+    pytorch = load_and_resolve(str(write_profile(tmp_path / "p.yaml", base)))
+    engine = load_and_resolve(str(write_profile(tmp_path / "e.yaml", {
+        **base, "runtime": {"backend": "tensorrt", "trtllm_version": "1.2.1"}})))  # quantize.py --kv_cache_dtype fp8
+    assert pytorch.fit is not None and engine.fit is not None
+    assert (pytorch.fit.kv_dtype, engine.fit.kv_dtype) == ("bfloat16", "fp8")
+    assert engine.fit.kv_bytes_per_token * 2 == pytorch.fit.kv_bytes_per_token
+
+
 def test_an_unknown_drafter_is_unknown_not_zero() -> None:
     resolved = load_and_resolve("l40s-medusa-engine")  # the Medusa heads' config is in no catalog
     assert resolved.draft_lookup is not None and resolved.draft is None and resolved.fit is not None
