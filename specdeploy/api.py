@@ -85,7 +85,8 @@ def profile_show(name: str) -> str:
 
 
 def profile_copy(name: str, dest: Path, *, force: bool = False) -> Path:
-    """Copy a shipped profile to start your own; never overwrites unless asked."""
+    """Copy a shipped profile to start your own: into `dest` when it is a folder or names no .yaml/.yml file
+    (created if missing), else to that file; never overwrites unless asked."""
     import shutil
 
     from specdeploy.profile.shipped import find_shipped
@@ -93,7 +94,9 @@ def profile_copy(name: str, dest: Path, *, force: bool = False) -> Path:
     path = find_shipped(name)
     if path is None:
         raise UsageError(f"no shipped profile named '{name}'", hint="see `specdeploy profiles list`")
-    target = dest / path.name if dest.is_dir() else dest
+    into = dest.is_dir() or dest.suffix not in (".yaml", ".yml")  # `copy NAME dir/`: dir/NAME.yaml, dir created
+    target = dest / path.name if into else dest
+    target.parent.mkdir(parents=True, exist_ok=True)
     if target.exists() and not force:
         raise UsageError(f"{target} exists", hint="pass --force to overwrite")
     try:
@@ -104,7 +107,11 @@ def profile_copy(name: str, dest: Path, *, force: bool = False) -> Path:
 
 
 def doctor() -> dict[str, Any]:
-    """Versions and what this machine can do: NVML/GPUs, TRT-LLM, tritonserver, the reference runtime."""
+    """Versions and what this machine can do: NVML/GPUs, TRT-LLM, tritonserver, the reference runtime.
+
+    `missing` lists what a GPU build needs and this machine lacks (the CLI exits 1 when it is not empty);
+    CPU-only use (the reference runtime) needs none of it.
+    """
     import platform
     from importlib.util import find_spec
 
@@ -113,15 +120,18 @@ def doctor() -> dict[str, Any]:
     from specdeploy.trtllm.selfcheck import trtllm_report
 
     probe = probe_environment()
+    missing = [*([] if probe.driver else ["NVIDIA driver"]), *([] if probe.gpu_names else ["NVIDIA GPU"]),
+               *([] if probe.trtllm_version else ["TensorRT-LLM"])]
     return {
         "specdeploy": __version__, "python": platform.python_version(),
         "gpus": [{"name": n, "memory_gib": round(m / 1024**3, 1)} for n, m in
                  zip(probe.gpu_names, probe.gpu_memory_bytes, strict=True)],
-        "driver": probe.driver, "nvml": probe.nvml_error or "ok",
+        "driver": probe.driver or "no NVIDIA driver", "nvml": probe.nvml_error or "ok",
         **trtllm_report(probe.trtllm_version),
         "tritonserver": probe.tritonserver or "not found (pip install 'specdeploy[triton]')",
         "reference_runtime": "available" if find_spec("torch") and find_spec("transformers")
         else "not installed (pip install 'specdeploy[reference]')",
+        "gpu_builds": "ready" if not missing else "not on this machine", "missing": missing,
     }
 
 
@@ -168,10 +178,17 @@ def verify(artifact_dir: Path) -> dict[str, Any]:
 def render(source: str, sets: tuple[str, ...] = (), *, out: Path | None = None, pretend: bool = False) -> Any:
     """Render the profile's Triton repository into `out` (default `triton/<profile>`), checked, swapped in
     atomically; returns the RenderReport (per-file create/identical/changed/delete)."""
+    from specdeploy.plan.planner import needs_tune
     from specdeploy.render.actions import render_resolved
 
     resolved = load_and_resolve(source, sets)
-    return render_resolved(resolved, out or Path("triton") / resolved.loaded.name, pretend=pretend)
+    report = render_resolved(resolved, out or Path("triton") / resolved.loaded.name, pretend=pretend)
+    if needs_tune(resolved):  # the tuned schedule exists only in a build; say what this repository serves instead
+        report.warnings.append(
+            f"speculative.draft_len is auto, which only a tune decides: this standalone render serves a fixed "
+            f"K = {resolved.draft_len} (the most the profile plans for) with no schedule. `specdeploy build` "
+            "renders the tuned schedule; or set speculative.draft_len (or --set speculative.draft_len=N) to choose K")
+    return report
 
 
 def check_repo(path: Path) -> list[Any]:

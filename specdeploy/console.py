@@ -11,8 +11,12 @@ from typing import Any, TextIO
 
 @dataclass
 class Console:
+    """In --json mode the result is held until the command ends, so stdout carries exactly one JSON document:
+    the result on success, `{"error": {...}, "result": ...}` on failure (`finish`)."""
+
     json_mode: bool = False
     debug: bool = False
+    result: Any = None
 
     @property
     def out(self) -> TextIO:
@@ -43,11 +47,26 @@ class Console:
         print(self._style("ok: ", "32") + message, file=self.err, flush=True)
 
     def data(self, obj: Any, text: str | None = None) -> None:
-        """The command's result: JSON in --json mode, else `text` (or pretty JSON)."""
-        if self.json_mode or text is None:
-            print(json.dumps(obj, indent=2, sort_keys=False, default=str), file=self.out, flush=True)
+        """The command's result: held for `finish` in --json mode, else `text` (or pretty JSON) now."""
+        if self.json_mode:
+            self.result = obj
         else:
-            print(text, file=self.out, flush=True)
+            print(text if text is not None else _dumps(obj), file=self.out, flush=True)
+
+    def finish(self, error: dict[str, Any] | None = None) -> None:
+        """--json: print the one document, the result or the error (with whatever result there was)."""
+        if not self.json_mode:
+            return
+        if error is None:
+            if self.result is not None:
+                print(_dumps(self.result), file=self.out, flush=True)
+            return
+        doc = {"error": error} if self.result is None else {"error": error, "result": self.result}
+        print(_dumps(doc), file=self.out, flush=True)
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, indent=2, sort_keys=False, default=str)
 
 
 _current = Console()

@@ -6,7 +6,9 @@ The CLI maps `SpecdeployError` to its `exit_code` and prints only the message (n
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import IntEnum
+from typing import Any
 
 
 class ExitCode(IntEnum):
@@ -23,10 +25,12 @@ class SpecdeployError(Exception):
 
     exit_code: ExitCode = ExitCode.STEP_FAILED
 
-    def __init__(self, message: str, *, hint: str | None = None) -> None:
+    def __init__(self, message: str, *, hint: str | None = None, issues: Sequence[Any] = ()) -> None:
         super().__init__(message)
         self.message = message
         self.hint = hint
+        self.issues = list(issues)
+        """Located problems (`profile.issues.Issue`) behind the error, for --json's `location` and `issues`."""
 
     def __str__(self) -> str:
         return self.message if not self.hint else f"{self.message}\n  hint: {self.hint}"

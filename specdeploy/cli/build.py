@@ -7,8 +7,8 @@ from typing import Any
 
 import click
 
-from specdeploy.cli._group import cli, set_option
-from specdeploy.console import configure, console
+from specdeploy.cli._group import cli, profile_argument, set_option
+from specdeploy.console import console
 from specdeploy.errors import StepFailed
 
 
@@ -29,7 +29,7 @@ def _show_build(result: Any) -> None:
 
 
 @cli.command()
-@click.argument("profile")
+@profile_argument()
 @set_option
 @click.option("--out", type=click.Path(path_type=Path), default=Path("artifacts"), show_default=True,
               help="Artifacts root; the build writes OUT/<profile name>/.")
@@ -38,15 +38,12 @@ def _show_build(result: Any) -> None:
 @click.option("--from", "start", metavar="STEP", help="Start at this step id or stage (earlier steps: from stamps).")
 @click.option("--keep-going", is_flag=True, help="After a failure, still run steps that do not depend on it.")
 @click.option("--tune", is_flag=True, help="Run the tune step even if its result is cached.")
-@click.option("--json", "json_mode", is_flag=True, help="Print the plan or the build summary as JSON (for CI).")
 @click.option("--lock-timeout", type=float, default=None, metavar="S",
               help="Give up after S seconds if another build of this profile holds the lock (default: wait).")
 def build(profile: str, sets: tuple[str, ...], out: Path, dry_run: bool, only: tuple[str, ...], start: str | None,
-          keep_going: bool, tune: bool, json_mode: bool, lock_timeout: float | None) -> None:
+          keep_going: bool, tune: bool, lock_timeout: float | None) -> None:
     """Build PROFILE into OUT/<name>/: fetch, emit or compile, render; cached steps are reused."""
     from specdeploy import api
-    if json_mode:
-        configure(json_mode=True, debug=console().debug)
     if dry_run:
         return _show_plan(*api.plan(profile, sets))
     result = api.build(profile, sets, out=out, only=only, start=start, keep_going=keep_going, tune=tune,

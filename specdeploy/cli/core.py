@@ -6,13 +6,13 @@ from pathlib import Path
 
 import click
 
-from specdeploy.cli._group import cli, set_option
+from specdeploy.cli._group import cli, profile_argument, set_option
 from specdeploy.console import console
-from specdeploy.errors import UsageError
+from specdeploy.errors import MissingDependency, UsageError
 
 
 @cli.command()
-@click.argument("profiles", nargs=-1, required=True)
+@profile_argument("profiles", nargs=-1, required=True)
 @set_option
 def validate(profiles: tuple[str, ...], sets: tuple[str, ...]) -> None:
     """Check PROFILES (files or shipped names): schema, options and every cross-field rule."""
@@ -31,11 +31,12 @@ def validate(profiles: tuple[str, ...], sets: tuple[str, ...]) -> None:
                    "notes": [n.to_dict() for n in r.notes]} for r in results])
     failed = sum(not r.ok for r in results)
     if failed:
-        raise UsageError(f"{failed} of {len(results)} profile{'s' if len(results) > 1 else ''} invalid")
+        raise UsageError(f"{failed} of {len(results)} profile{'s' if len(results) > 1 else ''} invalid",
+                         issues=[i for r in results for i in r.errors])
 
 
 @cli.command()
-@click.argument("profile")
+@profile_argument()
 @set_option
 def plan(profile: str, sets: tuple[str, ...]) -> None:
     """Print the resolved PROFILE (with the source of each value), the facts, the fit and the steps."""
@@ -61,7 +62,7 @@ def profiles_list() -> None:
 
 
 @profiles.command("show")
-@click.argument("name")
+@profile_argument("name")
 def profiles_show(name: str) -> None:
     """Print a shipped profile."""
     from specdeploy import api
@@ -70,11 +71,11 @@ def profiles_show(name: str) -> None:
 
 
 @profiles.command("copy")
-@click.argument("name")
+@profile_argument("name")
 @click.argument("dest", type=click.Path(path_type=Path), default=Path())
 @click.option("--force", is_flag=True, help="Overwrite an existing file.")
 def profiles_copy(name: str, dest: Path, force: bool) -> None:
-    """Copy a shipped profile to DEST to start your own."""
+    """Copy a shipped profile to start your own: into folder DEST (created if missing), or to DEST.yaml."""
     from specdeploy import api
     target = api.profile_copy(name, dest, force=force)
     console().data({"copied": str(target)}, text=f"wrote {target}")
@@ -82,10 +83,19 @@ def profiles_copy(name: str, dest: Path, force: bool) -> None:
 
 @cli.command()
 def doctor() -> None:
-    """Versions, NVIDIA driver and GPUs, TensorRT-LLM and tritonserver availability."""
+    """Versions, NVIDIA driver and GPUs, TensorRT-LLM and tritonserver availability.
+
+    Exits 0 when GPU builds can run here (driver, GPU, TensorRT-LLM), else 1 after the report names what is
+    missing: a CI preflight. CPU-only use (the reference runtime) needs none of it.
+    """
     from specdeploy import api
     report = api.doctor()
-    console().data(report, text="\n".join(f"{k:<18} {v}" for k, v in report.items()))
+    shown = {**report, "gpus": ", ".join(f"{g['name']} ({g['memory_gib']} GiB)" for g in report["gpus"]) or "none",
+             "missing": ", ".join(report["missing"]) or "nothing"}
+    console().data(report, text="\n".join(f"{k:<18} {v}" for k, v in shown.items()))
+    if report["missing"]:
+        raise MissingDependency(f"GPU builds cannot run here: no {', no '.join(report['missing'])}",
+                                hint="validate, plan, render and the CPU reference runtime still work")
 
 
 @cli.command()

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import click
 
-from specdeploy.cli._group import cli, set_option
+from specdeploy.cli._group import cli, profile_argument, set_option
 from specdeploy.console import console
 from specdeploy.errors import StepFailed
 
 
 @cli.command()
-@click.argument("profile")
+@profile_argument()
 @click.option("--out", type=click.Path(path_type=Path), help="Repository folder (default: triton/<profile>).")
 @click.option("--pretend", is_flag=True, help="Render and check, report what would change, write nothing.")
 @set_option
@@ -20,6 +20,8 @@ def render(profile: str, out: Path | None, pretend: bool, sets: tuple[str, ...])
     """Render PROFILE's Triton model repository, check it, and swap it into place."""
     from specdeploy import api
     report = api.render(profile, sets, out=out, pretend=pretend)
+    for warning in report.warnings:
+        console().warn(warning)
     lines = [f"{status:<9} {rel}" for rel, status in report.files.items()]
     verb = "would write" if pretend else "wrote"
     lines.append(f"{verb} {report.layout} repository {report.out} (checked: no problems)")

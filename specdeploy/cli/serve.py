@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from specdeploy.cli._group import cli, set_option
+from specdeploy.cli._group import cli, profile_argument, set_option
 from specdeploy.console import console
 from specdeploy.runtime import MAX_DRAFT_LEN
 
@@ -40,7 +40,7 @@ def ask(prompt: str, artifact: Path | None, url: str | None, model: str | None, 
 
 
 @cli.command()
-@click.argument("profile")
+@profile_argument()
 @click.argument("prompt")
 @set_option
 @click.option("--artifact", type=click.Path(path_type=Path), default=None,

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import click
 
-from specdeploy.cli._group import cli, set_option
+from specdeploy.cli._group import cli, profile_argument, set_option
 from specdeploy.console import console
 
 
 @cli.command()
-@click.argument("profile")
+@profile_argument()
 @set_option
 @click.option("--backend", type=click.Choice(["auto", "model", "reference", "trtllm"]), default="auto",
               show_default=True, help="What measures: the performance model, the CPU runtime, or TensorRT-LLM.")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,11 +41,35 @@ def child_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+HEARTBEAT_S = 60.0
+"""How often a running child is reported (`still running, 3 min 00 s`) to `heartbeat`."""
+
+
+def _wait(proc: subprocess.Popen[bytes], timeout: float | None, heartbeat: Callable[[float], None] | None,
+          start: float) -> int:
+    """proc.wait(timeout) (TimeoutExpired past it), calling heartbeat(elapsed s) every HEARTBEAT_S meanwhile."""
+    deadline = None if timeout is None else start + timeout
+    while True:
+        chunk = HEARTBEAT_S if heartbeat else None
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            chunk = left if chunk is None else min(chunk, left)
+        try:
+            return proc.wait(timeout=None if chunk is None else max(0.0, chunk))
+        except subprocess.TimeoutExpired:
+            if deadline is not None and time.monotonic() >= deadline:
+                raise
+            if heartbeat:
+                heartbeat(time.monotonic() - start)
+
+
 def run_process(argv: Sequence[str], *, log_path: str | os.PathLike[str], env: Mapping[str, str],
-                cwd: str | os.PathLike[str], timeout: float | None, step_id: str = "") -> ProcessResult:
+                cwd: str | os.PathLike[str], timeout: float | None, step_id: str = "",
+                heartbeat: Callable[[float], None] | None = None) -> ProcessResult:
     """Run argv, appending stdout+stderr to `log_path`; raise StepFailed (with the log's tail) unless it exits 0.
 
-    The environment is never logged (it may hold HF_TOKEN); only the argv and cwd are.
+    The environment is never logged (it may hold HF_TOKEN); only the argv and cwd are. `heartbeat` hears the
+    elapsed seconds every HEARTBEAT_S while the child runs (trtllm-build takes many minutes).
     """
     args = [str(a) for a in argv]
     if not args:
@@ -65,7 +89,7 @@ def run_process(argv: Sequence[str], *, log_path: str | os.PathLike[str], env: M
             raise StepFailed(f"{label}: cannot run {args[0]!r}: {exc.strerror or exc}",
                              hint=f"is {args[0]} installed and on PATH? log: {log}") from exc
         try:
-            code = proc.wait(timeout=timeout)
+            code = _wait(proc, timeout, heartbeat, start)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()

@@ -47,9 +47,20 @@ class StepResult:
         return asdict(self)
 
     def line(self) -> str:
-        text = {"reused": "reused (key unchanged)", "rebuilt": f"rebuilt (reason: {self.reason})"}.get(
-            self.status, self.status if not self.reason else f"{self.status} ({self.reason})")
+        """`id  status in 12.3 s (reason)`: a step that ran says how long it took."""
+        ran = self.status if self.status not in ("built", "rebuilt", "failed") else f"{self.status} in " + (
+            elapsed(self.duration_s))
+        text = {"reused": "reused (key unchanged)", "rebuilt": f"{ran} (reason: {self.reason})"}.get(
+            self.status, ran if not self.reason else f"{ran} ({self.reason})")
         return f"{self.id:<20} {text}"
+
+
+LONG_STAGES = ("fetch", "convert", "quantize", "engine", "tune")
+"""Stages whose steps can run for minutes: they announce their start, so a silent console means work."""
+
+
+def elapsed(seconds: float) -> str:
+    return f"{seconds:.1f} s" if seconds < 60 else f"{int(seconds // 60)} min {int(seconds % 60):02d} s"
 
 
 @dataclass
@@ -193,6 +204,8 @@ class Runner:
             else:
                 reason = ""
             self.needs(step, self.resolved)
+            if step.stage.value in LONG_STAGES:
+                self.report(f"{step.id:<20} started: {step.description} (log {log_path})")
             log_path.parent.mkdir(parents=True, exist_ok=True)
             log_path.write_text(f"# step {step.id} ({step.description}) at {result.started_at}\n")
             outputs, files = self._execute(step, key, log_path, forced)
@@ -246,7 +259,8 @@ class Runner:
         (staging / rel).mkdir(parents=True)
         argv = resolve_argv(step.argv, out=staging / rel, artifact_dir=self.dir, outputs=self.outputs)
         timeout = step.params.get("timeout_s")
-        run_process(argv, log_path=log_path, env=child_env(step.env), cwd=staging, timeout=timeout, step_id=step.id)
+        run_process(argv, log_path=log_path, env=child_env(step.env), cwd=staging, timeout=timeout, step_id=step.id,
+                    heartbeat=lambda s: self.report(f"{step.id:<20} still running ({elapsed(s)})"))
         return {"dir": rel, "argv": [a.replace(str(staging / rel), str(self.dir / rel)) for a in argv]}
 
 

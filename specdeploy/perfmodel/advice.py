@@ -95,6 +95,24 @@ class Advice:
         )
         return out
 
+    def records(self) -> list[dict[str, Any]]:
+        """The same findings as `lines()`, one record per guideline and concurrency, for machines (`plan --json`)."""
+        g, k_max, mech = self.guidelines, self.setup["k_max"], self.setup["mechanism"]
+        out = [_record("G1", mech, c, min(k, k_max), ridge_tokens=g["1"]["ridge_tokens"], memory_bound_k=k,
+                       ridge_flop_per_byte=g["1"]["ridge_flop_per_byte"]) for c, k in g["1"]["memory_bound_k"].items()]
+        out += [_record("G2", mech, c, g["2"]["plateau_d"], group=g["2"]["group"], attention_share=share,
+                        mla=g["2"]["mla"]) for c, share in g["2"]["attention_share"].items()]
+        out.append(_record("G3", mech, None, None, group=g["2"]["group"], aligned=g["3"]["aligned"], k_max=k_max))
+        out += [_record("G4", mech, c, m["k"], gain=m["gain"], cost=m["cost"], at_k_max=m["at_k_max"])
+                for c, m in g["4"].items()]
+        out += [_record("schedule", mech, c, p.k, speedup=p.speedup, acceptance_length=p.al, itl_s=p.itl_s,
+                        user_tps=p.user_tps, max_concurrency=self.curves.max_concurrency)
+                for c, p in sorted(self.curves.best.items())]
+        out += [_record("G5", m["mechanism"], m["low"], m["best_k_low"], **{
+                    k: m[k] for k in ("speedup_low", "high", "best_k_high", "speedup_high", "al", "draft_ratio",
+                                      "max_concurrency", "training", "prior")}) for m in self.mechanisms]
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "setup": self.setup,
@@ -106,6 +124,12 @@ class Advice:
             "mechanisms": self.mechanisms,
             "lines": self.lines(),
         }
+
+
+def _record(guideline: str, mechanism: str, concurrency: int | None, k: int | None, **numbers: Any) -> dict[str, Any]:
+    """One advice record: predicted by the performance model, never a measurement."""
+    return {"guideline": guideline, "mechanism": mechanism, "concurrency": concurrency, "k": k, "numbers": numbers,
+            "source": "performance model (predicted)"}
 
 
 def _jsonable(value: Any) -> Any:

@@ -54,6 +54,11 @@ class Plan:
     steps: tuple[Step, ...]
     resolved: dict[str, Any]
     advice: tuple[str, ...] = ()
+    """The performance model's advice as sentences (`plan`'s text)..."""
+    advice_records: tuple[dict[str, Any], ...] = ()
+    """...and as records (guideline, mechanism, concurrency, k, numbers) for `plan --json`."""
+    values: tuple[dict[str, Any], ...] = ()
+    """Every resolved profile value with its source: {"path", "value", "source": file:line | --set | default}."""
 
     def step(self, step_id: str) -> Step:
         for step in self.steps:
@@ -62,5 +67,6 @@ class Plan:
         raise KeyError(step_id)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"schema_version": 1, "profile": self.profile_name, "resolved": self.resolved,
-                "steps": [s.to_dict() for s in self.steps], "advice": list(self.advice)}
+        return {"schema_version": 1, "profile": self.profile_name, "values": list(self.values),
+                "resolved": self.resolved, "steps": [s.to_dict() for s in self.steps],
+                "advice": list(self.advice_records), "advice_text": list(self.advice)}

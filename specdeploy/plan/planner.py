@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from specdeploy.plan.model import Plan, Stage, Step
 from specdeploy.resolve.resolver import Resolved
+
+if TYPE_CHECKING:  # the performance model is imported only when there is advice to give
+    from specdeploy.perfmodel import Advice
 
 
 def _fetch_steps(resolved: Resolved) -> list[Step]:
@@ -34,16 +39,19 @@ def _fetch_steps(resolved: Resolved) -> list[Step]:
     return steps
 
 
-def _tune_step(resolved: Resolved, after: tuple[str, ...]) -> list[Step]:
+def needs_tune(resolved: Resolved) -> bool:
+    """Whether the draft length is left to the tuner (`draft_len: auto`, no schedule, a tunable mechanism)."""
     spec, mechanism = resolved.profile.speculative, resolved.loaded.mechanism
     if spec.mechanism == "none" or spec.draft_len != "auto" or spec.schedule is not None:
+        return False
+    # e.g. lookahead: (W, N, G) fix the draft length, there is nothing to tune
+    return not (mechanism is not None and resolved.loaded.options is not None
+                and mechanism.fixed_draft_len(resolved.loaded.options) is not None)
+
+
+def _tune_step(resolved: Resolved, after: tuple[str, ...]) -> list[Step]:
+    if not needs_tune(resolved):
         return []
-    if (
-        mechanism is not None
-        and resolved.loaded.options is not None
-        and mechanism.fixed_draft_len(resolved.loaded.options) is not None
-    ):
-        return []  # e.g. lookahead: (W, N, G) fix the draft length, there is nothing to tune
     backend = resolved.profile.runtime.backend
     return [
         Step(
@@ -83,14 +91,29 @@ def make_plan(resolved: Resolved) -> Plan:
             action="check_triton",
         ),
     ]
-    return Plan(resolved.loaded.name, (*fetch, *tune, *build, *render), resolved.to_dict(), _advice(resolved))
+    advice = _advice(resolved)
+    return Plan(resolved.loaded.name, (*fetch, *tune, *build, *render), resolved.to_dict(),
+                tuple(advice.lines()) if advice else (), tuple(advice.records()) if advice else (),
+                tuple(_values(resolved)))
 
 
-def _advice(resolved: Resolved) -> tuple[str, ...]:
+def _values(resolved: Resolved) -> list[dict[str, Any]]:
+    """Every value of the resolved profile, flattened to dotted paths, with where it came from."""
+    def flatten(prefix: tuple[str, ...], value: Any) -> list[tuple[tuple[str, ...], Any]]:
+        if isinstance(value, dict) and value and all(isinstance(k, str) for k in value):
+            return [row for k, v in value.items() for row in flatten((*prefix, k), v)]
+        return [(prefix, value)]
+
+    loaded = resolved.loaded
+    return [{"path": ".".join(path), "value": value, "source": loaded.source_of(path)}
+            for path, value in flatten((), loaded.profile.model_dump(mode="json", exclude_none=True))]
+
+
+def _advice(resolved: Resolved) -> Advice | None:
     """The performance model's prediction and the five guidelines, when model and GPU are known."""
     profile, mechanism = resolved.profile, resolved.profile.speculative.mechanism
     if resolved.target is None or resolved.gpu is None or mechanism in ("none", "auto"):
-        return ()
+        return None
     from specdeploy.perfmodel import DRAFTERS, advise
     from specdeploy.plugin.registry import find, mechanism_names
 
@@ -98,7 +121,7 @@ def _advice(resolved: Resolved) -> tuple[str, ...]:
     usable = [
         m for m in mechanism_names() if m in DRAFTERS and (cls := find(m)) is not None and cls.supports(backend, line)
     ]
-    advice = advise(
+    return advise(
         resolved.target,
         resolved.gpu,
         mechanism,
@@ -110,4 +133,3 @@ def _advice(resolved: Resolved) -> tuple[str, ...]:
         context=profile.serving.max_seq_len // 2,
         k_max=max(1, resolved.draft_len),
     )
-    return tuple(advice.lines())

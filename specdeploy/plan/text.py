@@ -2,18 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from specdeploy.plan.model import Plan
 from specdeploy.resolve.resolver import Resolved
 
 GIB = 1024**3
-
-
-def _flatten(prefix: tuple[str, ...], value: Any) -> list[tuple[tuple[str, ...], Any]]:
-    if isinstance(value, dict) and value and all(isinstance(k, str) for k in value):
-        return [row for k, v in value.items() for row in _flatten((*prefix, k), v)]
-    return [(prefix, value)]
 
 
 def plan_text(resolved: Resolved, plan: Plan) -> str:
@@ -21,9 +13,8 @@ def plan_text(resolved: Resolved, plan: Plan) -> str:
     lines.append(f"profile {loaded.name}  ({' <- '.join(reversed(loaded.chain))})")
     lines.append("")
     lines.append("resolved values (source):")
-    for path, value in _flatten((), loaded.profile.model_dump(mode="json", exclude_none=True)):
-        source = loaded.source_of(path)
-        lines.append(f"  {'.'.join(path):<44} {value!s:<30} {source}")
+    for row in plan.values:
+        lines.append(f"  {row['path']:<44} {row['value']!s:<30} {row['source']}")
     lines.append("")
     target = resolved.target
     if target:
@@ -48,12 +39,7 @@ def plan_text(resolved: Resolved, plan: Plan) -> str:
             f"{g.bf16_flops / 1e12:.0f} TFLOP/s bf16, ridge {g.ridge_point:.0f} FLOP/byte"
         )
     if resolved.fit:
-        f = resolved.fit
-        lines.append(
-            f"fit     per GPU: weights {f.weights / GIB:.1f} + drafter {f.draft_weights / GIB:.1f} + KV "
-            f"{f.kv_cache / GIB:.1f} + margin {f.margin / GIB:.1f} = {f.needed / GIB:.1f} of "
-            f"{f.gpu_memory / GIB:.1f} GiB"
-        )
+        lines.append(f"fit     {resolved.fit.summary()}")
     lines.append(
         f"draft   up to K = {resolved.draft_len}; max_num_tokens {resolved.max_num_tokens}"
         + (f"; TensorRT-LLM line {resolved.line.name}" if resolved.line else "")

@@ -61,8 +61,9 @@ class ProfileError(UsageError):
     """Every error of a profile at once (exit 2)."""
 
     def __init__(self, issues: list[Issue]) -> None:
-        self.issues = [i for i in issues if i.severity == "error"]
-        count = len(self.issues)
+        errors = [i for i in issues if i.severity == "error"]
+        count = len(errors)
         super().__init__(
-            f"{count} error{'s' if count != 1 else ''} in profile:\n" + "\n".join(i.render() for i in self.issues)
+            f"{count} error{'s' if count != 1 else ''} in profile:\n" + "\n".join(i.render() for i in errors),
+            issues=errors,
         )

@@ -127,7 +127,8 @@ def _load_chain(path: FsPath, seen: list[FsPath], issues: list[Issue],
         issues.append(replace(located, message=f"extends chain deeper than {MAX_EXTENDS_DEPTH}"))
         return doc.data, [doc]
     if not parent.exists():
-        issues.append(replace(located, message=f"extends '{parent_ref}': no such file or shipped profile"))
+        issues.append(replace(located, message=f"extends '{parent_ref}': no such file or shipped profile",
+                              suggestion=_extends_hint(parent_ref, path.parent)))
         return doc.data, [doc]
     if parent.suffix not in PROFILE_SUFFIXES:
         issues.append(replace(located, message=f"extends '{parent_ref}': not a profile (a .yaml or .yml file, or "
@@ -135,6 +136,18 @@ def _load_chain(path: FsPath, seen: list[FsPath], issues: list[Issue],
         return doc.data, [doc]
     base, docs = _load_chain(parent, [*seen, resolved], issues, located)
     return _merge(base, doc.data), [*docs, doc]
+
+
+def _extends_hint(ref: str, folder: FsPath) -> str:
+    """The closest shipped profile name or sibling file, else where names come from."""
+    from difflib import get_close_matches
+
+    from specdeploy.profile.shipped import shipped_profiles
+
+    stem = FsPath(ref).stem if ref.endswith((".yaml", ".yml")) else ref
+    siblings = [p.stem for p in folder.glob("*.y*ml")] if folder.is_dir() else []
+    close = get_close_matches(stem, [*shipped_profiles(), *siblings], n=1)
+    return f"did you mean '{close[0]}'?" if close else "a file path, or a name from `specdeploy profiles list`"
 
 
 def load_profile(source: str, sets: tuple[str, ...] = (), *, fast: bool = False) -> LoadedProfile:
@@ -152,8 +165,8 @@ def load_profile(source: str, sets: tuple[str, ...] = (), *, fast: bool = False)
             continue
         overrides.apply(data, key, value)
         origins[key] = (None, 0, 0)
-    if not docs:
-        raise ProfileError(issues)
+    if not docs or any(i.path == ("extends",) for i in issues):
+        raise ProfileError(issues)  # without its parent the profile's other errors would be noise ("Field required")
     name_problem = check_name(path.stem)
     if name_problem:
         issues.append(Issue((), name_problem, "rename the profile file", file=str(path)))

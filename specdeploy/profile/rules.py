@@ -63,7 +63,8 @@ def _drafter(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:
     spec = ctx.profile.speculative
     if mech is not None and mech.needs_draft_model and not spec.draft_model:
         yield Issue(("speculative", "draft_model"), f"{mech.name} needs a draft_model", "set speculative.draft_model")
-    if spec.draft_model and (mech is None or not mech.needs_draft_model):
+    known = mech is not None or spec.mechanism in ("none", "auto")  # an unknown name is reported once, as such
+    if spec.draft_model and known and (mech is None or not mech.needs_draft_model):
         yield Issue(("speculative", "draft_model"), f"mechanism '{spec.mechanism}' does not use a draft_model",
                     "remove speculative.draft_model")
 
@@ -153,6 +154,21 @@ def _contract(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:
     return contract_issues(ctx, mech)
 
 
+def _tune(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:
+    tune = ctx.profile.tune
+    if tune.objective == "goodput" and not (tune.sla.p99_itl_ms or tune.sla.p99_ttft_ms):
+        yield Issue(("tune", "objective"), "objective goodput needs an SLA to count good tokens against",
+                    "set tune.sla.p99_itl_ms and/or tune.sla.p99_ttft_ms, or use objective: throughput")
+    from specdeploy.errors import UsageError
+    from specdeploy.runtime.prompts import BUILTIN_DATASETS, check_dataset  # light: no torch
+
+    try:
+        check_dataset(tune.dataset)  # the loader the tune backends use: what fails there fails here
+    except UsageError as exc:
+        yield Issue(("tune", "dataset"), exc.message, f"use {' or '.join(BUILTIN_DATASETS)}, or a SPEED-Bench "
+                    "JSONL file (question_id, category, turns); a relative path is read from the current folder")
+
+
 RULES: tuple[Rule, ...] = (
     Rule("matrix", "mechanism x backend x TensorRT-LLM version", _matrix),
     Rule("drafter", "a draft model exactly when the mechanism needs one", _drafter),
@@ -162,6 +178,7 @@ RULES: tuple[Rule, ...] = (
     Rule("triton", "Triton layout matches the backend; streaming needs decoupled", _triton),
     Rule("contract", "what the trtllm_version's release range refuses (specdeploy.trtllm.profile_rules)",
          _contract),
+    Rule("tune", "goodput has an SLA; tune.dataset is built in or a readable SPEED-Bench JSONL file", _tune),
 )
 
 

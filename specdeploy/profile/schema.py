@@ -174,7 +174,8 @@ class Tune(Section):
 
     dataset: StrictStr = Field(
         default="mt-bench",
-        description="Built-in dataset (`mt-bench`, `humaneval`) or a JSONL path (SPEED-Bench records accepted).",
+        description="Built-in dataset (`mt-bench`, `humaneval`) or a SPEED-Bench JSONL path (`question_id`, "
+        "`category`, `turns`; relative to the current folder), checked by `validate`.",
     )
     prompts: int = Field(default=32, ge=1, le=100_000,
                          description="Prompts drawn from the dataset, spread evenly over it (MT-Bench: 8 or more "

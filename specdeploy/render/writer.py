@@ -28,10 +28,11 @@ class RenderReport:
     files: dict[str, str] = field(default_factory=dict)
     issues: list[RepoIssue] = field(default_factory=list)
     pretend: bool = False
+    warnings: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, object]:
         return {"out": str(self.out), "layout": self.layout, "pretend": self.pretend, "files": self.files,
-                "issues": [i.to_dict() for i in self.issues]}
+                "issues": [i.to_dict() for i in self.issues], "warnings": self.warnings}
 
 
 def render_files(context: RepoContext) -> dict[str, bytes]:
@@ -128,8 +129,9 @@ def write_repo(context: RepoContext, out: Path, *, pretend: bool = False) -> Ren
     out = Path(out).absolute()
     _guard(out)
     files = render_files(context)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=out.parent))
+    if not pretend:  # staged next to `out` for an atomic swap; a pretend run leaves no folder behind
+        out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=None if pretend else out.parent))
     try:
         _write_tree(staging, files)
         report = RenderReport(out, context.layout, _statuses(out, files), check_repo(staging), pretend)

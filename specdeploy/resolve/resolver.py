@@ -104,13 +104,18 @@ def resolve(loaded: LoadedProfile, *, probe: EnvironmentProbe | None = None, onl
     serving = profile.serving
     fit = None
     if target.spec is not None and gpu is not None:
+        from specdeploy.trtllm.engine import fp8_kv_cache  # the engine commands decide the KV dtype
+
         fit = memory_fit(target.spec, draft.spec if draft else None, gpu, quantization=profile.target.quantization,
                          tp=profile.hardware.tensor_parallel, pp=profile.hardware.pipeline_parallel,
-                         max_batch=serving.max_batch_size, max_seq=serving.max_seq_len)
-        if not fit.fits:
-            message, hint = fit.explain(serving.max_batch_size, serving.max_seq_len)
+                         max_batch=serving.max_batch_size, max_seq=serving.max_seq_len,
+                         kv_fraction=serving.kv_cache_free_gpu_memory_fraction, has_draft=draft is not None,
+                         kv_fp8=fp8_kv_cache(profile))
+        problem = fit.problem()
+        if problem is not None:
+            severity, message, hint = problem
             path = ("serving", "max_batch_size") if fit.weights_fit else ("hardware", "tensor_parallel")
-            issues.append(Issue(path, message, hint))
+            issues.append(Issue(path, message, hint, severity="error" if severity == "error" else "warning"))
     errors = [i for i in issues if i.severity == "error"]
     if errors:
         located = [i if i.file else loaded.locate(i) for i in errors]

@@ -62,13 +62,15 @@ def load_mtbench(limit: int | None = None) -> list[PromptRecord]:
 def load_speed_bench_jsonl(path: str | Path, limit: int | None = None) -> list[PromptRecord]:
     """User JSONL in the SPEED-Bench record format (`question_id, category, turns`, optional `sub_category`)."""
     path = Path(path)
-    if not path.is_file():
-        raise UsageError(f"dataset file not found: {path}")
-    records: list[PromptRecord] = []
     try:
+        if not path.is_file():
+            raise UsageError(f"dataset file not found: {path}")
         text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"dataset {path}: cannot read it as UTF-8 text ({exc})") from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"dataset {str(path)[:200]} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except (OSError, ValueError) as exc:  # a name too long, a NUL byte, unreadable
+        raise UsageError(f"cannot read dataset {str(path)[:200]}: {exc}"[:400]) from None
+    records: list[PromptRecord] = []
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -76,6 +78,15 @@ def load_speed_bench_jsonl(path: str | Path, limit: int | None = None) -> list[P
     if not records:
         raise UsageError(f"dataset {path} holds no records")
     return records[:limit]
+
+
+BUILTIN_DATASETS = ("mt-bench", "humaneval")
+
+
+def check_dataset(dataset: str) -> None:
+    """UsageError (exit 2) for a tune dataset that a tune would fail on later (`validate` calls this too)."""
+    if dataset not in BUILTIN_DATASETS:
+        load_speed_bench_jsonl(dataset)
 
 
 def sample_prompts(dataset: str, n: int) -> list[PromptRecord]:

@@ -54,6 +54,18 @@ def _common(resolved: Resolved, *, auto_ok: bool = True, pp: bool = True) -> lis
     return argv + (["--pp_size", str(hw.pipeline_parallel)] if pp else [])
 
 
+def quantized_by_modelopt(profile: Any) -> bool:
+    """The target goes through Model-Optimizer's quantize.py (engine backend, a quantization, a plain target)."""
+    return (profile.runtime.backend == "tensorrt" and profile.target.quantization != "none"
+            and profile.speculative.mechanism in ("none", "draft_target", "lookahead"))
+
+
+def fp8_kv_cache(profile: Any) -> bool:
+    """Whether the emitted commands ask for an FP8 KV cache: only quantize.py's `--kv_cache_dtype fp8` (engine
+    backend, fp8) does; the PyTorch backend's YAML never sets kv_cache_config.dtype (the checkpoint's stays)."""
+    return quantized_by_modelopt(profile) and profile.target.quantization == "fp8"
+
+
 def convert_argv(resolved: Resolved, role: str = "target") -> list[str]:
     """The checkpoint conversion (or Model-Optimizer quantization) command of one model."""
     profile = resolved.profile
@@ -66,10 +78,10 @@ def convert_argv(resolved: Resolved, role: str = "target") -> list[str]:
         return [PY, f"{EX}/eagle/convert_checkpoint.py", "--model_dir", model, "--eagle_model_dir",
                 "${fetch.draft.path}", "--max_draft_len", str(resolved.draft_len), "--num_eagle_layers",
                 str(opts.num_eagle_layers), *_common(resolved, auto_ok=False)]
-    if role == "target" and profile.target.quantization != "none" and mech in ("none", "draft_target", "lookahead"):
+    if role == "target" and quantized_by_modelopt(profile):
         argv = [PY, f"{EX}/quantization/quantize.py", "--model_dir", model, "--qformat",
                 QFORMATS[profile.target.quantization], *_common(resolved)]
-        return argv + (["--kv_cache_dtype", "fp8"] if profile.target.quantization == "fp8" else [])
+        return argv + (["--kv_cache_dtype", "fp8"] if fp8_kv_cache(profile) else [])
     return [PY, f"{EX}/models/core/{_family(resolved, role)}/convert_checkpoint.py", "--model_dir", model,
             *_common(resolved)]
 

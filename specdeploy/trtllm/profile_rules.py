@@ -22,7 +22,10 @@ def contract_issues(ctx: CheckContext, _mech: Any = None) -> Iterator[Issue]:
     if line is None or ctx.profile.runtime.backend != "pytorch":
         return
     version = ctx.profile.runtime.trtllm_version
-    if spec.mechanism != "none" and not line.supports(spec.mechanism):
+    from specdeploy.trtllm.versions import RANGES
+
+    builtin = any(r.supports(spec.mechanism) for r in RANGES)  # a third-party mechanism's `support` governs it
+    if spec.mechanism != "none" and builtin and not line.supports(spec.mechanism):
         yield Issue(("speculative", "mechanism"), f"{spec.mechanism} is not in TensorRT-LLM {version} (range "
                     f"{line.range}; see specdeploy mechanisms)", "pin a later runtime.trtllm_version")
         return

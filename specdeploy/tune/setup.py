@@ -5,11 +5,11 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 from specdeploy.errors import UsageError
 from specdeploy.resolve.resolver import Resolved
+from specdeploy.runtime.prompts import check_dataset
 
 OBJECTIVES = ("throughput", "latency", "goodput")
 
@@ -72,12 +72,10 @@ def setup_from(resolved: Resolved) -> TuneSetup:
     if max(ks) > engine_max:
         raise UsageError(f"tune.draft_lens goes up to {max(ks)}, beyond the engine's max_draft_len {engine_max}",
                          hint=f"keep tune.draft_lens <= {engine_max} (or raise speculative.draft_len / use auto)")
-    check_dataset(tune.dataset)
+    check_dataset(tune.dataset)  # `validate` checked it too; the file may have changed since
     conc = tuple(c for c in tune.concurrency if c <= profile.serving.max_batch_size)
     if not conc:
         raise UsageError(f"every tune.concurrency is above serving.max_batch_size {profile.serving.max_batch_size}")
-    if tune.objective == "goodput" and not (tune.sla.p99_itl_ms or tune.sla.p99_ttft_ms):
-        raise UsageError("objective goodput needs tune.sla.p99_itl_ms and/or tune.sla.p99_ttft_ms")
     return TuneSetup(
         profile=resolved.loaded.name, mechanism=spec.mechanism, chain=bool(plugin.chain) if plugin else False,
         concurrency=conc, draft_lens=ks, objective=tune.objective,
@@ -87,32 +85,3 @@ def setup_from(resolved: Resolved) -> TuneSetup:
         trtllm_version=profile.runtime.trtllm_version if resolved.line else None,
         max_batch_size=profile.serving.max_batch_size,
         engine_max_draft_len=engine_max)
-
-
-BUILTIN_DATASETS = ("mt-bench", "humaneval")
-
-
-def check_dataset(dataset: str) -> int:
-    """A JSONL dataset must hold at least one usable prompt (`prompt`, `text` or SPEED-Bench `turns`); exit 2."""
-    if dataset in BUILTIN_DATASETS:
-        return -1
-    try:
-        lines = Path(dataset).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"tune.dataset {dataset}: cannot read it as UTF-8 text "
-                         f"({getattr(exc, 'strerror', None) or exc})",
-                         hint=f"use {' or '.join(BUILTIN_DATASETS)}, or a JSONL file of prompts") from None
-    usable = 0
-    for line in lines:
-        try:
-            record = json.loads(line) if line.strip() else None
-        except ValueError:
-            continue
-        if isinstance(record, dict):
-            text = record.get("prompt") or record.get("text") or record.get("turns")
-            usable += bool(text and (isinstance(text, str) and text.strip() or isinstance(text, list)
-                                     and any(isinstance(t, str) and t.strip() for t in text)))
-    if not usable:
-        raise UsageError(f"tune.dataset {dataset} has no usable prompts",
-                         hint="each JSONL line needs a non-empty `prompt`, `text` or `turns` (SPEED-Bench)")
-    return usable

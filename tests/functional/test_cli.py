@@ -41,7 +41,7 @@ def test_validate_json_reports_every_profile(tmp_path: Path) -> None:
     bad.write_text("target: {model: m, quantisation: fp8}\n")
     result = run("--json", "validate", "h100-ngram", str(bad))
     assert result.returncode == 2
-    report = json.loads(result.stdout)
+    report = json.loads(result.stdout)["result"]  # a failure: {"error": ..., "result": ...}
     assert [r["ok"] for r in report] == [True, False]
     assert report[1]["errors"][0]["path"] == "target.quantisation" and report[1]["errors"][0]["line"] == 1
 
@@ -85,13 +85,18 @@ def test_profiles_list_show_copy(tmp_path: Path) -> None:
 
 def test_doctor_says_plainly_what_is_missing() -> None:
     result = run("--json", "doctor")
-    assert result.returncode == 0
-    report = json.loads(result.stdout)
+    doc = json.loads(result.stdout)
+    report = doc.get("result", doc)  # a failure carries the report as its result
     assert report["specdeploy"] and "nvml" in report
+    assert result.returncode == (1 if report["missing"] else 0)  # exit 1: GPU builds cannot run here
     if not report["gpus"]:
         assert report["nvml"] == "no NVIDIA driver found (NVML library not found)"
+        assert report["driver"] == "no NVIDIA driver" and "NVIDIA GPU" in report["missing"]
+        assert doc["error"]["code"] == 1 and "GPU builds cannot run here" in doc["error"]["message"]
+        text = run("doctor").stdout
+        assert "None" not in text and "gpus               none" in text
     if "not installed" in report["tensorrt_llm"]:
-        assert "https://pypi.nvidia.com" in report["tensorrt_llm"]
+        assert "https://pypi.nvidia.com" in report["tensorrt_llm"] and "TensorRT-LLM" in report["missing"]
 
 
 def test_mechanisms_matrix() -> None:

@@ -59,7 +59,7 @@ def test_unreachable_sla_exits_1_with_speculation_off_and_the_closest_point(tmp_
 
 @pytest.mark.parametrize(("sets", "message"), [
     (("speculative.draft_len=4",), "beyond the engine's max_draft_len 4"),
-    (("tune.dataset=EMPTY",), "has no usable prompts"),
+    (("tune.dataset=EMPTY",), "missing field(s) question_id, category"),
 ])
 def test_bad_input_exits_2(tmp_path: Path, sets: tuple[str, ...], message: str) -> None:
     empty = tmp_path / "empty.jsonl"

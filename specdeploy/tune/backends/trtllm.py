@@ -49,11 +49,9 @@ class TrtllmBackend:
     def dataset(self, path: Path) -> None:
         """trtllm-bench's JSONL: task_id, prompt, output_tokens (trtllm.md §7)."""
         from specdeploy.runtime.prompts import sample_prompts
+        from specdeploy.trtllm.commands import bench_dataset
 
-        records = sample_prompts(self.setup.dataset, self.setup.prompts)
-        path.write_text("".join(json.dumps({"task_id": i, "prompt": r.turns[0], "category": r.category,
-                                            "output_tokens": self.setup.output_len}) + "\n"
-                                for i, r in enumerate(records)))
+        path.write_text(bench_dataset(sample_prompts(self.setup.dataset, self.setup.prompts), self.setup.output_len))
 
     def _run(self, req: Request, argv: list[str], folder: Path) -> Any:
         from specdeploy.execute.process import child_env, run_process

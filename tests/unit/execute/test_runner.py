@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -49,7 +50,29 @@ def test_built_then_reused_then_rebuilt_with_reason(tmp_path: Path, resolved: An
     assert _status(third) == {"engine.a": "rebuilt", "engine.b": "rebuilt"}
     assert third.steps[0].reason == "step definition changed"
     assert third.steps[1].reason == "output of engine.a changed"
-    assert "rebuilt (reason: output of engine.a changed)" in third.steps[1].line()
+    assert re.search(r"rebuilt in \d+\.\d s \(reason: output of engine.a changed\)", third.steps[1].line())
+
+
+def test_a_long_step_announces_its_start_and_says_how_long_it_took(tmp_path: Path, resolved: Any) -> None:
+    slow = script_step("engine.a", "import time; time.sleep(0.3)")
+    quick = script_step("emit.b", WRITE.format(text="B"), stage=Stage.EMIT)
+    lines: list[str] = []
+    run_build(plan_of(slow, quick), resolved, tmp_path, needs=_no_needs, report=lines.append)
+    assert lines[0].startswith("engine.a             started: test step engine.a (log ")
+    assert re.fullmatch(r"engine.a             built in 0\.[3-9] s", lines[1]), lines
+    assert re.fullmatch(r"emit.b               built in \d+\.\d s", lines[2]), lines  # emit: no start line
+    assert len(lines) == 3
+
+
+def test_a_running_child_reports_its_elapsed_time(tmp_path: Path, resolved: Any, monkeypatch: Any) -> None:
+    from specdeploy.execute import process
+
+    monkeypatch.setattr(process, "HEARTBEAT_S", 0.2)
+    lines: list[str] = []
+    run_build(plan_of(script_step("engine.a", "import time; time.sleep(0.7)")), resolved, tmp_path,
+              needs=_no_needs, report=lines.append)
+    beats = [line for line in lines if "still running" in line]
+    assert 2 <= len(beats) <= 4 and beats[0].startswith("engine.a             still running (0.2 s)"), lines
 
 
 def test_profile_change_names_the_key(tmp_path: Path, resolved: Any) -> None:

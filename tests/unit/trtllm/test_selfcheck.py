@@ -75,7 +75,9 @@ def test_build_refuses_a_mismatched_install_with_exit_2(tmp_path: Path) -> None:
 
 
 def test_doctor_names_the_installed_release_and_its_contract_range(tmp_path: Path) -> None:
-    report = json.loads(_cli("--json", "doctor", version="1.3.0rc14", cwd=tmp_path).stdout)
+    # no GPU here: doctor exits 1 and its report is the JSON error object's `result`
+    report = json.loads(_cli("--json", "doctor", version="1.3.0rc14", cwd=tmp_path).stdout)["result"]
     assert report["tensorrt_llm"] == "1.3.0rc14"
     assert report["trtllm_contract"].startswith("1.3.0rc14-rc22 (UNKNOWN: 1.3.mtp_rc15_rc22")
-    assert json.loads(_cli("--json", "doctor", version=None, cwd=tmp_path).stdout)["trtllm_contract"] == "-"
+    absent = json.loads(_cli("--json", "doctor", version=None, cwd=tmp_path).stdout)["result"]
+    assert absent["trtllm_contract"] == "-"

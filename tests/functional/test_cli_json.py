@@ -1,0 +1,71 @@
+"""--json where users put it, and one JSON document on stdout even when the command fails (issue 16, item 3)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from specdeploy.cli import cli
+from tests.functional.test_cli import run
+
+
+def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], click.Command]]:
+    rows: list[tuple[tuple[str, ...], click.Command]] = []
+    for name, command in group.commands.items():
+        rows.append(((*prefix, name), command))
+        if isinstance(command, click.Group):
+            rows.extend(_commands(command, (*prefix, name)))
+    return rows
+
+
+def test_every_command_accepts_json_and_debug_after_its_name() -> None:
+    missing = [" ".join(path) for path, command in _commands(cli)
+               if not {"--json", "--debug"} <= {o for p in command.params for o in getattr(p, "opts", [])}]
+    assert not missing
+
+
+def test_json_after_the_command_is_the_same_document() -> None:
+    before = run("--json", "plan", "h100-ngram")
+    after = run("plan", "h100-ngram", "--json")
+    assert before.returncode == after.returncode == 0, after.stderr
+    assert json.loads(after.stdout) == json.loads(before.stdout)
+    assert json.loads(run("profiles", "list", "--json").stdout)[0]["name"]
+
+
+def test_a_profile_error_is_a_located_json_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("target: {model: m}\nspeculative: {mechanism: eagle-3}\n")
+    result = run("plan", str(bad), "--json")
+    assert result.returncode == 2
+    error = json.loads(result.stdout)["error"]
+    assert error["code"] == 2 and error["message"] == "1 error in profile"
+    assert error["location"] == {"file": str(bad), "line": 2, "col": 15, "path": "speculative.mechanism"}
+    assert "unknown mechanism 'eagle-3'" in error["issues"][0]["message"]
+
+
+def test_usage_errors_and_failed_results_are_json_too(tmp_path: Path) -> None:
+    wrong = run("tune", "h100-ngram", "--backend", "bogus", "--json")  # click fails before it reaches --json
+    assert wrong.returncode == 2
+    assert json.loads(wrong.stdout)["error"]["location"] == {"option": "--backend"}
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("target: {model: m, quantisation: fp8}\n")
+    failed = json.loads(run("validate", "h100-ngram", str(bad), "--json").stdout)  # a result, then a failure
+    assert failed["error"]["code"] == 2 and [r["ok"] for r in failed["result"]] == [True, False]
+    assert failed["error"]["location"] == {"file": str(bad), "line": 1, "col": 20, "path": "target.quantisation"}
+    missing = run("--json", "check-repo", str(tmp_path / "nope"))
+    assert missing.returncode == 2 and "is not a folder" in json.loads(missing.stdout)["error"]["message"]
+
+
+def test_plan_json_has_values_with_sources_and_advice_records() -> None:
+    plan = json.loads(run("plan", "h200-eagle3", "--set", "serving.max_batch_size=32", "--json").stdout)
+    values = {v["path"]: v for v in plan["values"]}
+    assert values["serving.max_batch_size"] == {"path": "serving.max_batch_size", "value": 32, "source": "--set"}
+    assert values["speculative.mechanism"]["source"].endswith("h200-eagle3.yaml:11")
+    assert values["hardware.count"]["source"] == "default"
+    records = plan["advice"]
+    assert {r["guideline"] for r in records} >= {"G1", "G2", "G3", "G4", "G5", "schedule"}
+    g4 = next(r for r in records if r["guideline"] == "G4" and r["concurrency"] == 1)
+    assert isinstance(g4["k"], int) and {"gain", "cost"} <= set(g4["numbers"])
+    assert all(r["source"] == "performance model (predicted)" for r in records)
