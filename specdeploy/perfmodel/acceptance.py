@@ -50,6 +50,12 @@ class AcceptanceProfile:
             previous = a
         return out
 
+    def widened(self, width: float) -> AcceptanceProfile:
+        """A draft tree keeping `width` candidates per depth: alpha'_j = 1 - (1 - alpha_j)^width (hypothesis:
+        the candidates miss independently; no row of the record measures a tree's AL)."""
+        rates = [1.0 - (1.0 - a) ** width for a in self.conditional()]
+        return AcceptanceProfile.from_conditional(rates, f"{self.source}; tree width {width:g}", self.prior)
+
     def to_dict(self) -> dict[str, Any]:
         return {"prefix": list(self.prefix), "source": self.source, "prior": self.prior}
 
