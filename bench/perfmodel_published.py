@@ -27,12 +27,12 @@ sys.path.insert(0, str(REPO))
 import numpy as np  # noqa: E402
 
 from specdeploy.perfmodel import record  # noqa: E402
-from specdeploy.perfmodel.acceptance import AcceptanceProfile  # noqa: E402
+from specdeploy.perfmodel.acceptance import AcceptanceProfile, iid_alpha  # noqa: E402
 from specdeploy.perfmodel.calibrate import DEFAULT_FIT, calibrate_file, load_step_costs  # noqa: E402
 from specdeploy.perfmodel.cost import Efficiency, forward_work, step_time  # noqa: E402
 from specdeploy.perfmodel.engines import ENGINES_FILE  # noqa: E402
 from specdeploy.perfmodel.predict import AnalyticTimer, Tree  # noqa: E402
-from specdeploy.perfmodel.priors import iid_alpha, prior_profile  # noqa: E402
+from specdeploy.perfmodel.priors import prior_profile  # noqa: E402
 from specdeploy.perfmodel.shapes import EAGLE3_LLAMA_3_1_8B, SHAPES  # noqa: E402
 from specdeploy.resolve.gpus import GPUS  # noqa: E402
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from specdeploy.perfmodel import record
-from specdeploy.perfmodel.acceptance import AcceptanceProfile
+from specdeploy.perfmodel.acceptance import AcceptanceProfile, iid_alpha
 
 PRIOR_POSITIONS = 64
 
@@ -26,15 +26,6 @@ class PublishedAcceptance:
     source: str
     rows: tuple[str, ...] = field(default=())
     """Ids of the published rows the rates were derived from (empty: not from the record)."""
-
-
-def iid_alpha(al: float, k: int) -> float:
-    """The i.i.d. alpha whose chain of K drafts has E[AL] = al (bisection; 1 <= al <= K + 1)."""
-    lo, hi = 0.0, 1.0
-    for _ in range(60):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if 1.0 + sum(mid**i for i in range(1, k + 1)) < al else (lo, mid)
-    return (lo + hi) / 2
 
 
 def from_sweep(mechanism: str, ids: tuple[str, ...]) -> PublishedAcceptance:

@@ -83,8 +83,8 @@ def band(mechanism: str, gpu: str) -> dict[str, Any] | None:
     """The benchmark's error on speedup for rows like these: this mechanism and GPU class, else this mechanism,
     else every row; None when the benchmark has no row at all."""
     table = bands().get("speedup", {})
-    for key, scope in ((f"{mechanism}/{gpu_class(gpu)}", "mechanism and GPU class"),
-                       (mechanism, "mechanism, any GPU"), ("*", "all mechanisms")):
+    for key, scope in ((f"{mechanism}/{gpu_class(gpu)}", "this mechanism and GPU class"),
+                       (mechanism, "this mechanism, other GPUs"), ("*", "any mechanism (none of this one)")):
         if key in table and table[key]["rows"]:
             return {**table[key], "scope": scope, "key": key}
     return None
@@ -94,5 +94,6 @@ def band_text(mechanism: str, gpu: str) -> str:
     b = band(mechanism, gpu)
     if b is None:
         return "no published row to compare with"
-    return (f"±{b['max_abs_err']:.0%} (median {b['median_abs_err']:.0%}) over {b['rows']} published rows of this "
-            f"{b['scope']} (bench/perfmodel_published.py)")
+    rows = f"{b['rows']} published row{'s' if b['rows'] != 1 else ''}"
+    return (f"±{b['max_abs_err']:.0%} (median {b['median_abs_err']:.0%}) over {rows} of {b['scope']} "
+            "(bench/perfmodel_published.py)")

@@ -54,6 +54,8 @@ class Plan:
     steps: tuple[Step, ...]
     resolved: dict[str, Any]
     advice: tuple[str, ...] = ()
+    throughput: tuple[dict[str, Any], ...] = ()
+    """Predicted plain and speculative tokens/s per concurrency (perfmodel `Advice.throughput()`)."""
 
     def step(self, step_id: str) -> Step:
         for step in self.steps:
@@ -63,4 +65,5 @@ class Plan:
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema_version": 1, "profile": self.profile_name, "resolved": self.resolved,
-                "steps": [s.to_dict() for s in self.steps], "advice": list(self.advice)}
+                "steps": [s.to_dict() for s in self.steps], "advice": list(self.advice),
+                "throughput": list(self.throughput)}

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from specdeploy.plan.model import Plan, Stage, Step
 from specdeploy.resolve.resolver import Resolved
+
+if TYPE_CHECKING:
+    from specdeploy.perfmodel.advice import Advice
 
 
 def _fetch_steps(resolved: Resolved) -> list[Step]:
@@ -83,15 +88,18 @@ def make_plan(resolved: Resolved) -> Plan:
             action="check_triton",
         ),
     ]
-    return Plan(resolved.loaded.name, (*fetch, *tune, *build, *render), resolved.to_dict(), _advice(resolved))
+    advice = _advice(resolved)
+    return Plan(resolved.loaded.name, (*fetch, *tune, *build, *render), resolved.to_dict(),
+                tuple(advice.lines()) if advice else (), tuple(advice.throughput()) if advice else ())
 
 
-def _advice(resolved: Resolved) -> tuple[str, ...]:
+def _advice(resolved: Resolved) -> Advice | None:
     """The performance model's prediction and the five guidelines, when model and GPU are known."""
     profile, mechanism = resolved.profile, resolved.profile.speculative.mechanism
     if resolved.target is None or resolved.gpu is None or mechanism in ("none", "auto"):
-        return ()
-    from specdeploy.perfmodel import DRAFTERS, advise
+        return None
+    from specdeploy.perfmodel import DRAFTERS, AcceptanceProfile, advise
+    from specdeploy.perfmodel.engines import engine_efficiency
     from specdeploy.plugin.registry import find, mechanism_names
 
     backend, line = profile.runtime.backend, resolved.line.name if resolved.line else None
@@ -109,5 +117,7 @@ def _advice(resolved: Resolved) -> tuple[str, ...]:
         concurrency=profile.tune.concurrency,
         context=profile.serving.max_seq_len // 2,
         k_max=max(1, resolved.draft_len),
+        eff=engine_efficiency(backend),
+        profile=AcceptanceProfile.from_user(profile.tune.acceptance_al, profile.tune.acceptance_rates),
     )
-    return tuple(advice.lines())
+    return advice

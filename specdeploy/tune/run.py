@@ -121,6 +121,8 @@ def tune_resolved(resolved: Resolved, artifact_dir: Path, *, backend: str = "aut
         out = finish(strat, recorder)
     res = result(strat, recorder, out, backend=name, stopped=stopped,
                  reproduce=reproduce(resolved, name, strategy, artifact_dir.parent))
+    if name == "model":
+        model_band(res, resolved)
     target = (write_dir or artifact_dir) / RESULT
     write_json_atomic(target, res)
     if report:
@@ -129,6 +131,16 @@ def tune_resolved(resolved: Resolved, artifact_dir: Path, *, backend: str = "aut
         res["report"] = str(write_report(res, target.parent))
     res["result_path"] = str(target)
     return res
+
+
+def model_band(res: dict[str, Any], resolved: Resolved) -> None:
+    """The model backend measures nothing: say how far the model was from the published record on rows like this
+    (bench/perfmodel_published.py), as `plan` does."""
+    from specdeploy.perfmodel.record import band, band_text
+
+    mechanism, gpu = resolved.profile.speculative.mechanism, resolved.gpu.name if resolved.gpu else "cpu"
+    res["error_band"] = band(mechanism, gpu)
+    res["schedule"]["notes"].append(f"performance model, not a measurement: speedups {band_text(mechanism, gpu)}")
 
 
 def raise_problems(res: dict[str, Any]) -> None:

@@ -12,11 +12,11 @@ import pytest
 
 from specdeploy.errors import UsageError
 from specdeploy.perfmodel import record
-from specdeploy.perfmodel.acceptance import AcceptanceProfile
+from specdeploy.perfmodel.acceptance import AcceptanceProfile, iid_alpha
 from specdeploy.perfmodel.attention import attention_work
 from specdeploy.perfmodel.cost import Efficiency, experts_touched, forward_cost
 from specdeploy.perfmodel.predict import AnalyticTimer, Tree
-from specdeploy.perfmodel.priors import PUBLISHED, iid_alpha, prior_profile
+from specdeploy.perfmodel.priors import PUBLISHED, prior_profile
 from specdeploy.perfmodel.shapes import DEEPSEEK_V3, LLAMA_3_1_8B, LLAMA_3_1_70B, LLAMA_4_SCOUT, SHAPES
 from specdeploy.resolve.gpus import GPUS
 
