@@ -50,7 +50,7 @@ verified token per K, so per-pass and per-token costs are one column there and t
 rows, held out, verify 6-24 tokens a step with no pass). SGLang: 3 rows of one model. vLLM: one model, so per-step
 and per-layer are one column; three batch sizes tell the per-token term apart."""
 BASE = Efficiency(compute=0.7, step_overhead_s=0.0, allreduce_latency_s=0.0)
-QUANT = {"nvfp4": "nvfp4", "fp8": "fp8", "bfloat16": "none", None: "none"}
+QUANT = {"nvfp4": "nvfp4", "fp8": "fp8", "bfloat16": "none", "float16": "none", None: "none"}
 
 
 def setup(r: dict[str, Any], eff: Efficiency) -> tuple[AnalyticTimer, AcceptanceProfile, int, bool]:
@@ -62,15 +62,15 @@ def setup(r: dict[str, Any], eff: Efficiency) -> tuple[AnalyticTimer, Acceptance
     tree = Tree(tree_cfg["steps"], tree_cfg["topk"], tree_cfg["draft_tokens"]) if tree_cfg else None
     isl, osl = r.get("isl"), r.get("osl")
     context = isl + osl // 2 if isl and osl else DEFAULT_CONTEXT
-    timer = AnalyticTimer(model, GPUS[r["gpu"]], mechanism=r["mechanism"], draft=draft,
+    timer = AnalyticTimer(model, GPUS[record.setting(r, "gpu")], mechanism=r["mechanism"], draft=draft,
                           quantization=QUANT[record.setting(r, "precision")], tp=record.setting(r, "tp", 1),
                           context=context, eff=eff, ep=record.setting(r, "ep", 1) or 1, tree=tree)
-    if r.get("al") and r.get("k"):
-        profile = AcceptanceProfile.iid(iid_alpha(r["al"], r["k"]), 64, f"published AL {r['al']} at K = {r['k']}")
+    depth_ = tree.steps if tree else r.get("k")
+    if r.get("al") and depth_:  # a published AL is the tree's own when the row drafts a tree: not widened
+        profile = AcceptanceProfile.iid(iid_alpha(r["al"], depth_), 64, f"published AL {r['al']} at K = {depth_}")
     else:
         profile = prior_profile(r["mechanism"])
-    if tree:
-        profile = profile.widened(tree.width())
+        profile = profile.widened(tree.width()) if tree else profile
     per_user = "per user" in r["metric"] or "speed-up" in r["metric"] or "speedup" in r["metric"]
     return timer, profile, record.setting(r, "batch", 1), per_user
 
@@ -86,8 +86,8 @@ def depth(r: dict[str, Any], timer: AnalyticTimer, profile: AcceptanceProfile, b
 
 
 def predictable(r: dict[str, Any]) -> bool:
-    return r.get("predictable", True) and r.get("model") in SHAPES and r.get("gpu") in GPUS and r.get("engine") \
-        and r["metric"] != "acceptance only"
+    return r.get("predictable", True) and r.get("model") in SHAPES and record.setting(r, "gpu") in GPUS \
+        and r.get("engine") and r["metric"] != "acceptance only"
 
 
 def predict_row(r: dict[str, Any], eff: Efficiency) -> dict[str, Any]:
@@ -192,12 +192,19 @@ def summary(preds: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for split in record.SPLITS:
         part = [p for p in preds if p["split"] == split]
-        by_mech = defaultdict(list)
+        by_mech, by_source = defaultdict(list), defaultdict(list)
         for p in part:
             by_mech[p["mechanism"]].append(p)
+            by_source[p["source"]].append(p)
         out[split] = {"all": {k: errors(part, k) for k in ("speedup", "spec_tps", "plain_tps")},
+                      "sources_added_after_the_first_fit": {k: errors([p for p in part if p["added"]], k)
+                                                            for k in ("speedup", "spec_tps")},
+                      "sources_before_the_first_fit": {k: errors([p for p in part if not p["added"]], k)
+                                                       for k in ("speedup", "spec_tps")},
                       "per_mechanism": {m: {k: errors(ps, k) for k in ("speedup", "spec_tps")}
-                                        for m, ps in sorted(by_mech.items())}}
+                                        for m, ps in sorted(by_mech.items())},
+                      "per_source": {m: {k: errors(ps, k) for k in ("speedup", "spec_tps", "plain_tps")}
+                                     for m, ps in sorted(by_source.items())}}
     return out
 
 
@@ -225,7 +232,8 @@ def main() -> int:
         published = {"speedup": r.get("speedup") or (r["spec_tps"] / r["baseline_tps"] if r.get("spec_tps")
                                                       and r.get("baseline_tps") else None),
                      "spec_tps": r.get("spec_tps"), "plain_tps": r.get("baseline_tps")}
-        preds.append({"id": r["id"], "split": r["split"], "mechanism": r["mechanism"], "gpu": r["gpu"],
+        preds.append({"id": r["id"], "split": r["split"], "mechanism": r["mechanism"], "gpu": record.setting(r, "gpu"),
+                      "source": r["source"], "added": bool(record.record()["sources"][r["source"]].get("added")),
                       "engine": r["engine"], "published": published, "predicted": predict_row(r, effs[r["engine"]])})
     skipped = [{"id": r["id"], "why": "setting not stated: " + ", ".join(r["not_stated"])}
                for r in record.rows() if not predictable(r) and r["metric"] != "acceptance only"]
