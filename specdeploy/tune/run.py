@@ -43,10 +43,12 @@ def make_backend(name: str, resolved: Resolved, setup: TuneSetup, work: Path) ->
     from specdeploy.tune.prior import calibrated_prior
 
     if name == "model":
+        from specdeploy.perfmodel.engines import engine_efficiency
         from specdeploy.tune.backends.model import ModelBackend, profile_world
 
         pace = float(os.environ.get(PACE_ENV, "0") or 0)
-        return ModelBackend(profile_world(resolved), prompts=setup.prompts, output_len=setup.output_len,
+        world = profile_world(resolved, eff=engine_efficiency(resolved.profile.runtime.backend))  # as `plan` sees it
+        return ModelBackend(world, prompts=setup.prompts, output_len=setup.output_len,
                             pace_s=pace), calibrated_prior(resolved)
     if name == "reference":
         from specdeploy.tune.backends.reference import ReferenceBackend
