@@ -8,11 +8,13 @@
 3. Every predictable row, calibration and held-out: predicted speedup and tokens/s against the published ones;
    median and max absolute relative error per split and per mechanism; error bands for `plan`.
 
-    .venv/bin/python bench/perfmodel_published.py        # seconds; writes the results, data/engines.json, bands.json
+    .venv/bin/python bench/perfmodel_published.py          # seconds; writes the results, data/engines.json, bands.json
+    .venv/bin/python bench/perfmodel_published.py --check  # exit 1 if the checked-in profiles or bands are stale
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 import sys
@@ -218,7 +220,9 @@ def bands(preds: list[dict[str, Any]]) -> dict[str, Any]:
             "note": "absolute relative error of the predicted speedup over calibration and held-out rows together"}
 
 
-def main() -> int:
+def compute() -> dict[str, Any]:
+    """Everything the bench finds: the grid study, the engine fits (calibration rows only), every row's prediction,
+    the summaries and the bands."""
     grid = grid_study()
     cal = [r for r in record.rows("calibration") if predictable(r)]
     engines = {e: fit_engine(e, [r for r in cal if r["engine"] == e]) for e in LINEAR}
@@ -237,14 +241,33 @@ def main() -> int:
                       "engine": r["engine"], "published": published, "predicted": predict_row(r, effs[r["engine"]])})
     skipped = [{"id": r["id"], "why": "setting not stated: " + ", ".join(r["not_stated"])}
                for r in record.rows() if not predictable(r) and r["metric"] != "acceptance only"]
-    result = {"grid": grid, "engines": engines, "rows": preds, "skipped": skipped, "summary": summary(preds),
-              "bands": bands(preds)}
-    out = REPO / "bench" / "results" / "perfmodel_published.json"
-    out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
-    ENGINES_FILE.write_text(json.dumps({"format": "specdeploy.engines/1", "by": "bench/perfmodel_published.py",
-                                        "engines": engines}, indent=1) + "\n", encoding="utf-8")
-    record.BANDS.write_text(json.dumps(result["bands"], indent=1) + "\n", encoding="utf-8")
-    for p in preds:
+    return {"grid": grid, "engines": engines, "rows": preds, "skipped": skipped, "summary": summary(preds),
+            "bands": bands(preds)}
+
+
+def outputs(result: dict[str, Any]) -> dict[Path, str]:
+    """The files the bench writes: its result, and the engine profiles and bands `plan` reads."""
+    engines = {"format": "specdeploy.engines/1", "by": "bench/perfmodel_published.py", "engines": result["engines"]}
+    return {REPO / "bench" / "results" / "perfmodel_published.json": json.dumps(result, indent=1) + "\n",
+            ENGINES_FILE: json.dumps(engines, indent=1) + "\n",
+            record.BANDS: json.dumps(result["bands"], indent=1) + "\n"}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--check", action="store_true",
+                        help="write nothing; exit 1 if the checked-in data/engines.json or data/bands.json differ")
+    args = parser.parse_args()
+    result = compute()
+    files = outputs(result)
+    if args.check:
+        stale = [str(p.relative_to(REPO)) for p in (ENGINES_FILE, record.BANDS)
+                 if not p.exists() or p.read_text(encoding="utf-8") != files[p]]
+        print("stale: " + ", ".join(stale) if stale else "engines.json and bands.json are what the bench computes")
+        return 1 if stale else 0
+    for path, text in files.items():
+        path.write_text(text, encoding="utf-8")
+    for p in result["rows"]:
         pub, pre = p["published"], p["predicted"]
         sp = f"{pre['speedup']:.2f}x vs {pub['speedup']:.2f}x" if pub["speedup"] else f"{pre['speedup']:.2f}x"
         tps = f"; {pre['spec_tps']:.0f} vs {pub['spec_tps']:.0f} tok/s" if pub["spec_tps"] else ""

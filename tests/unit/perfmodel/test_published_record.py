@@ -143,3 +143,14 @@ def test_bands_answer_by_mechanism_then_fall_back() -> None:
     assert b["rows"] >= 1 and b["max_abs_err"] >= b["median_abs_err"] >= 0
     assert "published rows" in record.band_text("mtp", "b200")
     assert record.band("someone-elses-drafter", "b200")["key"] == "*"
+
+
+def test_engine_profiles_and_bands_are_what_the_bench_computes() -> None:
+    """data/engines.json and data/bands.json are the bench's output on this record, not hand-edited numbers."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    bench = Path(__file__).resolve().parents[3] / "bench" / "perfmodel_published.py"
+    proc = subprocess.run([sys.executable, str(bench), "--check"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
