@@ -154,3 +154,22 @@ def test_engine_profiles_and_bands_are_what_the_bench_computes() -> None:
     bench = Path(__file__).resolve().parents[3] / "bench" / "perfmodel_published.py"
     proc = subprocess.run([sys.executable, str(bench), "--check"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_drafter_passes_per_mechanism() -> None:
+    from specdeploy.perfmodel.drafters import draft_passes
+
+    assert [draft_passes(m, 4) for m in ("eagle3", "mtp", "draft_target", "medusa", "dflash", "ngram")] == \
+        [4, 4, 4, 1, 1, 0]
+    assert draft_passes("someone-elses-drafter", 3) == 3 and draft_passes("eagle3", 0) == 0
+
+
+def test_the_h200_grid_is_better_explained_with_the_sdpa_proxy() -> None:
+    """The grid's T > 1 jump: charging torch SDPA's G-fold KV reads lowers both the mean and the worst error."""
+    from pathlib import Path
+
+    from specdeploy.perfmodel.calibrate import calibrate_file
+
+    grid = Path(__file__).resolve().parents[3] / "bench" / "results" / "step_cost-nvidia-h200.json"
+    shipped, proxy = calibrate_file(str(grid)), calibrate_file(str(grid), gqa_packed=False)
+    assert proxy.mean_rel_err < shipped.mean_rel_err and proxy.max_rel_err < shipped.max_rel_err / 2
