@@ -216,7 +216,9 @@ def bands(preds: list[dict[str, Any]]) -> dict[str, Any]:
     for p in preds:
         for key in (f"{p['mechanism']}/{record.gpu_class(p['gpu'])}", p["mechanism"], "*"):
             groups[key].append(p)
-    return {"speedup": {k: errors(v, "speedup") for k, v in sorted(groups.items())},
+    table = {k: {**errors(v, "speedup"), "fitted_rows": errors([p for p in v if p["split"] == "calibration"],
+                                                               "speedup")["rows"]} for k, v in sorted(groups.items())}
+    return {"speedup": table,
             "note": "absolute relative error of the predicted speedup over calibration and held-out rows together"}
 
 

@@ -95,5 +95,6 @@ def band_text(mechanism: str, gpu: str) -> str:
     if b is None:
         return "no published row to compare with"
     rows = f"{b['rows']} published row{'s' if b['rows'] != 1 else ''}"
-    return (f"±{b['max_abs_err']:.0%} (median {b['median_abs_err']:.0%}) over {rows} of {b['scope']} "
+    fitted = f", {b['fitted_rows']} of them fitted on" if b.get("fitted_rows") else ""
+    return (f"±{b['max_abs_err']:.0%} (median {b['median_abs_err']:.0%}) over {rows} of {b['scope']}{fitted} "
             "(bench/perfmodel_published.py)")
