@@ -29,6 +29,7 @@ bench: install
 	$(PY) bench/rebuild.py
 	$(PY) bench/render.py
 	$(PY) bench/perfmodel.py
+	$(PY) bench/perfmodel_published.py
 	$(PY) bench/tuner.py
 	$(PY) bench/reference.py --quick
 	$(PY) bench/drafters.py

@@ -14,6 +14,15 @@ from typing import Any
 from specdeploy.errors import UsageError
 
 
+def iid_alpha(al: float, k: int) -> float:
+    """The i.i.d. alpha whose chain of K drafts has E[AL] = al (bisection; 1 <= al <= K + 1)."""
+    lo, hi = 0.0, 1.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if 1.0 + sum(mid**i for i in range(1, k + 1)) < al else (lo, mid)
+    return (lo + hi) / 2
+
+
 @dataclass(frozen=True)
 class AcceptanceProfile:
     """Prefix acceptance a_1..a_n; positions past n accept nothing (a measured K_max is the limit of knowledge)."""
@@ -50,6 +59,12 @@ class AcceptanceProfile:
             previous = a
         return out
 
+    def widened(self, width: float) -> AcceptanceProfile:
+        """A draft tree keeping `width` candidates per depth: alpha'_j = 1 - (1 - alpha_j)^width (hypothesis:
+        the candidates miss independently; no row of the record measures a tree's AL)."""
+        rates = [1.0 - (1.0 - a) ** width for a in self.conditional()]
+        return AcceptanceProfile.from_conditional(rates, f"{self.source}; tree width {width:g}", self.prior)
+
     def to_dict(self) -> dict[str, Any]:
         return {"prefix": list(self.prefix), "source": self.source, "prior": self.prior}
 
@@ -75,6 +90,25 @@ class AcceptanceProfile:
     def iid(cls, alpha: float, k_max: int, source: str = "", prior: bool = False) -> AcceptanceProfile:
         """Leviathan et al.'s i.i.d. acceptance alpha: a_i = alpha^i."""
         return cls.from_conditional([alpha] * k_max, source or f"i.i.d. alpha = {alpha}", prior)
+
+    @classmethod
+    def from_user(cls, al: dict[int, float] | None = None, rates: Sequence[float] | None = None,
+                  positions: int = 64) -> AcceptanceProfile | None:
+        """A user's own measurement (profile keys tune.acceptance_rates / tune.acceptance_al): per-position rates
+        a_1, a_2, ... as engines report them, else one i.i.d. alpha fitted to the (K, AL) pairs (least squares
+        over a 1/1000 grid of alpha); None when neither is given."""
+        if rates:
+            return cls(tuple(float(a) for a in rates), "measured per-position acceptance (profile)")
+        if not al:
+            return None
+        if len(al) == 1:
+            (k, value), = al.items()
+            alpha = iid_alpha(value, k)
+        else:
+            alpha = min((i / 1000 for i in range(1001)),
+                        key=lambda a: sum((1 + sum(a**j for j in range(1, k + 1)) - v) ** 2 for k, v in al.items()))
+        pairs = ", ".join(f"AL {v:g} at K = {k}" for k, v in sorted(al.items()))
+        return cls.iid(alpha, positions, f"measured {pairs} (profile): i.i.d. alpha = {alpha:.3f}")
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AcceptanceProfile:

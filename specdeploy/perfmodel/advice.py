@@ -15,6 +15,7 @@ from specdeploy.perfmodel.cost import Efficiency, ridge_tokens
 from specdeploy.perfmodel.drafters import DRAFTERS, TRAINING
 from specdeploy.perfmodel.predict import AnalyticTimer, Curves, StepTimer, predict
 from specdeploy.perfmodel.priors import prior_profile
+from specdeploy.perfmodel.record import band, band_text
 from specdeploy.resolve.gpus import GpuSpec
 from specdeploy.resolve.model_spec import ModelSpec
 
@@ -51,6 +52,19 @@ class Advice:
     guidelines: dict[str, Any]
     mechanisms: list[dict[str, Any]] = field(default_factory=list)
 
+    def band(self) -> str:
+        """How sure the speedups are: bench/perfmodel_published.py's error on rows of this mechanism and GPU."""
+        return band_text(self.setup["mechanism"], self.setup["gpu"])
+
+    def throughput(self) -> list[dict[str, Any]]:
+        """Predicted plain and speculative tokens/s per concurrency (the best K there), one record each."""
+        plain = {p.concurrency: p for p in self.curves.points if p.k == 0}
+        err = band(self.setup["mechanism"], self.setup["gpu"])
+        return [{"concurrency": c, "k": p.k, "plain_system_tps": plain[c].system_tps, "spec_system_tps": p.system_tps,
+                 "plain_user_tps": plain[c].user_tps, "spec_user_tps": p.user_tps, "speedup": p.speedup,
+                 "speedup_max_abs_err": err["max_abs_err"] if err else None}
+                for c, p in sorted(self.curves.best.items())]
+
     def lines(self) -> list[str]:
         s, g = self.setup, self.guidelines
         out = [
@@ -86,11 +100,15 @@ class Advice:
             for c, m in g["4"].items()
         )
         out.append("schedule: " + schedule_text(self.curves))
+        out.append("tokens/s (plain → speculative): " + "; ".join(
+            f"c = {t['concurrency']}: {t['plain_system_tps']:.0f} → {t['spec_system_tps']:.0f} (K = {t['k']})"
+            for t in self.throughput()) + f"; speedups {self.band()}")
         out.append("G5: mechanisms (prior acceptance unless measured; draft c = draft/target step at c = 1):")
         out.extend(
             f"  {m['mechanism']:<13} K*={m['best_k_low']:<2} speedup {m['speedup_low']:.2f}× at c = "
             f"{m['low']}, {m['speedup_high']:.2f}× at c = {m['high']}; AL {m['al']:.2f}; c_draft "
-            f"{m['draft_ratio']:.3f}; off above c = {_fmt(m['max_concurrency'])}; training: {m['training']}"
+            f"{m['draft_ratio']:.3f}; off above c = {_fmt(m['max_concurrency'])}; training: {m['training']}; "
+            f"{band_text(m['mechanism'], s['gpu'])}"
             for m in self.mechanisms
         )
         return out
@@ -122,6 +140,8 @@ class Advice:
             "max_concurrency": self.curves.max_concurrency,
             "guidelines": {k: _jsonable(v) for k, v in self.guidelines.items()},
             "mechanisms": self.mechanisms,
+            "throughput": self.throughput(),
+            "error_band": band(self.setup["mechanism"], self.setup["gpu"]),
             "lines": self.lines(),
         }
 

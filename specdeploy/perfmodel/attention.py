@@ -5,6 +5,12 @@ one KV head in tiles of 128 rows, and each tile streams that head's KV cache onc
 G x T <= 128 (draft tokens ride in padding up to D = 128/G - 1) and steps up at every tile boundary.
 A kernel without query tiles (`tile_rows=None`, the CPU SDPA kernel) does the FLOPs of the real G x T rows and
 streams each KV head once.
+
+`gqa_packed=False` models torch SDPA's flash path, the H200 grid's proxy: flash-attention packs the G query heads
+of a KV head into one tile only when the query length is 1 (`seqlenq_ngroups_swapped = seqlen_q == 1 && ...`,
+Dao-AILab/flash-attention csrc/flash_attn/flash_api.cpp @ 765fbd92, mha_fwd); at T > 1 every query head streams
+its KV head, so the KV bytes are read G times. Serving engines' decode kernels (TRT-LLM XQA, FlashInfer) pack the
+group for T > 1 too, so the proxy term is off for them.
 """
 
 from __future__ import annotations
@@ -56,7 +62,8 @@ def attended_length(model: ModelSpec, context: int) -> int:
 
 
 def attention_work(model: ModelSpec, *, batch: int, tokens: int, context: int, tp: int = 1,
-                   kv_dtype_bytes: float = 2.0, tile_rows: int | None = TILE_ROWS) -> AttentionWork:
+                   kv_dtype_bytes: float = 2.0, tile_rows: int | None = TILE_ROWS,
+                   gqa_packed: bool = True) -> AttentionWork:
     """Work on one GPU of a TP group for B sequences, T new tokens each, over `context` cached positions."""
     length = attended_length(model, context)
     if model.is_mla:
@@ -69,5 +76,8 @@ def attention_work(model: ModelSpec, *, batch: int, tokens: int, context: int, t
     kv_heads = max(1, model.kv_heads // tp)
     n, rows = _rows(model.group_size, tokens, tile_rows)
     flops = 4.0 * model.layers * batch * kv_heads * rows * length * model.head_dim
-    kv = model.layers * batch * kv_heads * length * 2 * model.head_dim * kv_dtype_bytes * n
+    reads = n
+    if not gqa_packed and tokens > 1:  # each of the G query heads streams the KV once per tile of its T rows
+        reads = model.group_size * (-(-tokens // tile_rows) if tile_rows else 1)
+    kv = model.layers * batch * kv_heads * length * 2 * model.head_dim * kv_dtype_bytes * reads
     return AttentionWork(flops, kv, n)

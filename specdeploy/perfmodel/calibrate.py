@@ -18,7 +18,7 @@ from specdeploy.perfmodel.cost import Efficiency, Work, forward_work, peak_flops
 from specdeploy.resolve.gpus import GpuSpec
 from specdeploy.resolve.model_spec import ModelSpec
 
-OVERHEADS = ("layer_overhead_s", "step_overhead_s", "cache_overhead_s")
+OVERHEADS = ("layer_overhead_s", "step_overhead_s", "cache_overhead_s", "token_overhead_s")
 """Linear terms, in the order kept when two are collinear (one model: per layer and per step are the same column)."""
 FITTABLE = ("compute", "bandwidth", *OVERHEADS)
 DEFAULT_FIT = ("compute", "bandwidth", "step_overhead_s", "layer_overhead_s")
@@ -60,10 +60,10 @@ def _terms(works: Sequence[Work], gpu: GpuSpec, eff: Efficiency):  # noqa: ANN20
 
     col = lambda f: np.array([f(w) for w in works], dtype=float)  # noqa: E731
     flops = col(lambda w: peak_flops(gpu, w.fp8))
-    comm = col(lambda w: w.comm_bytes / (gpu.link_bandwidth * eff.link) + w.allreduces * eff.allreduce_latency_s
-               if w.allreduces else 0.0)
+    comm = col(lambda w: (w.comm_bytes / (gpu.link_bandwidth * eff.link) + w.allreduces * eff.allreduce_latency_s
+                          if w.allreduces else 0.0) + w.alltoalls * eff.alltoall_latency_s)
     overheads = {"layer_overhead_s": col(lambda w: w.layers), "step_overhead_s": col(lambda _: 1.0),
-                 "cache_overhead_s": col(lambda w: w.cache_slots)}
+                 "cache_overhead_s": col(lambda w: w.cache_slots), "token_overhead_s": col(lambda w: w.tokens)}
     return (col(lambda w: w.gemm_flops) / flops, col(lambda w: w.gemm_bytes) / gpu.hbm_bandwidth,
             col(lambda w: w.attention.flops) / flops, col(lambda w: w.attention.kv_bytes) / gpu.hbm_bandwidth,
             comm, overheads)
@@ -145,14 +145,16 @@ def load_step_costs(path: str) -> tuple[str, str, list[tuple[ModelSpec, list[Mea
     return str(data.get("device", "unknown")), str(data.get("dtype", "bfloat16")), shapes
 
 
-def calibrate_file(path: str, gpu: GpuSpec | None = None, base: Efficiency | None = None) -> Calibration:
+def calibrate_file(path: str, gpu: GpuSpec | None = None, base: Efficiency | None = None,
+                   fit: Sequence[str] = DEFAULT_FIT, gqa_packed: bool = True) -> Calibration:
     """Fit from a step-cost JSON, all shapes jointly (layer blocks, no LM head); the GPU comes from the file's
-    device name when not given, else a pseudo-GPU. A CPU file's attention is untiled (torch's CPU SDPA kernel)."""
+    device name when not given, else a pseudo-GPU. A CPU file's attention is untiled (torch's CPU SDPA kernel);
+    `gqa_packed=False` charges torch SDPA's flash path its G-fold KV reads at T > 1 (attention.py)."""
     from specdeploy.resolve.gpus import gpu_from_nvml_name
 
     device, _, shapes = load_step_costs(path)
     gpu = gpu or gpu_from_nvml_name(device) or pseudo_gpu(device)
     tile_rows = None if device == "cpu" else TILE_ROWS
-    works = [forward_work(m, batch=p.batch, tokens=p.tokens, context=p.context, lm_head=False, tile_rows=tile_rows)
-             for m, pts in shapes for p in pts]
-    return fit_works(works, [p.seconds for _, pts in shapes for p in pts], gpu, base=base)
+    works = [forward_work(m, batch=p.batch, tokens=p.tokens, context=p.context, lm_head=False, tile_rows=tile_rows,
+                          gqa_packed=gqa_packed) for m, pts in shapes for p in pts]
+    return fit_works(works, [p.seconds for _, pts in shapes for p in pts], gpu, base=base, fit=fit)

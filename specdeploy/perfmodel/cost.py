@@ -35,6 +35,14 @@ class Efficiency:
     count T does not change; 0 for caches written in place (paged KV in the GPU serving engines)."""
     link: float = 0.7
     allreduce_latency_s: float = 8e-6
+    """Per TP all-reduce (two per layer): the latency floor NCCL/one-shot kernels pay whatever the bytes."""
+    alltoall_latency_s: float = 0.0
+    """Per MoE layer under expert parallelism (EP > 1): dispatch + combine latency."""
+    token_overhead_s: float = 0.0
+    """Per token a forward processes (B x T): logits, sampling/acceptance, per-token kernels and scheduler work that
+    no roofline term sees; what makes verification cost grow with batch on dense targets."""
+    draft_pass_s: float = 0.0
+    """Per sequential drafter pass (drafters.py): the launch, sampling and hidden-state hand-off of one draft step."""
 
     def to_dict(self) -> dict[str, float]:
         return asdict(self)
@@ -57,6 +65,10 @@ class Work:
     fp8: bool
     cache_slots: float
     """Cached positions x sequences x layers (what `cache_overhead_s` is charged per)."""
+    tokens: int = 0
+    """B x T: what `token_overhead_s` is charged per."""
+    alltoalls: int = 0
+    """MoE layers under EP > 1: what `alltoall_latency_s` is charged per."""
 
 
 @dataclass(frozen=True)
@@ -105,9 +117,13 @@ def forward_work(
     lm_head: bool = True,
     lm_vocab: int | None = None,
     tile_rows: int | None = TILE_ROWS,
+    ep: int = 1,
+    gqa_packed: bool = True,
 ) -> Work:
     """Work of one forward over B x T tokens; `lm_vocab` overrides the head width (EAGLE-3's draft vocabulary);
-    `tile_rows` is the attention kernel's query tile (None: untiled, as on the CPU)."""
+    `tile_rows` is the attention kernel's query tile (None: untiled, as on the CPU); `ep` > 1 adds an all-to-all
+    per MoE layer; `gqa_packed=False` is a kernel that packs the G query heads of a KV head only at T = 1 (torch
+    SDPA's flash path: the H200 grid's proxy, attention.py)."""
     m = batch * tokens
     h = model.hidden
     bpp = BYTES_PER_PARAM[model.dtype if quantization == "none" else quantization]
@@ -131,12 +147,15 @@ def forward_work(
     return Work(
         gemm_flops=2.0 * m * active / tp,
         gemm_bytes=(read * bpp + act) / tp,
-        attention=attention_work(model, batch=batch, tokens=tokens, context=context, tp=tp, tile_rows=tile_rows),
+        attention=attention_work(model, batch=batch, tokens=tokens, context=context, tp=tp, tile_rows=tile_rows,
+                                 gqa_packed=gqa_packed),
         comm_bytes=comm,
         allreduces=allreduces,
         layers=model.layers,
         fp8=quantization in FP8_COMPUTE or (quantization == "none" and model.dtype == "fp8"),
         cache_slots=float(batch * context * model.layers),
+        tokens=m,
+        alltoalls=moe_layers if ep > 1 else 0,
     )
 
 
@@ -155,7 +174,9 @@ def step_time(work: Work, gpu: GpuSpec, eff: Efficiency) -> StepCost:
         if work.allreduces
         else 0.0
     )
-    overhead_s = eff.step_overhead_s + work.layers * eff.layer_overhead_s + work.cache_slots * eff.cache_overhead_s
+    comm_s += work.alltoalls * eff.alltoall_latency_s
+    overhead_s = (eff.step_overhead_s + work.layers * eff.layer_overhead_s + work.cache_slots * eff.cache_overhead_s
+                  + work.tokens * eff.token_overhead_s)
     return StepCost(
         max(compute_s, memory_s),
         attention_s,
@@ -178,6 +199,7 @@ def forward_cost(
     eff: Efficiency | None = None,
     lm_head: bool = True,
     tile_rows: int | None = TILE_ROWS,
+    ep: int = 1,
 ) -> StepCost:
     """Seconds of one target forward (a verification step when tokens = K + 1)."""
     work = forward_work(
@@ -189,6 +211,7 @@ def forward_cost(
         tp=tp,
         lm_head=lm_head,
         tile_rows=tile_rows,
+        ep=ep,
     )
     return step_time(work, gpu, eff or Efficiency())
 

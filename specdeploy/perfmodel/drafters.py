@@ -113,6 +113,19 @@ DRAFTERS: dict[str, DraftFn] = {
     "lookahead": free, "dflash": dflash, "pard": pard, "medusa": medusa, "redrafter": redrafter,
 }
 
+ONE_PASS = frozenset({"medusa", "dflash", "pard"})
+"""Mechanisms that draft all K tokens in one pass; host-side matchers (ngram, sa, lookahead) make none."""
+NO_PASS = frozenset({"ngram", "sa", "lookahead", "none"})
+
+
+def draft_passes(mechanism: str, k: int) -> int:
+    """Sequential drafter passes per step, each charged `Efficiency.draft_pass_s` (launch, sampling, hand-off):
+    K for autoregressive drafters (eagle, eagle3, mtp, draft_target, redrafter, unknown), 1 for one-pass drafters."""
+    if k <= 0 or mechanism in NO_PASS:
+        return 0
+    return 1 if mechanism in ONE_PASS else k
+
+
 TRAINING: dict[str, str] = {
     "eagle3": "trained drafter head per target", "eagle": "trained drafter head per target",
     "mtp": "none (built into the target)", "draft_target": "none (off-the-shelf small model, same tokenizer)",

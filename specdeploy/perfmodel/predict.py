@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from specdeploy.perfmodel.acceptance import AcceptanceProfile
 from specdeploy.perfmodel.cost import Efficiency, StepCost, forward_cost
-from specdeploy.perfmodel.drafters import DraftContext, drafter
+from specdeploy.perfmodel.drafters import DraftContext, draft_passes, drafter
 from specdeploy.resolve.gpus import GpuSpec
 from specdeploy.resolve.model_spec import ModelSpec
 
@@ -36,23 +36,43 @@ class ConstantTimer:
         return self.target_s * (1.0 + k * self.draft_ratio)
 
 
+@dataclass(frozen=True)
+class Tree:
+    """A draft tree (SGLang's speculative_num_steps / eagle_topk / num_draft_tokens): `steps` drafter passes over
+    `topk` branches each, `tokens` tree nodes verified in one target forward (the root token included)."""
+
+    steps: int
+    topk: int
+    tokens: int
+
+    def width(self) -> float:
+        """Candidates per depth the verified tree keeps: min(topk, tokens / steps) (at least 1)."""
+        return max(1.0, min(float(self.topk), self.tokens / max(1, self.steps)))
+
+
 class AnalyticTimer:
-    """The cost model as a timer: drafter (by mechanism) + target verification of B x (K + 1) tokens."""
+    """The cost model as a timer: drafter (by mechanism) + target verification of B x (K + 1) tokens, or of a
+    tree's nodes when `tree` is given (K is then the tree's depth)."""
 
     def __init__(self, target: ModelSpec, gpu: GpuSpec, *, mechanism: str = "none", draft: ModelSpec | None = None,
-                 quantization: str = "none", tp: int = 1, context: int = 2048, eff: Efficiency | None = None) -> None:
-        self.target, self.gpu, self.mechanism = target, gpu, mechanism
+                 quantization: str = "none", tp: int = 1, context: int = 2048, eff: Efficiency | None = None,
+                 ep: int = 1, tree: Tree | None = None) -> None:
+        self.target, self.gpu, self.mechanism, self.ep, self.tree = target, gpu, mechanism, ep, tree
         self.eff = eff or Efficiency()
         self.ctx = DraftContext(target, draft, gpu, self.eff, quantization, tp, context)
         self._draft = drafter(mechanism)
         self.step_seconds = lru_cache(maxsize=None)(self._step_seconds)  # type: ignore[method-assign]
 
     def verify(self, batch: int, k: int) -> StepCost:
-        return forward_cost(self.target, self.gpu, batch=batch, tokens=k + 1, context=self.ctx.context,
-                            quantization=self.ctx.quantization, tp=self.ctx.tp, eff=self.eff)
+        tokens = self.tree.tokens if self.tree and k > 0 else k + 1
+        return forward_cost(self.target, self.gpu, batch=batch, tokens=tokens, context=self.ctx.context,
+                            quantization=self.ctx.quantization, tp=self.ctx.tp, eff=self.eff, ep=self.ep)
 
     def draft_seconds(self, batch: int, k: int) -> float:
-        return self._draft(self.ctx, batch, k) if k > 0 and self.mechanism != "none" else 0.0
+        if k <= 0 or self.mechanism == "none":
+            return 0.0
+        rows = batch * (self.tree.topk if self.tree else 1)
+        return self._draft(self.ctx, rows, k) + draft_passes(self.mechanism, k) * self.eff.draft_pass_s
 
     def _step_seconds(self, batch: int, k: int) -> float:
         return self.draft_seconds(batch, k) + self.verify(batch, k).total_s

@@ -1,15 +1,18 @@
 """Published acceptance figures per mechanism, turned into prior profiles (tuning.md §5). Every one is a prior:
 the tuner must replace it by a measured histogram before a schedule ships.
 
-Where a source gives only a speed-up or a mean AL, the profile is an i.i.d. or tail-extended fit to that figure;
-`basis` says which, so a reviewer can check the arithmetic.
+Where the published record (data/published.json) has acceptance lengths for a mechanism, the prior is derived from
+those rows at load time and cites them (`rows`): an AL sweep over K gives a_i = AL(i) - AL(i-1); one AL at one K
+gives the i.i.d. alpha with 1 + alpha + ... + alpha^K = AL. The other entries have no AL in the record; their
+`basis` says what they rest on.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from specdeploy.perfmodel.acceptance import AcceptanceProfile
+from specdeploy.perfmodel import record
+from specdeploy.perfmodel.acceptance import AcceptanceProfile, iid_alpha
 
 PRIOR_POSITIONS = 64
 
@@ -21,6 +24,26 @@ class PublishedAcceptance:
     """alpha_1, alpha_2, ...; the last rate repeats up to PRIOR_POSITIONS."""
     basis: str
     source: str
+    rows: tuple[str, ...] = field(default=())
+    """Ids of the published rows the rates were derived from (empty: not from the record)."""
+
+
+def from_sweep(mechanism: str, ids: tuple[str, ...]) -> PublishedAcceptance:
+    """Prefix acceptance from an AL sweep over K = 1..n (one row per K)."""
+    als = [record.row(i)["al"] for i in ids]
+    prefix = tuple(b - a for a, b in zip((1.0, *als[:-1]), als))
+    src = record.row(ids[0])["source"]
+    return PublishedAcceptance(mechanism, _cond_from_prefix(prefix),
+                               "a_i = AL(K=i) - AL(K=i-1) from the published sweep AL = " + ", ".join(
+                                   f"{a:.2f}" for a in als) + "; the last rate repeats", src, ids)
+
+
+def from_one(mechanism: str, row_id: str, note: str = "") -> PublishedAcceptance:
+    """i.i.d. alpha fitted to one published AL at one K."""
+    r = record.row(row_id)
+    alpha = iid_alpha(r["al"], r["k"])
+    return PublishedAcceptance(mechanism, (alpha,), f"i.i.d. alpha = {alpha:.3f}, the rate whose chain of "
+                               f"K = {r['k']} gives the published AL {r['al']}{note}", r["source"], (row_id,))
 
 
 def _cond_from_prefix(prefix: tuple[float, ...]) -> tuple[float, ...]:
@@ -28,21 +51,16 @@ def _cond_from_prefix(prefix: tuple[float, ...]) -> tuple[float, ...]:
 
 
 PUBLISHED: dict[str, PublishedAcceptance] = {p.mechanism: p for p in (
-    PublishedAcceptance("mtp", _cond_from_prefix((0.875, 0.60, 0.39, 0.27)),
-                        "a_1 = 0.875 (DeepSeek-V3 second-token acceptance 85-90%); a_2..a_4 from the Gemma-4 MTP "
-                        "profile 0.84/0.60/0.39/0.27; tail alpha repeats", "DeepSeek-V3 report §5.4.3; "
-                        "eugr/spark-vllm-docker#343"),
-    PublishedAcceptance("eagle3", (0.80,), "i.i.d. alpha = 0.80 (chain drafting; SGLang Llama-3.1-8B 158 -> 373 "
-                        "tok/s, i.e. AL ~ 2.4-3 at the shipped defaults)", "arXiv 2503.01840; SGLang docs"),
-    PublishedAcceptance("eagle", (0.75,), "i.i.d. alpha = 0.75 (EAGLE-2 3.05-4.26x with trees; chain lower)",
-                        "arXiv 2406.16858"),
-    PublishedAcceptance("draft_target", (0.70,), "i.i.d. alpha = 0.70 (Llama-3.3-70B + 1B draft, 3.55x on H200)",
-                        "NVIDIA developer blog, Dec 2024"),
+    from_sweep("mtp", ("dsr1-mtp1-b200", "dsr1-mtp2-b200", "dsr1-mtp3-b200", "dsr1-mtp4-b200", "dsr1-mtp5-b200")),
+    from_one("eagle3", "l31-8b-eagle3-al-mtbench", " (MT-bench, temperature 1)"),
+    PublishedAcceptance("eagle", (0.75,), "i.i.d. alpha = 0.75 (EAGLE-2 3.05-4.26x with trees; chain lower); no "
+                        "EAGLE-1/2 acceptance length in the record", "arXiv 2406.16858"),
+    PublishedAcceptance("draft_target", (0.70,), "i.i.d. alpha = 0.70; the record's draft-target rows publish "
+                        "speedups without draft length or AL, so no AL to derive it from", "assumed"),
     PublishedAcceptance("medusa", (0.60, 0.55, 0.50), "alpha 0.60 falling by 0.05 per head (Medusa 2.2-3.6x)",
                         "arXiv 2401.10774"),
-    PublishedAcceptance("ngram", (0.30, 0.45), "fitted to chat AL 1.37 / 1.66 (turn 1 / 2): a_1 = 0.30, alpha 0.45 "
-                        "after (AL(4) ~ 1.43)", "TRT-LLM blog7 (Llama-4-Scout, 8xB200)"),
-    PublishedAcceptance("sa", (0.30, 0.45), "as ngram (suffix matching; no independent figure)", "TRT-LLM blog7"),
+    from_one("ngram", "scout-ngram-al-turn1", " (generic chat, first turn)"),
+    from_one("sa", "scout-ngram-al-turn1", " (TRT-LLM's n-gram is a suffix automaton; the same row)"),
     PublishedAcceptance("lookahead", (0.45, 0.45), "i.i.d. alpha = 0.45 (1.5-2.3x on one GPU)",
                         "lmsys blog 2023-11-21"),
     PublishedAcceptance("dflash", (0.88,), "i.i.d. alpha = 0.88 (6.17x on Qwen3-8B, ~2.5x EAGLE-3's)",
@@ -60,4 +78,5 @@ def prior_profile(mechanism: str, positions: int = PRIOR_POSITIONS) -> Acceptanc
     entry = PUBLISHED.get(mechanism, GENERIC)
     rates = list(entry.conditional[:positions])
     rates += [entry.conditional[-1]] * (positions - len(rates))
-    return AcceptanceProfile.from_conditional(rates, f"prior: {entry.basis} [{entry.source}]", prior=True)
+    cited = f"; rows {', '.join(entry.rows)}" if entry.rows else ""
+    return AcceptanceProfile.from_conditional(rates, f"prior: {entry.basis} [{entry.source}{cited}]", prior=True)

@@ -29,8 +29,27 @@ DEEPSEEK_V3 = ModelSpec("deepseek-ai/DeepSeek-V3", "DeepseekV3ForCausalLM", "dee
                         mla_kv_lora_rank=512, mla_q_lora_rank=1536, mla_rope_dim=64, mtp_layers=1, dtype="fp8",
                         source="catalog")
 
+LLAMA_3_1_405B = ModelSpec("meta-llama/Llama-3.1-405B-Instruct", "LlamaForCausalLM", "llama", layers=126, hidden=16384,
+                           heads=128, kv_heads=8, head_dim=128, intermediate=53248, vocab=128256, context=131072,
+                           source="catalog")
+LLAMA_3_2_3B = ModelSpec("meta-llama/Llama-3.2-3B-Instruct", "LlamaForCausalLM", "llama", layers=28, hidden=3072,
+                         heads=24, kv_heads=8, head_dim=128, intermediate=8192, vocab=128256, context=131072,
+                         tie_embeddings=True, source="catalog")
+QWEN3_8B = ModelSpec("Qwen/Qwen3-8B", "Qwen3ForCausalLM", "qwen3", layers=36, hidden=4096, heads=32, kv_heads=8,
+                     head_dim=128, intermediate=12288, vocab=151936, context=40960, source="catalog")
+LLAMA_4_SCOUT = ModelSpec("meta-llama/Llama-4-Scout-17B-16E-Instruct", "Llama4ForConditionalGeneration", "llama4",
+                          layers=48, hidden=5120, heads=40, kv_heads=8, head_dim=128, intermediate=16384,
+                          vocab=202048, context=10485760, experts=16, active_experts=1, shared_experts=1,
+                          moe_intermediate=8192, source="catalog")
+"""Text config; chunked local attention on 3 of 4 layers is not modelled (full attention on every layer)."""
+
+LLAMA_2_7B = ModelSpec("meta-llama/Llama-2-7b-chat-hf", "LlamaForCausalLM", "llama", layers=32, hidden=4096, heads=32,
+                       kv_heads=32, head_dim=128, intermediate=11008, vocab=32000, context=4096, source="catalog")
+
 SHAPES: dict[str, ModelSpec] = {
     "llama-3.1-8b": LLAMA_3_1_8B, "llama-3.1-70b": LLAMA_3_1_70B, "llama-3.2-1b": LLAMA_3_2_1B,
     "eagle3-llama-3.1-8b": EAGLE3_LLAMA_3_1_8B, "smollm2-135m": SMOLLM2_135M, "deepseek-v3": DEEPSEEK_V3,
+    "deepseek-r1": DEEPSEEK_V3, "llama-3.1-405b": LLAMA_3_1_405B, "llama-3.2-3b": LLAMA_3_2_3B, "qwen3-8b": QWEN3_8B,
+    "llama-4-scout": LLAMA_4_SCOUT, "llama-2-7b": LLAMA_2_7B,
 }
 """Short name -> shape; `bench/gpu/step_cost.py` records these names in its JSON."""

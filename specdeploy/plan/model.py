@@ -59,6 +59,8 @@ class Plan:
     """...and as records (guideline, mechanism, concurrency, k, numbers) for `plan --json`."""
     values: tuple[dict[str, Any], ...] = ()
     """Every resolved profile value with its source: {"path", "value", "source": file:line | --set | default}."""
+    throughput: tuple[dict[str, Any], ...] = ()
+    """Predicted plain and speculative tokens/s per concurrency (perfmodel `Advice.throughput()`)."""
 
     def step(self, step_id: str) -> Step:
         for step in self.steps:
@@ -69,4 +71,5 @@ class Plan:
     def to_dict(self) -> dict[str, Any]:
         return {"schema_version": 1, "profile": self.profile_name, "values": list(self.values),
                 "resolved": self.resolved, "steps": [s.to_dict() for s in self.steps],
-                "advice": list(self.advice_records), "advice_text": list(self.advice)}
+                "advice": list(self.advice_records), "advice_text": list(self.advice),
+                "throughput": list(self.throughput)}

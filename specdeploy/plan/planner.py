@@ -94,7 +94,7 @@ def make_plan(resolved: Resolved) -> Plan:
     advice = _advice(resolved)
     return Plan(resolved.loaded.name, (*fetch, *tune, *build, *render), resolved.to_dict(),
                 tuple(advice.lines()) if advice else (), tuple(advice.records()) if advice else (),
-                tuple(_values(resolved)))
+                tuple(_values(resolved)), tuple(advice.throughput()) if advice else ())
 
 
 def _values(resolved: Resolved) -> list[dict[str, Any]]:
@@ -114,7 +114,8 @@ def _advice(resolved: Resolved) -> Advice | None:
     profile, mechanism = resolved.profile, resolved.profile.speculative.mechanism
     if resolved.target is None or resolved.gpu is None or mechanism in ("none", "auto"):
         return None
-    from specdeploy.perfmodel import DRAFTERS, advise
+    from specdeploy.perfmodel import DRAFTERS, AcceptanceProfile, advise
+    from specdeploy.perfmodel.engines import engine_efficiency
     from specdeploy.plugin.registry import find, mechanism_names
 
     backend, line = profile.runtime.backend, resolved.line.name if resolved.line else None
@@ -132,4 +133,6 @@ def _advice(resolved: Resolved) -> Advice | None:
         concurrency=profile.tune.concurrency,
         context=profile.serving.max_seq_len // 2,
         k_max=max(1, resolved.draft_len),
+        eff=engine_efficiency(backend),
+        profile=AcceptanceProfile.from_user(profile.tune.acceptance_al, profile.tune.acceptance_rates),
     )

@@ -47,7 +47,26 @@ def positive_sorted(value: list[int] | None) -> list[int] | None:
     return sorted(set(value))
 
 
+def acceptance_al(value: dict[int, float] | None) -> dict[int, float] | None:
+    """Measured mean acceptance length per draft length: K >= 1, 1 <= AL <= K + 1."""
+    if value is None:
+        return None
+    if not value or any(k < 1 or not 1.0 <= al <= k + 1 for k, al in value.items()):
+        raise ValueError("acceptance_al maps a draft length K >= 1 to the mean tokens per step, "
+                         "1 <= AL <= K + 1 (the bonus token included)")
+    return dict(sorted(value.items()))
+
+
+def acceptance_rates(value: list[float] | None) -> list[float] | None:
+    """Per-position acceptance a_1, a_2, ...: in [0, 1] and non-increasing."""
+    if value is None:
+        return None
+    if not value or any(not 0.0 <= a <= 1.0 for a in value) or any(b > a for a, b in zip(value, value[1:])):
+        raise ValueError("acceptance_rates must be a non-empty, non-increasing list of shares in [0, 1]")
+    return value
+
+
 CHECKS: dict[str, Callable[[Any], Any]] = {
-    f.__name__: f for f in (known_line, draft_len, schedule, positive_sorted)
+    f.__name__: f for f in (known_line, draft_len, schedule, positive_sorted, acceptance_al, acceptance_rates)
 }
 """name -> check, as the generated tables spell them."""

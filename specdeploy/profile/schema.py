@@ -192,6 +192,17 @@ class Tune(Section):
         description="What to maximise per concurrency: system tokens/s, per-user latency, or goodput within the SLA.",
     )
     sla: Sla = Field(default_factory=Sla, description="Latency limits for the goodput objective.")
+    acceptance_al: Annotated[dict[int, float] | None, AfterValidator(checks.acceptance_al)] = Field(
+        default=None,
+        description="Your measured mean acceptance length per draft length (`{4: 2.6}`: 2.6 tokens per step at "
+        "K = 4, the bonus token included); `plan` and `tune --backend model` use it in place of the mechanism's "
+        "published prior (an i.i.d. rate fitted to the pairs).",
+    )
+    acceptance_rates: Annotated[list[float] | None, AfterValidator(checks.acceptance_rates)] = Field(
+        default=None,
+        description="Your measured per-position acceptance a_1, a_2, ... (share of steps whose i-th drafted token "
+        "was accepted, as vLLM and TensorRT-LLM report it; non-increasing); wins over acceptance_al.",
+    )
     repeats: int = Field(default=3, ge=1, le=50, description="Repeats of each confirmed measurement (median + MAD).")
     time_budget_s: float | None = Field(
         default=None,

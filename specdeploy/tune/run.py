@@ -43,10 +43,12 @@ def make_backend(name: str, resolved: Resolved, setup: TuneSetup, work: Path) ->
     from specdeploy.tune.prior import calibrated_prior
 
     if name == "model":
+        from specdeploy.perfmodel.engines import engine_efficiency
         from specdeploy.tune.backends.model import ModelBackend, profile_world
 
         pace = float(os.environ.get(PACE_ENV, "0") or 0)
-        return ModelBackend(profile_world(resolved), prompts=setup.prompts, output_len=setup.output_len,
+        world = profile_world(resolved, eff=engine_efficiency(resolved.profile.runtime.backend))  # as `plan` sees it
+        return ModelBackend(world, prompts=setup.prompts, output_len=setup.output_len,
                             pace_s=pace), calibrated_prior(resolved)
     if name == "reference":
         from specdeploy.tune.backends.reference import ReferenceBackend
@@ -121,6 +123,8 @@ def tune_resolved(resolved: Resolved, artifact_dir: Path, *, backend: str = "aut
         out = finish(strat, recorder)
     res = result(strat, recorder, out, backend=name, stopped=stopped,
                  reproduce=reproduce(resolved, name, strategy, artifact_dir.parent))
+    if name == "model":
+        model_band(res, resolved)
     target = (write_dir or artifact_dir) / RESULT
     write_json_atomic(target, res)
     if report:
@@ -129,6 +133,16 @@ def tune_resolved(resolved: Resolved, artifact_dir: Path, *, backend: str = "aut
         res["report"] = str(write_report(res, target.parent))
     res["result_path"] = str(target)
     return res
+
+
+def model_band(res: dict[str, Any], resolved: Resolved) -> None:
+    """The model backend measures nothing: say how far the model was from the published record on rows like this
+    (bench/perfmodel_published.py), as `plan` does."""
+    from specdeploy.perfmodel.record import band, band_text
+
+    mechanism, gpu = resolved.profile.speculative.mechanism, resolved.gpu.name if resolved.gpu else "cpu"
+    res["error_band"] = band(mechanism, gpu)
+    res["schedule"]["notes"].append(f"performance model, not a measurement: speedups {band_text(mechanism, gpu)}")
 
 
 def raise_problems(res: dict[str, Any]) -> None:

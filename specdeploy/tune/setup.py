@@ -84,4 +84,8 @@ def setup_from(resolved: Resolved) -> TuneSetup:
         line=resolved.line.name if resolved.line else None,
         trtllm_version=profile.runtime.trtllm_version if resolved.line else None,
         max_batch_size=profile.serving.max_batch_size,
-        engine_max_draft_len=engine_max)
+        engine_max_draft_len=engine_max,
+        # the user's own acceptance shapes the model backend's world: a change must not replay old measurements
+        extra={k: v for k, v in (("acceptance_al", tune.acceptance_al), ("acceptance_rates", tune.acceptance_rates))
+               if v})
+

@@ -112,8 +112,9 @@ class ModelBackend:
 
 
 def profile_world(resolved: Any, profile: AcceptanceProfile | None = None, eff: Any = None) -> World:
-    """The world of a shipped profile as the performance model sees it (prior acceptance unless given)."""
-    from specdeploy.perfmodel import prior_profile
+    """The world of a shipped profile as the performance model sees it: the acceptance given, else the user's own
+    (tune.acceptance_rates / tune.acceptance_al), else the mechanism's published prior."""
+    from specdeploy.perfmodel import AcceptanceProfile, prior_profile
     from specdeploy.perfmodel.cost import forward_cost
     from specdeploy.tune.prior import PROMPT_TOKENS, analytic_timer
 
@@ -121,4 +122,6 @@ def profile_world(resolved: Any, profile: AcceptanceProfile | None = None, eff: 
     prefill = lambda c: forward_cost(timer.target, timer.gpu, batch=c, tokens=PROMPT_TOKENS,  # noqa: E731
                                      context=PROMPT_TOKENS, quantization=timer.ctx.quantization, tp=timer.ctx.tp,
                                      eff=timer.eff).total_s
+    tune = resolved.profile.tune
+    profile = profile or AcceptanceProfile.from_user(tune.acceptance_al, tune.acceptance_rates)
     return World(timer, profile or prior_profile(resolved.profile.speculative.mechanism), prefill)

@@ -121,6 +121,7 @@ VALID_EDITS = [
     ("speculative", {"mechanism": "eagle3", "draft_len": 4, "schedule": {8: 2, 1: 4}, "max_concurrency": 32,
                      "draft_model": "d", "options": {"layers_to_capture": [1, -2], "dynamic_tree_max_topk": 2}}),
     ("tune", {"concurrency": [4, 1, 1], "draft_lens": [3, 2], "sla": {"p99_itl_ms": 50}, "time_budget_s": 9.5}),
+    ("tune", {"acceptance_al": {8: 3.1, 4: 2.6}, "acceptance_rates": [0.8, 0.6, 0.6]}),
     ("hardware", {"gpu": "b200", "count": 64, "tensor_parallel": 64}),
     ("runtime", {"trtllm_version": "1.3.0rc2", "backend": "tensorrt"}),
     ("triton", {"decoupled": None, "layout": "engine"}),
@@ -151,6 +152,8 @@ UNDECIDED_EDITS = [
     ("speculative", {"mechanism": "eagle3", "draft_model": "d", "options": {"bogus": 1}}),
     ("tune", {"concurrency": [0, 1]}),
     ("tune", {"concurrency": [1, True]}),
+    ("tune", {"acceptance_rates": [0.5, 0.8]}),  # rates must not rise with the position
+    ("tune", {"acceptance_al": {2: 3.5}}),  # AL above K + 1
     (1, {}),  # a non-string top-level key
 ]
 
