@@ -23,14 +23,16 @@ PR_SET_DEATHSIG = 1  # linux/prctl.h
 
 
 def _die_with(parent: int):  # type: ignore[no-untyped-def]
-    """A preexec hook: SIGTERM this child when `parent` dies (Linux prctl; elsewhere a no-op), and exit at once
-    when the parent is already gone (it died between fork and prctl)."""
+    """A preexec hook: SIGTERM this child when `parent` dies (Linux prctl; elsewhere none), and exit at once
+    when the parent is already gone (it died between fork and prctl). libc is looked up here, in the parent:
+    the child only makes the call."""
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
 
     def arm() -> None:
-        try:
-            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DEATHSIG, signal.SIGTERM, 0, 0, 0)
-        except (OSError, AttributeError):
-            return
+        prctl(PR_SET_DEATHSIG, signal.SIGTERM, 0, 0, 0)
         if os.getppid() != parent:
             os._exit(1)
 

@@ -96,3 +96,30 @@ def test_a_non_utf8_tune_dataset(tmp_path: Path) -> None:
     result = run("tune", str(profile), "--backend", "model", "--out", str(tmp_path / "out"))
     assert result.returncode == 2 and "UTF-8" in result.stderr, result.stderr
     _clean(result)
+
+
+def read_only_copy(source: Path, folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`specdeploy ARGS` with `source` bound read-only on `folder`, in a mount namespace of its own."""
+    if shutil.which("unshare") is None or os.geteuid() != 0:
+        pytest.skip("a read-only bind mount needs root and unshare")
+    folder.mkdir(parents=True, exist_ok=True)
+    argv = " ".join(f"'{a}'" for a in args)
+    script = (f"mount --bind '{source}' '{folder}' && mount -o remount,ro,bind '{folder}' && "
+              f"exec '{sys.executable}' -m specdeploy {argv}")
+    result = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, env=ENV,
+                            timeout=300)
+    if "mount:" in result.stderr:
+        pytest.skip(f"mounting is not allowed here: {result.stderr[-200:]}")
+    return result
+
+
+def test_read_only_artifacts_under_a_cached_build_and_serve(tmp_path: Path) -> None:
+    profile = _profile(tmp_path)
+    assert run("build", str(profile), "--out", str(tmp_path / "out")).returncode == 0
+    ro = tmp_path / "ro"
+    rebuilt = read_only_copy(tmp_path / "out", ro, "build", str(profile), "--out", str(ro))
+    assert rebuilt.returncode == 2 and "cannot lock" in rebuilt.stderr, rebuilt.stderr
+    _clean(rebuilt)
+    served = read_only_copy(tmp_path / "out", ro, "serve", str(ro / "tiny"))
+    assert served.returncode == 2 and "serve a writable copy" in served.stderr, served.stderr
+    _clean(served)
