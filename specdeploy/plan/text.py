@@ -54,10 +54,7 @@ def plan_text(resolved: Resolved, plan: Plan) -> str:
             f"{f.kv_cache / GIB:.1f} + margin {f.margin / GIB:.1f} = {f.needed / GIB:.1f} of "
             f"{f.gpu_memory / GIB:.1f} GiB"
         )
-    lines.append(
-        f"draft   up to K = {resolved.draft_len}; max_num_tokens {resolved.max_num_tokens}"
-        + (f"; TensorRT-LLM line {resolved.line.name}" if resolved.line else "")
-    )
+    lines.extend(_draft_lines(resolved))
     for note in resolved.notes:
         lines.append(f"note    {note.render()}")
     lines.append("")
@@ -73,3 +70,13 @@ def plan_text(resolved: Resolved, plan: Plan) -> str:
         lines.append("advice (performance model; confirm with `specdeploy tune`):")
         lines.extend(f"  {a}" for a in plan.advice)
     return "\n".join(lines)
+
+
+def _draft_lines(resolved: Resolved) -> list[str]:
+    """The K range (the one `tune` searches, for draft_len: auto) and the line's clamp rule."""
+    ks = resolved.draft_lens
+    searched = f"K = {ks[0]}..{ks[-1]} (draft_len: auto; `tune` searches these)" if ks else \
+        f"up to K = {resolved.draft_len}"
+    line = f"; TensorRT-LLM line {resolved.line.name}" if resolved.line else ""
+    return [f"draft   {searched}; max_num_tokens {resolved.max_num_tokens}{line}",
+            *([f"note    {resolved.clamp_rule}"] if resolved.clamp_rule else [])]

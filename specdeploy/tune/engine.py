@@ -4,6 +4,7 @@ fails the tune) and assemble the versioned result."""
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -11,7 +12,7 @@ from typing import Any
 
 from specdeploy.tune.book import Decision
 from specdeploy.tune.checkpoint import Recorder
-from specdeploy.tune.emit import schedule_of
+from specdeploy.tune.emit import k_at, schedule_of
 from specdeploy.tune.search import Strategy
 from specdeploy.tune.types import Measurement, Request
 
@@ -123,14 +124,27 @@ def confidence(out: Outcome, strategy: Strategy) -> dict[str, Any]:
 
 
 def result(strategy: Strategy, recorder: Recorder, out: Outcome, *, backend: str, stopped: str | None,
-           reproduce: list[str]) -> dict[str, Any]:
+           reproduce: list[str], evidence: str = "measured") -> dict[str, Any]:
+    """The versioned result. `evidence` "predicted" (the performance model): no device-seconds, no confidence
+    level, and the decisions' reasons say "predicted" where the book says "measured"."""
+    predicted = evidence == "predicted"
+    ranges = out.schedule["ranges"] if out.schedule["speculation"] else []
+    decisions = []
+    for _, d in sorted(out.decisions.items()):
+        row = {**d.to_dict(), "k_emitted": k_at(ranges, d.concurrency), "evidence": evidence}
+        if predicted:
+            row["reason"] = re.sub(r"\bmeasured\b", "predicted", row["reason"])
+        decisions.append(row)
+    conf = confidence(out, strategy)
+    if predicted:
+        conf = {**conf, "level": "none (predicted)"}
+    cost: dict[str, Any] = {"device_s": None if predicted else spent(recorder), "new_measurements": recorder.calls,
+                            "replayed": recorder.replayed, "measurements": len(recorder.log)}
     return {
-        "format": FORMAT, "profile": strategy.setup.profile, "backend": backend, "strategy": strategy.name,
-        "setup": strategy.setup.to_dict(), "fit": strategy.fit_record(),
-        "decisions": [d.to_dict() for _, d in sorted(out.decisions.items())],
-        "schedule": out.schedule, "mixed": out.mixed, "sla": out.sla, "confidence": confidence(out, strategy),
-        "cost": {"device_s": spent(recorder), "new_measurements": recorder.calls, "replayed": recorder.replayed,
-                 "measurements": len(recorder.log)},
-        "stopped": stopped, "problems": out.problems, "failures": recorder.failures,
-        "measurements": [m.to_dict() for m in recorder.log], "reproduce": reproduce,
+        "format": FORMAT, "profile": strategy.setup.profile, "backend": backend, "evidence": evidence,
+        "strategy": strategy.name, "setup": strategy.setup.to_dict(), "fit": strategy.fit_record(),
+        "decisions": decisions, "schedule": out.schedule, "mixed": out.mixed, "sla": out.sla, "confidence": conf,
+        "cost": cost, "stopped": stopped, "problems": out.problems, "failures": recorder.failures,
+        "measurements": [{**m.to_dict(), "evidence": evidence, **({"cost_s": None} if predicted else {})}
+                         for m in recorder.log], "reproduce": reproduce,
     }
