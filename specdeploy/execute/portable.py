@@ -5,8 +5,11 @@ located: its file lives inside the installed package."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
+from typing import Any
 
+from specdeploy.resolve.hub import hub_cache_dir
 from specdeploy.resolve.resolver import Resolved
 
 
@@ -26,3 +29,40 @@ def profile_ref(resolved: Resolved, artifact_dir: Path) -> str:
     if shipped is not None and shipped.resolve() == Path(file).resolve():
         return resolved.loaded.name
     return relative(file, artifact_dir)
+
+
+HUB_CACHE_REF = "${HF_HUB_CACHE}"
+"""The serving host's Hugging Face hub cache; serve.sh defaults it as huggingface_hub does."""
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+
+
+def checkpoint_ref(ref: str, revision: str | None, fetched: dict[str, Any]) -> str:
+    """A checkpoint as a serving host finds it: `${HF_HUB_CACHE}/models--org--name/snapshots/<commit>` for a hub
+    model whose commit is known (fetched, or pinned in the profile), else the hub id (the server downloads it),
+    else the folder the profile names (a local model is where the profile says)."""
+    commit = fetched.get("revision") if fetched.get("kind") == "hub" else None
+    if commit is None and revision and _COMMIT.match(revision) and not Path(ref).expanduser().is_dir():
+        commit = revision
+    if commit is None:
+        return ref
+    return f"{HUB_CACHE_REF}/models--{ref.replace('/', '--')}/snapshots/{commit}"
+
+
+def portable(value: Any, artifact_dir: Path) -> Any:
+    """`value` (JSON-able) with this machine's folders replaced: the artifact folder by paths relative to it, the
+    hub cache by `${HF_HUB_CACHE}` (what `expand` undoes on the machine that reads it)."""
+    if isinstance(value, dict):
+        return {k: portable(v, artifact_dir) for k, v in value.items()}
+    if isinstance(value, list):
+        return [portable(v, artifact_dir) for v in value]
+    if isinstance(value, str):
+        for root, name in ((artifact_dir.resolve(), "."), (hub_cache_dir().resolve(), HUB_CACHE_REF)):
+            value = value.replace(f"{root}/", "" if name == "." else f"{name}/").replace(str(root), name)
+        return value
+    return value
+
+
+def expand(path: str, artifact_dir: Path) -> Path:
+    """A portable path back to one on this machine."""
+    text = path.replace(HUB_CACHE_REF, str(hub_cache_dir()))
+    return Path(text) if Path(text).is_absolute() else artifact_dir / text

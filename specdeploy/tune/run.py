@@ -156,7 +156,7 @@ def tune_resolved(resolved: Resolved, artifact_dir: Path, *, backend: str = "aut
     res = result(strat, recorder, out, backend=name, stopped=stopped, evidence=evidence(name),
                  reproduce=reproduce(resolved, name, strategy, artifact_dir))
     res["backend_choice"] = {"requested": backend, "picked": name, "why": why}
-    res["profile_hash"] = profile_hash(resolved)
+    res["profile_hash"], res["code"] = profile_hash(resolved), code_hash("tune")
     target = (write_dir or artifact_dir) / RESULT
     write_json_atomic(target, res)
     if report:

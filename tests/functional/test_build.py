@@ -43,7 +43,7 @@ def test_build_then_noop_rebuild_and_json_summary(tmp_path: Path) -> None:
     changed = run("build", str(profile), "--out", str(out), "--only", "emit", "--set", "speculative.draft_len=2")
     assert "emit.llm_api         rebuilt (reason: profile speculative.draft_len changed)" in changed.stderr
     manifest = json.loads((art / "manifest.json").read_text())
-    assert manifest["schema_version"] == 1 and manifest["models"]["target"]["kind"] == "local"
+    assert manifest["schema_version"] == 2 and manifest["models"]["target"]["kind"] == "local"
     assert run("verify", str(art)).returncode == 0
     (art / "serve.sh").write_text("#!/bin/sh\necho tampered\n")
     drift = run("verify", str(art))
