@@ -20,9 +20,7 @@ def schedule_of(decisions: Mapping[int, Decision], *, max_batch_size: int,
     notes: list[str] = []
     on = [i for i, k in enumerate(ks) if k > 0]
     if not on:
-        return {"speculation": False, "schedule": {"1": 0}, "ranges": [[1, max_batch_size, 0]], "max_concurrency": None,
-                "draft_len": 0, "emitted": None, "notes": ["speculation never pays: off at every concurrency"],
-                "clamped": {}}
+        return _off(max_batch_size, ["speculation never pays: off at every concurrency"])
     last = on[-1]
     lower: dict[int, int] = {}
     for i in range(last + 1):
@@ -37,6 +35,9 @@ def schedule_of(decisions: Mapping[int, Decision], *, max_batch_size: int,
         notes.append(f"TRT-LLM {line.name} needs schedule[1] = max_draft_len: K clamped to {lower[1]} above "
                      f"concurrency 1 (tuned {lower})")
         lower = {c: min(k, lower[1]) for c, k in lower.items()}
+        if not lower[1]:  # plain decoding at concurrency 1 clamps every K to 0: speculation is off
+            return {**_off(max_batch_size, [*notes, "speculation off: the clamp leaves K = 0 everywhere"]),
+                    "clamped": {str(c): {"tuned": decisions[c].k, "emitted": 0} for c in cs if decisions[c].k}}
     ranges = canonical(lower, max_concurrency=max_conc)
     clamped = {str(c): {"tuned": decisions[c].k, "emitted": k_at(ranges, c)} for c in cs
                if decisions[c].k != k_at(ranges, c) and c <= max_conc}
@@ -48,6 +49,11 @@ def schedule_of(decisions: Mapping[int, Decision], *, max_batch_size: int,
     return {"speculation": True, "schedule": {str(c): k for c, k in lower.items()}, "ranges": [list(r) for r in ranges],
             "max_concurrency": max_conc, "draft_len": max(lower.values()), "emitted": emitted, "notes": notes,
             "clamped": clamped}
+
+
+def _off(max_batch_size: int, notes: list[str]) -> dict[str, Any]:
+    return {"speculation": False, "schedule": {"1": 0}, "ranges": [[1, max_batch_size, 0]], "max_concurrency": None,
+            "draft_len": 0, "emitted": None, "notes": notes, "clamped": {}}
 
 
 def k_at(ranges: Sequence[Sequence[int]], concurrency: int) -> int:

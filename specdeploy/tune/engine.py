@@ -83,12 +83,13 @@ def finish(strategy: Strategy, recorder: Recorder, *, replay: bool = True) -> Ou
             where = f"; closest: concurrency {best[0]}, K={best[1]}, {best[2]:.0%} over" if best else ""
             out.problems.append(f"SLA {s.sla} unreachable at every tuned concurrency: speculation off{where}")
     if replay and schedule["speculation"]:
-        pairs = tuple((c, d.k) for c, d in sorted(decisions.items()))
+        # the schedule as emitted (after the TRT-LLM line's clamps), and what its points promised
+        pairs = tuple((c, k_at(schedule["ranges"], c)) for c in sorted(decisions))
         m = recorder(Request("mixed", max(c for c, _ in pairs), schedule["draft_len"], 0, pairs))
         if m is None:
             out.problems.append("the mixed-concurrency replay crashed twice; the schedule is unconfirmed")
         else:
-            promised = sum(decisions[c].objective for c, _ in pairs if s.objective != "latency") / len(pairs)
+            promised = sum(promise(decisions[c], k) for c, k in pairs if s.objective != "latency") / len(pairs)
             got, base = float(m.values["system_tps"]), float(m.values["baseline_tps"])
             tolerance = max(SLOWER, 2 * strategy.book.typical_noise())
             collapse = got < base * (1 - tolerance) or (promised > 0 and got < COLLAPSE * promised)
@@ -98,6 +99,15 @@ def finish(strategy: Strategy, recorder: Recorder, *, replay: bool = True) -> Ou
                 out.problems.append(f"the schedule collapses under mixed concurrency: {got:.1f} tok/s vs "
                                     f"{base:.1f} without speculation and {promised:.1f} promised")
     return out
+
+
+def promise(d: Decision, k: int) -> float:
+    """What a concurrency's point promised at the K the schedule serves there (a clamp may serve another K)."""
+    if k == d.k:
+        return d.objective
+    if k == 0 and d.baseline is not None:
+        return d.baseline
+    return float((d.candidates.get(k) or {}).get("median", d.objective))
 
 
 def confidence(out: Outcome, strategy: Strategy) -> dict[str, Any]:

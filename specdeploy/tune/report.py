@@ -71,18 +71,27 @@ def _summary(res: dict[str, Any], word: str) -> str:
 
 
 def _decisions(res: dict[str, Any], word: str) -> str:
+    """One row per concurrency; a measured tune also shows what the performance model predicted for the same
+    point, tagged as a prediction, so the two are never confused."""
     unit = "tok/s per user" if res["setup"]["objective"] == "latency" else "tok/s"
+    field = "user_tps" if res["setup"]["objective"] == "latency" else "system_tps"
+    predicted = {(p["concurrency"], p["k"]): p.get(field) for p in (res.get("fit") or {}).get("predictions") or []}
+    show_model = word == "measured" and bool(predicted)
     rows = []
     for d in res["decisions"]:
         p99 = p99_at(res, d["concurrency"], d["k"]) or {}
         k = k_text(d)
-        rows.append([_e(d["concurrency"]), f"<span class=clamp>{_e(k)}</span>" if "clamped" in k else _e(k),
-                     _num(d["objective"]), _num(d["baseline"]), _num(d.get("speedup"), 2) + ("×" if d.get("speedup")
-                                                                                             else ""),
-                     _num(p99.get("ttft_p99_ms")), _num(p99.get("itl_p99_ms")),
-                     f"<span class='tag {word}'>{word}</span>", _e(d["reason"])])
-    return _table(["concurrency", "K (chosen → emitted)", f"objective ({unit})", f"K = 0 ({unit})", "speedup",
-                   "p99 TTFT (ms)", "p99 ITL (ms)", "numbers", "why"], rows, numeric={0, 2, 3, 4, 5, 6})
+        speedup = _num(d.get("speedup"), 2) + ("×" if d.get("speedup") else "")
+        row = [_e(d["concurrency"]), f"<span class=clamp>{_e(k)}</span>" if "clamped" in k else _e(k),
+               _num(d["objective"]), _num(d["baseline"]), speedup, _num(p99.get("ttft_p99_ms")),
+               _num(p99.get("itl_p99_ms")), f"<span class='tag {word}'>{word}</span>"]
+        if show_model:
+            model = predicted.get((d["concurrency"], d["k"]))
+            row.append(f"{_num(model)} <span class='tag predicted'>predicted</span>")
+        rows.append([*row, _e(d["reason"])])
+    head = ["concurrency", "K (chosen → emitted)", f"objective ({unit})", f"K = 0 ({unit})", "speedup",
+            "p99 TTFT (ms)", "p99 ITL (ms)", "numbers", *([f"performance model ({unit})"] if show_model else []), "why"]
+    return _table(head, rows, numeric={0, 2, 3, 4, 5, 6})
 
 
 def _mixed(res: dict[str, Any], word: str) -> str:

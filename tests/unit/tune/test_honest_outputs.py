@@ -122,5 +122,19 @@ def test_a_clamped_k_shows_wherever_the_k_does(tmp_path: Path) -> None:
     assert any("K clamped to 1" in n for n in res["schedule"]["notes"])  # JSON (--json prints the result)
     html = Path(res["report"]).read_text()
     assert f"{by_c[16]['k']} -&gt; 1 (clamped)" in html and "K clamped to 1" in html  # report
+    mixed = next(m for m in res["measurements"] if m["request"]["kind"] == "mixed")
+    assert dict(mixed["request"]["schedule"]) == {1: 1, 16: 1}  # the replay runs the schedule as emitted
     lock = json.loads(json.dumps(tune_run.record_in_lock(res, tmp_path)["tuned"]))
     assert lock["clamped"]["16"]["emitted"] == 1 and any("clamped" in n for n in lock["notes"])  # lock
+
+
+def test_a_clamp_to_plain_decoding_switches_speculation_off() -> None:
+    """TRT-LLM 1.2 with plain decoding best at concurrency 1: every K clamps to 0, so speculation is off (not a
+    schedule of zeros that still claims to speculate)."""
+    from specdeploy.tune.book import Decision
+    from specdeploy.tune.emit import schedule_of
+
+    decisions = {1: Decision(1, 0, 100.0, 100.0, "plain"), 16: Decision(16, 6, 900.0, 500.0, "best")}
+    sched = schedule_of(decisions, max_batch_size=64, trtllm_version="1.2.1")
+    assert sched["speculation"] is False and sched["emitted"] is None and sched["clamped"]["16"]["emitted"] == 0
+    assert any("K clamped to 0" in n for n in sched["notes"]) and any("speculation off" in n for n in sched["notes"])
