@@ -126,6 +126,17 @@ def test_a_clamped_k_shows_wherever_the_k_does(tmp_path: Path) -> None:
     assert dict(mixed["request"]["schedule"]) == {1: 1, 16: 1}  # the replay runs the schedule as emitted
     lock = json.loads(json.dumps(tune_run.record_in_lock(res, tmp_path)["tuned"]))
     assert lock["clamped"]["16"]["emitted"] == 1 and any("clamped" in n for n in lock["notes"])  # lock
+    # the emitted YAML (the build's emit step reads the tune step's outputs = the lock record)
+    from specdeploy.execute.context import ActionContext
+    from specdeploy.trtllm.actions import emit_llm_api
+
+    the_plan = api.plan(str(_auto_profile(tmp_path)))[1]
+    ctx = ActionContext(full, the_plan, the_plan.step("emit.llm_api"), tmp_path / "emit",
+                        log=type("L", (), {"write": lambda *_: None})(), outputs={"tune.draft_len": lock})
+    emit_llm_api(ctx)
+    options = (tmp_path / "emit" / "llm_api_options.yaml").read_text()
+    assert "# note: TRT-LLM 1.2 needs schedule[1] = max_draft_len: K clamped to 1" in options
+    assert "draft_len_schedule:\n    1: 1\n" in options
 
 
 def test_a_clamp_to_plain_decoding_switches_speculation_off() -> None:
