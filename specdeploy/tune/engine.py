@@ -148,6 +148,7 @@ def result(strategy: Strategy, recorder: Recorder, out: Outcome, *, backend: str
     conf = confidence(out, strategy)
     if predicted:
         conf = {**conf, "level": "none (predicted)"}
+        stopped = stopped and stopped.replace("device-seconds", "seconds of the model backend's simulated device time")
     cost: dict[str, Any] = {"device_s": None if predicted else spent(recorder), "new_measurements": recorder.calls,
                             "replayed": recorder.replayed, "measurements": len(recorder.log)}
     return {

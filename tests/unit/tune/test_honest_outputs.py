@@ -149,3 +149,9 @@ def test_a_clamp_to_plain_decoding_switches_speculation_off() -> None:
     sched = schedule_of(decisions, max_batch_size=64, trtllm_version="1.2.1")
     assert sched["speculation"] is False and sched["emitted"] is None and sched["clamped"]["16"]["emitted"] == 0
     assert any("K clamped to 0" in n for n in sched["notes"]) and any("speculation off" in n for n in sched["notes"])
+
+
+def test_a_predicted_tune_stopped_by_its_budget_spends_no_device_seconds(tmp_path: Path) -> None:
+    resolved = api.load_and_resolve("h100-draft-target", ("tune.time_budget_s=60",))
+    res = tune_run.tune_resolved(resolved, tmp_path, backend="model", report=False)
+    assert res["stopped"] and "device-seconds" not in res["stopped"] and "simulated" in res["stopped"]
