@@ -12,7 +12,7 @@ from typing import Any
 from specdeploy import __version__
 from specdeploy._io import write_json_atomic
 from specdeploy.errors import SpecdeployError, UsageError
-from specdeploy.execute.hashing import HashCache, canonical_hash
+from specdeploy.execute.hashing import HashCache, canonical_hash, sha256_file
 from specdeploy.execute.needs import installed_trtllm
 from specdeploy.execute.portable import expand, portable, profile_ref
 from specdeploy.execute.runner import BuildResult
@@ -59,6 +59,9 @@ def write_manifest(resolved: Resolved, result: BuildResult) -> dict[str, Any]:
     """manifest.json holds content only (a rebuild of an unchanged profile writes the same bytes), with paths
     relative to the artifact or under ${HF_HUB_CACHE}; this run's metadata goes to `.specdeploy/run.json`."""
     profile, art = resolved.profile, result.artifact_dir
+    gitignore = art / ".gitignore"
+    if not gitignore.exists():
+        gitignore.write_text(GITIGNORE_TEXT)
     data = {
         "schema_version": SCHEMA_VERSION,
         "specdeploy_version": __version__,
@@ -72,7 +75,7 @@ def write_manifest(resolved: Resolved, result: BuildResult) -> dict[str, Any]:
         "backend": profile.runtime.backend,
         "ok": result.ok,
         "steps": [{"id": s.id, "stage": s.stage, "key": s.key, "outputs": s.outputs} for s in result.steps],
-        "files": _stamped_files(art),
+        "files": {**_stamped_files(art), ".gitignore": sha256_file(gitignore)},
     }
     data = portable(data, art)
     _write_public(art / MANIFEST, data)
@@ -82,9 +85,6 @@ def write_manifest(resolved: Resolved, result: BuildResult) -> dict[str, Any]:
                               "duration_s": result.duration_s, "ok": result.ok,
                               "steps": [{k: v for k, v in s.to_dict().items() if k != "outputs"}
                                         for s in result.steps]})
-    gitignore = art / ".gitignore"
-    if not gitignore.exists():
-        gitignore.write_text(GITIGNORE_TEXT)
     return data
 
 
