@@ -18,10 +18,11 @@ from typing import Any
 
 from specdeploy.execute.actions import code_hash
 from specdeploy.execute.context import ActionContext
+from specdeploy.execute.manifest import profile_hash
 from specdeploy.plan.model import Step
 from specdeploy.resolve.resolver import Resolved
 from specdeploy.tune.emit import lock_record
-from specdeploy.tune.run import PREDICTING, RESULT, profile_hash, raise_problems, tune_resolved
+from specdeploy.tune.run import PREDICTING, RESULT, raise_problems, tune_resolved
 
 
 def measuring_backend(resolved: Resolved) -> tuple[str, str]:

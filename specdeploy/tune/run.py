@@ -14,7 +14,6 @@ from typing import Any
 from specdeploy._io import write_json_atomic
 from specdeploy.errors import MissingDependency, StepFailed, UsageError
 from specdeploy.execute.actions import code_hash
-from specdeploy.execute.hashing import canonical_hash
 from specdeploy.resolve.resolver import Resolved
 from specdeploy.tune.checkpoint import Checkpoint, Recorder
 from specdeploy.tune.emit import lock_record
@@ -130,14 +129,16 @@ def tune_resolved(resolved: Resolved, artifact_dir: Path, *, backend: str = "aut
     artifact_dir. Problems (unreachable SLA, collapse) are in res["problems"]: see `raise_problems`. `say` gets
     one line per measurement (a build step's progress; `progress` is the interactive bar); `warn` gets the line
     saying `auto` fell back to predictions."""
+    from specdeploy.execute.manifest import profile_hash
+
     setup = setup_from(resolved)
     if strategy not in STRATEGIES:
         raise UsageError(f"unknown strategy {strategy!r}", hint=f"known: {', '.join(STRATEGIES)}")
     name, why = pick_backend(resolved, backend)
     predicted = name in PREDICTING
     if warn and backend == "auto" and predicted:
-        warn(f"tune --backend auto picked the performance model ({why[6:]}): every number is a PREDICTION, "
-             "nothing is measured; run where TensorRT-LLM and a GPU are to measure")
+        warn(f"tune --backend {why}, so the performance model answers: every number is a PREDICTION, nothing is "
+             "measured; run where TensorRT-LLM and a GPU are to measure")
     backend_fn, prior = make_backend(name, resolved, setup, artifact_dir / ".specdeploy" / "tune")
     checkpoint = Checkpoint(artifact_dir / CHECKPOINT, setup.hash(name, strategy, code_hash("tune")), fresh=fresh)
     with progress_bar(progress) as bar:
@@ -156,7 +157,7 @@ def tune_resolved(resolved: Resolved, artifact_dir: Path, *, backend: str = "aut
     res = result(strat, recorder, out, backend=name, stopped=stopped, evidence=evidence(name),
                  reproduce=reproduce(resolved, name, strategy, artifact_dir))
     res["backend_choice"] = {"requested": backend, "picked": name, "why": why}
-    res["profile_hash"], res["code"] = profile_hash(resolved), code_hash("tune")
+    res["profile_hash"], res["code"] = profile_hash(resolved), code_hash("tune")  # what a build may adopt
     target = (write_dir or artifact_dir) / RESULT
     write_json_atomic(target, res)
     if report:
@@ -165,11 +166,6 @@ def tune_resolved(resolved: Resolved, artifact_dir: Path, *, backend: str = "aut
         res["report"] = str(write_report(res, target.parent))
     res["result_path"] = str(target)
     return res
-
-
-def profile_hash(resolved: Resolved) -> str:
-    """The profile a result was tuned for (the manifest's `profile.hash`): a build adopts a result only for it."""
-    return canonical_hash(resolved.profile.model_dump(mode="json"))
 
 
 def raise_problems(res: dict[str, Any]) -> None:
