@@ -61,6 +61,16 @@ def plan(source: str, sets: tuple[str, ...] = ()) -> tuple[Resolved, Plan]:
     return resolved, make_plan(resolved)
 
 
+def dry_run(source: str, sets: tuple[str, ...] = ()) -> tuple[Resolved, Plan, dict[str, str]]:
+    """What `build --dry-run` shows: the plan and the text of the files the emit step would write (the LLM-API
+    YAML, serve.sh); nothing written, nothing fetched."""
+    from specdeploy.plan.planner import make_plan
+    from specdeploy.trtllm.actions import preview
+
+    resolved = load_and_resolve(source, sets)
+    return resolved, make_plan(resolved), preview(resolved)
+
+
 def profiles_list() -> list[dict[str, str]]:
     from specdeploy.profile.shipped import shipped_profiles
 

@@ -12,10 +12,12 @@ from specdeploy.console import configure, console
 from specdeploy.errors import StepFailed
 
 
-def _show_plan(resolved: Any, the_plan: Any) -> None:
+def _show_plan(resolved: Any, the_plan: Any, files: dict[str, str]) -> None:
     from specdeploy.plan.text import plan_text
 
-    console().data(the_plan.to_dict(), text=plan_text(resolved, the_plan))
+    text = plan_text(resolved, the_plan) + "".join(f"\n\n--- {name} (would be written) ---\n{body.rstrip()}"
+                                                  for name, body in files.items())
+    console().data({**the_plan.to_dict(), "files": files}, text=text)
 
 
 def _show_build(result: Any) -> None:
@@ -48,7 +50,7 @@ def build(profile: str, sets: tuple[str, ...], out: Path, dry_run: bool, only: t
     if json_mode:
         configure(json_mode=True, debug=console().debug)
     if dry_run:
-        return _show_plan(*api.plan(profile, sets))
+        return _show_plan(*api.dry_run(profile, sets))
     result = api.build(profile, sets, out=out, only=only, start=start, keep_going=keep_going, tune=tune,
                        lock_timeout=lock_timeout, report=console().info)
     _show_build(result)

@@ -137,3 +137,17 @@ def test_a_fixed_k_rebuild_is_byte_identical_too(tmp_path: Path, hub: tuple) -> 
     again = run("build", str(profile), "--out", str(out), "--set", "speculative.draft_len=3", env=env)
     assert again.returncode == 0 and "emit.llm_api         reused" in again.stderr
     assert git(art, "status", "--porcelain") == ""
+
+
+def test_dry_run_shows_the_files_it_would_write(tmp_path: Path, hub: tuple) -> None:
+    profile, env = hub
+    out = tmp_path / "artifacts"
+    shown = run("build", str(profile), "--out", str(out), "--dry-run", env=env)
+    assert shown.returncode == 0, shown.stderr
+    assert "--- llm_api_options.yaml (would be written) ---" in shown.stdout and "--- serve.sh" in shown.stdout
+    assert "tune.draft_len decides max_draft_len and draft_len_schedule (K = 1.." in shown.stdout
+    assert "writes llm_api_options.yaml, serve.sh" in shown.stdout and "manifest.json" in shown.stdout
+    data = json.loads(run("build", str(profile), "--out", str(out), "--dry-run", "--json", env=env).stdout)
+    assert "speculative_model_dir: acme/llama-small" in data["files"]["llm_api_options.yaml"]
+    assert f"models--acme--llama/snapshots/{TARGET_REV}" not in data["files"]["serve.sh"]  # nothing fetched yet
+    assert not out.exists()
