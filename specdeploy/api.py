@@ -61,6 +61,16 @@ def plan(source: str, sets: tuple[str, ...] = ()) -> tuple[Resolved, Plan]:
     return resolved, make_plan(resolved)
 
 
+def dry_run(source: str, sets: tuple[str, ...] = ()) -> tuple[Resolved, Plan, dict[str, str]]:
+    """What `build --dry-run` shows: the plan and the text of the files the emit step would write (the LLM-API
+    YAML, serve.sh); nothing written, nothing fetched."""
+    from specdeploy.plan.planner import make_plan
+    from specdeploy.trtllm.actions import preview
+
+    resolved = load_and_resolve(source, sets)
+    return resolved, make_plan(resolved), preview(resolved)
+
+
 def profiles_list() -> list[dict[str, str]]:
     from specdeploy.profile.shipped import shipped_profiles
 
@@ -202,11 +212,11 @@ def check_repo(path: Path) -> list[Any]:
 
 def tune(source: str, sets: tuple[str, ...] = (), *, backend: str = "auto", out: Path = Path("artifacts"),
          strategy: str = "factorized", fresh: bool = False, progress: bool = False,
-         say: Callable[[str], None] | None = None) -> dict[str, Any]:
+         say: Callable[[str], None] | None = None, warn: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Tune the draft length per concurrency into `out/<profile>/tune/result.json` (+ report) and
     specdeploy.lock; resumes from the checkpoint unless `fresh`. Raises StepFailed (exit 1) after writing
     when the SLA is unreachable or the schedule collapses under mixed concurrency. `progress`: a live bar;
-    `say`: one line per measurement instead (logs, CI)."""
+    `say`: one line per measurement instead (logs, CI); `warn`: told when `auto` falls back to predictions."""
     from specdeploy.execute.artifact import artifact_folder, artifact_lock
     from specdeploy.tune.run import raise_problems, record_in_lock, tune_resolved
 
@@ -215,7 +225,7 @@ def tune(source: str, sets: tuple[str, ...] = (), *, backend: str = "auto", out:
     artifact_dir = artifact_folder(out, name)
     with artifact_lock(artifact_dir, name, report=say or (lambda _: None)):  # a build into it waits, and vice versa
         res = tune_resolved(resolved, artifact_dir, backend=backend, strategy=strategy, fresh=fresh,
-                            progress=progress, say=say)
+                            progress=progress, say=say, warn=warn)
         record_in_lock(res, artifact_dir)
     raise_problems(res)
     return res

@@ -12,10 +12,12 @@ from specdeploy.console import console
 from specdeploy.errors import StepFailed
 
 
-def _show_plan(resolved: Any, the_plan: Any) -> None:
+def _show_plan(resolved: Any, the_plan: Any, files: dict[str, str]) -> None:
     from specdeploy.plan.text import plan_text
 
-    console().data(the_plan.to_dict(), text=plan_text(resolved, the_plan))
+    text = plan_text(resolved, the_plan) + "".join(f"\n\n--- {name} (would be written) ---\n{body.rstrip()}"
+                                                  for name, body in files.items())
+    console().data({**the_plan.to_dict(), "files": files}, text=text)
 
 
 def _show_build(result: Any) -> None:
@@ -33,7 +35,7 @@ def _show_build(result: Any) -> None:
 @set_option
 @click.option("--out", type=click.Path(path_type=Path), default=Path("artifacts"), show_default=True,
               help="Artifacts root; the build writes OUT/<profile name>/.")
-@click.option("--dry-run", is_flag=True, help="Print the plan (as `plan` does) and run nothing.")
+@click.option("--dry-run", is_flag=True, help="Print the plan and the files the emit step would write; run nothing.")
 @click.option("--only", multiple=True, metavar="STEP", help="Run only this step id or stage (repeatable).")
 @click.option("--from", "start", metavar="STEP", help="Start at this step id or stage (earlier steps: from stamps).")
 @click.option("--keep-going", is_flag=True, help="After a failure, still run steps that do not depend on it.")
@@ -45,7 +47,7 @@ def build(profile: str, sets: tuple[str, ...], out: Path, dry_run: bool, only: t
     """Build PROFILE into OUT/<name>/: fetch, emit or compile, render; cached steps are reused."""
     from specdeploy import api
     if dry_run:
-        return _show_plan(*api.plan(profile, sets))
+        return _show_plan(*api.dry_run(profile, sets))
     result = api.build(profile, sets, out=out, only=only, start=start, keep_going=keep_going, tune=tune,
                        lock_timeout=lock_timeout, report=console().info)
     _show_build(result)

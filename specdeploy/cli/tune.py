@@ -28,11 +28,7 @@ def tune(profile: str, sets: tuple[str, ...], backend: str, out: Path, strategy:
     out_ = console()
     live = not out_.json_mode and out_.err.isatty()  # a live bar on a terminal, a line per measurement in logs
     res = api.tune(profile, sets, backend=backend, out=out, strategy=strategy, fresh=not resume, progress=live,
-                   say=None if live else out_.info)
-    rows = [f"c={d['concurrency']:<4} K={d['k']:<2} {d['objective']:10.1f} (K=0 {d['baseline'] or 0:.1f}) {d['reason']}"
-            for d in res["decisions"]]
-    out_.data({k: v for k, v in res.items() if k != "measurements"},
-              text="\n".join([*rows, *(f"note: {n}" for n in res["schedule"]["notes"]),
-                              *(f"failed twice, left out: {f['key']}: {f['errors'][-1]}" for f in res["failures"]),
-                              f"schedule {res['schedule']['schedule']} max_concurrency "
-                              f"{res['schedule']['max_concurrency']}", f"result {res['result_path']}"]))
+                   say=None if live else out_.info, warn=out_.warn)
+    from specdeploy.tune.summary import decision_lines
+
+    out_.data({k: v for k, v in res.items() if k != "measurements"}, text="\n".join(decision_lines(res)))

@@ -59,6 +59,22 @@ CODE_INPUTS: dict[str, tuple[str, ...]] = {
 and predicts with the performance model, so a change there re-tunes."""
 
 
+RUNTIME_INPUTS: dict[str, str] = {
+    "tune": "specdeploy.tune.actions:runtime_inputs",
+}
+"""Actions whose output depends on this machine (the tune measures where it can, else predicts): a function
+`(step, resolved) -> {name: value}` whose parts join the step's cache key, so a rebuild says e.g.
+`measuring backend changed`."""
+
+
+def runtime_inputs(step: Any, resolved: Any) -> dict[str, str]:
+    target = RUNTIME_INPUTS.get(step.action or "")
+    if target is None:
+        return {}
+    module, _, function = target.partition(":")
+    return dict(getattr(importlib.import_module(module), function)(step, resolved))
+
+
 def code_hash(name: str | None) -> str:
     """Hash of the code that produces a step: every .py (and tables/templates) of the action module's package,
     subpackages included, and of the packages in CODE_INPUTS.

@@ -1,4 +1,4 @@
-"""The artifact folder's records: `manifest.json` (schema: specdeploy/schemas/manifest.v1.json) and
+"""The artifact folder's records: `manifest.json` (schema: specdeploy/schemas/manifest.v2.json) and
 `specdeploy.lock` (pinned revisions, tuned results); `verify.py` checks them."""
 
 from __future__ import annotations
@@ -12,14 +12,20 @@ from typing import Any
 from specdeploy import __version__
 from specdeploy._io import write_json_atomic
 from specdeploy.errors import SpecdeployError
-from specdeploy.execute.hashing import canonical_hash
+from specdeploy.execute.hashing import canonical_hash, sha256_file
 from specdeploy.execute.needs import installed_trtllm
+from specdeploy.execute.portable import portable, profile_ref
 from specdeploy.execute.runner import BuildResult
 from specdeploy.resolve.resolver import Resolved
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""2: run metadata (timestamps, invocation id, statuses, logs) moved to `.specdeploy/run.json`; paths portable."""
 MANIFEST = "manifest.json"
 LOCK = "specdeploy.lock"
+RUN = Path(".specdeploy") / "run.json"
+GITIGNORE_TEXT = ("# Written by specdeploy: .specdeploy/ is this host's build state (stamps, logs, checkpoints, run\n"
+                  "# metadata); everything else is the deployable artifact, identical when an unchanged profile is\n"
+                  "# rebuilt.\n.specdeploy/\n")
 
 
 class DriftFound(SpecdeployError):
@@ -50,13 +56,16 @@ def profile_hash(resolved: Resolved) -> str:
 
 
 def write_manifest(resolved: Resolved, result: BuildResult) -> dict[str, Any]:
-    profile = resolved.profile
+    """manifest.json holds content only (a rebuild of an unchanged profile writes the same bytes), with paths
+    relative to the artifact or under ${HF_HUB_CACHE}; this run's metadata goes to `.specdeploy/run.json`."""
+    profile, art = resolved.profile, result.artifact_dir
+    gitignore = art / ".gitignore"
+    if not gitignore.exists():
+        gitignore.write_text(GITIGNORE_TEXT)
     data = {
         "schema_version": SCHEMA_VERSION,
-        "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "invocation_id": str(uuid.uuid4()),
         "specdeploy_version": __version__,
-        "profile": {"name": resolved.loaded.name, "file": resolved.loaded.file, "hash": profile_hash(resolved),
+        "profile": {"name": resolved.loaded.name, "file": profile_ref(resolved, art), "hash": profile_hash(resolved),
                     "resolved": profile.model_dump(mode="json")},
         "facts": resolved.to_dict(),
         "models": _models(result),
@@ -65,12 +74,17 @@ def write_manifest(resolved: Resolved, result: BuildResult) -> dict[str, Any]:
         "gpu": {"name": resolved.gpu.name, "arch": resolved.gpu.sm_arch} if resolved.gpu else None,
         "backend": profile.runtime.backend,
         "ok": result.ok,
-        "started_at": result.started_at,
-        "duration_s": result.duration_s,
-        "steps": [s.to_dict() for s in result.steps],
-        "files": _stamped_files(result.artifact_dir),
+        "steps": [{"id": s.id, "stage": s.stage, "key": s.key, "outputs": s.outputs} for s in result.steps],
+        "files": {**_stamped_files(art), ".gitignore": sha256_file(gitignore)},
     }
-    _write_public(result.artifact_dir / MANIFEST, data)
+    data = portable(data, art)
+    _write_public(art / MANIFEST, data)
+    _write_public(art / RUN, {"schema_version": SCHEMA_VERSION,
+                              "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                              "invocation_id": str(uuid.uuid4()), "started_at": result.started_at,
+                              "duration_s": result.duration_s, "ok": result.ok,
+                              "steps": [{k: v for k, v in s.to_dict().items() if k != "outputs"}
+                                        for s in result.steps]})
     return data
 
 
@@ -108,7 +122,6 @@ def update_lock(artifact_dir: str | Path, *, tuned: dict[str, Any]) -> dict[str,
     json.dumps(tuned)
     lock = read_lock(folder)
     lock.setdefault("schema_version", SCHEMA_VERSION)
-    lock["tuned"] = {**lock.get("tuned", {}), **tuned,
-                     "updated_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    lock["tuned"] = {k: v for k, v in {**lock.get("tuned", {}), **tuned}.items() if k != "updated_at"}
     _write_public(folder / LOCK, lock)
     return lock

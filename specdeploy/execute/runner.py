@@ -20,7 +20,7 @@ from typing import Any
 from specdeploy._io import write_json_atomic
 from specdeploy.errors import SpecdeployError, StepFailed, UsageError
 from specdeploy.execute import keys
-from specdeploy.execute.actions import code_hash, load_action
+from specdeploy.execute.actions import code_hash, load_action, runtime_inputs
 from specdeploy.execute.context import ActionContext
 from specdeploy.execute.hashing import HashCache
 from specdeploy.execute.needs import check_needs
@@ -138,7 +138,7 @@ class Runner:
         never_built: set[str] = set()
         for step in self.plan.steps:
             bad = [d for d in step.depends_on if results.get(d) and results[d].status in ("failed", "skipped")]
-            unbuilt = [d for d in step.depends_on if d in never_built]
+            unbuilt = [d for d in step.depends_on if d in never_built and d not in step.optional]
             if step.id not in selected:
                 stamp = _read_stamp(self._stamp_path(step))
                 if stamp is None:
@@ -185,6 +185,7 @@ class Runner:
             deps = {d: {"outputs": self.outputs.get(d, {}), "files": self.files.get(d, {})} for d in step.depends_on}
             parts = keys.components(step, profile=self.profile, deps=deps, fingerprint=fingerprint,
                                     code=code_hash(step.action), trtllm=self.trtllm, gpu=self.gpu)
+            parts.update({name: keys.canonical_hash(v) for name, v in runtime_inputs(step, self.resolved).items()})
             key = keys.cache_key(parts)
             result.key = key
             stamp = _read_stamp(self._stamp_path(step))

@@ -14,7 +14,8 @@ from typing import Any
 
 from specdeploy.errors import UsageError
 from specdeploy.execute.hashing import HashCache
-from specdeploy.execute.manifest import LOCK, MANIFEST
+from specdeploy.execute.manifest import LOCK, MANIFEST, RUN
+from specdeploy.execute.portable import expand
 
 INTERNAL = ".specdeploy"  # logs, stamps, locks, serve state: the tool's own bookkeeping, not the artifact
 _JSON_TYPES: dict[str, type | tuple[type, ...]] = {
@@ -51,7 +52,7 @@ def schema_errors(value: Any, schema: dict[str, Any], path: str = "$") -> list[s
 
 
 def manifest_schema() -> dict[str, Any]:
-    return dict(json.loads((Path(__file__).resolve().parent.parent / "schemas" / "manifest.v1.json").read_text()))
+    return dict(json.loads((Path(__file__).resolve().parent.parent / "schemas" / "manifest.v2.json").read_text()))
 
 
 _ABSENT = object()
@@ -80,7 +81,9 @@ def verify(artifact_dir: str | Path) -> dict[str, Any]:
     if problems:  # nothing else in it can be trusted (or even read)
         return _report(folder, 0, [], problems)
     if not manifest["ok"]:
-        failed = [s["id"] for s in manifest["steps"] if s["status"] == "failed"]
+        run = _read_json(folder / RUN)  # the statuses are this host's run metadata, not the manifest's content
+        steps = run.get("steps", []) if isinstance(run, dict) and isinstance(run.get("steps"), list) else []
+        failed = [str(s.get("id")) for s in steps if isinstance(s, dict) and s.get("status") == "failed"]
         problems.append(f"{MANIFEST}: records a failed build (steps failed: {', '.join(failed) or 'unknown'})")
     drift, checked = _hash_drift(folder, manifest)
     drift += _unlisted(folder, set(manifest["files"]))
@@ -97,7 +100,7 @@ def _hash_drift(folder: Path, manifest: dict[str, Any]) -> tuple[list[dict[str, 
     cache = HashCache(None)
     expected: list[tuple[str, Path, str]] = []
     for role, model in manifest["models"].items():
-        base = Path(model["path"])
+        base = expand(model["path"], folder)
         for rel, digest in model["files"].items():
             expected.append((f"{role}:{rel}", base if base.is_file() and rel == base.name else base / rel, digest))
     expected += [(rel, folder / rel, digest) for rel, digest in manifest["files"].items()]

@@ -39,6 +39,9 @@ class Step:
     outputs: tuple[str, ...] = ()
     needs: tuple[str, ...] = ()
     env: dict[str, str] = field(default_factory=dict)
+    optional: tuple[str, ...] = ()
+    """Dependencies the step can do without: one never built (`--only emit.llm_api` before any fetch) leaves the
+    step to the profile's references (hub id + revision) instead of skipping it."""
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

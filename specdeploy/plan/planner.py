@@ -52,16 +52,15 @@ def needs_tune(resolved: Resolved) -> bool:
 def _tune_step(resolved: Resolved, after: tuple[str, ...]) -> list[Step]:
     if not needs_tune(resolved):
         return []
-    backend = resolved.profile.runtime.backend
     return [
         Step(
             "tune.draft_len",
             Stage.TUNE,
-            "measure acceptance and step cost, choose K per concurrency",
+            "choose K per concurrency: adopt this profile's tune result, else measure, else predict (labelled)",
             depends_on=after,
             action="tune",
-            params={"measure": "reference" if backend == "reference" else "trtllm"},
-            needs=() if backend == "reference" else ("tensorrt_llm", "gpu"),
+            params={"measure": "auto"},
+            outputs=("tune/result.json", "tune/report.html", "tune/measurements.csv"),
         )
     ]
 
@@ -82,6 +81,7 @@ def make_plan(resolved: Resolved) -> Plan:
             "render the Triton model repository",
             depends_on=built,
             action="render_triton",
+            outputs=("triton/",),
         ),
         Step(
             "check.triton",

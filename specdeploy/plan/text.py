@@ -6,6 +6,8 @@ from specdeploy.plan.model import Plan
 from specdeploy.resolve.resolver import Resolved
 
 GIB = 1024**3
+BUILD_RECORDS = ("manifest.json", "specdeploy.lock", ".gitignore")
+"""What the build writes besides its steps' files (execute/manifest.py)."""
 
 
 def plan_text(resolved: Resolved, plan: Plan) -> str:
@@ -40,22 +42,39 @@ def plan_text(resolved: Resolved, plan: Plan) -> str:
         )
     if resolved.fit:
         lines.append(f"fit     {resolved.fit.summary()}")
-    lines.append(
-        f"draft   up to K = {resolved.draft_len}; max_num_tokens {resolved.max_num_tokens}"
-        + (f"; TensorRT-LLM line {resolved.line.name}" if resolved.line else "")
-    )
+    lines.extend(_draft_lines(resolved))
     for note in resolved.notes:
         lines.append(f"note    {note.render()}")
     lines.append("")
     lines.append("steps:")
+    lines.extend(_step_lines(plan))
+    if plan.advice:
+        lines.append("")
+        lines.append("advice (performance model; confirm with `specdeploy tune`):")
+        lines.extend(f"  {a}" for a in plan.advice)
+    return "\n".join(lines)
+
+
+def _draft_lines(resolved: Resolved) -> list[str]:
+    """The K range (the one `tune` searches, for draft_len: auto) and the line's clamp rule."""
+    ks = resolved.draft_lens
+    searched = f"K = {ks[0]}..{ks[-1]} (draft_len: auto; `tune` searches these)" if ks else \
+        f"up to K = {resolved.draft_len}"
+    line = f"; TensorRT-LLM line {resolved.line.name}" if resolved.line else ""
+    return [f"draft   {searched}; max_num_tokens {resolved.max_num_tokens}{line}",
+            *([f"note    {resolved.clamp_rule}"] if resolved.clamp_rule else [])]
+
+
+def _step_lines(plan: Plan) -> list[str]:
+    """Each step, what it runs after and needs, its command, and the files it writes (build --dry-run)."""
+    lines = []
     for step in plan.steps:
         after = f"  (after {', '.join(step.depends_on)})" if step.depends_on else ""
         needs = f"  [needs {', '.join(step.needs)}]" if step.needs else ""
         lines.append(f"  {step.id:<18} {step.description}{after}{needs}")
         if step.argv:
             lines.append(f"  {'':<18} $ {' '.join(step.argv)}")
-    if plan.advice:
-        lines.append("")
-        lines.append("advice (performance model; confirm with `specdeploy tune`):")
-        lines.extend(f"  {a}" for a in plan.advice)
-    return "\n".join(lines)
+        if step.outputs:
+            lines.append(f"  {'':<18} writes {', '.join(step.outputs)}")
+    lines.append(f"  {'':<18} (every build also writes {', '.join(BUILD_RECORDS)}, into OUT/{plan.profile_name}/)")
+    return lines

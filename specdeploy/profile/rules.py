@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from specdeploy.plugin.base import CheckContext, Mechanism
 from specdeploy.profile.issues import Issue
@@ -28,6 +29,19 @@ class Rule:
     check: Callable[[CheckContext, Mechanism | None], Iterator[Issue]]
 
 
+def draft_len_candidates(profile: Any, mech: type[Mechanism] | Mechanism | None) -> tuple[int, ...]:
+    """The one K range: what `tune` searches and what `plan` sizes the deployment for (`tune.draft_lens`, else
+    1 .. twice the mechanism's default, capped by its max_draft_len and by a fixed `draft_len`)."""
+    if profile.tune.draft_lens:
+        return tuple(profile.tune.draft_lens)
+    if mech is None:
+        return ()
+    ceiling = mech.max_draft_len
+    if isinstance(profile.speculative.draft_len, int):
+        ceiling = min(ceiling, profile.speculative.draft_len)
+    return tuple(range(1, min(ceiling, 2 * mech.default_draft_len) + 1))
+
+
 def planned_draft_len(ctx: CheckContext, mech: Mechanism | None) -> int:
     """The largest draft length a deployment may use: fixed, the tuning candidates' max, or the default."""
     spec = ctx.profile.speculative
@@ -38,7 +52,7 @@ def planned_draft_len(ctx: CheckContext, mech: Mechanism | None) -> int:
         return fixed
     if isinstance(spec.draft_len, int):
         return spec.draft_len
-    return max(ctx.profile.tune.draft_lens or [mech.default_draft_len])
+    return max(draft_len_candidates(ctx.profile, mech) or (mech.default_draft_len,))
 
 
 def _matrix(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:

@@ -13,15 +13,14 @@ from specdeploy.resolve.resolver import Resolved
 
 
 def llm_args_for(resolved: Resolved, *, draft_len: int | None = None, schedule: Any = None,
-                 max_concurrency: int | None = None, draft_path: str | None = None) -> dict[str, Any]:
+                 max_concurrency: int | None = None) -> dict[str, Any]:
     """The build's LLM() arguments (`specdeploy.trtllm.llm_api.llm_api_options`), the same the build emits."""
     from specdeploy.trtllm.llm_api import llm_api_options
 
     spec = resolved.profile.speculative
     return llm_api_options(resolved, draft_len=resolved.draft_len if draft_len is None else draft_len,
                            schedule=spec.schedule if schedule is None else schedule,
-                           max_concurrency=spec.max_concurrency if max_concurrency is None else max_concurrency,
-                           draft_path=draft_path)
+                           max_concurrency=spec.max_concurrency if max_concurrency is None else max_concurrency)
 
 
 def render_resolved(resolved: Resolved, out: Path, *, inputs: RenderInputs | None = None,
@@ -46,8 +45,7 @@ def render_triton(ctx: ActionContext) -> dict[str, Any]:
                           schedule=lower_bounds(schedule) if tuned else schedule, max_concurrency=max_concurrency)
     llm_args = None
     if layout_of(resolved) == "llmapi":
-        llm_args = llm_args_for(resolved, draft_len=draft_len, schedule=schedule, max_concurrency=max_concurrency,
-                                draft_path=ctx.output_of("fetch.draft").get("path"))
+        llm_args = llm_args_for(resolved, draft_len=draft_len, schedule=schedule, max_concurrency=max_concurrency)
     report = render_resolved(resolved, ctx.write_dir / "triton", inputs=inputs, llm_args=llm_args)
     for rel, status in report.files.items():
         ctx.log.write(f"{status:<9} {rel}\n")

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from specdeploy.plugin.base import CheckContext
 from specdeploy.profile.issues import Issue, ProfileError
 from specdeploy.profile.loader import LoadedProfile
-from specdeploy.profile.rules import check_rules, planned_draft_len
+from specdeploy.profile.rules import check_rules, draft_len_candidates, planned_draft_len
 from specdeploy.resolve.gpus import GPUS, GpuSpec
 from specdeploy.resolve.hub import ConfigLookup, lookup_config
 from specdeploy.resolve.memory import Fit, memory_fit
@@ -32,6 +32,8 @@ class Resolved:
     draft_len: int
     max_num_tokens: int
     notes: tuple[Issue, ...] = field(default_factory=tuple)
+    draft_lens: tuple[int, ...] = ()
+    """draft_len: auto: the K range `tune` searches (`profile.rules.draft_len_candidates`, the one source)."""
 
     @property
     def profile(self) -> Any:
@@ -45,6 +47,14 @@ class Resolved:
     def draft(self) -> ModelSpec | None:
         return self.draft_lookup.spec if self.draft_lookup else None
 
+    @property
+    def clamp_rule(self) -> str | None:
+        """How the TRT-LLM line bounds a tuned schedule (1.2: K at concurrency 1 caps every other K)."""
+        if not self.draft_lens or self.line is None or not self.line.schedule_key_one_required:
+            return None
+        return (f"TRT-LLM {self.line.name} needs schedule[1] = max_draft_len: a K tuned above concurrency 1 that "
+                "exceeds the K at concurrency 1 is clamped to it")
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "target": self.target.to_dict() if self.target else {"unresolved": self.target_lookup.reason},
@@ -53,7 +63,8 @@ class Resolved:
             "gpu": self.gpu.name if self.gpu else None,
             "trtllm_line": self.line.name if self.line else None,
             "fit": self.fit.to_dict() if self.fit else None,
-            "draft_len": self.draft_len, "max_num_tokens": self.max_num_tokens,
+            "draft_len": self.draft_len, "draft_lens": list(self.draft_lens), "clamp": self.clamp_rule,
+            "max_num_tokens": self.max_num_tokens,
             "notes": [n.to_dict() for n in self.notes],
         }
 
@@ -122,5 +133,7 @@ def resolve(loaded: LoadedProfile, *, probe: EnvironmentProbe | None = None, onl
         raise ProfileError(sorted(located, key=lambda i: (i.file != "--set", i.file or "", i.line or 0, i.col or 0)))
     notes.extend(i for i in issues if i.severity != "error")
     max_num_tokens = serving.max_num_tokens or max(8192, serving.max_batch_size * (1 + k))
+    auto = profile.speculative.draft_len == "auto" and profile.speculative.schedule is None
     return Resolved(loaded, target, draft, gpu, line, fit, k, max_num_tokens,
-                    tuple(loaded.locate(n) for n in notes))
+                    tuple(loaded.locate(n) for n in notes),
+                    draft_len_candidates(profile, loaded.mechanism) if auto else ())

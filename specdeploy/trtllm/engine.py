@@ -152,5 +152,5 @@ def engine_steps(resolved: Resolved, after: tuple[str, ...]) -> list[Step]:
                            BUILD_NEEDS))
         engines += ("engine.draft",)
     steps.append(Step("emit.engine", Stage.EMIT, "write serve.sh and bench commands for the engine",
-                      depends_on=engines, action="emit_engine"))
+                      depends_on=engines, action="emit_engine", outputs=("serve.sh",)))
     return steps

@@ -10,10 +10,11 @@ def backend_steps(resolved: Resolved, after: tuple[str, ...]) -> list[Step]:
     backend = resolved.profile.runtime.backend
     if backend == "pytorch":
         return [Step("emit.llm_api", Stage.EMIT, "write llm_api_options.yaml, serve.sh and bench commands",
-                     depends_on=after, action="emit_llm_api")]
+                     depends_on=after, action="emit_llm_api", outputs=("llm_api_options.yaml", "serve.sh"),
+                     optional=tuple(d for d in after if d.startswith("fetch.")))]
     if backend == "reference":
         return [Step("emit.reference", Stage.EMIT, "write the reference runtime's serving config",
-                     depends_on=after, action="emit_reference")]
+                     depends_on=after, action="emit_reference", outputs=("reference.yaml",))]
     from specdeploy.trtllm.engine import engine_steps
 
     return engine_steps(resolved, after)

@@ -1,22 +1,80 @@
-"""The build's `tune.draft_len` step: tune with the step's measurement backend and hand the schedule to the
-emit/render steps through the step outputs (and, via the build's write_lock, to specdeploy.lock)."""
+"""The build's `tune.draft_len` step: the schedule the emit/render steps use, decided one way a CI job can rely
+on (README "Builds without a GPU"):
+
+1. a tune result already in the artifact folder (`specdeploy tune` writes one) for this profile (same profile
+   hash and tuner code) is adopted, unless it is a prediction and this machine can measure;
+2. else the step measures: the CPU runtime for reference profiles, TensorRT-LLM where it and a GPU are present;
+3. else the performance model predicts (seconds), and the outputs, lock and emitted files say "predicted".
+
+`build --tune` skips (1). The measuring backend is part of the step's cache key (`runtime_inputs`), so a
+prediction cached on a CPU machine is re-tuned by measurement where TensorRT-LLM and a GPU are."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Any
 
+from specdeploy.execute.actions import code_hash
 from specdeploy.execute.context import ActionContext
+from specdeploy.execute.manifest import profile_hash
+from specdeploy.plan.model import Step
+from specdeploy.resolve.resolver import Resolved
 from specdeploy.tune.emit import lock_record
-from specdeploy.tune.run import RESULT, raise_problems, tune_resolved
+from specdeploy.tune.run import PREDICTING, RESULT, raise_problems, tune_resolved
+
+
+def measuring_backend(resolved: Resolved) -> tuple[str, str]:
+    """(backend, why) for `measure: auto`: what can measure on this machine, else the performance model."""
+    from importlib.util import find_spec
+
+    from specdeploy.execute.needs import installed_trtllm
+    from specdeploy.resolve.probe import probe_nvml
+
+    if resolved.profile.runtime.backend == "reference":
+        if find_spec("torch") and find_spec("transformers"):
+            return "reference", "the CPU reference runtime measures"
+        return "model", "the CPU reference runtime (torch, transformers) is not installed"
+    if installed_trtllm() is None:
+        return "model", "TensorRT-LLM is not installed"
+    names, _, _, error = probe_nvml()
+    return ("trtllm", "TensorRT-LLM and a GPU measure") if names else ("model", f"no NVIDIA GPU ({error})")
+
+
+def runtime_inputs(step: Step, resolved: Resolved) -> dict[str, str]:
+    """What shapes the step's output beyond its definition: the backend that would measure here."""
+    wanted = str(step.params.get("measure", "auto"))
+    return {"measuring backend": measuring_backend(resolved)[0] if wanted == "auto" else wanted}
+
+
+def adoptable(ctx: ActionContext, can_measure: bool) -> dict[str, Any] | None:
+    """The tune result in the artifact folder, when it was tuned for this very profile by this tuner's code."""
+    try:
+        res = json.loads((ctx.artifact_dir / RESULT).read_text())
+    except (OSError, ValueError):
+        return None
+    same = res.get("profile_hash") == profile_hash(ctx.resolved) and res.get("code") == code_hash("tune")
+    if not same or res.get("problems") or (res.get("evidence") == "predicted" and can_measure):
+        return None
+    return res  # type: ignore[no-any-return]
 
 
 def tune(ctx: ActionContext) -> dict[str, Any]:
-    """Outputs: draft_len, schedule (lower-bound map, string keys), ranges, max_concurrency, emitted, result..."""
+    """Outputs: draft_len, schedule (lower-bound map, string keys), ranges, max_concurrency, emitted, evidence..."""
     backend = str(ctx.step.params.get("measure", "auto"))
-    res = tune_resolved(ctx.resolved, ctx.artifact_dir, backend=backend, fresh=ctx.force,
-                        write_dir=ctx.write_dir, say=ctx.progress)
+    why = f"measure: {backend}"
+    if backend == "auto":
+        backend, why = measuring_backend(ctx.resolved)
+    adopted = None if ctx.force else adoptable(ctx, backend not in PREDICTING)
+    if adopted is not None:
+        ctx.progress(f"adopted {RESULT} ({adopted['evidence']} by the {adopted['backend']} backend) for this profile")
+        return {**lock_record(adopted, str(RESULT)), "adopted": True}
+    if backend in PREDICTING:
+        ctx.progress(f"warning: {why}: the performance model PREDICTS the schedule (nothing is measured); the "
+                     "emitted files say so. Build where TensorRT-LLM and a GPU are to measure it")
+    res = tune_resolved(ctx.resolved, ctx.artifact_dir, backend=backend, fresh=ctx.force, write_dir=ctx.write_dir,
+                        say=ctx.progress)
     if res["problems"] and ctx.out_dir is not None:  # a failed step's staging folder is deleted: keep the evidence
         written = Path(res["result_path"]).parent
         kept = ctx.artifact_dir / ".specdeploy" / "failed" / ctx.step.id

@@ -4,6 +4,7 @@ fails the tune) and assemble the versioned result."""
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -11,7 +12,7 @@ from typing import Any
 
 from specdeploy.tune.book import Decision
 from specdeploy.tune.checkpoint import Recorder
-from specdeploy.tune.emit import schedule_of
+from specdeploy.tune.emit import k_at, schedule_of
 from specdeploy.tune.search import Strategy
 from specdeploy.tune.types import Measurement, Request
 
@@ -82,12 +83,13 @@ def finish(strategy: Strategy, recorder: Recorder, *, replay: bool = True) -> Ou
             where = f"; closest: concurrency {best[0]}, K={best[1]}, {best[2]:.0%} over" if best else ""
             out.problems.append(f"SLA {s.sla} unreachable at every tuned concurrency: speculation off{where}")
     if replay and schedule["speculation"]:
-        pairs = tuple((c, d.k) for c, d in sorted(decisions.items()))
+        # the schedule as emitted (after the TRT-LLM line's clamps), and what its points promised
+        pairs = tuple((c, k_at(schedule["ranges"], c)) for c in sorted(decisions))
         m = recorder(Request("mixed", max(c for c, _ in pairs), schedule["draft_len"], 0, pairs))
         if m is None:
             out.problems.append("the mixed-concurrency replay crashed twice; the schedule is unconfirmed")
         else:
-            promised = sum(decisions[c].objective for c, _ in pairs if s.objective != "latency") / len(pairs)
+            promised = sum(promise(decisions[c], k) for c, k in pairs if s.objective != "latency") / len(pairs)
             got, base = float(m.values["system_tps"]), float(m.values["baseline_tps"])
             tolerance = max(SLOWER, 2 * strategy.book.typical_noise())
             collapse = got < base * (1 - tolerance) or (promised > 0 and got < COLLAPSE * promised)
@@ -97,6 +99,15 @@ def finish(strategy: Strategy, recorder: Recorder, *, replay: bool = True) -> Ou
                 out.problems.append(f"the schedule collapses under mixed concurrency: {got:.1f} tok/s vs "
                                     f"{base:.1f} without speculation and {promised:.1f} promised")
     return out
+
+
+def promise(d: Decision, k: int) -> float:
+    """What a concurrency's point promised at the K the schedule serves there (a clamp may serve another K)."""
+    if k == d.k:
+        return d.objective
+    if k == 0 and d.baseline is not None:
+        return d.baseline
+    return float((d.candidates.get(k) or {}).get("median", d.objective))
 
 
 def confidence(out: Outcome, strategy: Strategy) -> dict[str, Any]:
@@ -123,14 +134,28 @@ def confidence(out: Outcome, strategy: Strategy) -> dict[str, Any]:
 
 
 def result(strategy: Strategy, recorder: Recorder, out: Outcome, *, backend: str, stopped: str | None,
-           reproduce: list[str]) -> dict[str, Any]:
+           reproduce: list[str], evidence: str = "measured") -> dict[str, Any]:
+    """The versioned result. `evidence` "predicted" (the performance model): no device-seconds, no confidence
+    level, and the decisions' reasons say "predicted" where the book says "measured"."""
+    predicted = evidence == "predicted"
+    ranges = out.schedule["ranges"] if out.schedule["speculation"] else []
+    decisions = []
+    for _, d in sorted(out.decisions.items()):
+        row = {**d.to_dict(), "k_emitted": k_at(ranges, d.concurrency), "evidence": evidence}
+        if predicted:
+            row["reason"] = re.sub(r"\bmeasured\b", "predicted", row["reason"])
+        decisions.append(row)
+    conf = confidence(out, strategy)
+    if predicted:
+        conf = {**conf, "level": "none (predicted)"}
+        stopped = stopped and stopped.replace("device-seconds", "seconds of the model backend's simulated device time")
+    cost: dict[str, Any] = {"device_s": None if predicted else spent(recorder), "new_measurements": recorder.calls,
+                            "replayed": recorder.replayed, "measurements": len(recorder.log)}
     return {
-        "format": FORMAT, "profile": strategy.setup.profile, "backend": backend, "strategy": strategy.name,
-        "setup": strategy.setup.to_dict(), "fit": strategy.fit_record(),
-        "decisions": [d.to_dict() for _, d in sorted(out.decisions.items())],
-        "schedule": out.schedule, "mixed": out.mixed, "sla": out.sla, "confidence": confidence(out, strategy),
-        "cost": {"device_s": spent(recorder), "new_measurements": recorder.calls, "replayed": recorder.replayed,
-                 "measurements": len(recorder.log)},
-        "stopped": stopped, "problems": out.problems, "failures": recorder.failures,
-        "measurements": [m.to_dict() for m in recorder.log], "reproduce": reproduce,
+        "format": FORMAT, "profile": strategy.setup.profile, "backend": backend, "evidence": evidence,
+        "strategy": strategy.name, "setup": strategy.setup.to_dict(), "fit": strategy.fit_record(),
+        "decisions": decisions, "schedule": out.schedule, "mixed": out.mixed, "sla": out.sla, "confidence": conf,
+        "cost": cost, "stopped": stopped, "problems": out.problems, "failures": recorder.failures,
+        "measurements": [{**m.to_dict(), "evidence": evidence, **({"cost_s": None} if predicted else {})}
+                         for m in recorder.log], "reproduce": reproduce,
     }

@@ -1,80 +1,142 @@
-"""The tune report: PNG figures (matplotlib, Agg, imported here only) and one HTML page that links them, with
-the decision table and the commands to reproduce. Input is the result dict alone, so old results re-render."""
+"""The tune report people share: one self-contained HTML page (styles inline, figures embedded as data URIs,
+also written as PNGs next to it) and `measurements.csv`. Every number says whether it was measured or predicted
+by the performance model; a clamped K shows next to the K it came from. Input is the result dict alone, so old
+results re-render."""
 
 from __future__ import annotations
 
+import base64
 import html
 from pathlib import Path
 from typing import Any
 
+from specdeploy.tune.figures import figures, p99_at
+from specdeploy.tune.summary import evidence_line, k_text, measurements_csv
 
-def _figures(res: dict[str, Any], folder: Path) -> list[tuple[str, str]]:
-    import matplotlib
+CSV = "measurements.csv"
+STYLE = """
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#1d2330;background:#f5f6f8}
+main{max-width:1040px;margin:0 auto;padding:24px 28px 48px;background:#fff;min-height:100vh}
+h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #e2e5ea;padding-bottom:4px}
+table{border-collapse:collapse;margin:8px 0;font-variant-numeric:tabular-nums}
+th,td{border:1px solid #dde1e7;padding:4px 9px;text-align:left;vertical-align:top}
+th{background:#eef1f5;font-weight:600}td.num{text-align:right}
+.banner{padding:10px 14px;border-radius:6px;margin:12px 0;font-weight:600}
+.predicted{background:#fff4d6;border:1px solid #e8b400}.measured{background:#e5f5e9;border:1px solid #3c9a55}
+.tag{display:inline-block;padding:0 6px;border-radius:4px;font-size:12px}
+.tag.predicted{border:1px solid #e8b400}.tag.measured{border:1px solid #3c9a55}
+.clamp{color:#a13d00;font-weight:600}.problem{color:#b00020;font-weight:600}
+figure{margin:14px 0}figcaption{font-size:13px;color:#4a5260}img{max-width:100%;border:1px solid #e2e5ea}
+pre{background:#f0f2f5;padding:10px;overflow-x:auto;font-size:12.5px}
+"""
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    fit, decisions = res.get("fit") or {}, res["decisions"]
-    acc, cost = fit.get("acceptance") or {}, fit.get("cost") or {}
-    e2e = [m for m in res["measurements"] if m["request"]["kind"] == "e2e" and m["ok"]]
-    figs: list[tuple[str, str]] = []
+def _e(value: Any) -> str:
+    return html.escape(str(value))
 
-    def save(name: str, title: str, draw: Any) -> None:
-        fig, ax = plt.subplots(figsize=(6, 4))
-        draw(ax)
-        ax.set_title(title)
-        ax.grid(alpha=0.3)
-        fig.tight_layout()
-        fig.savefig(folder / name, dpi=90)
-        plt.close(fig)
-        figs.append((name, title))
 
-    if acc.get("hist"):
-        save("acceptance.png", "Accepted drafts per step (one run at K_max)",
-             lambda ax: (ax.bar(range(len(acc["hist"])), acc["hist"]), ax.set_xlabel("accepted draft tokens"),
-                         ax.set_ylabel("steps")))
-    if cost.get("probes"):
-        def draw_cost(ax: Any) -> None:
-            for c in sorted({p["concurrency"] for p in cost["probes"]}):
-                pts = [(p["k"], 1e3 * p["step_s"]) for p in cost["probes"] if p["concurrency"] == c]
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=f"B={c}")
-            ax.set_xlabel("K"), ax.set_ylabel("step ms"), ax.legend(fontsize=7)
-        save("cost.png", "Measured step cost T(B, K)", draw_cost)
-    cs = [d["concurrency"] for d in decisions]
-    save("k_star.png", "Chosen K vs concurrency",
-         lambda ax: (ax.step(cs, [d["k"] for d in decisions], "o-", where="post"), ax.set_xscale("log", base=2),
-                     ax.set_xlabel("concurrency"), ax.set_ylabel("K*")))
-    save("throughput.png", "Objective with vs without speculation",
-         lambda ax: (ax.plot(cs, [d["objective"] for d in decisions], "o-", label="tuned"),
-                     ax.plot(cs, [d["baseline"] or 0 for d in decisions], "s--", label="K=0"),
-                     ax.set_xscale("log", base=2), ax.set_xlabel("concurrency"), ax.legend()))
-    if e2e:
-        save("pareto.png", "Per-user vs per-GPU tok/s (every measured run)",
-             lambda ax: (ax.scatter([m["values"]["system_tps"] for m in e2e], [m["values"]["user_tps"] for m in e2e],
-                                    c=[m["request"]["k"] for m in e2e], cmap="viridis", s=14),
-                         ax.set_xlabel("tok/s per GPU"), ax.set_ylabel("tok/s per user")))
-    return figs
+def _num(value: Any, digits: int = 1) -> str:
+    return "—" if value is None else f"{value:,.{digits}f}"
+
+
+def _table(head: list[str], rows: list[list[str]], numeric: set[int] = frozenset()) -> str:  # type: ignore[assignment]
+    """`rows` hold HTML already escaped (cells may carry markup)."""
+    top = "".join(f"<th>{_e(h)}</th>" for h in head)
+    body = "".join("<tr>" + "".join(f"<td class=num>{c}</td>" if i in numeric else f"<td>{c}</td>"
+                                    for i, c in enumerate(row)) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{top}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def arrows(mapping: dict[str, Any]) -> str:
+    """`{"1": 8, "32": 5}` as people read it: `1 → 8, 32 → 5`."""
+    return ", ".join(f"{c} → {k}" for c, k in mapping.items())
+
+
+def _summary(res: dict[str, Any], word: str) -> str:
+    sched, setup, cost = res["schedule"], res["setup"], res["cost"]
+    emitted = sched.get("emitted") or {}
+    rows = [["profile", _e(res["profile"])], ["backend", _e(res["backend"])],
+            ["numbers", f"<span class='tag {word}'>{word}</span>"],
+            ["strategy / objective", _e(f"{res['strategy']} / {setup['objective']}")],
+            [f"{word} points", _e(cost["measurements"])]]
+    if word == "measured":
+        rows += [["confidence", _e(res["confidence"]["level"])], ["device time", _e(f"{cost['device_s']:.0f} s")]]
+    rows += [["schedule (lower bounds: concurrency → K)", _e(arrows(sched["schedule"]))],
+             ["max_concurrency (speculation off above)", _e(sched["max_concurrency"])]]
+    if emitted:
+        rows.append([f"emitted for TensorRT-LLM {_e(emitted['trtllm_version'])}",
+                     _e(f"draft_len_schedule {arrows(emitted['draft_len_schedule'])}; max_concurrency "
+                        f"{emitted['max_concurrency']}")])
+    return _table(["field", "value"], rows)
+
+
+def _decisions(res: dict[str, Any], word: str) -> str:
+    """One row per concurrency; a measured tune also shows what the performance model predicted for the same
+    point, tagged as a prediction, so the two are never confused."""
+    unit = "tok/s per user" if res["setup"]["objective"] == "latency" else "tok/s"
+    field = "user_tps" if res["setup"]["objective"] == "latency" else "system_tps"
+    predicted = {(p["concurrency"], p["k"]): p.get(field) for p in (res.get("fit") or {}).get("predictions") or []}
+    show_model = word == "measured" and bool(predicted)
+    rows = []
+    for d in res["decisions"]:
+        p99 = p99_at(res, d["concurrency"], d["k"]) or {}
+        k = k_text(d)
+        speedup = _num(d.get("speedup"), 2) + ("×" if d.get("speedup") else "")
+        row = [_e(d["concurrency"]), f"<span class=clamp>{_e(k)}</span>" if "clamped" in k else _e(k),
+               _num(d["objective"]), _num(d["baseline"]), speedup, _num(p99.get("ttft_p99_ms")),
+               _num(p99.get("itl_p99_ms")), f"<span class='tag {word}'>{word}</span>"]
+        if show_model:
+            model = predicted.get((d["concurrency"], d["k"]))
+            row.append(f"{_num(model)} <span class='tag predicted'>predicted</span>")
+        rows.append([*row, _e(d["reason"])])
+    head = ["concurrency", "K (chosen → emitted)", f"objective ({unit})", f"K = 0 ({unit})", "speedup",
+            "p99 TTFT (ms)", "p99 ITL (ms)", "numbers", *([f"performance model ({unit})"] if show_model else []), "why"]
+    return _table(head, rows, numeric={0, 2, 3, 4, 5, 6})
+
+
+def _mixed(res: dict[str, Any], word: str) -> str:
+    mixed = res.get("mixed")
+    if not mixed:
+        return ""
+    row = [_num(mixed["system_tps"]), _num(mixed["baseline_tps"]), _num(mixed["promised_tps"]),
+           "<span class=problem>yes</span>" if mixed["collapse"] else "no"]
+    return (f"<h2>Mixed-concurrency replay ({word})</h2>"
+            + _table(["with the schedule (tok/s)", "plain decoding (tok/s)", "promised (tok/s)", "collapse"], [row],
+                     numeric={0, 1, 2}))
+
+
+def _figure(folder: Path, name: str, title: str) -> str:
+    data = base64.b64encode((folder / name).read_bytes()).decode()
+    return f"<figure><img alt='{_e(title)}' src='data:image/png;base64,{data}'><figcaption>{_e(title)} " \
+           f"(<a href='{_e(name)}'>{_e(name)}</a>)</figcaption></figure>"
+
+
+def render_html(res: dict[str, Any], folder: Path, figs: list[tuple[str, str]]) -> str:
+    word = "predicted" if res.get("evidence") == "predicted" else "measured"
+    sched = res["schedule"]
+    banner = evidence_line(res)
+    notes = [*(f"<li class=clamp>{_e(n)}</li>" for n in sched["notes"]),
+             *(f"<li class=problem>problem: {_e(p)}</li>" for p in res["problems"])]
+    body = [f"<h1>specdeploy tune: {_e(res['profile'])}</h1>", f"<div class='banner {word}'>{_e(banner)}</div>",
+            "<h2>Summary</h2>", _summary(res, word),
+            *(["<h2>Notes</h2><ul>" + "".join(notes) + "</ul>"] if notes else []),
+            "<h2>Decision per concurrency</h2>", _decisions(res, word), _mixed(res, word),
+            "<h2>Figures</h2>", *(_figure(folder, n, t) for n, t in figs),
+            "<h2>Every measurement</h2>" if word == "measured" else "<h2>Every prediction</h2>",
+            f"<p><a href='{CSV}'>{CSV}</a>: {len(res['measurements'])} rows (kind, concurrency, K, repeat, evidence, "
+            "tok/s, p99 TTFT/ITL in ms, step ms, acceptance length, run seconds where measured).</p>",
+            "<h2>Reproduce</h2><pre>" + _e("\n".join(res["reproduce"])) + "</pre>"]
+    return ("<!doctype html>\n<html lang=en><head><meta charset=utf-8><meta name=viewport "
+            "content='width=device-width,initial-scale=1'>"
+            f"<title>specdeploy tune: {_e(res['profile'])}</title><style>{STYLE}</style></head>\n<body><main>\n"
+            + "\n".join(b for b in body if b) + "\n</main></body></html>\n")
 
 
 def write_report(res: dict[str, Any], folder: Path) -> Path:
-    """Write `report.html` and its PNGs into `folder`; returns the HTML path."""
+    """Write `report.html`, its PNGs and `measurements.csv` into `folder`; returns the HTML path."""
     folder.mkdir(parents=True, exist_ok=True)
-    figs = _figures(res, folder)
-    esc = html.escape
-    rows = "".join(f"<tr><td>{d['concurrency']}</td><td>{d['k']}</td><td>{d['objective']:.1f}</td>"
-                   f"<td>{(d['baseline'] or 0):.1f}</td><td>{esc(d['reason'])}</td></tr>" for d in res["decisions"])
-    sched = res["schedule"]
-    body = [f"<h1>specdeploy tune: {esc(res['profile'])}</h1>",
-            f"<p>backend {esc(res['backend'])}, strategy {esc(res['strategy'])}, objective "
-            f"{esc(res['setup']['objective'])}, confidence {esc(res['confidence']['level'])}, "
-            f"{res['cost']['measurements']} measurements, {res['cost']['device_s']:.0f} device-seconds</p>",
-            f"<p>schedule (lower bounds) {esc(str(sched['schedule']))}, max_concurrency {sched['max_concurrency']}, "
-            f"emitted {esc(str(sched['emitted']))}</p>",
-            *(f"<p><b>problem:</b> {esc(p)}</p>" for p in res["problems"]),
-            "<table border=1><tr><th>concurrency</th><th>K</th><th>objective</th><th>K=0</th><th>why</th></tr>"
-            f"{rows}</table>",
-            *(f"<h3>{esc(t)}</h3><img src='{n}'>" for n, t in figs),
-            "<h2>Reproduce</h2><pre>" + esc("\n".join(res["reproduce"])) + "</pre>"]
+    figs = figures(res, folder)
+    (folder / CSV).write_text(measurements_csv(res))
     path = folder / "report.html"
-    path.write_text("<!doctype html><meta charset=utf-8><title>specdeploy tune</title>\n" + "\n".join(body) + "\n")
+    path.write_text(render_html(res, folder, figs))
     return path

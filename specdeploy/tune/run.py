@@ -28,15 +28,28 @@ PACE_ENV = "SPECDEPLOY_TUNE_MODEL_PACE_S"
 """Seconds the model backend waits per measurement, like a device would (demos, the Ctrl-C test)."""
 
 
-def pick_backend(resolved: Resolved, backend: str) -> str:
-    """auto: the CPU runtime for reference profiles, TRT-LLM where it is installed, else the performance model."""
+PREDICTING = frozenset({"model"})
+"""Backends whose numbers are predictions (the performance model), never measurements."""
+
+
+def pick_backend(resolved: Resolved, backend: str) -> tuple[str, str]:
+    """(backend, why). auto: the CPU runtime for reference profiles, TRT-LLM where it is installed, else the
+    performance model, whose numbers are predictions (the why says so: the user gets it as a warning)."""
     from importlib.util import find_spec
 
     if backend != "auto":
-        return backend
+        return backend, f"--backend {backend}"
     if resolved.profile.runtime.backend == "reference":
-        return "reference" if find_spec("torch") and find_spec("transformers") else "model"
-    return "trtllm" if find_spec("tensorrt_llm") else "model"
+        if find_spec("torch") and find_spec("transformers"):
+            return "reference", "auto: the profile runs on the CPU reference runtime, which is installed"
+        return "model", "auto: the CPU reference runtime (torch, transformers) is not installed"
+    if find_spec("tensorrt_llm"):
+        return "trtllm", "auto: TensorRT-LLM is installed"
+    return "model", "auto: TensorRT-LLM is not installed"
+
+
+def evidence(backend: str) -> str:
+    return "predicted" if backend in PREDICTING else "measured"
 
 
 def make_backend(name: str, resolved: Resolved, setup: TuneSetup, work: Path) -> tuple[MeasureFn, Any]:
@@ -75,8 +88,16 @@ def progress_bar(enabled: bool) -> Iterator[Any]:
         yield bar
 
 
-def progress_line(m: Measurement) -> str:
-    """One measurement as the user reads it: which point, what it measured, what it cost."""
+def advance(bar: Any, task: Any) -> None:
+    """One more done; the total grows first where the strategy did not announce the run (the final mixed
+    replay, a crash's retry), so the count never reads 86/85."""
+    state = bar.tasks[0]
+    bar.update(task, total=max(state.total or 0, state.completed + 1), advance=1)
+
+
+def progress_line(m: Measurement, *, predicted: bool = False) -> str:
+    """One measurement as the user reads it: which point, what it measured (or predicted), what it cost. A
+    prediction costs no device time: it carries no seconds."""
     r, v = m.request, m.values
     point = f"{r.kind} c={r.concurrency}" + ("" if r.kind == "mixed" else f" K={r.k}") + f" #{r.repeat}"
     if not m.ok:
@@ -84,45 +105,61 @@ def progress_line(m: Measurement) -> str:
     value = (f"{v['system_tps']:.1f} tokens/s" if "system_tps" in v else
              f"step {1e3 * v['step_s']:.0f} ms" if "step_s" in v else
              f"acceptance length {v['al']:.2f}" if "al" in v else "done")
+    if predicted:
+        return f"{point}: predicted {value}" + (" (replayed)" if m.replayed else "")
     cost = "replayed" if m.replayed else "same probe" if r.kind == "cost" and m.cost_s < 0.01 else f"{m.cost_s:.1f} s"
     return f"{point}: {value} ({cost})"
 
 
-def reproduce(resolved: Resolved, backend: str, strategy: str, out: Path) -> list[str]:
-    src = resolved.loaded.file or resolved.loaded.name
-    return [shlex.join(["specdeploy", "tune", str(src), "--backend", backend, "--strategy", strategy,
-                        "--out", str(out), "--fresh"]),
-            shlex.join(["specdeploy", "build", str(src), "--out", str(out)])]
+def reproduce(resolved: Resolved, backend: str, strategy: str, artifact_dir: Path) -> list[str]:
+    """The commands that redo this tune and build, run from the artifact folder (paths relative to it)."""
+    from specdeploy.execute.portable import profile_ref
+
+    src = profile_ref(resolved, artifact_dir)
+    return ["# from the artifact folder (OUT/<profile>/)",
+            shlex.join(["specdeploy", "tune", src, "--backend", backend, "--strategy", strategy, "--out", "..",
+                        "--fresh"]),
+            shlex.join(["specdeploy", "build", src, "--out", ".."])]
 
 
 def tune_resolved(resolved: Resolved, artifact_dir: Path, *, backend: str = "auto", strategy: str = "factorized",
                   fresh: bool = False, progress: bool = False, write_dir: Path | None = None,
                   measure: MeasureFn | None = None, report: bool = True,
-                  say: Callable[[str], None] | None = None) -> dict[str, Any]:
+                  say: Callable[[str], None] | None = None,
+                  warn: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Tune, write `tune/result.json` (+ report) under write_dir (default artifact_dir). The checkpoint lives in
     artifact_dir. Problems (unreachable SLA, collapse) are in res["problems"]: see `raise_problems`. `say` gets
-    one line per measurement (a build step's progress; `progress` is the interactive bar)."""
+    one line per measurement (a build step's progress; `progress` is the interactive bar); `warn` gets the line
+    saying `auto` fell back to predictions."""
+    from specdeploy.execute.manifest import profile_hash
+
     setup = setup_from(resolved)
     if strategy not in STRATEGIES:
         raise UsageError(f"unknown strategy {strategy!r}", hint=f"known: {', '.join(STRATEGIES)}")
-    name = pick_backend(resolved, backend)
+    name, why = pick_backend(resolved, backend)
+    predicted = name in PREDICTING
+    if warn and backend == "auto" and predicted:
+        warn(f"tune --backend {why}, so the performance model answers: every number is a PREDICTION, nothing is "
+             "measured; run where TensorRT-LLM and a GPU are to measure")
     backend_fn, prior = make_backend(name, resolved, setup, artifact_dir / ".specdeploy" / "tune")
     checkpoint = Checkpoint(artifact_dir / CHECKPOINT, setup.hash(name, strategy, code_hash("tune")), fresh=fresh)
     with progress_bar(progress) as bar:
         task = bar.add_task(f"{setup.profile} [{name}/{strategy}]", total=0) if bar else None
         def measured(m: Measurement) -> None:
             if bar:
-                bar.advance(task)
+                advance(bar, task)
             if say:
-                say(progress_line(m))
+                say(progress_line(m, predicted=predicted))
 
         recorder = Recorder(measure or backend_fn, checkpoint, on_measure=measured)
         strat = STRATEGIES[strategy](setup, prior)
         grow = (lambda n: bar.update(task, total=(bar.tasks[0].total or 0) + n)) if bar else None
         stopped = drive(strat, recorder, budget_s=setup.time_budget_s, on_batch=grow, keep_for_replay=True)
         out = finish(strat, recorder)
-    res = result(strat, recorder, out, backend=name, stopped=stopped,
-                 reproduce=reproduce(resolved, name, strategy, artifact_dir.parent))
+    res = result(strat, recorder, out, backend=name, stopped=stopped, evidence=evidence(name),
+                 reproduce=reproduce(resolved, name, strategy, artifact_dir))
+    res["backend_choice"] = {"requested": backend, "picked": name, "why": why}
+    res["profile_hash"], res["code"] = profile_hash(resolved), code_hash("tune")  # what a build may adopt
     if name == "model":
         model_band(res, resolved)
     target = (write_dir or artifact_dir) / RESULT

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from specdeploy.errors import UsageError
+from specdeploy.profile.rules import draft_len_candidates
 from specdeploy.resolve.resolver import Resolved
 from specdeploy.runtime.prompts import check_dataset
 
@@ -68,7 +69,7 @@ def setup_from(resolved: Resolved) -> TuneSetup:
     engine_max = plugin.max_draft_len if plugin else 64
     if isinstance(spec.draft_len, int):  # a fixed draft length is the engine's ceiling
         engine_max = min(engine_max, spec.draft_len)
-    ks = tuple(tune.draft_lens or range(1, min(engine_max, plugin.default_draft_len * 2 if plugin else 8) + 1))
+    ks = draft_len_candidates(profile, plugin) or tuple(range(1, min(engine_max, 8) + 1))
     if max(ks) > engine_max:
         raise UsageError(f"tune.draft_lens goes up to {max(ks)}, beyond the engine's max_draft_len {engine_max}",
                          hint=f"keep tune.draft_lens <= {engine_max} (or raise speculative.draft_len / use auto)")

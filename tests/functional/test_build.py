@@ -45,7 +45,7 @@ def test_build_then_noop_rebuild_and_json_summary(tmp_path: Path) -> None:
     assert re.search(r"emit.llm_api         rebuilt in \d+\.\d s \(reason: profile speculative.draft_len changed\)",
                      changed.stderr)
     manifest = json.loads((art / "manifest.json").read_text())
-    assert manifest["schema_version"] == 1 and manifest["models"]["target"]["kind"] == "local"
+    assert manifest["schema_version"] == 2 and manifest["models"]["target"]["kind"] == "local"
     assert run("verify", str(art)).returncode == 0
     (art / "serve.sh").write_text("#!/bin/sh\necho tampered\n")
     drift = run("verify", str(art))
@@ -101,8 +101,6 @@ def test_hf_token_never_printed_or_written(tmp_path: Path) -> None:
 
 def test_serve_sh_finds_a_relative_local_model(tmp_path: Path) -> None:
     """`target.model: ./llama` resolved inside the artifact folder, where serve.sh runs, not where the model is."""
-    import shlex
-
     model = local_model(tmp_path / "llama", LLAMA_31_8B_CONFIG)
     profile = write_profile(tmp_path / "rel.yaml", {"target": {"model": "./llama"}, "hardware": {"gpu": "h200"},
                                                     "speculative": {"mechanism": "ngram", "draft_len": 4}})
@@ -111,5 +109,13 @@ def test_serve_sh_finds_a_relative_local_model(tmp_path: Path) -> None:
                             env={**os.environ, "NO_COLOR": "1"}, timeout=300)
     assert result.returncode == 0, result.stderr
     art = tmp_path / "out" / "rel"
-    argv = shlex.split((art / "serve.sh").read_text().splitlines()[-1])
-    assert (art / argv[2]).resolve() == model.resolve()  # exec trtllm-serve MODEL ...
+    bin_dir = tmp_path / "bin"  # a TEST DOUBLE of trtllm-serve: prints the folder and the model it was given
+    bin_dir.mkdir()
+    (bin_dir / "trtllm-serve").write_text('#!/bin/sh\necho "$PWD"\necho "$1"\n')
+    (bin_dir / "trtllm-serve").chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    env.pop("SPECDEPLOY_TARGET", None)
+    served = subprocess.run(["sh", str(art / "serve.sh")], capture_output=True, text=True, cwd=tmp_path / "bin",
+                            env=env, timeout=30, check=True)
+    cwd, target = served.stdout.splitlines()
+    assert (Path(cwd) / target).resolve() == model.resolve()  # whatever folder serve.sh is started from

@@ -103,7 +103,8 @@ def test_build_step_action_returns_what_emit_reads(tmp_path: Path) -> None:
     assert {"draft_len", "schedule", "ranges", "max_concurrency", "emitted", "result"} <= set(outputs)
     # a tune runs for minutes on real hardware: the user sees every measurement as it lands
     measured = json.loads((tmp_path / "tune" / "result.json").read_text())["measurements"]
-    assert len(lines) == len(measured) and all(line.startswith("tune.draft_len: ") for line in lines)
+    assert "PREDICTS" in lines[0]  # the model backend: the step says its schedule is a prediction
+    assert len(lines) == len(measured) + 1 and all(line.startswith("tune.draft_len: ") for line in lines)
     assert any(" e2e c=" in line and "tokens/s" in line for line in lines)
     ctx.outputs["tune.draft_len"] = json.loads(json.dumps(outputs))  # as stored in the stamp
     k, schedule, max_conc = chosen_schedule(ctx)

@@ -18,7 +18,7 @@ from specdeploy.execute.verify import schema_errors, verify
 from specdeploy.plan.planner import make_plan
 from tests.helpers import LLAMA_31_8B_CONFIG, hub_cache_model, write_profile
 
-SCHEMA = Path(__file__).resolve().parents[3] / "specdeploy" / "schemas" / "manifest.v1.json"
+SCHEMA = Path(__file__).resolve().parents[3] / "specdeploy" / "schemas" / "manifest.v2.json"
 
 
 def test_content_hash_only_on_stat_mismatch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

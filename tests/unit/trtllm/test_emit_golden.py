@@ -82,3 +82,18 @@ def test_every_shipped_profile_emits_only_table_names() -> None:
             options, argvs = _emitted(resolved)
             assert check_llm_api_options(options, table) == [], name
             assert all(check_argv(a, table) == [] for a in argvs.values()), name
+
+
+def test_serve_script_matches_golden_and_parses(resolve_case: Any, update_golden: bool, tmp_path: Path) -> None:
+    """serve.sh: relocatable (its own folder, $SPECDEPLOY_TARGET, else the pinned snapshot under $HF_HUB_CACHE)."""
+    import subprocess
+
+    from specdeploy.execute.portable import checkpoint_ref
+    from specdeploy.trtllm.commands import TARGET, serve_script
+
+    resolved = resolve_case("pytorch-1.2.1-eagle3", PYTORCH["pytorch-1.2.1-eagle3"])
+    target = checkpoint_ref(resolved.profile.target.model, "f" * 40, {})
+    script = serve_script(serve_argv(resolved, TARGET), target)
+    (tmp_path / "serve.sh").write_text(script)
+    assert subprocess.run(["sh", "-n", str(tmp_path / "serve.sh")], capture_output=True).returncode == 0
+    _compare(GOLDEN / "pytorch-1.2.1-eagle3" / "serve.sh", script, update_golden)

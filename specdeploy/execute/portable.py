@@ -1,0 +1,73 @@
+"""Paths in the deployable files are relative to the artifact folder (or name a documented variable the serving
+host sets), so the folder can be diffed in CI and moved to the serving host. A shipped profile is named, not
+located: its file lives inside the installed package."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from specdeploy.resolve.hub import hub_cache_dir
+from specdeploy.resolve.resolver import Resolved
+
+
+def relative(path: str | Path, base: Path) -> str:
+    """`path` as seen from `base` (`../profiles/x.yaml`), POSIX separators."""
+    return Path(os.path.relpath(Path(path).resolve(), base.resolve())).as_posix()
+
+
+def profile_ref(resolved: Resolved, artifact_dir: Path) -> str:
+    """How a reproduce command names the profile: the shipped name, else the file relative to the artifact."""
+    from specdeploy.profile.shipped import find_shipped
+
+    file = resolved.loaded.file
+    if not file:
+        return resolved.loaded.name
+    shipped = find_shipped(resolved.loaded.name)
+    if shipped is not None and shipped.resolve() == Path(file).resolve():
+        return resolved.loaded.name
+    return relative(file, artifact_dir)
+
+
+HUB_CACHE_REF = "${HF_HUB_CACHE}"
+"""The serving host's Hugging Face hub cache; serve.sh defaults it as huggingface_hub does."""
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+
+
+def checkpoint_ref(ref: str, revision: str | None, fetched: dict[str, Any]) -> str:
+    """A checkpoint as a serving host finds it: `${HF_HUB_CACHE}/models--org--name/snapshots/<commit>` for a hub
+    model whose commit is known (fetched, or pinned in the profile), else the hub id (the server downloads it),
+    else the local folder the profile names, made absolute (serve.sh runs from the artifact folder, where a
+    `./m` relative to the build's folder is not; the model is not part of the artifact)."""
+    if fetched.get("kind") == "local" and fetched.get("path"):
+        return str(fetched["path"])
+    if Path(ref).expanduser().is_dir():
+        return str(Path(ref).expanduser().resolve())
+    commit = fetched.get("revision") if fetched.get("kind") == "hub" else None
+    if commit is None and revision and _COMMIT.match(revision):
+        commit = revision
+    if commit is None:
+        return ref
+    return f"{HUB_CACHE_REF}/models--{ref.replace('/', '--')}/snapshots/{commit}"
+
+
+def portable(value: Any, artifact_dir: Path) -> Any:
+    """`value` (JSON-able) with this machine's folders replaced: the artifact folder by paths relative to it, the
+    hub cache by `${HF_HUB_CACHE}` (what `expand` undoes on the machine that reads it)."""
+    if isinstance(value, dict):
+        return {k: portable(v, artifact_dir) for k, v in value.items()}
+    if isinstance(value, list):
+        return [portable(v, artifact_dir) for v in value]
+    if isinstance(value, str):
+        for root, name in ((artifact_dir.resolve(), "."), (hub_cache_dir().resolve(), HUB_CACHE_REF)):
+            value = value.replace(f"{root}/", "" if name == "." else f"{name}/").replace(str(root), name)
+        return value
+    return value
+
+
+def expand(path: str, artifact_dir: Path) -> Path:
+    """A portable path back to one on this machine."""
+    text = path.replace(HUB_CACHE_REF, str(hub_cache_dir()))
+    return Path(text) if Path(text).is_absolute() else artifact_dir / text
