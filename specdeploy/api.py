@@ -164,6 +164,28 @@ def render(source: str, sets: tuple[str, ...] = (), *, out: Path | None = None, 
     return render_resolved(resolved, out or Path("triton") / resolved.loaded.name, pretend=pretend)
 
 
+def render_deploy(source: str, targets: tuple[str, ...], sets: tuple[str, ...] = (), *, out: Path | None = None,
+                  pretend: bool = False) -> Any:
+    """Render deploy targets (container, k8s, slurm) into `out/<target>/` (default `deploy/<profile>`), checked
+    offline when the checkers are installed; returns the DeployReport."""
+    from specdeploy.deploy.actions import render_deploy_resolved
+
+    resolved = load_and_resolve(source, sets)
+    return render_deploy_resolved(resolved, targets, out or Path("deploy") / resolved.loaded.name, pretend=pretend)
+
+
+def check_deploy(path: Path) -> list[str]:
+    """Every problem in a rendered deploy folder: Kubernetes and LeaderWorkerSet schemas, shellcheck, Dockerfile."""
+    from specdeploy.deploy.check import check_files
+
+    if not path.is_dir():
+        raise UsageError(f"{path} is not a folder")
+    files = {p.relative_to(path).as_posix(): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
+    if not files:
+        raise UsageError(f"{path} holds no rendered deploy files", hint="run `specdeploy render PROFILE --target ...`")
+    return check_files(files)[0]
+
+
 def check_repo(path: Path) -> list[Any]:
     """Every problem in a Triton model repository (Triton's schema and load-time rules, specdeploy's own)."""
     from specdeploy.render.check import check_repo as check

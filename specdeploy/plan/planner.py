@@ -83,6 +83,11 @@ def make_plan(resolved: Resolved) -> Plan:
             action="check_triton",
         ),
     ]
+    if resolved.profile.deploy.targets:
+        render.append(Step("render.deploy", Stage.RENDER,
+                           f"render deploy targets: {', '.join(resolved.profile.deploy.targets)}",
+                           depends_on=("check.triton",), action="render_deploy",
+                           params={"targets": list(resolved.profile.deploy.targets)}))
     return Plan(resolved.loaded.name, (*fetch, *tune, *build, *render), resolved.to_dict(), _advice(resolved))
 
 

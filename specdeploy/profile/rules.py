@@ -136,6 +136,12 @@ def _triton(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:
                     "set triton.decoupled: true, or serving.streaming: false")
 
 
+def _deploy(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:
+    from specdeploy.deploy.topology import topology_issues
+
+    yield from topology_issues(ctx.profile, list(ctx.profile.deploy.targets))
+
+
 RULES: tuple[Rule, ...] = (
     Rule("matrix", "mechanism x backend x TensorRT-LLM version", _matrix),
     Rule("drafter", "a draft model exactly when the mechanism needs one", _drafter),
@@ -143,6 +149,7 @@ RULES: tuple[Rule, ...] = (
     Rule("parallel", "TP x PP <= GPU count; heads split over TP; CPU only for the reference backend", _parallel),
     Rule("tokens", "max_num_tokens >= B x (1 + K); max_seq_len <= the model's context", _tokens),
     Rule("triton", "Triton layout matches the backend; streaming needs decoupled", _triton),
+    Rule("deploy", "deploy targets: llmapi layout, a known image, TP x PP split over whole nodes", _deploy),
 )
 
 
