@@ -61,8 +61,16 @@ def sh(value: Any) -> str:
     return shlex.quote(str(value))
 
 
+def line(value: Any) -> str:
+    """A value printed bare into one line (a comment, a directive): a newline or control character is refused."""
+    text = str(value)
+    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in text):
+        raise ValueError(f"{text!r} contains a newline or control character")
+    return text
+
+
 FILTERS = {"pbtxt_str": pbtxt_str, "pbtxt_bool": pbtxt_bool, "choices": choices, "to_yaml": to_yaml,
-           "yaml_str": yaml_str, "sh": sh}
+           "yaml_str": yaml_str, "sh": sh, "line": line}
 
 
 @lru_cache(maxsize=1)
