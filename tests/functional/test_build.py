@@ -95,3 +95,18 @@ def test_hf_token_never_printed_or_written(tmp_path: Path) -> None:
             assert TOKEN.encode() not in path.read_bytes(), path
     lock = json.loads((tmp_path / "a" / "hub" / "specdeploy.lock").read_text())
     assert lock["models"]["target"]["revision"] == "d" * 40
+
+
+def test_build_renders_the_deploy_targets_the_profile_names(tmp_path: Path) -> None:
+    profile = _profile(tmp_path, hardware={"gpu": "h200", "count": 16, "tensor_parallel": 8, "pipeline_parallel": 2},
+                       deploy={"targets": ["container", "k8s", "slurm"], "name": "tiny-llama"})
+    out = tmp_path / "artifacts"
+    done = run("build", str(profile), "--out", str(out), "--json")
+    assert done.returncode == 0, done.stderr
+    steps = {s["id"]: s["status"] for s in json.loads(done.stdout)["steps"]}
+    assert steps["render.deploy"] == "built"
+    deploy = out / "tiny" / "deploy"
+    assert (deploy / "k8s" / "leaderworkerset.yaml").is_file() and (deploy / "slurm" / "sbatch.sh").is_file()
+    assert "COPY triton/" in (deploy / "container" / "Dockerfile").read_text()
+    assert run("check-deploy", str(deploy)).returncode == 0
+    assert run("verify", str(out / "tiny")).returncode == 0
