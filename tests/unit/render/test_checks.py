@@ -94,7 +94,7 @@ def test_decoupled_mismatch_with_model_yaml(resolve_inline, tmp_path: Path) -> N
     resolved = resolve_inline(ENGINE.replace("tensorrt", "pytorch").replace("MECH", "draft_target"))
     repo = render_resolved(resolved, tmp_path / "repo").out
     _edit(repo / "tensorrt_llm/1/model.yaml", "decoupled: false", "decoupled: true")
-    assert _messages(repo) == ["tensorrt_llm/1/model.yaml:24: decoupled mismatch: model.yaml "
+    assert _messages(repo) == ["tensorrt_llm/1/model.yaml:25: decoupled mismatch: model.yaml "
                                "triton_config.decoupled is true, config.pbtxt says false"]
 
 
@@ -199,3 +199,19 @@ def test_rerender_reports_identical_and_changed(engine_repo, resolve_inline, tmp
     assert report.files["preprocessing/1/model.py"] == "identical"
     assert report.files["ensemble/config.pbtxt"] == "changed"
     assert "max_batch_size: 4" in (tmp_path / "repo/ensemble/config.pbtxt").read_text()
+
+
+def test_llmapi_model_yaml_names_the_model_llm_requires() -> None:
+    """LLM() cannot start without `model` (NVIDIA's llmapi model.yaml names it first); trtllm-serve's options lack it."""
+    import yaml
+
+    from specdeploy.api import load_and_resolve
+    from specdeploy.render.actions import llm_args_for
+    from specdeploy.render.context import build_context
+    from specdeploy.render.writer import render_files
+
+    resolved = load_and_resolve("h200-mtp-deepseek-v3-2node")
+    files = render_files(build_context(resolved, llm_args=llm_args_for(resolved)))
+    model_yaml = yaml.safe_load(files["tensorrt_llm/1/model.yaml"])
+    assert model_yaml["model"] == "deepseek-ai/DeepSeek-V3"
+    assert model_yaml["tensor_parallel_size"] == 8 and model_yaml["pipeline_parallel_size"] == 2
