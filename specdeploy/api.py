@@ -197,17 +197,19 @@ def check_repo(path: Path) -> list[Any]:
 
 def tune(source: str, sets: tuple[str, ...] = (), *, backend: str = "auto", out: Path = Path("artifacts"),
          strategy: str = "factorized", fresh: bool = False, progress: bool = False,
-         say: Callable[[str], None] | None = None) -> dict[str, Any]:
+         say: Callable[[str], None] | None = None, ray: bool = False, ray_address: str | None = None
+         ) -> dict[str, Any]:
     """Tune the draft length per concurrency into `out/<profile>/tune/result.json` (+ report) and
     specdeploy.lock; resumes from the checkpoint unless `fresh`. Raises StepFailed (exit 1) after writing
     when the SLA is unreachable or the schedule collapses under mixed concurrency. `progress`: a live bar;
-    `say`: one line per measurement instead (logs, CI)."""
+    `say`: one line per measurement instead (logs, CI). `ray`/`ray_address`: the points run as Ray tasks on this
+    machine or that cluster, at most `tune.parallel` at once, each reserving its TP x PP GPUs."""
     from specdeploy.tune.run import raise_problems, record_in_lock, tune_resolved
 
     resolved = load_and_resolve(source, sets)
     artifact_dir = out / resolved.loaded.name
     res = tune_resolved(resolved, artifact_dir, backend=backend, strategy=strategy, fresh=fresh, progress=progress,
-                        say=say)
+                        say=say, ray=ray, ray_address=ray_address)
     record_in_lock(res, artifact_dir)
     raise_problems(res)
     return res

@@ -38,6 +38,12 @@ def schedule(value: dict[int, int] | None) -> dict[int, int] | None:
     return dict(sorted(value.items()))
 
 
+def parallel(value: int | str) -> int | str:
+    if isinstance(value, int) and value < 1:
+        raise ValueError("parallel must be >= 1 or 'auto'")
+    return value
+
+
 def positive_sorted(value: list[int] | None) -> list[int] | None:
     """Concurrency levels or draft-length candidates: positive, deduplicated, ascending."""
     if value is None:
@@ -107,7 +113,7 @@ def unique(value: list[str]) -> list[str]:
 
 
 CHECKS: dict[str, Callable[[Any], Any]] = {
-    f.__name__: f for f in (known_line, draft_len, schedule, positive_sorted, k8s_name, k8s_key, label_value,
+    f.__name__: f for f in (known_line, draft_len, schedule, positive_sorted, parallel, k8s_name, k8s_key, label_value,
                             quantity, slurm_word, slurm_time, safe_path, image_ref, unique)
 }
 """name -> check, as the generated tables spell them."""

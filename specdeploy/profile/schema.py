@@ -191,6 +191,11 @@ class Tune(Section):
     )
     sla: Sla = Field(default_factory=Sla, description="Latency limits for the goodput objective.")
     repeats: int = Field(default=3, ge=1, le=50, description="Repeats of each confirmed measurement (median + MAD).")
+    parallel: Annotated[int | Literal["auto"], AfterValidator(checks.parallel)] = Field(
+        default="auto",
+        description="With `tune --ray`: at most this many measurement points at once (`auto`: as many as the "
+        "cluster's free GPUs allow, each point reserving tensor_parallel x pipeline_parallel of them).",
+    )
     time_budget_s: float | None = Field(
         default=None,
         gt=0,
