@@ -33,6 +33,7 @@ bench: install
 	$(PY) bench/reference.py --quick
 	$(PY) bench/drafters.py
 	$(PY) bench/demo.py
+	$(PY) bench/ray_points.py
 
 lint: install
 	$(VENV)/bin/ruff check specdeploy plugins tests bench tools

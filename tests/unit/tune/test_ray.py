@@ -145,3 +145,31 @@ tune_resolved(resolved, Path({str(artifact)!r}), backend="model", report=False, 
     serial = tune_resolved(resolved, tmp_path / "serial", backend="model", report=False)
     assert resumed["schedule"] == serial["schedule"]
     assert resumed["cost"]["replayed"] >= kept
+
+
+def test_the_reference_runtime_runs_its_points_through_ray_on_cpus(tmp_path: Path) -> None:
+    """The whole path for real on a CPU machine: tiny random models, real speculative decoding in the workers."""
+    pytest.importorskip("torch")
+    from specdeploy.perfmodel import ConstantTimer
+    from specdeploy.runtime.models import ModelPair
+    from specdeploy.tune.backends.reference import ReferenceBackend
+    from specdeploy.tune.checkpoint import Checkpoint, Recorder
+    from specdeploy.tune.engine import drive, finish
+    from specdeploy.tune.setup import TuneSetup
+    from specdeploy.tune.strategies import STRATEGIES
+    from tests.unit.runtime.tiny import noisy_copy, random_prompts, tiny_llama
+
+    target = tiny_llama(0)
+    prompts = [("coding" if i % 2 else "writing", p) for i, p in enumerate(random_prompts(4, 96, seed=2))]
+    setup = TuneSetup("tiny", "draft_target", True, (1, 2), (1, 2, 3), repeats=1, prompts=4, output_len=6)
+    backend = ReferenceBackend(None, setup, pair=ModelPair(target, noisy_copy(target, 1, 0.05)), prompts=prompts)
+    prior = lambda plain: (ConstantTimer(min(plain.values()), 0.3), None)  # noqa: E731
+    logs = {}
+    for name, pool in (("serial", None), ("ray", RayPool(backend, gpus=0, parallel=2))):
+        strategy = STRATEGIES["factorized"](setup, prior)
+        recorder = Recorder(backend, Checkpoint(tmp_path / f"{name}.jsonl", "h"), pool=pool)
+        drive(strategy, recorder)
+        assert set(finish(strategy, recorder, replay=False).decisions) == {1, 2}
+        logs[name] = {m.request.key: m.values for m in recorder.log}
+    acceptance = [key for key in logs["serial"] if key.startswith("acceptance")]
+    assert acceptance and all(logs["ray"][key]["hist"] == logs["serial"][key]["hist"] for key in acceptance)
