@@ -202,7 +202,8 @@ def test_rerender_reports_identical_and_changed(engine_repo, resolve_inline, tmp
 
 
 def test_llmapi_model_yaml_names_the_model_llm_requires() -> None:
-    """LLM() cannot start without `model` (NVIDIA's llmapi model.yaml names it first); trtllm-serve's options lack it."""
+    """LLM() cannot start without `model` (NVIDIA's llmapi model.yaml names it first); trtllm-serve's options lack
+    it (the model is its positional argument)."""
     import yaml
 
     from specdeploy.api import load_and_resolve
