@@ -117,6 +117,7 @@ def test_a_ray_tune_equals_the_serial_tune_and_survives_a_dead_worker(tmp_path: 
 
 def test_a_killed_distributed_tune_resumes_from_its_checkpoint(tmp_path: Path) -> None:
     artifact = tmp_path / "killed"
+    address = ray.get_runtime_context().gcs_address  # this test's cluster, never another one on the machine
     script = f"""
 import sys
 from pathlib import Path
@@ -124,7 +125,7 @@ from specdeploy.api import load_and_resolve
 from specdeploy.tune.run import tune_resolved
 from tests.unit.tune.test_ray import SETS, _double
 resolved = load_and_resolve("h200-eagle3", SETS)
-tune_resolved(resolved, Path({str(artifact)!r}), backend="model", report=False, ray_address="auto",
+tune_resolved(resolved, Path({str(artifact)!r}), backend="model", report=False, ray_address={address!r},
               measure=_double(Path({str(tmp_path)!r}), 1.0))
 """
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "plugins"),
