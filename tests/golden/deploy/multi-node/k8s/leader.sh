@@ -22,7 +22,11 @@ for ((i = 1; i < size; i++)); do
   done
   hosts="${hosts},${worker}:${gpus_per_pod}"
 done
+forward=(-x HF_HOME)
+if [[ -n "${HF_TOKEN:-}" ]]; then  # the Secret is optional: forward the token only when it is there
+  forward+=(-x HF_TOKEN)
+fi
 exec mpirun --allow-run-as-root -np "${world}" --host "${hosts}" \
   --mca plm_rsh_args "-p ${port} -o StrictHostKeyChecking=no" \
-  -x HF_HOME -x HF_TOKEN \
+  "${forward[@]}" \
   trtllm-llmapi-launch /opt/tritonserver/bin/tritonserver --model-repository=/opt/specdeploy/triton
