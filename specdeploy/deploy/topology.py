@@ -45,7 +45,7 @@ class Topology:
 
     @property
     def nodes(self) -> int:
-        return max(1, self.world // self.node_gpus) if self.world > self.node_gpus else 1
+        return -(-self.world // self.node_gpus)  # whole nodes: topology_issues refused any remainder
 
     @property
     def pod_gpus(self) -> int:
