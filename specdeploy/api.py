@@ -201,6 +201,28 @@ def render(source: str, sets: tuple[str, ...] = (), *, out: Path | None = None, 
     return report
 
 
+def render_deploy(source: str, targets: tuple[str, ...], sets: tuple[str, ...] = (), *, out: Path | None = None,
+                  pretend: bool = False) -> Any:
+    """Render deploy targets (container, k8s, slurm) into `out/<target>/` (default `deploy/<profile>`), checked
+    offline when the checkers are installed; returns the DeployReport."""
+    from specdeploy.deploy.actions import render_deploy_resolved
+
+    resolved = load_and_resolve(source, sets)
+    return render_deploy_resolved(resolved, targets, out or Path("deploy") / resolved.loaded.name, pretend=pretend)
+
+
+def check_deploy(path: Path) -> list[str]:
+    """Every problem in a rendered deploy folder: Kubernetes and LeaderWorkerSet schemas, shellcheck, Dockerfile."""
+    from specdeploy.deploy.check import check_files
+
+    if not path.is_dir():
+        raise UsageError(f"{path} is not a folder")
+    files = {p.relative_to(path).as_posix(): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
+    if not files:
+        raise UsageError(f"{path} holds no rendered deploy files", hint="run `specdeploy render PROFILE --target ...`")
+    return check_files(files)[0]
+
+
 def check_repo(path: Path) -> list[Any]:
     """Every problem in a Triton model repository (Triton's schema and load-time rules, specdeploy's own)."""
     from specdeploy.render.check import check_repo as check
@@ -212,11 +234,14 @@ def check_repo(path: Path) -> list[Any]:
 
 def tune(source: str, sets: tuple[str, ...] = (), *, backend: str = "auto", out: Path = Path("artifacts"),
          strategy: str = "factorized", fresh: bool = False, progress: bool = False,
-         say: Callable[[str], None] | None = None, warn: Callable[[str], None] | None = None) -> dict[str, Any]:
+         say: Callable[[str], None] | None = None, warn: Callable[[str], None] | None = None,
+         ray: bool = False, ray_address: str | None = None) -> dict[str, Any]:
     """Tune the draft length per concurrency into `out/<profile>/tune/result.json` (+ report) and
     specdeploy.lock; resumes from the checkpoint unless `fresh`. Raises StepFailed (exit 1) after writing
     when the SLA is unreachable or the schedule collapses under mixed concurrency. `progress`: a live bar;
-    `say`: one line per measurement instead (logs, CI); `warn`: told when `auto` falls back to predictions."""
+    `say`: one line per measurement instead (logs, CI); `warn`: told when `auto` falls back to predictions.
+    `ray`/`ray_address`: the points run as Ray tasks on this machine or that cluster, at most `tune.parallel` at
+    once, each reserving its TP x PP GPUs."""
     from specdeploy.execute.artifact import artifact_folder, artifact_lock
     from specdeploy.tune.run import raise_problems, record_in_lock, tune_resolved
 
@@ -225,7 +250,7 @@ def tune(source: str, sets: tuple[str, ...] = (), *, backend: str = "auto", out:
     artifact_dir = artifact_folder(out, name)
     with artifact_lock(artifact_dir, name, report=say or (lambda _: None)):  # a build into it waits, and vice versa
         res = tune_resolved(resolved, artifact_dir, backend=backend, strategy=strategy, fresh=fresh,
-                            progress=progress, say=say, warn=warn)
+                            progress=progress, say=say, warn=warn, ray=ray, ray_address=ray_address)
         record_in_lock(res, artifact_dir)
     raise_problems(res)
     return res

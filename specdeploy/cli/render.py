@@ -13,19 +13,36 @@ from specdeploy.errors import StepFailed
 
 @cli.command()
 @profile_argument()
-@click.option("--out", type=click.Path(path_type=Path), help="Repository folder (default: triton/<profile>).")
+@click.option("--out", type=click.Path(path_type=Path),
+              help="Output folder (default: triton/<profile>, or deploy/<profile> with --target).")
+@click.option("--target", "targets", multiple=True, type=click.Choice(["container", "k8s", "slurm"]),
+              help="Render this deployment target instead of the Triton repository (repeatable): a Dockerfile, "
+                   "Kubernetes objects (a LeaderWorkerSet beyond one node), a Slurm batch script.")
 @click.option("--pretend", is_flag=True, help="Render and check, report what would change, write nothing.")
 @set_option
-def render(profile: str, out: Path | None, pretend: bool, sets: tuple[str, ...]) -> None:
-    """Render PROFILE's Triton model repository, check it, and swap it into place."""
+def render(profile: str, out: Path | None, targets: tuple[str, ...], pretend: bool, sets: tuple[str, ...]) -> None:
+    """Render PROFILE's Triton model repository (or --target deploy files), check it, and swap it into place."""
     from specdeploy import api
-    report = api.render(profile, sets, out=out, pretend=pretend)
-    for warning in report.warnings:
+    report = (api.render_deploy(profile, targets, sets, out=out, pretend=pretend) if targets
+              else api.render(profile, sets, out=out, pretend=pretend))
+    for warning in getattr(report, "warnings", ()):
         console().warn(warning)
     lines = [f"{status:<9} {rel}" for rel, status in report.files.items()]
     verb = "would write" if pretend else "wrote"
-    lines.append(f"{verb} {report.layout} repository {report.out} (checked: no problems)")
+    what = f"{', '.join(targets)} into" if targets else f"{report.layout} repository"
+    lines.append(f"{verb} {what} {report.out} (checked: {getattr(report, 'checks', '') or 'no problems'})")
     console().data(report.to_dict(), text="\n".join(lines))
+
+
+@cli.command("check-deploy")
+@click.argument("folder", type=click.Path(path_type=Path))
+def check_deploy(folder: Path) -> None:
+    """Check rendered deploy files offline: Kubernetes and LeaderWorkerSet schemas, shellcheck, the Dockerfile."""
+    from specdeploy import api
+    problems = api.check_deploy(folder)
+    console().data({"folder": str(folder), "problems": problems}, text="\n".join(problems) or f"{folder}: no problems")
+    if problems:
+        raise StepFailed(f"{len(problems)} problem(s) in {folder}")
 
 
 @cli.command("check-repo")

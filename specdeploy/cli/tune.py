@@ -21,14 +21,20 @@ from specdeploy.console import console
               show_default=True, help="Search strategy.")
 @click.option("--resume/--fresh", default=True, show_default=True,
               help="Replay the checkpoint's measurements, or start over.")
-def tune(profile: str, sets: tuple[str, ...], backend: str, out: Path, strategy: str, resume: bool) -> None:
+@click.option("--ray", "use_ray", is_flag=True,
+              help="Run the measurement points as Ray tasks on this machine (ray.init()), each reserving its "
+                   "TP x PP GPUs, at most tune.parallel at once (pip install 'specdeploy[ray]').")
+@click.option("--ray-address", metavar="ADDR", help="...on the Ray cluster at ADDR instead (implies --ray).")
+def tune(profile: str, sets: tuple[str, ...], backend: str, out: Path, strategy: str, resume: bool, use_ray: bool,
+         ray_address: str | None) -> None:
     """Measure and choose the draft length per concurrency; write the result, report and lock."""
     from specdeploy import api
 
     out_ = console()
     live = not out_.json_mode and out_.err.isatty()  # a live bar on a terminal, a line per measurement in logs
     res = api.tune(profile, sets, backend=backend, out=out, strategy=strategy, fresh=not resume, progress=live,
-                   say=None if live else out_.info, warn=out_.warn)
+                   say=None if live else out_.info, warn=out_.warn,
+                   ray=use_ray, ray_address=ray_address)
     from specdeploy.tune.summary import decision_lines
 
     out_.data({k: v for k, v in res.items() if k != "measurements"}, text="\n".join(decision_lines(res)))

@@ -22,6 +22,7 @@ ACTIONS: dict[str, str] = {
     "emit_engine": "specdeploy.trtllm.actions:emit_engine",
     "render_triton": "specdeploy.render.actions:render_triton",
     "check_triton": "specdeploy.render.actions:check_triton",
+    "render_deploy": "specdeploy.deploy.actions:render_deploy",
     "tune": "specdeploy.tune.actions:tune",
 }
 

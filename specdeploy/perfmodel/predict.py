@@ -63,6 +63,14 @@ class AnalyticTimer:
         self._draft = drafter(mechanism)
         self.step_seconds = lru_cache(maxsize=None)(self._step_seconds)  # type: ignore[method-assign]
 
+    def __getstate__(self) -> dict[str, object]:
+        """Picklable (a Ray worker measures with a copy): the per-instance cache is rebuilt there, not shipped."""
+        return {k: v for k, v in self.__dict__.items() if k != "step_seconds"}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        self.step_seconds = lru_cache(maxsize=None)(self._step_seconds)  # type: ignore[method-assign]
+
     def verify(self, batch: int, k: int) -> StepCost:
         tokens = self.tree.tokens if self.tree and k > 0 else k + 1
         return forward_cost(self.target, self.gpu, batch=batch, tokens=tokens, context=self.ctx.context,

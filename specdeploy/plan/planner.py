@@ -91,6 +91,11 @@ def make_plan(resolved: Resolved) -> Plan:
             action="check_triton",
         ),
     ]
+    if resolved.profile.deploy.targets:
+        render.append(Step("render.deploy", Stage.RENDER,
+                           f"render deploy targets: {', '.join(resolved.profile.deploy.targets)}",
+                           depends_on=("check.triton",), action="render_deploy",
+                           params={"targets": list(resolved.profile.deploy.targets)}))
     advice = _advice(resolved)
     return Plan(resolved.loaded.name, (*fetch, *tune, *build, *render), resolved.to_dict(),
                 tuple(advice.lines()) if advice else (), tuple(advice.records()) if advice else (),

@@ -38,6 +38,12 @@ def schedule(value: dict[int, int] | None) -> dict[int, int] | None:
     return dict(sorted(value.items()))
 
 
+def parallel(value: int | str) -> int | str:
+    if isinstance(value, int) and value < 1:
+        raise ValueError("parallel must be >= 1 or 'auto'")
+    return value
+
+
 def positive_sorted(value: list[int] | None) -> list[int] | None:
     """Concurrency levels or draft-length candidates: positive, deduplicated, ascending."""
     if value is None:
@@ -66,7 +72,68 @@ def acceptance_rates(value: list[float] | None) -> list[float] | None:
     return value
 
 
+def _match(pattern: str, value: str | None, what: str) -> str | None:
+    import re
+
+    if value is not None and not re.fullmatch(pattern, value):
+        raise ValueError(f"{value!r} is not {what}")
+    return value
+
+
+def k8s_name(value: str | None) -> str | None:
+    """A DNS-1123 label (Kubernetes object, Secret, namespace names): it also keeps YAML and shell plain."""
+    return _match(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", value,
+                  "a valid Kubernetes name (lowercase letters, digits and '-', at most 63, "
+                  "starting and ending with a letter or digit)")
+
+
+def k8s_key(value: str) -> str:
+    """A Secret data key."""
+    return _match(r"[-._a-zA-Z0-9]{1,253}", value, "a valid Secret key (letters, digits, '-', '_', '.')") or value
+
+
+def label_value(value: str | None) -> str | None:
+    """A Kubernetes label value (node selectors)."""
+    return _match(r"([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?", value, "a valid Kubernetes label value")
+
+
+def quantity(value: str) -> str:
+    """A storage quantity such as `500Gi` or `2Ti`."""
+    return _match(r"[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?", value,
+                  "a Kubernetes quantity (e.g. 500Gi)") or value
+
+
+def slurm_word(value: str | None) -> str | None:
+    """A Slurm partition or account name."""
+    return _match(r"[A-Za-z0-9_][-A-Za-z0-9_.]{0,63}", value, "a Slurm name (letters, digits, '-', '_', '.')")
+
+
+def slurm_time(value: str) -> str:
+    """A Slurm `--time` value."""
+    return _match(r"([0-9]+-)?[0-9]{1,2}:[0-9]{2}:[0-9]{2}", value, "a Slurm time limit ([D-]HH:MM:SS)") or value
+
+
+def safe_path(value: str) -> str:
+    """An absolute path without spaces, quotes or shell metacharacters."""
+    return _match(r"/[-A-Za-z0-9_./]*", value, "an absolute path of letters, digits, '-', '_', '.' and '/'") or value
+
+
+def image_ref(value: str | None) -> str | None:
+    """A container image reference (`registry/name:tag` or `name@sha256:...`)."""
+    return _match(r"[a-z0-9][-a-zA-Z0-9._/:]*(@sha256:[0-9a-f]{64})?", value,
+                  "a container image reference (e.g. nvcr.io/nvidia/tritonserver:26.07-trtllm-python-py3)")
+
+
+def unique(value: list[str]) -> list[str]:
+    """A list without repeats, in the given order."""
+    if len(set(value)) != len(value):
+        raise ValueError("names a target twice")
+    return value
+
+
 CHECKS: dict[str, Callable[[Any], Any]] = {
-    f.__name__: f for f in (known_line, draft_len, schedule, positive_sorted, acceptance_al, acceptance_rates)
+    f.__name__: f for f in (known_line, draft_len, schedule, positive_sorted, acceptance_al, acceptance_rates,
+                            parallel, k8s_name, k8s_key, label_value, quantity, slurm_word, slurm_time, safe_path,
+                            image_ref, unique)
 }
 """name -> check, as the generated tables spell them."""

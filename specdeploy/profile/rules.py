@@ -183,6 +183,12 @@ def _tune(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:
                     "JSONL file (question_id, category, turns); a relative path is read from the current folder")
 
 
+def _deploy(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:
+    from specdeploy.deploy.topology import topology_issues
+
+    yield from topology_issues(ctx.profile, list(ctx.profile.deploy.targets))
+
+
 RULES: tuple[Rule, ...] = (
     Rule("matrix", "mechanism x backend x TensorRT-LLM version", _matrix),
     Rule("drafter", "a draft model exactly when the mechanism needs one", _drafter),
@@ -193,6 +199,7 @@ RULES: tuple[Rule, ...] = (
     Rule("contract", "what the trtllm_version's release range refuses (specdeploy.trtllm.profile_rules)",
          _contract),
     Rule("tune", "goodput has an SLA; tune.dataset is built in or a readable SPEED-Bench JSONL file", _tune),
+    Rule("deploy", "deploy targets: llmapi layout, a known image, TP x PP split over whole nodes", _deploy),
 )
 
 

@@ -204,6 +204,11 @@ class Tune(Section):
         "was accepted, as vLLM and TensorRT-LLM report it; non-increasing); wins over acceptance_al.",
     )
     repeats: int = Field(default=3, ge=1, le=50, description="Repeats of each confirmed measurement (median + MAD).")
+    parallel: Annotated[int | Literal["auto"], AfterValidator(checks.parallel)] = Field(
+        default="auto",
+        description="With `tune --ray`: at most this many measurement points at once (`auto`: as many as the "
+        "cluster's free GPUs allow, each point reserving tensor_parallel x pipeline_parallel of them).",
+    )
     time_budget_s: float | None = Field(
         default=None,
         gt=0,
@@ -226,6 +231,83 @@ class Triton(Section):
     )
 
 
+class Kubernetes(Section):
+    """Kubernetes objects rendered by `specdeploy render --target k8s` (names are DNS-1123 labels)."""
+
+    namespace: Annotated[StrictStr | None, AfterValidator(checks.k8s_name)] = Field(
+        default=None, description="Namespace written into every object; none: the one `kubectl apply -n` names."
+    )
+    hf_token_secret: Annotated[StrictStr | None, AfterValidator(checks.k8s_name)] = Field(
+        default="hf-token",
+        description="Secret holding the Hugging Face token (referenced, never rendered); null: no token.",
+    )
+    hf_token_key: Annotated[StrictStr, AfterValidator(checks.k8s_key)] = Field(
+        default="token", description="Key of the token inside that Secret."
+    )
+    model_cache_size: Annotated[StrictStr, AfterValidator(checks.quantity)] = Field(
+        default="1000Gi", description="Size of the PersistentVolumeClaim that caches checkpoints (HF_HOME)."
+    )
+    storage_class: Annotated[StrictStr | None, AfterValidator(checks.k8s_name)] = Field(
+        default=None, description="StorageClass of the model cache claim; none: the cluster's default."
+    )
+    gpu_product: Annotated[StrictStr | None, AfterValidator(checks.label_value)] = Field(
+        default=None,
+        description="`nvidia.com/gpu.product` node label to select; none: the GPU table's label for hardware.gpu.",
+    )
+    startup_timeout_s: int = Field(
+        default=3600, ge=60, le=86_400,
+        description="How long the startupProbe waits for the engine to load before Kubernetes restarts the pod.",
+    )
+    ssh_secret: Annotated[StrictStr, AfterValidator(checks.k8s_name)] = Field(
+        default="mpi-ssh",
+        description="Multi-node only: Secret with the SSH key pair (`id_ed25519`, `id_ed25519.pub`, "
+        "`authorized_keys`) mpirun uses between the pods of a group.",
+    )
+
+
+class Slurm(Section):
+    """The sbatch script rendered by `specdeploy render --target slurm` (pyxis/enroot containers)."""
+
+    partition: Annotated[StrictStr | None, AfterValidator(checks.slurm_word)] = Field(
+        default=None, description="`--partition`; none: the cluster's default."
+    )
+    account: Annotated[StrictStr | None, AfterValidator(checks.slurm_word)] = Field(
+        default=None, description="`--account`; none: the user's default."
+    )
+    time_limit: Annotated[StrictStr, AfterValidator(checks.slurm_time)] = Field(
+        default="04:00:00", description="`--time` (`[D-]HH:MM:SS`)."
+    )
+    model_cache: Annotated[StrictStr, AfterValidator(checks.safe_path)] = Field(
+        default="/shared/models", description="Host folder (on every node) mounted as the model cache (HF_HOME)."
+    )
+
+
+class Deploy(Section):
+    """Deployment targets rendered from this profile (`specdeploy render --target`, and `build`)."""
+
+    targets: Annotated[list[Literal["container", "k8s", "slurm"]], AfterValidator(checks.unique)] = Field(
+        default_factory=list, description="Targets `build` renders into `deploy/<target>/` of the artifact."
+    )
+    name: Annotated[StrictStr | None, AfterValidator(checks.k8s_name)] = Field(
+        default=None,
+        description="Name of the Kubernetes objects and the Slurm job; none: derived from the profile name.",
+    )
+    image: Annotated[StrictStr | None, AfterValidator(checks.image_ref)] = Field(
+        default=None,
+        description="Base image of the Dockerfile; none: NVIDIA's Triton + TensorRT-LLM image of "
+        "runtime.trtllm_version (an error where no published image is known for it).",
+    )
+    served_image: Annotated[StrictStr | None, AfterValidator(checks.image_ref)] = Field(
+        default=None,
+        description="The image built from that Dockerfile, as Kubernetes and Slurm pull it; none: `<name>:specdeploy`.",
+    )
+    gpus_per_node: int | None = Field(
+        default=None, ge=1, le=64, description="GPUs of one node; none: the GPU table's node size for hardware.gpu."
+    )
+    kubernetes: Kubernetes = Field(default_factory=Kubernetes, description="Kubernetes settings.")
+    slurm: Slurm = Field(default_factory=Slurm, description="Slurm settings.")
+
+
 class Profile(Section):
     """A deployment profile: target, hardware, runtime, drafter, serving limits, tuning and Triton settings."""
 
@@ -237,3 +319,4 @@ class Profile(Section):
     serving: Serving = Field(default_factory=Serving, description="Batching and memory limits.")
     tune: Tune = Field(default_factory=Tune, description="How `specdeploy tune` measures.")
     triton: Triton = Field(default_factory=Triton, description="How the Triton model repository is rendered.")
+    deploy: Deploy = Field(default_factory=Deploy, description="Deployment targets: container, Kubernetes, Slurm.")

@@ -231,7 +231,10 @@ def build_context(resolved: Resolved, inputs: RenderInputs | None = None, *,
 
 def _llmapi(resolved: Resolved, llm_args: dict[str, Any]) -> LlmApiContext:
     p = resolved.profile
-    args = {k: v for k, v in llm_args.items() if k != "triton_config"}
+    # `model` is the one argument LLM() requires (NVIDIA's llmapi model.yaml names it first); the emitted options
+    # lack it because trtllm-serve takes the model as its positional argument
+    args = {"model": safe_value("target.model", _ref(p.target.model)),
+            **{k: v for k, v in llm_args.items() if k not in ("triton_config", "model")}}
     world = p.hardware.tensor_parallel * p.hardware.pipeline_parallel
     instances = p.triton.instances
     ids = device_ids(instances, world) if instances > 1 else ""

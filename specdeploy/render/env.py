@@ -47,7 +47,30 @@ def to_yaml(value: Any) -> str:
     return yaml.safe_dump(value, sort_keys=False, default_flow_style=False, allow_unicode=True, width=1000)
 
 
-FILTERS = {"pbtxt_str": pbtxt_str, "pbtxt_bool": pbtxt_bool, "choices": choices, "to_yaml": to_yaml}
+def yaml_str(value: Any) -> str:
+    """A double-quoted YAML scalar (JSON's string syntax, which YAML reads the same): never a key, never a tag."""
+    import json
+
+    return json.dumps("" if value is None else str(value), ensure_ascii=True)
+
+
+def sh(value: Any) -> str:
+    """One shell word, quoted when it needs to be: `$`, quotes, `;` and newlines stay data."""
+    import shlex
+
+    return shlex.quote(str(value))
+
+
+def line(value: Any) -> str:
+    """A value printed bare into one line (a comment, a directive): a newline or control character is refused."""
+    text = str(value)
+    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in text):
+        raise ValueError(f"{text!r} contains a newline or control character")
+    return text
+
+
+FILTERS = {"pbtxt_str": pbtxt_str, "pbtxt_bool": pbtxt_bool, "choices": choices, "to_yaml": to_yaml,
+           "yaml_str": yaml_str, "sh": sh, "line": line}
 
 
 @lru_cache(maxsize=1)

@@ -69,8 +69,10 @@ class Recorder:
     """Wraps a backend: replay from the checkpoint, else measure (retry a crash once), append, count."""
 
     def __init__(self, measure: MeasureFn, checkpoint: Checkpoint,
-                 on_measure: Callable[[Measurement], None] | None = None) -> None:
+                 on_measure: Callable[[Measurement], None] | None = None, pool: Any = None) -> None:
         self.measure, self.checkpoint, self.on_measure = measure, checkpoint, on_measure
+        self.pool = pool
+        """A point pool (`specdeploy.tune.parallel.RayPool`, which measures with its own backend), or None."""
         self.calls = 0
         self.replayed = 0
         self.spent_s = 0.0
@@ -78,6 +80,8 @@ class Recorder:
         self.log: list[Measurement] = []
 
     def __call__(self, request: Request) -> Measurement | None:
+        if self.pool is not None:
+            return self.measure_batch([request])[0]
         done = self.checkpoint.get(request)
         if done is not None:
             self.replayed += 1
@@ -100,6 +104,41 @@ class Recorder:
             return self._done(record)
         self.failures.append({"key": request.key, "request": request.to_dict(), "errors": errors})
         return None
+
+    def measure_batch(self, batch: list[Request]) -> list[Measurement | None]:
+        """A batch through the point pool: replayed where checkpointed, else
+        measured in parallel points, each appended as its point completes; failures retried once, as serially."""
+        results: dict[str, Measurement | None] = {}
+        todo = []
+        for request in batch:
+            done = self.checkpoint.get(request)
+            if done is not None:
+                self.replayed += 1
+                results[request.key] = self._done(done)
+            else:
+                todo.append(request)
+        from specdeploy.tune.parallel import points_of
+
+        errors: dict[str, list[str]] = {}
+        for attempt in (1, 2):
+            failed = []
+            for group, values in self.pool.run(points_of(todo)) if todo else ():
+                for request, value in zip(group, values, strict=True):
+                    self.calls += 1
+                    if isinstance(value, str):
+                        errors.setdefault(request.key, []).append(value)
+                        self.checkpoint.append(Measurement(request, {}, 0.0, False, value, attempt))
+                        failed.append(request)
+                        continue
+                    cost = float(value.pop("cost_s", 0.0))
+                    self.spent_s += cost
+                    record = Measurement(request, value, cost, True, None, attempt)
+                    self.checkpoint.append(record)
+                    results[request.key] = self._done(record)
+            todo = failed
+        for request in todo:
+            self.failures.append({"key": request.key, "request": request.to_dict(), "errors": errors[request.key]})
+        return [results.get(request.key) for request in batch]
 
     def _done(self, record: Measurement) -> Measurement:
         self.log.append(record)

@@ -37,10 +37,18 @@ class Outcome:
 def drive(strategy: Strategy, recorder: Recorder, *, budget_s: float | None = None,
           on_batch: Callable[[int], None] | None = None, keep_for_replay: bool = False) -> str | None:
     """Run ask/tell to the end; returns why it stopped early (budget), else None. With `keep_for_replay` the
-    search stops early enough that the final mixed replay still fits the budget (a user's budget is the tune's)."""
+    search stops early enough that the final mixed replay still fits the budget (a user's budget is the tune's).
+    With the recorder's `pool` (Ray) a batch's points run in parallel; the budget is then checked per batch."""
     while batch := strategy.ask():
         if on_batch:
             on_batch(len(batch))
+        if recorder.pool is not None:
+            kept = replay_estimate(recorder, strategy.setup.concurrency) if keep_for_replay and budget_s else 0.0
+            if budget_s is not None and spent(recorder) + kept >= budget_s:
+                strategy.tell([])
+                return f"budget of {budget_s:.0f} device-seconds spent"
+            strategy.tell(recorder.measure_batch(list(batch)))
+            continue
         results: list[Measurement | None] = []
         for request in batch:
             kept = replay_estimate(recorder, strategy.setup.concurrency) if keep_for_replay and budget_s else 0.0

@@ -126,11 +126,13 @@ def tune_resolved(resolved: Resolved, artifact_dir: Path, *, backend: str = "aut
                   fresh: bool = False, progress: bool = False, write_dir: Path | None = None,
                   measure: MeasureFn | None = None, report: bool = True,
                   say: Callable[[str], None] | None = None,
-                  warn: Callable[[str], None] | None = None) -> dict[str, Any]:
+                  warn: Callable[[str], None] | None = None, ray: bool = False,
+                  ray_address: str | None = None) -> dict[str, Any]:
     """Tune, write `tune/result.json` (+ report) under write_dir (default artifact_dir). The checkpoint lives in
     artifact_dir. Problems (unreachable SLA, collapse) are in res["problems"]: see `raise_problems`. `say` gets
     one line per measurement (a build step's progress; `progress` is the interactive bar); `warn` gets the line
-    saying `auto` fell back to predictions."""
+    saying `auto` fell back to predictions. `ray` (or a `ray_address`) runs the points as Ray tasks, each
+    reserving TP x PP GPUs (CPUs for the reference runtime)."""
     from specdeploy.execute.manifest import profile_hash
 
     setup = setup_from(resolved)
@@ -151,7 +153,9 @@ def tune_resolved(resolved: Resolved, artifact_dir: Path, *, backend: str = "aut
             if say:
                 say(progress_line(m, predicted=predicted))
 
-        recorder = Recorder(measure or backend_fn, checkpoint, on_measure=measured)
+        recorder = Recorder(measure or backend_fn, checkpoint, on_measure=measured,
+                            pool=ray_pool(resolved, name, measure or backend_fn, ray_address)
+                            if ray or ray_address else None)
         strat = STRATEGIES[strategy](setup, prior)
         grow = (lambda n: bar.update(task, total=(bar.tasks[0].total or 0) + n)) if bar else None
         stopped = drive(strat, recorder, budget_s=setup.time_budget_s, on_batch=grow, keep_for_replay=True)
@@ -180,6 +184,15 @@ def model_band(res: dict[str, Any], resolved: Resolved) -> None:
     mechanism, gpu = resolved.profile.speculative.mechanism, resolved.gpu.name if resolved.gpu else "cpu"
     res["error_band"] = band(mechanism, gpu)
     res["schedule"]["notes"].append(f"performance model, not a measurement: speedups {band_text(mechanism, gpu)}")
+
+
+def ray_pool(resolved: Resolved, backend: str, measure: MeasureFn, address: str | None) -> Any:
+    """The point pool: a point reserves the GPUs of one server (TP x PP); the CPU runtime's reserve one CPU."""
+    from specdeploy.tune.parallel import RayPool
+
+    hw = resolved.profile.hardware
+    gpus = 0 if backend == "reference" else hw.tensor_parallel * hw.pipeline_parallel
+    return RayPool(measure, gpus=gpus, parallel=resolved.profile.tune.parallel, address=address)
 
 
 def raise_problems(res: dict[str, Any]) -> None:

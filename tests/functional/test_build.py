@@ -119,3 +119,18 @@ def test_serve_sh_finds_a_relative_local_model(tmp_path: Path) -> None:
                             env=env, timeout=30, check=True)
     cwd, target = served.stdout.splitlines()
     assert (Path(cwd) / target).resolve() == model.resolve()  # whatever folder serve.sh is started from
+
+
+def test_build_renders_the_deploy_targets_the_profile_names(tmp_path: Path) -> None:
+    profile = _profile(tmp_path, hardware={"gpu": "h200", "count": 16, "tensor_parallel": 8, "pipeline_parallel": 2},
+                       deploy={"targets": ["container", "k8s", "slurm"], "name": "tiny-llama"})
+    out = tmp_path / "artifacts"
+    done = run("build", str(profile), "--out", str(out), "--json")
+    assert done.returncode == 0, done.stderr
+    steps = {s["id"]: s["status"] for s in json.loads(done.stdout)["steps"]}
+    assert steps["render.deploy"] == "built"
+    deploy = out / "tiny" / "deploy"
+    assert (deploy / "k8s" / "leaderworkerset.yaml").is_file() and (deploy / "slurm" / "sbatch.sh").is_file()
+    assert "COPY triton/" in (deploy / "container" / "Dockerfile").read_text()
+    assert run("check-deploy", str(deploy)).returncode == 0
+    assert run("verify", str(out / "tiny")).returncode == 0

@@ -114,7 +114,8 @@ def test_every_shipped_profile_validates_and_plans(name: str) -> None:
 
 
 HEAVY = ("torch", "transformers", "tensorrt_llm", "huggingface_hub", "pynvml", "jinja2", "matplotlib", "tritonclient",
-         "pydantic")  # pydantic: its import and the profile's models cost more than the 0.3 s budget of these commands
+         "pydantic", "ray")
+# pydantic: its import and the profile's models cost more than the 0.3 s budget of these commands
 
 
 @pytest.mark.parametrize("args", [["--help"], ["validate", "h200-eagle3"], ["plan", "h200-eagle3"],

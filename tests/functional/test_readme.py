@@ -8,10 +8,11 @@ NEEDS_MORE, so a new README line either runs here or is named there.
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 from pathlib import Path
+
+import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
@@ -22,6 +23,7 @@ NEEDS_MORE = {  # first words of a command -> why it does not run on a CPU-only 
     "specdeploy serve": "a long-running tritonserver (tests/triton covers serve and ask)",
     "specdeploy ask": "needs the server above",
     "specdeploy generate": "loads SmolLM2 (tests/slow covers it)",
+    "specdeploy tune h200-eagle3 --ray-address": "joins a running Ray cluster (tests/unit/tune/test_ray.py covers it)",
     "specdeploy build profiles/h200/h200-eagle3.yaml": "fetches Llama-3.1-8B (network) and needs TensorRT-LLM",
 }
 EXIT_1_WITHOUT_GPU = ("specdeploy doctor",)
@@ -39,7 +41,9 @@ def tour() -> list[str]:
 
 
 def ci() -> list[str]:
-    runs = re.findall(r"- run: (.+)", _block_after("## CI example", "yaml"))
+    """The GPU runner's job (the CPU job runs whole in test_ci_recipe.py)."""
+    job = yaml.safe_load(_block_after("## CI example", "yaml"))["jobs"]["gpu-build"]
+    runs = [step["run"] for step in job["steps"] if "run" in step]
     return [r.split("  #")[0].strip() for r in runs if r.startswith("specdeploy ")]
 
 

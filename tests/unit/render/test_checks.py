@@ -94,7 +94,7 @@ def test_decoupled_mismatch_with_model_yaml(resolve_inline, tmp_path: Path) -> N
     resolved = resolve_inline(ENGINE.replace("tensorrt", "pytorch").replace("MECH", "draft_target"))
     repo = render_resolved(resolved, tmp_path / "repo").out
     _edit(repo / "tensorrt_llm/1/model.yaml", "decoupled: false", "decoupled: true")
-    assert _messages(repo) == ["tensorrt_llm/1/model.yaml:24: decoupled mismatch: model.yaml "
+    assert _messages(repo) == ["tensorrt_llm/1/model.yaml:25: decoupled mismatch: model.yaml "
                                "triton_config.decoupled is true, config.pbtxt says false"]
 
 
@@ -213,3 +213,20 @@ def test_a_planted_model_folder_is_reported(engine_repo) -> None:  # type: ignor
     _edit(repo / "evil/config.pbtxt", 'name: "postprocessing"', 'name: "evil"')
     assert _messages(repo) == ["evil: model folder not named in specdeploy-repo.json: not rendered by specdeploy, "
                                "never served"]
+
+
+def test_llmapi_model_yaml_names_the_model_llm_requires() -> None:
+    """LLM() cannot start without `model` (NVIDIA's llmapi model.yaml names it first); trtllm-serve's options lack
+    it (the model is its positional argument)."""
+    import yaml
+
+    from specdeploy.api import load_and_resolve
+    from specdeploy.render.actions import llm_args_for
+    from specdeploy.render.context import build_context
+    from specdeploy.render.writer import render_files
+
+    resolved = load_and_resolve("h200-mtp-deepseek-v3-2node")
+    files = render_files(build_context(resolved, llm_args=llm_args_for(resolved)))
+    model_yaml = yaml.safe_load(files["tensorrt_llm/1/model.yaml"])
+    assert model_yaml["model"] == "deepseek-ai/DeepSeek-V3"
+    assert model_yaml["tensor_parallel_size"] == 8 and model_yaml["pipeline_parallel_size"] == 2

@@ -1,0 +1,19 @@
+#!/bin/bash
+# Rendered by specdeploy: 1 node(s) x 1 GPU(s), one MPI rank per GPU
+# (tensor_parallel 1 x pipeline_parallel 1); rank 0 serves Triton on its node.
+# Launch as NVIDIA documents it (tensorrtllm_backend docs/llmapi.md): srun --mpi=pmix ... trtllm-llmapi-launch
+# tritonserver. Containers through pyxis (--container-image). Submit: HF_TOKEN=... sbatch deploy/slurm/sbatch.sh
+#SBATCH --job-name=h200-eagle3
+#SBATCH --nodes=1
+#SBATCH --ntasks-per-node=1
+#SBATCH --gpus-per-node=1
+#SBATCH --time=04:00:00
+set -euo pipefail
+readonly image=h200-eagle3:specdeploy
+readonly model_cache=/shared/models
+export HF_HOME=/models/hf
+srun --mpi=pmix \
+  --container-image="${image}" \
+  --container-mounts="${model_cache}:/models" \
+  --export=ALL \
+  trtllm-llmapi-launch /opt/tritonserver/bin/tritonserver --model-repository=/opt/specdeploy/triton
