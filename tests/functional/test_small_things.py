@@ -62,6 +62,6 @@ def test_profile_arguments_complete_in_the_shell(tmp_path: Path) -> None:
         assert done.returncode == 0, done.stderr
         return done.stdout.splitlines()
 
-    assert complete("specdeploy plan h200") == ["plain,h200-eagle3", "plain,h200-mtp-deepseek-v3",
-                                                "plain,h200-mtp-deepseek-v3-2node", "file,h200"]
+    assert complete("specdeploy plan h200") == ["plain,h200-eagle3", "plain,h200-mtp-deepseek-v3-2node",
+                                                "plain,h200-mtp-deepseek-v3", "file,h200"]
     assert complete("specdeploy profiles show h10") == ["plain,h100-draft-target", "plain,h100-ngram"]
