@@ -42,7 +42,8 @@ def render_triton(ctx: ActionContext) -> dict[str, Any]:
     tuned = isinstance(schedule, list)  # the tune step's canonical ranges, not the profile's map
     inputs = RenderInputs(engine_dir=engine.get("dir"), draft_engine_dir=ctx.output_of("engine.draft").get("dir"),
                           engine_max_draft_len=engine.get("max_draft_len"),
-                          tokenizer_dir=ctx.output_of("fetch.target").get("path"), draft_len=draft_len,
+                          tokenizer_dir=ctx.output_of("fetch.target").get("path"),
+                          model_dir=ctx.output_of("fetch.target").get("path"), draft_len=draft_len,
                           schedule=lower_bounds(schedule) if tuned else schedule, max_concurrency=max_concurrency)
     llm_args = None
     if layout_of(resolved) == "llmapi":

@@ -51,7 +51,11 @@ class LlmApiContext:
     instances: int
     gpu_device_ids: str
     manifest: RepoManifest
+    checkpoint: str = ""
+    """LLM()'s required `model`: the fetched folder, or the hub id (pinned by `revision`) or a local folder."""
+    revision: str | None = None
     layout: str = "llmapi"
+    cancellation_check_period_ms: int = 100
 
     @property
     def folders(self) -> dict[str, str]:
@@ -61,8 +65,9 @@ class LlmApiContext:
     @property
     def model_yaml(self) -> dict[str, Any]:
         triton = {"max_batch_size": self.max_batch_size, "decoupled": self.decoupled,
-                  "cancellation_check_period_ms": 100}
-        return {**self.llm_args, "triton_config": triton}
+                  "cancellation_check_period_ms": self.cancellation_check_period_ms}
+        pinned = {"model": self.checkpoint, **({"revision": self.revision} if self.revision else {})}
+        return {**pinned, **self.llm_args, "triton_config": triton}
 
 
 @dataclass(frozen=True)
@@ -144,6 +149,8 @@ class RenderInputs:
     draft_engine_dir: str | None = None
     engine_max_draft_len: int | None = None
     tokenizer_dir: str | None = None
+    model_dir: str | None = None
+    """The target checkpoint folder the build fetched (llmapi `model.yaml` `model:`; None: the profile's)."""
     site_packages: str | None = None
     draft_len: int | None = None
     """The tuned maximum draft length (None: the profile's)."""
@@ -222,20 +229,23 @@ def build_context(resolved: Resolved, inputs: RenderInputs | None = None, *,
     if layout == "llmapi":
         if llm_args is None:
             raise UsageError("the llmapi layout needs the LLM API arguments of the build (llm_args)")
-        return _llmapi(resolved, llm_args)
+        return _llmapi(resolved, llm_args, inputs)
     if layout == "engine":
         return _engine(resolved, inputs)
     return _reference(resolved, inputs)
 
 
-def _llmapi(resolved: Resolved, llm_args: dict[str, Any]) -> LlmApiContext:
+def _llmapi(resolved: Resolved, llm_args: dict[str, Any], inputs: RenderInputs) -> LlmApiContext:
     p = resolved.profile
     args = {k: v for k, v in llm_args.items() if k != "triton_config"}
     world = p.hardware.tensor_parallel * p.hardware.pipeline_parallel
     instances = p.triton.instances
     ids = device_ids(instances, world) if instances > 1 else ""
+    checkpoint = safe_value("target.model", inputs.model_dir or _ref(p.target.model))
+    local = inputs.model_dir is not None or Path(checkpoint).is_dir()
     return LlmApiContext(model_name(resolved), args, _decoupled(resolved), 0, instances, ids,
-                         _manifest(resolved, "llmapi", None))
+                         _manifest(resolved, "llmapi", None), checkpoint,
+                         None if local else p.target.revision)
 
 
 def _engine(resolved: Resolved, inputs: RenderInputs) -> EngineContext:

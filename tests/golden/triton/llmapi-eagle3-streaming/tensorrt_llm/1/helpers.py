@@ -42,7 +42,9 @@ def sampling_kwargs(pb_utils, request):
         value = first(pb_utils, request, name)
         if value is not None:
             kwargs[key] = cast(value)
-    stop = first(pb_utils, request, "sampling_param_stop")
-    if stop:
-        kwargs["stop"] = [stop]
+    stop = pb_utils.get_input_tensor_by_name(request, "sampling_param_stop")
+    if stop is not None:  # dims [-1]: every string of the tensor is a stop string
+        words = [w.decode("utf-8") if isinstance(w, bytes) else str(w) for w in stop.as_numpy().reshape(-1)]
+        if any(words):
+            kwargs["stop"] = [w for w in words if w]
     return kwargs

@@ -1,0 +1,152 @@
+"""Every shipped llmapi profile's repository loads in the real tritonserver with the `tensorrt_llm` TEST DOUBLE
+(tests/fixtures/fake_trtllm), which validates LLM()'s arguments with the contract table of the profile's
+release and batches the requests in flight: 16 concurrent requests each get their own answer, with at least 8
+in flight at once in the LLM. One server per release (the double plays the release the server "installed").
+
+The stub runs Python isolated (PYTHONPATH reaches its environment, not its sys.path: checked on 2.51), so the
+double goes where the stub looks: its own backend folder, the shared one's files linked plus `tensorrt_llm`."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from specdeploy.api import load_and_resolve
+from specdeploy.profile.shipped import shipped_profiles
+from specdeploy.render.actions import render_resolved
+from specdeploy.render.check import check_repo
+from specdeploy.render.context import layout_of
+
+FAKE = Path(__file__).resolve().parent.parent / "fixtures" / "fake_trtllm"
+STREAMING = ("h200-eagle3", ("serving.streaming=true",))  # one decoupled repository: streaming through the double
+MAX_TOKENS = 24
+
+
+def answer(prompt: str, count: int = MAX_TOKENS) -> str:
+    """What the double answers (tests/fixtures/fake_trtllm/README.md), derived independently here."""
+    words = prompt.split()[::-1]
+    return " ".join(words[i % len(words)] for i in range(count))
+
+
+def _llmapi_profiles() -> list[tuple[str, tuple[str, ...]]]:
+    found = [(name, ()) for name in sorted(shipped_profiles()) if layout_of(load_and_resolve(name)) == "llmapi"]
+    return [*found, STREAMING]
+
+
+def _backends_with_double(backends: Path, folder: Path) -> Path:
+    """`folder/python/` = the shared python backend's files (linked) + the `tensorrt_llm` double."""
+    (folder / "python").mkdir(parents=True)
+    for entry in (backends / "python").iterdir():
+        (folder / "python" / entry.name).symlink_to(entry)
+    (folder / "python" / "tensorrt_llm").symlink_to(FAKE / "tensorrt_llm")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def served(backends: Path, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """{model folder: (server, decoupled)}: every llmapi repository rendered, checked and loaded."""
+    from specdeploy.render.server import start_server
+
+    root = tmp_path_factory.mktemp("llmapi")
+    with_double = _backends_with_double(backends, root / "backends")
+    releases: dict[str, list[tuple[str, bool]]] = {}
+    for name, sets in _llmapi_profiles():
+        folder = (name + ("-streaming" if sets else "")).replace("-", "_")
+        resolved = load_and_resolve(name, (*sets, f"triton.model_name={folder}"))
+        single = render_resolved(resolved, root / "single" / folder).out
+        assert check_repo(single) == [], name
+        repo = root / resolved.profile.runtime.trtllm_version
+        repo.mkdir(exist_ok=True)
+        shutil.copytree(single / folder, repo / folder)
+        releases.setdefault(resolved.profile.runtime.trtllm_version, []).append((folder, bool(sets)))
+    models, servers = {}, []
+    for release, folders in releases.items():
+        env = {"FAKE_TRTLLM_VERSION": release, "FAKE_TRTLLM_RECORD": str(root / "record")}
+        server = start_server(root / release, with_double, root / f"server-{release}.log",
+                              extra_args=("--disable-auto-complete-config",), env=env)
+        servers.append(server)
+        for folder, decoupled in folders:
+            server.load(folder)
+            models[folder] = (server, decoupled)
+    yield models, root / "record"
+    for server in servers:
+        server.stop()
+
+
+def _inputs(prompt: str, max_tokens: int = MAX_TOKENS, streaming: bool = False):  # type: ignore[no-untyped-def]
+    import tritonclient.grpc as grpcclient
+
+    arrays = {"text_input": (np.array([prompt.encode()], dtype=object), "BYTES"),
+              "sampling_param_max_tokens": (np.array([max_tokens], dtype=np.int32), "INT32"),
+              "streaming": (np.array([streaming]), "BOOL")}
+    tensors = []
+    for name, (value, dtype) in arrays.items():
+        tensor = grpcclient.InferInput(name, list(value.shape), dtype)
+        tensor.set_data_from_numpy(value)
+        tensors.append(tensor)
+    return tensors
+
+
+def _ask(server, model: str, prompt: str) -> str:  # type: ignore[no-untyped-def]
+    result = server.client().infer(model, _inputs(prompt), client_timeout=60)
+    return str(result.as_numpy("text_output")[0].decode())
+
+
+def _ask_streaming(server, model: str, prompt: str) -> str:  # type: ignore[no-untyped-def]
+    """gRPC stream: the deltas, joined, until the final response."""
+    client, parts, done = server.client(), [], threading.Event()
+
+    def on_response(result, error) -> None:  # type: ignore[no-untyped-def]
+        if error is not None:
+            parts.append(f"<error {error}>")
+            done.set()
+            return
+        parts.append(result.as_numpy("text_output")[0].decode())
+        if result.get_response().parameters.get("triton_final_response", None) and \
+                result.get_response().parameters["triton_final_response"].bool_param:
+            done.set()
+
+    client.start_stream(callback=on_response)
+    client.async_stream_infer(model, _inputs(prompt, streaming=True), enable_empty_final_response=True)
+    assert done.wait(60), f"no final response for {prompt!r}"
+    client.stop_stream()
+    return "".join(parts)
+
+
+def test_every_llmapi_repository_batches_concurrent_requests(served) -> None:  # type: ignore[no-untyped-def]
+    models, record = served
+    assert len(models) >= 5
+    for model, (server, decoupled) in models.items():
+        prompts = [f"{model} request number {i} please" for i in range(16)]
+        ask = _ask_streaming if decoupled else _ask
+        with ThreadPoolExecutor(16) as pool:
+            answers = list(pool.map(lambda p: ask(server, model, p), prompts))  # noqa: B023 - consumed here
+        assert answers == [answer(p) for p in prompts], model
+        stats = json.loads((record / f"{model}.json").read_text())
+        assert stats["max_in_flight"] >= 8, (model, stats)
+        assert stats["finished"] >= 16
+
+
+def test_a_cancelled_request_is_aborted_in_the_llm(served) -> None:  # type: ignore[no-untyped-def]
+    models, record = served
+    model = next(m for m, (_, decoupled) in models.items() if not decoupled)
+    server = models[model][0]
+    before = json.loads((record / f"{model}.json").read_text())["aborted"] if (record / f"{model}.json").is_file() else 0
+    call = server.client().async_infer(model, _inputs("a very long answer", max_tokens=100000),
+                                       callback=lambda *_: None, client_timeout=60)
+    time.sleep(1.0)
+    call.cancel()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        path = record / f"{model}.json"
+        if path.is_file() and json.loads(path.read_text())["aborted"] > before:
+            return
+        time.sleep(0.1)
+    pytest.fail(f"{model}: the cancelled request was not aborted in the LLM ({server.log()[-2000:]})")
