@@ -26,6 +26,7 @@ from specdeploy.render.context import layout_of
 
 FAKE = Path(__file__).resolve().parent.parent / "fixtures" / "fake_trtllm"
 STREAMING = ("h200-eagle3", ("serving.streaming=true",))  # one decoupled repository: streaming through the double
+TWO_INSTANCES = ("h200-eagle3", ("hardware.count=2", "triton.instances=2"))
 MAX_TOKENS = 24
 
 
@@ -37,7 +38,7 @@ def answer(prompt: str, count: int = MAX_TOKENS) -> str:
 
 def _llmapi_profiles() -> list[tuple[str, tuple[str, ...]]]:
     found = [(name, ()) for name in sorted(shipped_profiles()) if layout_of(load_and_resolve(name)) == "llmapi"]
-    return [*found, STREAMING]
+    return [*found, STREAMING, TWO_INSTANCES]
 
 
 def _backends_with_double(backends: Path, folder: Path) -> Path:
@@ -58,14 +59,14 @@ def served(backends: Path, tmp_path_factory: pytest.TempPathFactory):  # type: i
     with_double = _backends_with_double(backends, root / "backends")
     releases: dict[str, list[tuple[str, bool]]] = {}
     for name, sets in _llmapi_profiles():
-        folder = (name + ("-streaming" if sets else "")).replace("-", "_")
+        folder = (name + {(): "", STREAMING[1]: "-streaming", TWO_INSTANCES[1]: "-x2"}[sets]).replace("-", "_")
         resolved = load_and_resolve(name, (*sets, f"triton.model_name={folder}"))
         single = render_resolved(resolved, root / "single" / folder).out
         assert check_repo(single) == [], name
         repo = root / resolved.profile.runtime.trtllm_version
         repo.mkdir(exist_ok=True)
         shutil.copytree(single / folder, repo / folder)
-        releases.setdefault(resolved.profile.runtime.trtllm_version, []).append((folder, bool(sets)))
+        releases.setdefault(resolved.profile.runtime.trtllm_version, []).append((folder, sets == STREAMING[1]))
     models, servers = {}, []
     for release, folders in releases.items():
         env = {"FAKE_TRTLLM_VERSION": release, "FAKE_TRTLLM_RECORD": str(root / "record")}
@@ -122,8 +123,10 @@ def _ask_streaming(server, model: str, prompt: str) -> str:  # type: ignore[no-u
 
 def test_every_llmapi_repository_batches_concurrent_requests(served) -> None:  # type: ignore[no-untyped-def]
     models, record = served
-    assert len(models) >= 5
+    assert len(models) >= 7
     for model, (server, decoupled) in models.items():
+        if model.endswith("_x2"):
+            continue  # two LLMs share its requests: test_each_instance_gets_its_own_gpus
         prompts = [f"{model} request number {i} please" for i in range(16)]
         ask = _ask_streaming if decoupled else _ask
         with ThreadPoolExecutor(16) as pool:
@@ -150,3 +153,10 @@ def test_a_cancelled_request_is_aborted_in_the_llm(served) -> None:  # type: ign
             return
         time.sleep(0.1)
     pytest.fail(f"{model}: the cancelled request was not aborted in the LLM ({server.log()[-2000:]})")
+
+
+def test_each_instance_gets_its_own_gpus(served) -> None:  # type: ignore[no-untyped-def]
+    """triton.instances 2 on 2 GPUs: gpu_device_ids "0;1", instance i sees only group i (CUDA_VISIBLE_DEVICES)."""
+    _, record = served
+    seen = {json.loads(p.read_text())["cuda_visible_devices"] for p in record.glob("h200_eagle3_x2*.json")}
+    assert seen == {"0", "1"}
