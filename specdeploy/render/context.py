@@ -78,6 +78,7 @@ class TrtllmModel:
     engine_dir: str
     gpu_device_ids: str
     instances: int
+    kv_cache_free_gpu_mem_fraction: float = 0.9
     decoding_mode: str = ""
     medusa_choices: str = ""
     eagle_choices: str = ""
@@ -93,7 +94,6 @@ class EngineContext:
     max_batch_size: int
     decoupled: bool
     tokenizer_dir: str
-    kv_cache_free_gpu_mem_fraction: float
     num_draft_tokens: int
     manifest: RepoManifest
     site_packages: str = ""
@@ -208,6 +208,19 @@ def device_ids(instances: int, per_instance: int, first: int = 0) -> str:
                     for i in range(instances))
 
 
+def _shared(a: str, b: str) -> bool:
+    """Two `gpu_device_ids` strings name a GPU in common."""
+    ids = lambda text: {int(g) for group in text.split(";") for g in group.split(",") if g}  # noqa: E731
+    return bool(ids(a) & ids(b))
+
+
+def shared_kv_fraction(fraction: float) -> float:
+    """Each of two models on one GPU: half of min(fraction, 0.9). The fraction is of the memory free when that
+    model allocates and Triton loads models in no fixed order, so equal halves summing to <= 0.9 is the split
+    that holds either way (TensorRT-LLM examples/draft_target_model/README.md @ 11925f6 uses 0.5 each)."""
+    return round(min(fraction, 0.9) / 2, 3)
+
+
 def _manifest(resolved: Resolved, layout: str, engine_max: int | None,
               inputs: RenderInputs | None = None) -> RepoManifest:
     p = resolved.profile
@@ -259,7 +272,12 @@ def _engine(resolved: Resolved, inputs: RenderInputs) -> EngineContext:
         lookahead = (opts.window_size, opts.ngram_size, opts.verification_set_size)  # type: ignore[union-attr]
     tree = getattr(opts, "choices", None)
     engine_dir = safe_value("engine_dir", inputs.engine_dir or "/engines/target")
-    target = TrtllmModel("tensorrt_llm", engine_dir, device_ids(p.triton.instances, world), p.triton.instances,
+    kv = p.serving.kv_cache_free_gpu_memory_fraction
+    target_ids = device_ids(p.triton.instances, world)
+    draft_ids = device_ids(1, 1)
+    if spec.mechanism == "draft_target" and _shared(target_ids, draft_ids):
+        kv = shared_kv_fraction(kv)
+    target = TrtllmModel("tensorrt_llm", engine_dir, target_ids, p.triton.instances, kv,
                          _DECODING_MODES.get(spec.mechanism, ""),
                          choices(tree) if spec.mechanism == "medusa" else "",
                          choices(tree) if spec.mechanism == "eagle" else "", lookahead)
@@ -270,15 +288,15 @@ def _engine(resolved: Resolved, inputs: RenderInputs) -> EngineContext:
             raise UsageError("draft/target on the engine layout runs through the BLS, which cannot stream",
                              hint="set serving.streaming: false (and triton.decoupled: false)")
         draft = TrtllmModel("tensorrt_llm_draft", safe_value("draft_engine_dir", inputs.draft_engine_dir or
-                                                             "/engines/draft"), device_ids(1, 1), 1)
+                                                             "/engines/draft"), draft_ids, 1, kv)
     engine_max = inputs.engine_max_draft_len if inputs.engine_max_draft_len is not None else resolved.draft_len
     first_k = inputs.first_draft_len(resolved)
     return EngineContext(
         target, draft, p.serving.max_batch_size, decoupled,
         safe_value("tokenizer_dir", inputs.tokenizer_dir or _ref(p.target.model)),
-        p.serving.kv_cache_free_gpu_memory_fraction, first_k if draft else 0,
+        first_k if draft else 0,
         _manifest(resolved, "engine", engine_max, inputs), safe_value("site_packages", inputs.site_packages or ""),
-        batch_scheduler_policy="guaranteed_no_evict", max_queue_size=0,
+        batch_scheduler_policy="guaranteed_no_evict", max_queue_size=0, bls_instances=p.serving.max_batch_size,
     )
 
 
