@@ -19,6 +19,9 @@ from specdeploy.resolve.resolver import Resolved
 LAYOUTS = ("llmapi", "engine", "reference")
 MANIFEST = "specdeploy-repo.json"
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
+ORCHESTRATOR = {"TRTLLM_ORCHESTRATOR": "1"}
+"""Two tensorrtllm models in one server need orchestrator mode (tensorrtllm_backend model_instance_state.cc
+:247-253 @ c2e65b8; `launch_triton_server.py --multi-model` sets it)."""
 _DECODING_MODES = {"medusa": "medusa", "eagle": "eagle", "lookahead": "lookahead", "redrafter": "redrafter"}
 
 
@@ -35,6 +38,8 @@ class RepoManifest:
     draft_len: int
     engine_max_draft_len: int | None = None
     schedule: dict[int, int] | None = None
+    server_env: dict[str, str] | None = None
+    """Environment tritonserver needs (`TRTLLM_ORCHESTRATOR=1` for two tensorrtllm models in one repository)."""
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2, sort_keys=True) + "\n"
@@ -222,11 +227,12 @@ def shared_kv_fraction(fraction: float) -> float:
 
 
 def _manifest(resolved: Resolved, layout: str, engine_max: int | None,
-              inputs: RenderInputs | None = None) -> RepoManifest:
+              inputs: RenderInputs | None = None, server_env: dict[str, str] | None = None) -> RepoManifest:
     p = resolved.profile
     draft_len, schedule, _ = (inputs or RenderInputs()).plan(resolved)
     return RepoManifest(layout, resolved.loaded.name, p.hardware.count, p.hardware.tensor_parallel,
-                        p.hardware.pipeline_parallel, p.speculative.mechanism, draft_len, engine_max, schedule)
+                        p.hardware.pipeline_parallel, p.speculative.mechanism, draft_len, engine_max, schedule,
+                        server_env)
 
 
 def _decoupled(resolved: Resolved) -> bool:
@@ -294,8 +300,8 @@ def _engine(resolved: Resolved, inputs: RenderInputs) -> EngineContext:
     return EngineContext(
         target, draft, p.serving.max_batch_size, decoupled,
         safe_value("tokenizer_dir", inputs.tokenizer_dir or _ref(p.target.model)),
-        first_k if draft else 0,
-        _manifest(resolved, "engine", engine_max, inputs), safe_value("site_packages", inputs.site_packages or ""),
+        first_k if draft else 0, _manifest(resolved, "engine", engine_max, inputs, ORCHESTRATOR if draft else None),
+        safe_value("site_packages", inputs.site_packages or ""),
         batch_scheduler_policy="guaranteed_no_evict", max_queue_size=0, bls_instances=p.serving.max_batch_size,
     )
 

@@ -27,6 +27,7 @@ class Repository:
     owner: Path
     layout: str
     models: tuple[str, ...]
+    server_env: dict[str, str] | None = None
 
 
 def find_repository(path: Path) -> Repository:
@@ -35,11 +36,12 @@ def find_repository(path: Path) -> Repository:
     if not (root / MANIFEST).is_file():
         raise UsageError(f"{path} holds no rendered Triton repository ({MANIFEST} not found)",
                          hint="run `specdeploy build PROFILE` or `specdeploy render PROFILE` first")
-    layout = json.loads((root / MANIFEST).read_text()).get("layout", "unknown")
+    manifest = json.loads((root / MANIFEST).read_text())
+    layout = manifest.get("layout", "unknown")
     models = [p.name for p in sorted(root.iterdir()) if (p / "config.pbtxt").is_file()]
     # composing models first: an ensemble loads only once its steps are ready
     models.sort(key=lambda m: m == "ensemble")
-    return Repository(root, path, layout, tuple(models))
+    return Repository(root, path, layout, tuple(models), manifest.get("server_env"))
 
 
 def backends_folder() -> Path:
@@ -57,7 +59,7 @@ def start(path: Path, *, report: Callable[[str], None] = lambda _: None, load_ti
     report("preparing the python backend (first time: installs numpy<2 for the backend stub) ...")
     backends = prepare_backends(backends_folder())
     log_path = repo.owner / ".specdeploy" / "tritonserver.log"
-    server = start_server(repo.root, backends, log_path)
+    server = start_server(repo.root, backends, log_path, env=repo.server_env)
     try:
         for model in repo.models:
             report(f"loading {model} ...")

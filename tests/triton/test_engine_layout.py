@@ -116,7 +116,7 @@ def _infer_extra(client, model: str, text: str, extra: dict):  # type: ignore[no
 
 SAMPLING = {"seed": np.array([[7]], dtype=np.uint64), "temperature": np.array([[0.5]], dtype=np.float32),
             "top_k": np.array([[4]], dtype=np.int32), "top_p": np.array([[0.9]], dtype=np.float32),
-            "stop_words": np.array([["world".encode()]], dtype=object)}
+            "stop_words": np.array([[b"world"]], dtype=object)}
 
 
 def test_ensemble_and_bls_forward_seed_sampling_and_stop_words(write_profile, engine_inputs, tmp_path,  # type: ignore[no-untyped-def]

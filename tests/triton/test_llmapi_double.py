@@ -141,14 +141,14 @@ def test_a_cancelled_request_is_aborted_in_the_llm(served) -> None:  # type: ign
     models, record = served
     model = next(m for m, (_, decoupled) in models.items() if not decoupled)
     server = models[model][0]
-    before = json.loads((record / f"{model}.json").read_text())["aborted"] if (record / f"{model}.json").is_file() else 0
+    path = record / f"{model}.json"
+    before = json.loads(path.read_text())["aborted"] if path.is_file() else 0
     call = server.client().async_infer(model, _inputs("a very long answer", max_tokens=100000),
                                        callback=lambda *_: None, client_timeout=60)
     time.sleep(1.0)
     call.cancel()
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
-        path = record / f"{model}.json"
         if path.is_file() and json.loads(path.read_text())["aborted"] > before:
             return
         time.sleep(0.1)

@@ -23,7 +23,6 @@ import time
 
 import numpy as np
 import triton_python_backend_utils as pb_utils
-
 from helpers import first, load_model_yaml, sampling_kwargs
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
