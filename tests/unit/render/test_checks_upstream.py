@@ -108,3 +108,24 @@ def test_engine_two_models_need_orchestrator_mode(repo) -> None:  # type: ignore
     assert _messages(out) == ["specdeploy-repo.json: 2 tensorrtllm models (tensorrt_llm, tensorrt_llm_draft) need "
                               "orchestrator mode: server_env TRTLLM_ORCHESTRATOR=1 (launch_triton_server.py "
                               "--multi-model; TB model_instance_state.cc:247-253)"]
+
+
+def test_serve_starts_tritonserver_in_orchestrator_mode(repo, monkeypatch, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`specdeploy serve` gives tritonserver the manifest's server_env (the draft/target engine repository's)."""
+    from specdeploy.serve import local
+
+    out = repo("tensorrt")
+    seen = {}
+
+    class Stop(Exception):
+        pass
+
+    def fake_start(*_args, env=None, **_kwargs):  # type: ignore[no-untyped-def]
+        seen["env"] = env
+        raise Stop
+
+    monkeypatch.setattr(local, "prepare_backends", lambda _folder: tmp_path)
+    monkeypatch.setattr(local, "start_server", fake_start)
+    with pytest.raises(Stop):
+        local.start(out)
+    assert seen["env"] == {"TRTLLM_ORCHESTRATOR": "1"}
