@@ -95,3 +95,19 @@ def test_hf_token_never_printed_or_written(tmp_path: Path) -> None:
             assert TOKEN.encode() not in path.read_bytes(), path
     lock = json.loads((tmp_path / "a" / "hub" / "specdeploy.lock").read_text())
     assert lock["models"]["target"]["revision"] == "d" * 40
+
+
+def test_llmapi_repository_loads_the_fetched_snapshot(tmp_path: Path) -> None:
+    """The build renders model.yaml's `model:` as the folder it fetched (pinned by the snapshot it resolved)."""
+    cache = tmp_path / "hub"
+    snapshot = hub_cache_model(cache, "acme/llama", LLAMA_31_8B_CONFIG, revision="e" * 40,
+                               files={"model.safetensors": b"w", "tokenizer.json": b"{}"})
+    profile = write_profile(tmp_path / "hub.yaml", {
+        "target": {"model": "acme/llama"}, "hardware": {"gpu": "h200"},
+        "speculative": {"mechanism": "ngram", "draft_len": 3}, "serving": {"max_batch_size": 8}})
+    env = {"HF_HUB_CACHE": str(cache), "HF_HUB_OFFLINE": "1"}
+    result = run("build", str(profile), "--out", str(tmp_path / "a"), "--only", "fetch", "--only", "emit", "--only", "render",
+                 env=env)
+    assert result.returncode == 0, result.stderr
+    model_yaml = (tmp_path / "a" / "hub" / "triton" / "tensorrt_llm" / "1" / "model.yaml").read_text()
+    assert f"model: {snapshot}\n" in model_yaml and "revision:" not in model_yaml
