@@ -106,7 +106,7 @@ def check_repo(root: Path, *, gpus: int | None = None) -> list[RepoIssue]:
     issues += check_llmapi(root, models, manifest)
     issues += check_draft_tokens(models, manifest)
     issues += check_parallel(models, manifest)
-    issues += check_llmapi_upstream(root, models)
+    issues += check_llmapi_upstream(root, models, manifest)
     issues += check_instance_groups(models)
     issues += check_engine_upstream(models, manifest)
     return issues

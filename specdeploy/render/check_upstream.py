@@ -25,8 +25,21 @@ def _groups(ids: str) -> list[set[int]]:
     return [{int(g) for g in group.split(",") if g.strip().isdigit()} for group in ids.split(";") if group.strip()]
 
 
-def check_llmapi_upstream(root: Path, models: dict[str, Model]) -> list[RepoIssue]:
-    """model.yaml names the checkpoint; stop strings are a list; several instances each get a GPU group."""
+def _llm_args(file: str, data: dict[str, Any], release: str | None) -> list[RepoIssue]:
+    """model.yaml's LLM() arguments against the contract table of the release the repository was rendered for."""
+    if not release:
+        return []  # rendered before the manifest recorded it
+    from specdeploy.trtllm.tables import check_llm_api_options, table_for
+    from specdeploy.trtllm.versions import version_line
+
+    args = {k: v for k, v in data.items() if k != "triton_config"}
+    return [RepoIssue(file, None, f"LLM() argument {problem.lstrip('.')} (TensorRT-LLM {release})")
+            for problem in check_llm_api_options(args, table_for(version_line(release)))]
+
+
+def check_llmapi_upstream(root: Path, models: dict[str, Model], manifest: dict[str, Any]) -> list[RepoIssue]:
+    """model.yaml names the checkpoint and passes the release's table; stop strings are a list; several
+    instances each get a GPU group."""
     import yaml
 
     issues = []
@@ -38,10 +51,13 @@ def check_llmapi_upstream(root: Path, models: dict[str, Model]) -> list[RepoIssu
             data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         except yaml.YAMLError:
             continue  # check_llmapi reports it with its line
+        file = f"{model.name}/1/model.yaml"
         if not isinstance(data, dict) or not data.get("model"):
-            issues.append(RepoIssue(f"{model.name}/1/model.yaml", None, "no `model:` (the checkpoint folder or hub "
-                                    "id): LLM(model, ...) has no default, so the model never loads (TB "
+            issues.append(RepoIssue(file, None, "no `model:` (the checkpoint folder or hub id): LLM(model, ...) "
+                                    "has no default, so the model never loads (TB "
                                     "all_models/llmapi/tensorrt_llm/1/model.yaml:4)"))
+        if isinstance(data, dict):
+            issues += _llm_args(file, data, manifest.get("trtllm_version"))
         stop = next((t for t in model.config.input if t.name == "sampling_param_stop"), None)
         if stop is not None and list(stop.dims) != [-1]:
             issues.append(RepoIssue(model.file, model.line('"sampling_param_stop"'), f"sampling_param_stop dims "

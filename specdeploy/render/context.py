@@ -40,6 +40,8 @@ class RepoManifest:
     schedule: dict[int, int] | None = None
     server_env: dict[str, str] | None = None
     """Environment tritonserver needs (`TRTLLM_ORCHESTRATOR=1` for two tensorrtllm models in one repository)."""
+    trtllm_version: str | None = None
+    """The TensorRT-LLM release the repository was rendered for (`check-repo` checks model.yaml against it)."""
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2, sort_keys=True) + "\n"
@@ -232,7 +234,7 @@ def _manifest(resolved: Resolved, layout: str, engine_max: int | None,
     draft_len, schedule, _ = (inputs or RenderInputs()).plan(resolved)
     return RepoManifest(layout, resolved.loaded.name, p.hardware.count, p.hardware.tensor_parallel,
                         p.hardware.pipeline_parallel, p.speculative.mechanism, draft_len, engine_max, schedule,
-                        server_env)
+                        server_env, p.runtime.trtllm_version if resolved.line is not None else None)
 
 
 def _decoupled(resolved: Resolved) -> bool:

@@ -129,3 +129,12 @@ def test_serve_starts_tritonserver_in_orchestrator_mode(repo, monkeypatch, tmp_p
     with pytest.raises(Stop):
         local.start(out)
     assert seen["env"] == {"TRTLLM_ORCHESTRATOR": "1"}
+
+
+def test_llmapi_arguments_against_the_release_table(repo) -> None:  # type: ignore[no-untyped-def]
+    """model.yaml goes to LLM() unchanged: a key the release's TorchLlmArgs lacks fails there (and here)."""
+    out = repo("pytorch")
+    assert json.loads((out / "specdeploy-repo.json").read_text())["trtllm_version"] == "1.2.1"
+    _edit(out / "tensorrt_llm/1/model.yaml", "max_batch_size: 8", "max_batch_sise: 8")
+    assert _messages(out) == ["tensorrt_llm/1/model.yaml: LLM() argument max_batch_sise: unknown field "
+                              "(TensorRT-LLM 1.2.1)"]
