@@ -160,3 +160,14 @@ def test_each_instance_gets_its_own_gpus(served) -> None:  # type: ignore[no-unt
     _, record = served
     seen = {json.loads(p.read_text())["cuda_visible_devices"] for p in record.glob("h200_eagle3_x2*.json")}
     assert seen == {"0", "1"}
+
+
+def test_a_bad_request_gets_an_error_and_the_model_stays_up(served) -> None:  # type: ignore[no-untyped-def]
+    from tritonclient.utils import InferenceServerException
+
+    models, _ = served
+    model = next(m for m, (_, decoupled) in models.items() if not decoupled and not m.endswith("_x2"))
+    server = models[model][0]
+    with pytest.raises(InferenceServerException, match="streaming needs decoupled: true"):
+        server.client().infer(model, _inputs("stream me", streaming=True), client_timeout=30)
+    assert _ask(server, model, "still here") == answer("still here")

@@ -57,11 +57,12 @@ class TritonPythonModel:
         if gpus is not None:  # before tensorrt_llm (and CUDA) is imported
             os.environ["CUDA_VISIBLE_DEVICES"] = gpus
             os.environ["TRTLLM_VISIBLE_DEVICES"] = gpus
-        from tensorrt_llm import LLM
+        from tensorrt_llm import LLM, SamplingParams
         from tensorrt_llm.llmapi.llm_utils import update_llm_args_with_extra_dict
 
         llm_config, triton_config = load_model_yaml(_HERE)
         self.decoupled = bool(triton_config["decoupled"])
+        self.sampling_params = SamplingParams
         self.period_s = int(triton_config.get("cancellation_check_period_ms", 100)) / 1000.0
         self.pending = {}  # id(request) -> (request, generation) while the LLM works on it
         self.lock = threading.Lock()
@@ -107,16 +108,14 @@ class TritonPythonModel:
         sender = request.get_response_sender()
         key = id(request)
         try:
-            from tensorrt_llm import SamplingParams
-
             prompt = first(pb_utils, request, "text_input")
             if prompt is None:
                 raise ValueError("text_input is missing from the request")
             streaming = bool(first(pb_utils, request, "streaming"))
             if streaming and not self.decoupled:
                 raise ValueError("streaming needs decoupled: true in config.pbtxt and model.yaml")
-            generation = self.llm.generate_async(prompt, SamplingParams(**sampling_kwargs(pb_utils, request)),
-                                                 streaming=streaming)
+            params = self.sampling_params(**sampling_kwargs(pb_utils, request))
+            generation = self.llm.generate_async(prompt, params, streaming=streaming)
             with self.lock:
                 self.pending[key] = (request, generation)
             last = None
