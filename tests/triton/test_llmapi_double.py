@@ -25,8 +25,11 @@ from specdeploy.render.check import check_repo
 from specdeploy.render.context import layout_of
 
 FAKE = Path(__file__).resolve().parent.parent / "fixtures" / "fake_trtllm"
-STREAMING = ("h200-eagle3", ("serving.streaming=true",))  # one decoupled repository: streaming through the double
-TWO_INSTANCES = ("h200-eagle3", ("hardware.count=2", "triton.instances=2"))
+VARIANTS = {  # folder suffix -> (shipped profile, --set): what the shipped profiles do not cover
+    "streaming": ("h200-eagle3", ("serving.streaming=true",)),  # decoupled: streaming through the double
+    "x2": ("h200-eagle3", ("hardware.count=2", "triton.instances=2")),  # two instances, a GPU group each
+    "scheduled": ("h200-eagle3", ("speculative.schedule={1: 8, 4: 4, 8: 2}",)),  # a tuned per-concurrency K
+}
 MAX_TOKENS = 24
 
 
@@ -36,9 +39,11 @@ def answer(prompt: str, count: int = MAX_TOKENS) -> str:
     return " ".join(words[i % len(words)] for i in range(count))
 
 
-def _llmapi_profiles() -> list[tuple[str, tuple[str, ...]]]:
-    found = [(name, ()) for name in sorted(shipped_profiles()) if layout_of(load_and_resolve(name)) == "llmapi"]
-    return [*found, STREAMING, TWO_INSTANCES]
+def _llmapi_profiles() -> list[tuple[str, str, tuple[str, ...]]]:
+    """(model folder, profile, sets) for every shipped llmapi profile and every variant."""
+    shipped = [name for name in sorted(shipped_profiles()) if layout_of(load_and_resolve(name)) == "llmapi"]
+    return [(name.replace("-", "_"), name, ()) for name in shipped] + [
+        (f"{name}_{suffix}".replace("-", "_"), name, sets) for suffix, (name, sets) in VARIANTS.items()]
 
 
 def _backends_with_double(backends: Path, folder: Path) -> Path:
@@ -58,15 +63,14 @@ def served(backends: Path, tmp_path_factory: pytest.TempPathFactory):  # type: i
     root = tmp_path_factory.mktemp("llmapi")
     with_double = _backends_with_double(backends, root / "backends")
     releases: dict[str, list[tuple[str, bool]]] = {}
-    for name, sets in _llmapi_profiles():
-        folder = (name + {(): "", STREAMING[1]: "-streaming", TWO_INSTANCES[1]: "-x2"}[sets]).replace("-", "_")
+    for folder, name, sets in _llmapi_profiles():
         resolved = load_and_resolve(name, (*sets, f"triton.model_name={folder}"))
         single = render_resolved(resolved, root / "single" / folder).out
         assert check_repo(single) == [], name
         repo = root / resolved.profile.runtime.trtllm_version
         repo.mkdir(exist_ok=True)
         shutil.copytree(single / folder, repo / folder)
-        releases.setdefault(resolved.profile.runtime.trtllm_version, []).append((folder, sets == STREAMING[1]))
+        releases.setdefault(resolved.profile.runtime.trtllm_version, []).append((folder, folder.endswith("_streaming")))
     models, servers = {}, []
     for release, folders in releases.items():
         env = {"FAKE_TRTLLM_VERSION": release, "FAKE_TRTLLM_RECORD": str(root / "record")}
@@ -123,7 +127,7 @@ def _ask_streaming(server, model: str, prompt: str) -> str:  # type: ignore[no-u
 
 def test_every_llmapi_repository_batches_concurrent_requests(served) -> None:  # type: ignore[no-untyped-def]
     models, record = served
-    assert len(models) >= 7
+    assert len(models) >= 8
     for model, (server, decoupled) in models.items():
         if model.endswith("_x2"):
             continue  # two LLMs share its requests: test_each_instance_gets_its_own_gpus
@@ -135,6 +139,8 @@ def test_every_llmapi_repository_batches_concurrent_requests(served) -> None:  #
         stats = json.loads((record / f"{model}.json").read_text())
         assert stats["max_in_flight"] >= 8, (model, stats)
         assert stats["finished"] >= 16
+    scheduled = json.loads((record / "h200_eagle3_scheduled.json").read_text())["k_at_batch"]
+    assert scheduled[str(max(int(b) for b in scheduled))] == 2  # >= 8 in flight: the schedule's K, not 8
 
 
 def test_a_cancelled_request_is_aborted_in_the_llm(served) -> None:  # type: ignore[no-untyped-def]
