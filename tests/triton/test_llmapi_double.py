@@ -72,17 +72,19 @@ def served(backends: Path, tmp_path_factory: pytest.TempPathFactory):  # type: i
         shutil.copytree(single / folder, repo / folder)
         releases.setdefault(resolved.profile.runtime.trtllm_version, []).append((folder, folder.endswith("_streaming")))
     models, servers = {}, []
-    for release, folders in releases.items():
-        env = {"FAKE_TRTLLM_VERSION": release, "FAKE_TRTLLM_RECORD": str(root / "record")}
-        server = start_server(root / release, with_double, root / f"server-{release}.log",
-                              extra_args=("--disable-auto-complete-config",), env=env)
-        servers.append(server)
-        for folder, decoupled in folders:
-            server.load(folder)
-            models[folder] = (server, decoupled)
-    yield models, root / "record"
-    for server in servers:
-        server.stop()
+    try:
+        for release, folders in releases.items():
+            env = {"FAKE_TRTLLM_VERSION": release, "FAKE_TRTLLM_RECORD": str(root / "record")}
+            server = start_server(root / release, with_double, root / f"server-{release}.log",
+                                  extra_args=("--disable-auto-complete-config",), env=env)
+            servers.append(server)
+            for folder, decoupled in folders:
+                server.load(folder)
+                models[folder] = (server, decoupled)
+        yield models, root / "record"
+    finally:  # also when a load fails: a server left running would hold the shared stub busy
+        for server in servers:
+            server.stop()
 
 
 def _inputs(prompt: str, max_tokens: int = MAX_TOKENS, streaming: bool = False):  # type: ignore[no-untyped-def]
