@@ -1,10 +1,8 @@
 """Every shipped llmapi profile's repository loads in the real tritonserver with the `tensorrt_llm` TEST DOUBLE
 (tests/fixtures/fake_trtllm), which validates LLM()'s arguments with the contract table of the profile's
 release and batches the requests in flight: 16 concurrent requests each get their own answer, with at least 8
-in flight at once in the LLM. One server per release (the double plays the release the server "installed").
-
-The stub runs Python isolated (PYTHONPATH reaches its environment, not its sys.path: checked on 2.51), so the
-double goes where the stub looks: its own backend folder, the shared one's files linked plus `tensorrt_llm`."""
+in flight at once in the LLM. One server per release (the double plays the release the server "installed"),
+started on the backend folder that holds the double (conftest.py `backends_with_trtllm_double`)."""
 
 from __future__ import annotations
 
@@ -24,7 +22,6 @@ from specdeploy.render.actions import render_resolved
 from specdeploy.render.check import check_repo
 from specdeploy.render.context import layout_of
 
-FAKE = Path(__file__).resolve().parent.parent / "fixtures" / "fake_trtllm"
 VARIANTS = {  # folder suffix -> (shipped profile, --set): what the shipped profiles do not cover
     "streaming": ("h200-eagle3", ("serving.streaming=true",)),  # decoupled: streaming through the double
     "x2": ("h200-eagle3", ("hardware.count=2", "triton.instances=2")),  # two instances, a GPU group each
@@ -46,22 +43,12 @@ def _llmapi_profiles() -> list[tuple[str, str, tuple[str, ...]]]:
         (f"{name}_{suffix}".replace("-", "_"), name, sets) for suffix, (name, sets) in VARIANTS.items()]
 
 
-def _backends_with_double(backends: Path, folder: Path) -> Path:
-    """`folder/python/` = the shared python backend's files (linked) + the `tensorrt_llm` double."""
-    (folder / "python").mkdir(parents=True)
-    for entry in (backends / "python").iterdir():
-        (folder / "python" / entry.name).symlink_to(entry)
-    (folder / "python" / "tensorrt_llm").symlink_to(FAKE / "tensorrt_llm")
-    return folder
-
-
 @pytest.fixture(scope="module")
-def served(backends: Path, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+def served(backends_with_trtllm_double: Path, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
     """{model folder: (server, decoupled)}: every llmapi repository rendered, checked and loaded."""
     from specdeploy.render.server import start_server
 
     root = tmp_path_factory.mktemp("llmapi")
-    with_double = _backends_with_double(backends, root / "backends")
     releases: dict[str, list[tuple[str, bool]]] = {}
     for folder, name, sets in _llmapi_profiles():
         resolved = load_and_resolve(name, (*sets, f"triton.model_name={folder}"))
@@ -75,7 +62,7 @@ def served(backends: Path, tmp_path_factory: pytest.TempPathFactory):  # type: i
     try:
         for release, folders in releases.items():
             env = {"FAKE_TRTLLM_VERSION": release, "FAKE_TRTLLM_RECORD": str(root / "record")}
-            server = start_server(root / release, with_double, root / f"server-{release}.log",
+            server = start_server(root / release, backends_with_trtllm_double, root / f"server-{release}.log",
                                   extra_args=("--disable-auto-complete-config",), env=env)
             servers.append(server)
             for folder, decoupled in folders:
