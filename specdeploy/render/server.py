@@ -148,7 +148,8 @@ def start_server(
     env: dict[str, str] | None = None,
 ) -> TritonServer:
     """tritonserver on 127.0.0.1 (free ports), explicit model control, nothing loaded yet; waits until live.
-    `env` adds to the server's environment (the python backend stubs inherit it, e.g. PYTHONPATH)."""
+    `env` adds to the server's environment, which backends and python stubs inherit (e.g. TRTLLM_ORCHESTRATOR;
+    a stub's embedded Python ignores PYTHONPATH)."""
     root = _bundle()
     binary = root / "tritonserver" / "bin" / "tritonserver"
     http, grpc = free_port(), free_port()
