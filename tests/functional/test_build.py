@@ -106,8 +106,8 @@ def test_llmapi_repository_loads_the_fetched_snapshot(tmp_path: Path) -> None:
         "target": {"model": "acme/llama"}, "hardware": {"gpu": "h200"},
         "speculative": {"mechanism": "ngram", "draft_len": 3}, "serving": {"max_batch_size": 8}})
     env = {"HF_HUB_CACHE": str(cache), "HF_HUB_OFFLINE": "1"}
-    result = run("build", str(profile), "--out", str(tmp_path / "a"), "--only", "fetch", "--only", "emit", "--only", "render",
-                 env=env)
+    steps = ("--only", "fetch", "--only", "emit", "--only", "render")
+    result = run("build", str(profile), "--out", str(tmp_path / "a"), *steps, env=env)
     assert result.returncode == 0, result.stderr
     model_yaml = (tmp_path / "a" / "hub" / "triton" / "tensorrt_llm" / "1" / "model.yaml").read_text()
     assert f"model: {snapshot}\n" in model_yaml and "revision:" not in model_yaml
