@@ -167,3 +167,34 @@ def test_backend_double_refuses_random_seed_and_unknown_parameters(write_profile
     with pytest.raises(InferenceServerException) as err:
         server.load("tensorrt_llm")
     assert "input(s) ['random_seed'] are never read by the backend" in str(err.value)
+
+
+def test_streaming_engine_repository_answers_through_the_ensemble(write_profile, engine_inputs, tmp_path,  # type: ignore[no-untyped-def]
+                                                                  server_factory):
+    """serving.streaming: tensorrt_llm (and so the ensemble) is decoupled; a gRPC stream gets the answer."""
+    import threading
+
+    import tritonclient.grpc as grpcclient
+
+    server = server_factory(_repo(write_profile, engine_inputs, tmp_path,
+                                  MEDUSA.replace("max_seq_len: 2048}", "max_seq_len: 2048, streaming: true}")))
+    for model in ("preprocessing", "tensorrt_llm", "postprocessing", "ensemble"):
+        server.load(model)
+    client, texts, done = server.client(), [], threading.Event()
+
+    def on_response(result, error) -> None:  # type: ignore[no-untyped-def]
+        texts.append(str(error) if error else result.as_numpy("text_output").reshape(-1)[0].decode())
+        done.set()
+
+    inputs = []
+    for name, value in (("text_input", np.array([[b"hello world"]], dtype=object)),
+                        ("max_tokens", np.array([[8]], dtype=np.int32)), ("stream", np.array([[True]]))):
+        tensor = grpcclient.InferInput(name, list(value.shape), {np.object_: "BYTES", np.int32: "INT32",
+                                                                  np.bool_: "BOOL"}[value.dtype.type])
+        tensor.set_data_from_numpy(value)
+        inputs.append(tensor)
+    client.start_stream(callback=on_response)
+    client.async_stream_infer("ensemble", inputs)
+    assert done.wait(60)
+    client.stop_stream()
+    assert texts == ["hello world"]
