@@ -215,10 +215,9 @@ def device_ids(instances: int, per_instance: int, first: int = 0) -> str:
                     for i in range(instances))
 
 
-def _shared(a: str, b: str) -> bool:
-    """Two `gpu_device_ids` strings name a GPU in common."""
-    ids = lambda text: {int(g) for group in text.split(";") for g in group.split(",") if g}  # noqa: E731
-    return bool(ids(a) & ids(b))
+def _gpus(ids: str) -> set[int]:
+    """Every GPU a `gpu_device_ids` string names."""
+    return {int(g) for group in ids.split(";") for g in group.split(",") if g}
 
 
 def shared_kv_fraction(fraction: float) -> float:
@@ -283,7 +282,7 @@ def _engine(resolved: Resolved, inputs: RenderInputs) -> EngineContext:
     kv = p.serving.kv_cache_free_gpu_memory_fraction
     target_ids = device_ids(p.triton.instances, world)
     draft_ids = device_ids(1, 1)
-    if spec.mechanism == "draft_target" and _shared(target_ids, draft_ids):
+    if spec.mechanism == "draft_target" and _gpus(target_ids) & _gpus(draft_ids):
         kv = shared_kv_fraction(kv)
     target = TrtllmModel("tensorrt_llm", engine_dir, target_ids, p.triton.instances, kv,
                          _DECODING_MODES.get(spec.mechanism, ""),
