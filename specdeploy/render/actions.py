@@ -41,7 +41,8 @@ def render_triton(ctx: ActionContext) -> dict[str, Any]:
     tuned = isinstance(schedule, list)  # the tune step's canonical ranges, not the profile's map
     inputs = RenderInputs(engine_dir=engine.get("dir"), draft_engine_dir=ctx.output_of("engine.draft").get("dir"),
                           engine_max_draft_len=engine.get("max_draft_len"),
-                          tokenizer_dir=ctx.output_of("fetch.target").get("path"), draft_len=draft_len,
+                          tokenizer_dir=ctx.output_of("fetch.target").get("path"),
+                          model_dir=_checkpoint(resolved, ctx.output_of("fetch.target")), draft_len=draft_len,
                           schedule=lower_bounds(schedule) if tuned else schedule, max_concurrency=max_concurrency)
     llm_args = None
     if layout_of(resolved) == "llmapi":
@@ -50,6 +51,17 @@ def render_triton(ctx: ActionContext) -> dict[str, Any]:
     for rel, status in report.files.items():
         ctx.log.write(f"{status:<9} {rel}\n")
     return {"repo": "triton", "layout": report.layout, "files": report.files}
+
+
+def _checkpoint(resolved: Resolved, fetched: dict[str, Any]) -> str | None:
+    """The fetched target as a serving host finds it (`${HF_HUB_CACHE}/...` snapshot, or a local folder), the
+    way serve.sh names it: model.yaml stays relocatable, and the llmapi model.py expands the variable."""
+    from specdeploy.execute.portable import checkpoint_ref
+
+    if not fetched.get("path"):
+        return None
+    target = resolved.profile.target
+    return checkpoint_ref(target.model, target.revision, fetched)
 
 
 def check_triton(ctx: ActionContext) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from specdeploy.execute.portable import HUB_CACHE_REF  # the one variable a repository may name
 from specdeploy.render.check_pbtxt import RepoIssue, line_of, parse_config
 
 
@@ -31,6 +32,7 @@ class Model:
         return line_of(self.text, needle)
 
 
+
 def _placeholders(root: Path) -> list[RepoIssue]:
     issues = []
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
@@ -39,6 +41,7 @@ def _placeholders(root: Path) -> list[RepoIssue]:
         except (UnicodeDecodeError, OSError):
             continue
         for number, line in enumerate(text.splitlines(), 1):
+            line = line.replace(HUB_CACHE_REF, "")  # the serving host's hub cache: the rendered model resolves it
             if "${" in line:
                 issues.append(RepoIssue(str(path.relative_to(root)), number,
                                         f"unfilled placeholder {line[line.index('${'):].split('}')[0]}}}"))
@@ -90,6 +93,7 @@ def check_repo(root: Path, *, gpus: int | None = None) -> list[RepoIssue]:
         check_llmapi,
         check_parallel,
     )
+    from specdeploy.render.check_upstream import check_engine_upstream, check_instance_groups, check_llmapi_upstream
 
     root = Path(root)
     manifest = read_manifest(root)
@@ -110,4 +114,7 @@ def check_repo(root: Path, *, gpus: int | None = None) -> list[RepoIssue]:
     issues += check_llmapi(root, models, manifest)
     issues += check_draft_tokens(models, manifest)
     issues += check_parallel(models, manifest)
+    issues += check_llmapi_upstream(root, models, manifest)
+    issues += check_instance_groups(models)
+    issues += check_engine_upstream(models, manifest)
     return issues

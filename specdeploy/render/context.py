@@ -18,6 +18,9 @@ from specdeploy.resolve.resolver import Resolved
 
 LAYOUTS = ("llmapi", "engine", "reference")
 MANIFEST = "specdeploy-repo.json"
+ORCHESTRATOR = {"TRTLLM_ORCHESTRATOR": "1"}
+"""Two tensorrtllm models in one server need orchestrator mode (tensorrtllm_backend model_instance_state.cc
+:247-253 @ c2e65b8; `launch_triton_server.py --multi-model` sets it)."""
 _DECODING_MODES = {"medusa": "medusa", "eagle": "eagle", "lookahead": "lookahead", "redrafter": "redrafter"}
 
 
@@ -35,6 +38,10 @@ class RepoManifest:
     engine_max_draft_len: int | None = None
     schedule: dict[int, int] | None = None
     models: tuple[str, ...] = ()  # the model folders rendered: `serve` loads these and nothing else
+    server_env: dict[str, str] | None = None
+    """Environment tritonserver needs (`TRTLLM_ORCHESTRATOR=1` for two tensorrtllm models in one repository)."""
+    trtllm_version: str | None = None
+    """The TensorRT-LLM release the repository was rendered for (`check-repo` checks model.yaml against it)."""
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2, sort_keys=True) + "\n"
@@ -51,7 +58,11 @@ class LlmApiContext:
     instances: int
     gpu_device_ids: str
     manifest: RepoManifest
+    checkpoint: str = ""
+    """LLM()'s required `model`: the fetched folder, or the hub id (pinned by `revision`) or a local folder."""
+    revision: str | None = None
     layout: str = "llmapi"
+    cancellation_check_period_ms: int = 100
 
     @property
     def folders(self) -> dict[str, str]:
@@ -61,8 +72,9 @@ class LlmApiContext:
     @property
     def model_yaml(self) -> dict[str, Any]:
         triton = {"max_batch_size": self.max_batch_size, "decoupled": self.decoupled,
-                  "cancellation_check_period_ms": 100}
-        return {**self.llm_args, "triton_config": triton}
+                  "cancellation_check_period_ms": self.cancellation_check_period_ms}
+        pinned = {"model": self.checkpoint, **({"revision": self.revision} if self.revision else {})}
+        return {**pinned, **self.llm_args, "triton_config": triton}
 
 
 @dataclass(frozen=True)
@@ -73,6 +85,7 @@ class TrtllmModel:
     engine_dir: str
     gpu_device_ids: str
     instances: int
+    kv_cache_free_gpu_mem_fraction: float = 0.9
     decoding_mode: str = ""
     medusa_choices: str = ""
     eagle_choices: str = ""
@@ -88,7 +101,6 @@ class EngineContext:
     max_batch_size: int
     decoupled: bool
     tokenizer_dir: str
-    kv_cache_free_gpu_mem_fraction: float
     num_draft_tokens: int
     manifest: RepoManifest
     site_packages: str = ""
@@ -145,6 +157,8 @@ class RenderInputs:
     draft_engine_dir: str | None = None
     engine_max_draft_len: int | None = None
     tokenizer_dir: str | None = None
+    model_dir: str | None = None
+    """The target checkpoint folder the build fetched (llmapi `model.yaml` `model:`; None: the profile's)."""
     site_packages: str | None = None
     draft_len: int | None = None
     """The tuned maximum draft length (None: the profile's)."""
@@ -202,12 +216,26 @@ def device_ids(instances: int, per_instance: int, first: int = 0) -> str:
                     for i in range(instances))
 
 
+def _gpus(ids: str) -> set[int]:
+    """Every GPU a `gpu_device_ids` string names."""
+    return {int(g) for group in ids.split(";") for g in group.split(",") if g}
+
+
+def shared_kv_fraction(fraction: float) -> float:
+    """Each of two models on one GPU: half of min(fraction, 0.9). The fraction is of the memory free when that
+    model allocates and Triton loads models in no fixed order, so equal halves summing to <= 0.9 is the split
+    that holds either way (TensorRT-LLM examples/draft_target_model/README.md @ 11925f6 uses 0.5 each)."""
+    return round(min(fraction, 0.9) / 2, 3)
+
+
 def _manifest(resolved: Resolved, layout: str, engine_max: int | None,
-              inputs: RenderInputs | None = None) -> RepoManifest:
+              inputs: RenderInputs | None = None, server_env: dict[str, str] | None = None) -> RepoManifest:
     p = resolved.profile
     draft_len, schedule, _ = (inputs or RenderInputs()).plan(resolved)
     return RepoManifest(layout, resolved.loaded.name, p.hardware.count, p.hardware.tensor_parallel,
-                        p.hardware.pipeline_parallel, p.speculative.mechanism, draft_len, engine_max, schedule)
+                        p.hardware.pipeline_parallel, p.speculative.mechanism, draft_len, engine_max, schedule,
+                        server_env=server_env,
+                        trtllm_version=p.runtime.trtllm_version if resolved.line is not None else None)
 
 
 def _decoupled(resolved: Resolved) -> bool:
@@ -223,23 +251,25 @@ def build_context(resolved: Resolved, inputs: RenderInputs | None = None, *,
     if layout == "llmapi":
         if llm_args is None:
             raise UsageError("the llmapi layout needs the LLM API arguments of the build (llm_args)")
-        return _llmapi(resolved, llm_args)
+        return _llmapi(resolved, llm_args, inputs)
     if layout == "engine":
         return _engine(resolved, inputs)
     return _reference(resolved, inputs)
 
 
-def _llmapi(resolved: Resolved, llm_args: dict[str, Any]) -> LlmApiContext:
+def _llmapi(resolved: Resolved, llm_args: dict[str, Any], inputs: RenderInputs) -> LlmApiContext:
     p = resolved.profile
-    # `model` is the one argument LLM() requires (NVIDIA's llmapi model.yaml names it first); the emitted options
-    # lack it because trtllm-serve takes the model as its positional argument
-    args = {"model": safe_value("target.model", _ref(p.target.model)),
-            **{k: v for k, v in llm_args.items() if k not in ("triton_config", "model")}}
+    # `model` (the checkpoint below) is the one argument LLM() requires; the emitted options lack it because
+    # trtllm-serve takes the model as its positional argument
+    args = {k: v for k, v in llm_args.items() if k not in ("triton_config", "model")}
     world = p.hardware.tensor_parallel * p.hardware.pipeline_parallel
     instances = p.triton.instances
     ids = device_ids(instances, world) if instances > 1 else ""
+    checkpoint = safe_value("target.model", inputs.model_dir or _ref(p.target.model))
+    local = inputs.model_dir is not None or Path(checkpoint).is_dir()
     return LlmApiContext(model_name(resolved), args, _decoupled(resolved), 0, instances, ids,
-                         _manifest(resolved, "llmapi", None))
+                         _manifest(resolved, "llmapi", None), checkpoint,
+                         None if local else p.target.revision)
 
 
 def _engine(resolved: Resolved, inputs: RenderInputs) -> EngineContext:
@@ -253,7 +283,12 @@ def _engine(resolved: Resolved, inputs: RenderInputs) -> EngineContext:
         lookahead = (opts.window_size, opts.ngram_size, opts.verification_set_size)  # type: ignore[union-attr]
     tree = getattr(opts, "choices", None)
     engine_dir = safe_value("engine_dir", inputs.engine_dir or "/engines/target")
-    target = TrtllmModel("tensorrt_llm", engine_dir, device_ids(p.triton.instances, world), p.triton.instances,
+    kv = p.serving.kv_cache_free_gpu_memory_fraction
+    target_ids = device_ids(p.triton.instances, world)
+    draft_ids = device_ids(1, 1)
+    if spec.mechanism == "draft_target" and _gpus(target_ids) & _gpus(draft_ids):
+        kv = shared_kv_fraction(kv)
+    target = TrtllmModel("tensorrt_llm", engine_dir, target_ids, p.triton.instances, kv,
                          _DECODING_MODES.get(spec.mechanism, ""),
                          choices(tree) if spec.mechanism == "medusa" else "",
                          choices(tree) if spec.mechanism == "eagle" else "", lookahead)
@@ -264,15 +299,15 @@ def _engine(resolved: Resolved, inputs: RenderInputs) -> EngineContext:
             raise UsageError("draft/target on the engine layout runs through the BLS, which cannot stream",
                              hint="set serving.streaming: false (and triton.decoupled: false)")
         draft = TrtllmModel("tensorrt_llm_draft", safe_value("draft_engine_dir", inputs.draft_engine_dir or
-                                                             "/engines/draft"), device_ids(1, 1), 1)
+                                                             "/engines/draft"), draft_ids, 1, kv)
     engine_max = inputs.engine_max_draft_len if inputs.engine_max_draft_len is not None else resolved.draft_len
     first_k = inputs.first_draft_len(resolved)
     return EngineContext(
         target, draft, p.serving.max_batch_size, decoupled,
         safe_value("tokenizer_dir", inputs.tokenizer_dir or _ref(p.target.model)),
-        p.serving.kv_cache_free_gpu_memory_fraction, first_k if draft else 0,
-        _manifest(resolved, "engine", engine_max, inputs), safe_value("site_packages", inputs.site_packages or ""),
-        batch_scheduler_policy="guaranteed_no_evict", max_queue_size=0,
+        first_k if draft else 0, _manifest(resolved, "engine", engine_max, inputs, ORCHESTRATOR if draft else None),
+        safe_value("site_packages", inputs.site_packages or ""),
+        batch_scheduler_policy="guaranteed_no_evict", max_queue_size=0, bls_instances=p.serving.max_batch_size,
     )
 
 

@@ -105,9 +105,12 @@ class TritonServer:
 
 
 def start_server(
-    repo: Path, backends: Path, log_path: Path, *, extra_args: tuple[str, ...] = (), timeout: float = 60.0
+    repo: Path, backends: Path, log_path: Path, *, extra_args: tuple[str, ...] = (), timeout: float = 60.0,
+    env: dict[str, str] | None = None,
 ) -> TritonServer:
-    """tritonserver on 127.0.0.1 (free ports), explicit model control, nothing loaded yet; waits until live."""
+    """tritonserver on 127.0.0.1 (free ports), explicit model control, nothing loaded yet; waits until live.
+    `env` adds to the server's environment, which backends and python stubs inherit (e.g. TRTLLM_ORCHESTRATOR;
+    a stub's embedded Python ignores PYTHONPATH)."""
     root = bundle()
     binary = root / "tritonserver" / "bin" / "tritonserver"
     http, grpc = free_port(), free_port()
@@ -130,6 +133,7 @@ def start_server(
     libs = root.parent / "nvidia_pytriton.libs"
     env = {
         **os.environ,
+        **(env or {}),
         "LD_LIBRARY_PATH": os.pathsep.join(p for p in (str(libs), os.environ.get("LD_LIBRARY_PATH", "")) if p),
     }
     log_path.parent.mkdir(parents=True, exist_ok=True)

@@ -32,6 +32,7 @@ class Repository:
     layout: str
     models: tuple[str, ...]
     claim: int | None = None  # the fd holding `.specdeploy/serve.lock` while served
+    server_env: dict[str, str] | None = None
 
 
 def find_repository(path: Path) -> Repository:
@@ -54,7 +55,9 @@ def find_repository(path: Path) -> Repository:
                          hint=f"`specdeploy check-repo {root}`")
     # composing models first: an ensemble loads only once its steps are ready
     models = sorted(listed, key=lambda m: m == "ensemble")
-    return Repository(root, path, str(manifest.get("layout", "unknown")), tuple(models))
+    env = manifest.get("server_env")
+    return Repository(root, path, str(manifest.get("layout", "unknown")), tuple(models),
+                      server_env=env if isinstance(env, dict) else None)
 
 
 def cache_folder() -> Path:
@@ -74,7 +77,7 @@ def start(path: Path, *, report: Callable[[str], None] = lambda _: None, load_ti
         report("preparing the python backend (first time: installs numpy<2 for the backend stub) ...")
         backends = prepare_backends(cache_folder())
         log_path = repo.owner / ".specdeploy" / "tritonserver.log"
-        server = start_server(repo.root, backends, log_path)
+        server = start_server(repo.root, backends, log_path, env=repo.server_env)
         for model in repo.models:
             report(f"loading {model} ...")
             try:

@@ -134,3 +134,31 @@ def test_build_renders_the_deploy_targets_the_profile_names(tmp_path: Path) -> N
     assert "COPY triton/" in (deploy / "container" / "Dockerfile").read_text()
     assert run("check-deploy", str(deploy)).returncode == 0
     assert run("verify", str(out / "tiny")).returncode == 0
+
+
+def test_llmapi_repository_loads_the_fetched_snapshot(tmp_path: Path) -> None:
+    """The build renders model.yaml's `model:` as the folder it fetched (pinned by the snapshot it resolved)."""
+    cache = tmp_path / "hub"
+    snapshot = hub_cache_model(cache, "acme/llama", LLAMA_31_8B_CONFIG, revision="e" * 40,
+                               files={"model.safetensors": b"w", "tokenizer.json": b"{}"})
+    profile = write_profile(tmp_path / "hub.yaml", {
+        "target": {"model": "acme/llama"}, "hardware": {"gpu": "h200"},
+        "speculative": {"mechanism": "ngram", "draft_len": 3}, "serving": {"max_batch_size": 8}})
+    env = {"HF_HUB_CACHE": str(cache), "HF_HUB_OFFLINE": "1"}
+    steps = ("--only", "fetch", "--only", "emit", "--only", "render")
+    result = run("build", str(profile), "--out", str(tmp_path / "a"), *steps, env=env)
+    assert result.returncode == 0, result.stderr
+    version = tmp_path / "a" / "hub" / "triton" / "tensorrt_llm" / "1"
+    model_yaml = (version / "model.yaml").read_text()
+    # relocatable: the snapshot under the serving host's hub cache, which the rendered model resolves
+    assert f"model: ${{HF_HUB_CACHE}}/models--acme--llama/snapshots/{'e' * 40}\n" in model_yaml
+    assert "revision:" not in model_yaml and str(tmp_path) not in model_yaml
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("rendered_helpers", version / "helpers.py")
+    assert spec is not None and spec.loader is not None
+    helpers = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(helpers)
+    os.environ["HF_HUB_CACHE"] = str(cache)  # the test's isolation fixture restores it
+    config, _ = helpers.load_model_yaml(str(version))
+    assert Path(config["model"]) == snapshot

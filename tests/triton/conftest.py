@@ -35,6 +35,19 @@ def backends() -> Path:
 
 
 @pytest.fixture(scope="session")
+def backends_with_trtllm_double(backends: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A backend folder whose `python/` holds the shared python backend's files (linked) + the `tensorrt_llm`
+    TEST DOUBLE (tests/fixtures/fake_trtllm): the stub runs Python isolated and ignores PYTHONPATH, but its
+    backend folder is on its sys.path. Only servers started with this folder import the double."""
+    folder = tmp_path_factory.mktemp("backends-trtllm-double")
+    (folder / "python").mkdir()
+    for entry in (backends / "python").iterdir():
+        (folder / "python" / entry.name).symlink_to(entry)
+    (folder / "python" / "tensorrt_llm").symlink_to(FIXTURES / "fake_trtllm" / "tensorrt_llm")
+    return folder
+
+
+@pytest.fixture(scope="session")
 def tiny_tokenizer(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A real (WordLevel) tokenizer saved as tokenizer.json + PreTrainedTokenizerFast files."""
     from tokenizers import Tokenizer, models, pre_tokenizers

@@ -97,3 +97,104 @@ def test_unfilled_placeholder_is_refused_by_the_backend_double(write_profile, en
     with pytest.raises(InferenceServerException) as err:
         server.load("tensorrt_llm")
     assert "gpt_model_path is unfilled" in str(err.value) + server.log()
+
+
+def _infer_extra(client, model: str, text: str, extra: dict):  # type: ignore[no-untyped-def]
+    import tritonclient.grpc as grpcclient
+
+    arrays = {"text_input": np.array([[text.encode()]], dtype=object),
+              "max_tokens": np.array([[8]], dtype=np.int32), **extra}
+    inputs = []
+    for name, value in arrays.items():
+        kind = "BYTES" if value.dtype == object else {np.int32: "INT32", np.uint64: "UINT64",
+                                                      np.float32: "FP32"}[value.dtype.type]
+        tensor = grpcclient.InferInput(name, list(value.shape), kind)
+        tensor.set_data_from_numpy(value)
+        inputs.append(tensor)
+    return client.infer(model, inputs, client_timeout=60)
+
+
+SAMPLING = {"seed": np.array([[7]], dtype=np.uint64), "temperature": np.array([[0.5]], dtype=np.float32),
+            "top_k": np.array([[4]], dtype=np.int32), "top_p": np.array([[0.9]], dtype=np.float32),
+            "stop_words": np.array([[b"world"]], dtype=object)}
+
+
+def test_ensemble_and_bls_forward_seed_sampling_and_stop_words(write_profile, engine_inputs, tmp_path,  # type: ignore[no-untyped-def]
+                                                                server_factory):
+    """The backend reads `seed` (utils.h:97); the BLS forwards every sampling input and the stop words it
+    declares, and both cut the answer after the stop word (the backend double honours stop_words_list)."""
+    server = server_factory(_repo(write_profile, engine_inputs, tmp_path, MEDUSA))
+    for model in ("preprocessing", "tensorrt_llm", "postprocessing", "ensemble", "tensorrt_llm_bls"):
+        server.load(model)
+    client = server.client()
+    for model in ("ensemble", "tensorrt_llm_bls"):
+        result = _infer_extra(client, model, "hello world is fast", SAMPLING)
+        assert result.as_numpy("text_output").reshape(-1)[0].decode() == "hello world", model
+    carried = [line for line in server.log().splitlines() if "fake tensorrtllm: tensorrt_llm request inputs" in line]
+    assert len(carried) == 2
+    for line in carried:
+        for name in ("seed", "temperature", "runtime_top_k", "runtime_top_p", "stop_words_list", "end_id"):
+            assert f"'{name}'" in line, (name, line)
+
+
+def test_draft_target_bls_stops_at_a_stop_word(write_profile, engine_inputs, tmp_path, server_factory):  # type: ignore[no-untyped-def]
+    server = server_factory(_repo(write_profile, engine_inputs, tmp_path, DRAFT_TARGET))
+    for model in ("preprocessing", "tensorrt_llm", "tensorrt_llm_draft", "postprocessing", "tensorrt_llm_bls"):
+        server.load(model)
+    result = _infer_extra(server.client(), "tensorrt_llm_bls", "hello world is fast",
+                          {"num_draft_tokens": np.array([[2]], dtype=np.int32), **SAMPLING})
+    assert result.as_numpy("text_output").reshape(-1)[0].decode() == "hello world"
+    drafts = [line for line in server.log().splitlines() if "tensorrt_llm_draft request inputs" in line]
+    assert drafts and all("'seed'" in line for line in drafts)
+
+
+def test_backend_double_refuses_random_seed_and_unknown_parameters(write_profile, engine_inputs, tmp_path,  # type: ignore[no-untyped-def]
+                                                                   server_factory):
+    """A repository rendered before the rename (random_seed) or with a misspelled parameter: the real backend
+    would drop them silently; its double refuses them at load, naming them."""
+    from tritonclient.utils import InferenceServerException
+
+    repo = _repo(write_profile, engine_inputs, tmp_path, LOOKAHEAD)
+    config = repo / "tensorrt_llm" / "config.pbtxt"
+    text = config.read_text()
+    config.write_text(text.replace('name: "seed"', 'name: "random_seed"').replace(
+        '"enable_kv_cache_reuse"', '"enable_kv_cache_reuse_typo"'))
+    server = server_factory(repo)
+    with pytest.raises(InferenceServerException) as err:
+        server.load("tensorrt_llm")
+    assert "unknown parameter(s) ['enable_kv_cache_reuse_typo']" in str(err.value)
+    config.write_text(text.replace('name: "seed"', 'name: "random_seed"'))
+    with pytest.raises(InferenceServerException) as err:
+        server.load("tensorrt_llm")
+    assert "input(s) ['random_seed'] are never read by the backend" in str(err.value)
+
+
+def test_streaming_engine_repository_answers_through_the_ensemble(write_profile, engine_inputs, tmp_path,  # type: ignore[no-untyped-def]
+                                                                  server_factory):
+    """serving.streaming: tensorrt_llm (and so the ensemble) is decoupled; a gRPC stream gets the answer."""
+    import threading
+
+    import tritonclient.grpc as grpcclient
+
+    server = server_factory(_repo(write_profile, engine_inputs, tmp_path,
+                                  MEDUSA.replace("max_seq_len: 2048}", "max_seq_len: 2048, streaming: true}")))
+    for model in ("preprocessing", "tensorrt_llm", "postprocessing", "ensemble"):
+        server.load(model)
+    client, texts, done = server.client(), [], threading.Event()
+
+    def on_response(result, error) -> None:  # type: ignore[no-untyped-def]
+        texts.append(str(error) if error else result.as_numpy("text_output").reshape(-1)[0].decode())
+        done.set()
+
+    inputs = []
+    for name, value in (("text_input", np.array([[b"hello world"]], dtype=object)),
+                        ("max_tokens", np.array([[8]], dtype=np.int32)), ("stream", np.array([[True]]))):
+        tensor = grpcclient.InferInput(name, list(value.shape), {np.object_: "BYTES", np.int32: "INT32",
+                                                                  np.bool_: "BOOL"}[value.dtype.type])
+        tensor.set_data_from_numpy(value)
+        inputs.append(tensor)
+    client.start_stream(callback=on_response)
+    client.async_stream_infer("ensemble", inputs)
+    assert done.wait(60)
+    client.stop_stream()
+    assert texts == ["hello world"]

@@ -63,7 +63,7 @@ def test_broken_ensemble_map(engine_repo) -> None:  # type: ignore[no-untyped-de
     repo = engine_repo()
     _edit(repo / "ensemble/config.pbtxt", 'key: "QUERY"', 'key: "QUERIES"')
     assert _messages(repo) == [
-        "ensemble/config.pbtxt:29: input_map key 'QUERIES' is not an input of model 'preprocessing' "
+        "ensemble/config.pbtxt:31: input_map key 'QUERIES' is not an input of model 'preprocessing' "
         "(mapping to non-existing input)"]
 
 
@@ -72,7 +72,7 @@ def test_ensemble_dtype_mismatch(engine_repo) -> None:  # type: ignore[no-untype
     _edit(repo / "postprocessing/config.pbtxt", 'name: "SEQUENCE_LENGTH" data_type: TYPE_INT32',
           'name: "SEQUENCE_LENGTH" data_type: TYPE_INT64')
     assert _messages(repo) == [
-        "ensemble/config.pbtxt:63: inconsistent data type: '_SEQUENCE_LENGTH' is TYPE_INT32 "
+        "ensemble/config.pbtxt:71: inconsistent data type: '_SEQUENCE_LENGTH' is TYPE_INT32 "
         "(tensorrt_llm.sequence_length), postprocessing.SEQUENCE_LENGTH expects TYPE_INT64"]
 
 
@@ -86,7 +86,7 @@ def test_ensemble_batch_over_a_step(engine_repo) -> None:  # type: ignore[no-unt
 def test_decoupled_mismatch_bls_vs_tensorrt_llm(engine_repo) -> None:  # type: ignore[no-untyped-def]
     repo = engine_repo("medusa")
     _edit(repo / "tensorrt_llm_bls/config.pbtxt", "decoupled: false", "decoupled: true")
-    assert _messages(repo) == ["tensorrt_llm_bls/config.pbtxt:6: decoupled mismatch: tensorrt_llm_bls is true, "
+    assert _messages(repo) == ["tensorrt_llm_bls/config.pbtxt:8: decoupled mismatch: tensorrt_llm_bls is true, "
                                "tensorrt_llm is false (streaming needs both decoupled)"]
 
 
@@ -101,7 +101,7 @@ def test_decoupled_mismatch_with_model_yaml(resolve_inline, tmp_path: Path) -> N
 def test_draft_tokens_over_engine_maximum(engine_repo) -> None:  # type: ignore[no-untyped-def]
     repo = engine_repo()
     _edit(repo / "tensorrt_llm_bls/config.pbtxt", 'string_value: "4"', 'string_value: "6"')
-    assert _messages(repo) == ["tensorrt_llm_bls/config.pbtxt:28: Number of draft tokens (6) is larger than "
+    assert _messages(repo) == ["tensorrt_llm_bls/config.pbtxt:34: Number of draft tokens (6) is larger than "
                                "maximum number of draft tokens (4) of the tensorrt_llm engine"]
 
 
@@ -125,7 +125,7 @@ def test_gpu_ids_against_tp_and_gpus(engine_repo) -> None:  # type: ignore[no-un
 def test_kind_gpu_over_the_profile(engine_repo) -> None:  # type: ignore[no-untyped-def]
     repo = engine_repo()
     _edit(repo / "preprocessing/config.pbtxt", "count: 1 kind: KIND_CPU", "count: 2 kind: KIND_GPU")
-    assert _messages(repo) == ["preprocessing/config.pbtxt:24: KIND_GPU count 2 exceeds the profile's 1 GPU(s)"]
+    assert _messages(repo) == ["preprocessing/config.pbtxt:28: KIND_GPU count 2 exceeds the profile's 1 GPU(s)"]
 
 
 def test_name_and_version_folder(engine_repo) -> None:  # type: ignore[no-untyped-def]

@@ -54,4 +54,30 @@ class TritonPythonModel:
             pb_utils.Tensor("INPUT_ID", input_ids), pb_utils.Tensor("REQUEST_INPUT_LEN", lengths),
             pb_utils.Tensor("REQUEST_OUTPUT_LEN", out_len), pb_utils.Tensor("OUT_END_ID", end),
             pb_utils.Tensor("OUT_PAD_ID", pad),
+            pb_utils.Tensor("STOP_WORDS_IDS", self._word_list(request, "STOP_WORDS_DICT", rows)),
+            pb_utils.Tensor("BAD_WORDS_IDS", self._word_list(request, "BAD_WORDS_DICT", rows)),
         ])
+
+    def _word_list(self, request, name, rows):
+        """Words -> the backend's `[batch, 2, n]` list: row 0 the words' ids back to back, row 1 the cumulative
+        end offsets, both padded (ids with 0, offsets with -1); the same layout as NVIDIA's preprocessing
+        (tensorrtllm_backend all_models/inflight_batcher_llm/preprocessing/1/model.py @ c2e65b8)."""
+        tensor = pb_utils.get_input_tensor_by_name(request, name)
+        words = [] if tensor is None else tensor.as_numpy().reshape(rows, -1)
+        lists = []
+        for row in range(rows):
+            flat, offsets = [], []
+            for word in (words[row] if len(words) else ()):
+                ids = self.tokenizer.encode(word.decode("utf-8") if isinstance(word, bytes) else str(word),
+                                            add_special_tokens=False)
+                if ids:
+                    flat += ids
+                    offsets.append(len(flat))
+            lists.append((flat, offsets))
+        width = max(1, *(len(flat) for flat, _ in lists))
+        out = np.zeros((rows, 2, width), dtype=np.int32)
+        out[:, 1, :] = -1
+        for row, (flat, offsets) in enumerate(lists):
+            out[row, 0, :len(flat)] = flat
+            out[row, 1, :len(offsets)] = offsets
+        return out

@@ -23,6 +23,11 @@ def load_model_yaml(model_dir):
     with open(path, encoding="utf-8") as handle:
         config = yaml.safe_load(handle) or {}
     triton_config = config.pop("triton_config")  # required, as in NVIDIA's model: a missing block is an error
+    if isinstance(config.get("model"), str) and "${HF_HUB_CACHE}" in config["model"]:
+        # a snapshot in this host's Hugging Face cache, defaulted as huggingface_hub does (and serve.sh)
+        hub = os.environ.get("HF_HUB_CACHE") or os.path.join(
+            os.environ.get("HF_HOME") or os.path.join(os.path.expanduser("~"), ".cache", "huggingface"), "hub")
+        config["model"] = config["model"].replace("${HF_HUB_CACHE}", hub)
     return config, triton_config
 
 
@@ -42,7 +47,9 @@ def sampling_kwargs(pb_utils, request):
         value = first(pb_utils, request, name)
         if value is not None:
             kwargs[key] = cast(value)
-    stop = first(pb_utils, request, "sampling_param_stop")
-    if stop:
-        kwargs["stop"] = [stop]
+    stop = pb_utils.get_input_tensor_by_name(request, "sampling_param_stop")
+    if stop is not None:  # dims [-1]: every string of the tensor is a stop string
+        words = [w.decode("utf-8") if isinstance(w, bytes) else str(w) for w in stop.as_numpy().reshape(-1)]
+        if any(words):
+            kwargs["stop"] = [w for w in words if w]
     return kwargs
