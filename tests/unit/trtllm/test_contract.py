@@ -157,3 +157,28 @@ def test_a_mechanism_absent_from_the_range_is_refused_at_validate(resolve_case: 
     with pytest.raises(ProfileError) as err:
         resolve_case("sa", data)
     assert err.value.issues[0].path == ("speculative", "mechanism") and "1.3.0rc0-rc13" in err.value.message
+
+
+def test_a_tuned_schedule_on_a_range_of_unknown_semantics_emits_one_k(resolve_case: Any, tmp_path: Any) -> None:
+    """1.3.0rc0-rc13: validate accepts draft_len: auto, tune says "no draft_len_schedule emitted"; emit must
+    agree (it raised ValueError, a failed build after the tune) and verify must accept what was emitted."""
+    import yaml
+
+    from specdeploy.execute.verify import lock_problems
+    from specdeploy.tune.book import Decision
+    from specdeploy.tune.emit import schedule_of
+
+    resolved = resolve_case("a", _case(LLAMA, "pytorch", "1.3.0rc5", "eagle3", draft_len="auto",
+                                       draft_model=EAGLE3))
+    tuned = schedule_of({c: Decision(c, k, 1.0, 1.0, "") for c, k in {1: 4, 4: 3, 8: 2, 16: 0}.items()},
+                        max_batch_size=32, trtllm_version="1.3.0rc5")
+    options = llm_api_options(resolved, draft_len=tuned["draft_len"], schedule=[tuple(r) for r in tuned["ranges"]],
+                              max_concurrency=tuned["max_concurrency"])
+    spec = options["speculative_config"]
+    assert "draft_len_schedule" not in spec and spec["max_draft_len"] == 4 and spec["max_concurrency"] == 15
+    assert check_llm_api_options(options, _table("1.3.0rc5")) == []
+    (tmp_path / "llm_api_options.yaml").write_text(yaml.safe_dump(options))
+    (tmp_path / "specdeploy.lock").write_text(json.dumps({"profile": "a", "profile_hash": "h", "models": {},
+                                                         "tuned": {"emitted": tuned["emitted"]}}))
+    manifest = {"profile": {"name": "a", "hash": "h"}, "models": {}}
+    assert lock_problems(tmp_path, manifest) == []
