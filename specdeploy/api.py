@@ -155,9 +155,9 @@ def build(source: str, sets: tuple[str, ...] = (), *, out: Path = Path("artifact
 
     resolved = load_and_resolve(source, sets, online=True)
     if resolved.line is not None:  # the pinned release's contract must be the installed one's
-        from specdeploy.trtllm.selfcheck import installed, require_pinned
+        from specdeploy.trtllm.selfcheck import installed_release, require_pinned
 
-        require_pinned(resolved.profile.runtime.trtllm_version, installed())
+        require_pinned(resolved.profile.runtime.trtllm_version, installed_release())
     the_plan = make_plan(resolved)
     force = tuple(s.id for s in the_plan.steps if s.stage.value == "tune") if tune else ()
     if tune and not force:

@@ -67,6 +67,19 @@ def installed() -> Installed | None:
     return Installed(out["version"]) if out else None
 
 
+def installed_release() -> Installed | None:
+    """The installed release: its package metadata (what `doctor` shows; no import, so a host without a GPU
+    driver answers too), else its `__version__` in a subprocess; None when not installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    for name in ("tensorrt_llm", "tensorrt-llm"):
+        try:
+            return Installed(version(name))
+        except PackageNotFoundError:
+            continue
+    return installed()
+
+
 def validate_options(options_yaml: str, model: str) -> Installed | None:
     """The installed `TorchLlmArgs` on an emitted `extra_llm_api_options` file (None when not installed)."""
     out = _run({"options_yaml": options_yaml, "model": model})
@@ -95,7 +108,7 @@ def trtllm_report(metadata_version: str | None) -> dict[str, str]:
     from specdeploy.trtllm.versions import version_line
 
     try:
-        found = installed() if metadata_version is None else Installed(metadata_version)
+        found = installed_release() if metadata_version is None else Installed(metadata_version)
     except StepFailed as exc:
         return {"tensorrt_llm": f"broken: {exc.message}", "trtllm_contract": "-"}
     if found is None:
