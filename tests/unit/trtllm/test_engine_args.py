@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from specdeploy.errors import UsageError
 from specdeploy.plan.planner import make_plan
+from specdeploy.profile.issues import ProfileError
 from specdeploy.trtllm.tables import check_argv, table_for
 from specdeploy.trtllm.versions import LINE_1_2
 from tests.unit.trtllm.cases import ENGINE
@@ -33,11 +33,13 @@ def test_redrafter_converter_arguments(resolve_case: Any) -> None:
                                                         "missing"]
 
 
-def test_redrafter_refuses_pipeline_parallel(resolve_case: Any) -> None:
+def test_redrafter_refuses_pipeline_parallel_at_validate(resolve_case: Any) -> None:
+    """Located at hardware.pipeline_parallel by `validate`, not only when `plan` builds the converter argv."""
     data = {**ENGINE["tensorrt-1.2.1-redrafter"], "hardware": {"gpu": "h200", "count": 2, "pipeline_parallel": 2}}
-    with pytest.raises(UsageError) as err:
-        make_plan(resolve_case("p", data))
-    assert "pipeline" in str(err.value)
+    with pytest.raises(ProfileError) as err:
+        resolve_case("p", data)
+    assert [i.path for i in err.value.issues] == [("hardware", "pipeline_parallel")]
+    assert "pipeline" in err.value.issues[0].message and err.value.issues[0].line
 
 
 def test_spec_converters_resolve_dtype_auto_from_the_config(resolve_case: Any) -> None:
