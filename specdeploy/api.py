@@ -96,10 +96,10 @@ def profile_copy(name: str, dest: Path, *, force: bool = False) -> Path:
         raise UsageError(f"no shipped profile named '{name}'", hint="see `specdeploy profiles list`")
     into = dest.is_dir() or dest.suffix not in (".yaml", ".yml")  # `copy NAME dir/`: dir/NAME.yaml, dir created
     target = dest / path.name if into else dest
-    target.parent.mkdir(parents=True, exist_ok=True)
     if target.exists() and not force:
         raise UsageError(f"{target} exists", hint="pass --force to overwrite")
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, target)
     except OSError as exc:
         raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from None
