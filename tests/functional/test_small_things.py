@@ -72,3 +72,11 @@ def test_profiles_copy_under_a_file_is_a_usage_error(tmp_path: Path) -> None:
     result = run("profiles", "copy", "h100-ngram", "afile/sub/", cwd=tmp_path)
     assert result.returncode == 2, result.stderr
     assert "cannot write" in result.stderr and "internal error" not in result.stderr
+
+
+def test_render_out_under_a_file_is_a_usage_error(tmp_path: Path) -> None:
+    """--out whose parent cannot be a folder (a file in the way): exit 2 naming it, never an internal error."""
+    (tmp_path / "afile").write_text("x")
+    result = run("render", "h100-ngram", "--out", "afile/sub", cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert "cannot write the repository" in result.stderr and "internal error" not in result.stderr
