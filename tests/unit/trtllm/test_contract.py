@@ -182,3 +182,12 @@ def test_a_tuned_schedule_on_a_range_of_unknown_semantics_emits_one_k(resolve_ca
                                                          "tuned": {"emitted": tuned["emitted"]}}))
     manifest = {"profile": {"name": "a", "hash": "h"}, "models": {}}
     assert lock_problems(tmp_path, manifest) == []
+
+
+def test_a_release_no_contract_was_read_for_is_a_warning(resolve_case: Any) -> None:
+    """1.4 pins validate with the 1.3.0rc27+ rules assumed: said at runtime.trtllm_version, never silently."""
+    resolved = resolve_case("f", _case(LLAMA, "pytorch", "1.4.0rc1", "eagle3", draft_len=3, draft_model=EAGLE3))
+    (note,) = [n for n in resolved.notes if n.path == ("runtime", "trtllm_version")]
+    assert note.severity == "warning" and "UNKNOWN" in note.message and "1.3.0rc27+" in note.message
+    known = resolve_case("k", _case(LLAMA, "pytorch", "1.3.0", "eagle3", draft_len=3, draft_model=EAGLE3))
+    assert not [n for n in known.notes if n.path == ("runtime", "trtllm_version")]
