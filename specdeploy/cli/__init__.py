@@ -7,7 +7,6 @@ location, issues}, "result": ...}` (`result` only when the command produced one 
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import Any
 
@@ -77,8 +76,5 @@ def main(argv: list[str] | None = None) -> None:
     code, error = _run(args)
     if "--json" in words:  # also when click failed before it reached the option
         console().json_mode = True
-    try:
-        console().finish(error)
-    except BrokenPipeError:  # `specdeploy --json plan X | head`: the reader left; not an error of ours
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    console().finish(error)
     sys.exit(code)
