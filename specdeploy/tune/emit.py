@@ -37,7 +37,7 @@ def schedule_of(decisions: Mapping[int, Decision], *, max_batch_size: int,
                      f"above concurrency 1 (tuned {lower})")
         lower = {c: min(k, lower[1]) for c, k in lower.items()}
     ranges = canonical(lower, max_concurrency=max_conc)
-    emitted = None
+    emitted: dict[str, Any] | None = None
     if line is not None and line.schedule == "unknown":  # what trtllm.llm_api emits then: one K, no schedule
         notes.append(f"TRT-LLM {line.range} schedule semantics are UNKNOWN: no draft_len_schedule emitted, "
                      f"K = {max(lower.values())} up to max_concurrency {max_conc}")
