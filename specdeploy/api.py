@@ -29,6 +29,10 @@ class Validation:
     def ok(self) -> bool:
         return not self.errors
 
+    def to_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "ok": self.ok, "errors": [i.to_dict() for i in self.errors],
+                "notes": [n.to_dict() for n in self.notes]}
+
 
 def load_and_resolve(source: str, sets: tuple[str, ...] = (), *, probe: EnvironmentProbe | None = None,
                      online: bool = False, fast: bool = False) -> Resolved:

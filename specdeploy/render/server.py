@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from specdeploy.render.backends import bundle
 PR_SET_DEATHSIG = 1  # linux/prctl.h
 
 
-def _die_with(parent: int):  # type: ignore[no-untyped-def]
+def _die_with(parent: int) -> Callable[[], None]:
     """A preexec hook: SIGTERM this child when `parent` dies (Linux prctl; elsewhere a no-op), and exit at once
     when the parent is already gone (it died between fork and prctl)."""
 
