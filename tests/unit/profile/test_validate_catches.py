@@ -50,7 +50,7 @@ def test_a_non_utf8_dataset_is_an_error(tmp_path: Path) -> None:
     dataset = tmp_path / "latin1.jsonl"
     dataset.write_bytes(b'{"question_id": 1, "category": "\xe9", "turns": ["hi"]}\n')
     (message,) = errors(write_profile(tmp_path / "p.yaml", f"extends: h200-eagle3\ntune:\n  dataset: {dataset}\n"))
-    assert message.startswith("tune.dataset: cannot read dataset")
+    assert message.startswith("tune.dataset: dataset ") and "is not UTF-8 text" in message
 
 
 def test_a_valid_tune_dataset_passes(tmp_path: Path) -> None:
