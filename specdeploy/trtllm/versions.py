@@ -181,11 +181,6 @@ def version_key(text: str) -> tuple[int, int, int, int, int]:
     return int(match[1]), int(match[2]), int(match[3] or 0), rc, int(match[5] or 0)
 
 
-def parse_version(text: str) -> tuple[int, int, int]:
-    """`1.3.0rc2` -> (1, 3, 0); raises ValueError for anything that is not a release number."""
-    return version_key(text)[:3]
-
-
 def version_line(text: str) -> VersionLine:
     """The contract range of a release; only 1.2.x and the 1.3 line (1.4 marked UNKNOWN) are supported."""
     found = next((r for r in RANGES if r.contains(text)), None)
