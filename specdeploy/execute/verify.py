@@ -58,8 +58,10 @@ _ABSENT = object()
 
 
 def _read_json(path: Path) -> Any:
-    """The parsed file, `_ABSENT`, or the exception that kept it from being read."""
+    """The parsed file, `_ABSENT`, or the exception that kept it from being read (a FIFO is never read)."""
     try:
+        if path.exists() and not path.is_file():
+            return ValueError("not a regular file")
         return json.loads(path.read_bytes())
     except FileNotFoundError:
         return _ABSENT
