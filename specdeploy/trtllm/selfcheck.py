@@ -18,6 +18,7 @@ from typing import Any
 from specdeploy.errors import StepFailed, UsageError
 
 TIMEOUT_S = 300
+_HINT = "check the TensorRT-LLM installation (python -c 'import tensorrt_llm')"
 _CHILD = r"""
 import json, sys
 req = json.load(sys.stdin)
@@ -52,12 +53,15 @@ class Installed:
 def _run(request: dict[str, Any]) -> dict[str, Any] | None:
     if importlib.util.find_spec("tensorrt_llm") is None:
         return None
-    proc = subprocess.run([sys.executable, "-c", _CHILD], input=json.dumps(request), capture_output=True,
-                          text=True, timeout=TIMEOUT_S, env=dict(os.environ), check=False)
+    try:
+        proc = subprocess.run([sys.executable, "-c", _CHILD], input=json.dumps(request), capture_output=True,
+                              text=True, timeout=TIMEOUT_S, env=dict(os.environ), check=False)
+    except subprocess.TimeoutExpired:
+        raise StepFailed(f"the installed tensorrt_llm did not answer within {TIMEOUT_S} s (import or argument "
+                         "check)", hint=_HINT) from None
     if proc.returncode != 0:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-        raise StepFailed(f"importing the installed tensorrt_llm failed: {' | '.join(tail)}",
-                         hint="check the TensorRT-LLM installation (python -c 'import tensorrt_llm')")
+        raise StepFailed(f"importing the installed tensorrt_llm failed: {' | '.join(tail)}", hint=_HINT)
     return json.loads(proc.stdout)  # type: ignore[no-any-return]
 
 

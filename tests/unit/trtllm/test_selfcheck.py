@@ -112,3 +112,20 @@ def test_an_install_that_cannot_be_imported_here_does_not_fail_the_build(tmp_pat
     _profile(tmp_path, runtime={"trtllm_version": "1.3.0rc23", "backend": "pytorch"})  # same file, other pin
     refused = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120, check=False)
     assert refused.returncode == 2 and "pins TensorRT-LLM 1.3.0rc23, but 1.3.0 is installed" in refused.stderr
+
+
+def test_an_import_that_hangs_is_a_failed_check_not_an_internal_error(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """`import tensorrt_llm` can hang (MPI init): past the timeout it is StepFailed, which emit turns into a
+    warning, never subprocess.TimeoutExpired (an internal error, exit 3)."""
+    from specdeploy.errors import StepFailed
+    from specdeploy.trtllm import selfcheck
+
+    (tmp_path / "tensorrt_llm").mkdir()
+    (tmp_path / "tensorrt_llm" / "__init__.py").write_text("import time\ntime.sleep(30)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    monkeypatch.setattr(selfcheck, "TIMEOUT_S", 1)
+    with pytest.raises(StepFailed) as err:
+        validate_options("{}", "m")
+    assert "did not answer within 1 s" in err.value.message
