@@ -18,6 +18,8 @@ from typing import Any
 from specdeploy.errors import StepFailed, UsageError
 
 TIMEOUT_S = 300
+MARK = "specdeploy-selfcheck: "
+"""Prefix of the child's answer line: `import tensorrt_llm` prints a banner on stdout (and libraries log there)."""
 _HINT = "check the TensorRT-LLM installation (python -c 'import tensorrt_llm')"
 _CHILD = r"""
 import json, sys
@@ -39,7 +41,7 @@ if req.get("options_yaml") is not None:
     except Exception as exc:
         out["ok"] = False
         out["error"] = type(exc).__name__ + ": " + str(exc)
-json.dump(out, sys.stdout)
+print("\n" + req["mark"] + json.dumps(out))
 """
 
 
@@ -54,15 +56,19 @@ def _run(request: dict[str, Any]) -> dict[str, Any] | None:
     if importlib.util.find_spec("tensorrt_llm") is None:
         return None
     try:
-        proc = subprocess.run([sys.executable, "-c", _CHILD], input=json.dumps(request), capture_output=True,
-                              text=True, timeout=TIMEOUT_S, env=dict(os.environ), check=False)
+        proc = subprocess.run([sys.executable, "-c", _CHILD], input=json.dumps({**request, "mark": MARK}),
+                              capture_output=True, text=True, timeout=TIMEOUT_S, env=dict(os.environ), check=False)
     except subprocess.TimeoutExpired:
         raise StepFailed(f"the installed tensorrt_llm did not answer within {TIMEOUT_S} s (import or argument "
                          "check)", hint=_HINT) from None
     if proc.returncode != 0:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
         raise StepFailed(f"importing the installed tensorrt_llm failed: {' | '.join(tail)}", hint=_HINT)
-    return json.loads(proc.stdout)  # type: ignore[no-any-return]
+    answer = [line for line in proc.stdout.splitlines() if line.startswith(MARK)]
+    if not answer:
+        raise StepFailed(f"the installed tensorrt_llm check gave no answer: {proc.stdout.strip()[-300:]!r}",
+                         hint=_HINT)
+    return json.loads(answer[-1].removeprefix(MARK))  # type: ignore[no-any-return]
 
 
 def installed() -> Installed | None:
