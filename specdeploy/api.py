@@ -124,14 +124,16 @@ def doctor() -> dict[str, Any]:
     from specdeploy.trtllm.selfcheck import trtllm_report
 
     probe = probe_environment()
+    trtllm = trtllm_report(probe.trtllm_version)
+    usable = trtllm["trtllm_contract"] != "-"  # "-": not installed, or its import failed
     missing = [*([] if probe.driver else ["NVIDIA driver"]), *([] if probe.gpu_names else ["NVIDIA GPU"]),
-               *([] if probe.trtllm_version else ["TensorRT-LLM"])]
+               *([] if usable else ["TensorRT-LLM"])]
     return {
         "specdeploy": __version__, "python": platform.python_version(),
         "gpus": [{"name": n, "memory_gib": round(m / 1024**3, 1)} for n, m in
                  zip(probe.gpu_names, probe.gpu_memory_bytes, strict=True)],
         "driver": probe.driver or "no NVIDIA driver", "nvml": probe.nvml_error or "ok",
-        **trtllm_report(probe.trtllm_version),
+        **trtllm,
         "tritonserver": probe.tritonserver or "not found (pip install 'specdeploy[triton]')",
         "reference_runtime": "available" if find_spec("torch") and find_spec("transformers")
         else "not installed (pip install 'specdeploy[reference]')",

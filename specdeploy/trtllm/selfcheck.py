@@ -114,7 +114,8 @@ def require_pinned(pinned: str, found: Installed | None) -> None:
 
 
 def trtllm_report(metadata_version: str | None) -> dict[str, str]:
-    """doctor's TensorRT-LLM lines: the installed version (imported in a subprocess) and its contract range."""
+    """doctor's TensorRT-LLM lines: the installed version (metadata, else imported in a subprocess) and its
+    contract range; `trtllm_contract` is "-" exactly when there is no usable installation."""
     from specdeploy.trtllm.versions import version_line
 
     try:

@@ -79,6 +79,7 @@ def test_doctor_names_the_installed_release_and_its_contract_range(tmp_path: Pat
     report = json.loads(_cli("--json", "doctor", version="1.3.0rc14", cwd=tmp_path).stdout)["result"]
     assert report["tensorrt_llm"] == "1.3.0rc14"
     assert report["trtllm_contract"].startswith("1.3.0rc14-rc22 (UNKNOWN: 1.3.mtp_rc15_rc22")
+    assert "TensorRT-LLM" not in report["missing"]  # found by import (no package metadata): not missing either
     absent = json.loads(_cli("--json", "doctor", version=None, cwd=tmp_path).stdout)["result"]
     assert absent["trtllm_contract"] == "-"
 
