@@ -98,15 +98,15 @@ def profile_copy(name: str, dest: Path, *, force: bool = False) -> Path:
     path = find_shipped(name)
     if path is None:
         raise UsageError(f"no shipped profile named '{name}'", hint="see `specdeploy profiles list`")
-    into = dest.is_dir() or dest.suffix not in (".yaml", ".yml")  # `copy NAME dir/`: dir/NAME.yaml, dir created
-    target = dest / path.name if into else dest
-    if target.exists() and not force:
-        raise UsageError(f"{target} exists", hint="pass --force to overwrite")
-    try:
+    try:  # any OSError (a file in the way, read-only, a name too long) is the destination's fault
+        into = dest.is_dir() or dest.suffix not in (".yaml", ".yml")  # `copy NAME dir/`: dir/NAME.yaml, created
+        target = dest / path.name if into else dest
+        if target.exists() and not force:
+            raise UsageError(f"{target} exists", hint="pass --force to overwrite")
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, target)
     except OSError as exc:
-        raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from None
+        raise UsageError(f"cannot write {str(dest)[:200]}: {exc.strerror or exc}") from None
     return target
 
 
