@@ -86,3 +86,15 @@ def test_a_reader_that_left_is_not_a_failure() -> None:
         err = proc.stderr.read().decode()
         assert proc.wait(timeout=120) == 0, err
         assert "Traceback" not in err and "error" not in err
+
+
+def test_a_name_the_os_refuses_is_a_usage_error_everywhere(tmp_path: Path) -> None:
+    """A path argument longer than the OS allows (ENAMETOOLONG) is the user's input, never an internal error:
+    exit 2 naming the problem, and a JSON error with --json."""
+    long = "y" * 5000
+    for args in (("validate", long), ("plan", f"{long}.yaml"), ("check-repo", long),
+                 ("render", "h100-ngram", "--out", long), ("ask", "hi", "--artifact", long)):
+        result = run(*args, "--json", cwd=tmp_path)
+        assert result.returncode == 2, (args[0], result.stderr[-500:])
+        error = json.loads(result.stdout)["error"]
+        assert error["code"] == 2 and "name too long" in error["message"] and "internal error" not in result.stderr
