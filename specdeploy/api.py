@@ -29,6 +29,10 @@ class Validation:
     def ok(self) -> bool:
         return not self.errors
 
+    def to_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "ok": self.ok, "errors": [i.to_dict() for i in self.errors],
+                "notes": [n.to_dict() for n in self.notes]}
+
 
 def load_and_resolve(source: str, sets: tuple[str, ...] = (), *, probe: EnvironmentProbe | None = None,
                      online: bool = False, fast: bool = False) -> Resolved:
@@ -104,15 +108,15 @@ def profile_copy(name: str, dest: Path, *, force: bool = False) -> Path:
     path = find_shipped(name)
     if path is None:
         raise UsageError(f"no shipped profile named '{name}'", hint="see `specdeploy profiles list`")
-    into = dest.is_dir() or dest.suffix not in (".yaml", ".yml")  # `copy NAME dir/`: dir/NAME.yaml, dir created
-    target = dest / path.name if into else dest
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if target.exists() and not force:
-        raise UsageError(f"{target} exists", hint="pass --force to overwrite")
-    try:
+    try:  # any OSError (a file in the way, read-only, a name too long) is the destination's fault
+        into = dest.is_dir() or dest.suffix not in (".yaml", ".yml")  # `copy NAME dir/`: dir/NAME.yaml, created
+        target = dest / path.name if into else dest
+        if target.exists() and not force:
+            raise UsageError(f"{target} exists", hint="pass --force to overwrite")
+        target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, target)
     except OSError as exc:
-        raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from None
+        raise UsageError(f"cannot write {str(dest)[:200]}: {exc.strerror or exc}") from None
     return target
 
 
@@ -130,14 +134,16 @@ def doctor() -> dict[str, Any]:
     from specdeploy.trtllm.selfcheck import trtllm_report
 
     probe = probe_environment()
+    trtllm = trtllm_report(probe.trtllm_version)
+    usable = trtllm["trtllm_contract"] != "-"  # "-": not installed, or its import failed
     missing = [*([] if probe.driver else ["NVIDIA driver"]), *([] if probe.gpu_names else ["NVIDIA GPU"]),
-               *([] if probe.trtllm_version else ["TensorRT-LLM"])]
+               *([] if usable else ["TensorRT-LLM"])]
     return {
         "specdeploy": __version__, "python": platform.python_version(),
         "gpus": [{"name": n, "memory_gib": round(m / 1024**3, 1)} for n, m in
                  zip(probe.gpu_names, probe.gpu_memory_bytes, strict=True)],
         "driver": probe.driver or "no NVIDIA driver", "nvml": probe.nvml_error or "ok",
-        **trtllm_report(probe.trtllm_version),
+        **trtllm,
         "tritonserver": probe.tritonserver or "not found (pip install 'specdeploy[triton]')",
         "reference_runtime": "available" if find_spec("torch") and find_spec("transformers")
         else "not installed (pip install 'specdeploy[reference]')",
@@ -165,9 +171,9 @@ def build(source: str, sets: tuple[str, ...] = (), *, out: Path = Path("artifact
 
     resolved = load_and_resolve(source, sets, online=True)
     if resolved.line is not None:  # the pinned release's contract must be the installed one's
-        from specdeploy.trtllm.selfcheck import installed, require_pinned
+        from specdeploy.trtllm.selfcheck import installed_release, require_pinned
 
-        require_pinned(resolved.profile.runtime.trtllm_version, installed())
+        require_pinned(resolved.profile.runtime.trtllm_version, installed_release())
     the_plan = make_plan(resolved)
     force = tuple(s.id for s in the_plan.steps if s.stage.value == "tune") if tune else ()
     if tune and not force:

@@ -51,7 +51,7 @@ class Console:
         if self.json_mode:
             self.result = obj
         else:
-            print(text if text is not None else _dumps(obj), file=self.out, flush=True)
+            self._write(text if text is not None else _dumps(obj))
 
     def finish(self, error: dict[str, Any] | None = None) -> None:
         """--json: print the one document, the result or the error (with whatever result there was)."""
@@ -59,10 +59,18 @@ class Console:
             return
         if error is None:
             if self.result is not None:
-                print(_dumps(self.result), file=self.out, flush=True)
+                self._write(_dumps(self.result))
             return
         doc = {"error": error} if self.result is None else {"error": error, "result": self.result}
-        print(_dumps(doc), file=self.out, flush=True)
+        self._write(_dumps(doc))
+
+    def _write(self, text: str) -> None:
+        """Data to stdout; a reader that left (`specdeploy plan X | head`) is not an error of ours: the rest
+        goes nowhere (click would turn the EPIPE into exit 1)."""
+        try:
+            print(text, file=self.out, flush=True)
+        except BrokenPipeError:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), self.out.fileno())
 
 
 def _dumps(obj: Any) -> str:

@@ -12,6 +12,7 @@ Exit 0 when nothing differs, 1 when something does, 2 when TensorRT-LLM is missi
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import re
 import subprocess
@@ -127,8 +128,9 @@ def main() -> int:
     from specdeploy.trtllm.versions import version_line
 
     try:
-        import tensorrt_llm
-        from tensorrt_llm.llmapi import llm_args
+        with contextlib.redirect_stdout(sys.stderr):  # its import prints a banner; --json keeps stdout JSON
+            import tensorrt_llm
+            from tensorrt_llm.llmapi import llm_args
     except ImportError as exc:
         print(f"TensorRT-LLM is not importable here: {exc}", file=sys.stderr)
         return 2

@@ -29,6 +29,10 @@ class Eagle(Mechanism):
                 "options.choices",
                 f"choice depth {tree_depth(opts.choices)} exceeds num_eagle_layers {opts.num_eagle_layers}",
             )
+        if "max_non_leaves_per_layer" in ctx.profile.speculative.options:  # as the user wrote it
+            yield Issue(("speculative", "options", "max_non_leaves_per_layer"),
+                        "not passed to the engine: the EAGLE converter read (04a2cac) has no such flag "
+                        "(UNCONFIRMED convert.eagle_max_non_leaves)", "remove it", severity="warning")
         if ctx.target and ctx.target.model_type != "llama":
             yield ctx.issue(
                 "mechanism",

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from specdeploy.plugin import Mechanism
+from collections.abc import Iterator
+
+from specdeploy.plugin import CheckContext, Mechanism
+from specdeploy.profile.issues import Issue
 from specdeploy_mechanisms._common import options
 
 
@@ -15,3 +18,10 @@ class Redrafter(Mechanism):
     support = {"tensorrt": ("1.2",)}
     max_draft_len = 16
     default_draft_len = 4
+
+    def check(self, ctx: CheckContext) -> Iterator[Issue]:
+        """Its converter has no --pp_size (pipeline fixed at 1; redrafter convert_checkpoint.py, index id
+        907318533, upstream-audit.md §A)."""
+        if ctx.profile.hardware.pipeline_parallel != 1:
+            yield Issue(("hardware", "pipeline_parallel"), "ReDrafter's converter has no pipeline parallelism "
+                        "(pp fixed at 1)", "set hardware.pipeline_parallel: 1 (tensor_parallel is supported)")

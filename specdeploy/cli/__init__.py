@@ -7,7 +7,7 @@ location, issues}, "result": ...}` (`result` only when the command produced one 
 
 from __future__ import annotations
 
-import os
+import errno
 import sys
 from typing import Any
 
@@ -17,7 +17,7 @@ from specdeploy import __version__
 from specdeploy.cli import _commands
 from specdeploy.cli._group import cli
 from specdeploy.console import configure, console
-from specdeploy.errors import ExitCode, SpecdeployError
+from specdeploy.errors import ExitCode, SpecdeployError, UsageError
 
 __all__ = ["cli", "main"]
 _ = _commands  # registers the commands on `cli`
@@ -36,6 +36,16 @@ def _error(code: int, exc: BaseException | None, message: str, hint: str | None 
             "hint": hint, "location": location, "issues": issues}
 
 
+def _failed(exc: SpecdeployError) -> tuple[int, dict[str, Any]]:
+    """A user-facing error: its message (a traceback only with --debug) and its exit code."""
+    if console().debug:
+        import traceback
+
+        traceback.print_exc()
+    console().error(str(exc))
+    return exc.exit_code, _error(exc.exit_code, exc, exc.message, exc.hint)
+
+
 def _run(args: list[str]) -> tuple[int, dict[str, Any] | None]:
     """Run the CLI; (exit code, the JSON error object or None). Chatter and messages go to stderr."""
     try:
@@ -49,18 +59,16 @@ def _run(args: list[str]) -> tuple[int, dict[str, Any] | None]:
         exc.show()
         return ExitCode.INVALID, _error(ExitCode.INVALID, exc, exc.format_message())
     except SpecdeployError as exc:
-        if console().debug:
-            import traceback
-
-            traceback.print_exc()
-        console().error(str(exc))
-        return exc.exit_code, _error(exc.exit_code, exc, exc.message, exc.hint)
+        return _failed(exc)
     except KeyboardInterrupt:
         console().error("interrupted")
         return 130, _error(130, None, "interrupted")
     except Exception as exc:  # noqa: BLE001 - the last line of defence: an internal error, reported as such
         import traceback
 
+        if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:  # only a user's name is that long
+            return _failed(UsageError(f"file name too long: {str(exc.filename)[:80]}...",
+                                      hint="a path argument or profile value longer than the OS allows"))
         console().error(f"internal error in specdeploy {__version__} (please report it):")
         traceback.print_exc()
         return ExitCode.INTERNAL, _error(ExitCode.INTERNAL, exc, f"internal error: {exc!r}",
@@ -77,8 +85,5 @@ def main(argv: list[str] | None = None) -> None:
     code, error = _run(args)
     if "--json" in words:  # also when click failed before it reached the option
         console().json_mode = True
-    try:
-        console().finish(error)
-    except BrokenPipeError:  # `specdeploy --json plan X | head`: the reader left; not an error of ours
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    console().finish(error)
     sys.exit(code)

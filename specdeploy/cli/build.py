@@ -62,10 +62,10 @@ def verify(artifact_dir: Path) -> None:
     lock that matches; exit 1 on any drift or problem."""
     from specdeploy import api
     from specdeploy.execute.manifest import DriftFound
+    from specdeploy.execute.verify import drift_line
 
     report = api.verify(artifact_dir)
-    lines = [f"drift: {d['file']} ({d['path']}): " + ("not listed in the manifest" if d["actual"] == "unlisted"
-             else f"expected {d['expected'][:12]}, now {d['actual'][:12]}") for d in report["drift"]]
+    lines = [f"drift: {drift_line(d)}" for d in report["drift"]]
     lines += [f"problem: {p}" for p in report["problems"]]
     console().data(report, text="\n".join(lines) or f"ok: {report['checked']} files match the manifest")
     if not report["ok"]:

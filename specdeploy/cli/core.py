@@ -27,8 +27,7 @@ def validate(profiles: tuple[str, ...], sets: tuple[str, ...]) -> None:
         if result.ok:
             out.ok(f"{result.source} is valid")
     if out.json_mode:
-        out.data([{"source": r.source, "ok": r.ok, "errors": [i.to_dict() for i in r.errors],
-                   "notes": [n.to_dict() for n in r.notes]} for r in results])
+        out.data([r.to_dict() for r in results])
     failed = sum(not r.ok for r in results)
     if failed:
         raise UsageError(f"{failed} of {len(results)} profile{'s' if len(results) > 1 else ''} invalid",

@@ -59,8 +59,10 @@ _ABSENT = object()
 
 
 def _read_json(path: Path) -> Any:
-    """The parsed file, `_ABSENT`, or the exception that kept it from being read."""
+    """The parsed file, `_ABSENT`, or the exception that kept it from being read (a FIFO is never read)."""
     try:
+        if path.exists() and not path.is_file():
+            return ValueError("not a regular file")
         return json.loads(path.read_bytes())
     except FileNotFoundError:
         return _ABSENT
@@ -106,13 +108,23 @@ def _hash_drift(folder: Path, manifest: dict[str, Any]) -> tuple[list[dict[str, 
     expected += [(rel, folder / rel, digest) for rel, digest in manifest["files"].items()]
     drift = []
     for label, path, digest in expected:
-        try:
-            actual = cache.digest(path, verify=True)
+        try:  # a FIFO or device in a recorded file's place would be read forever: only regular files are hashed
+            actual = cache.digest(path, verify=True) if path.is_file() or not path.exists() else "not a regular file"
         except OSError:
             actual = None
         if actual != digest:
             drift.append({"file": label, "path": str(path), "expected": digest, "actual": actual or "missing"})
     return drift, len(expected)
+
+
+def drift_line(entry: dict[str, str]) -> str:
+    """One drift record as a line: what it is and how it differs (digests shortened, other values whole)."""
+    def short(value: str) -> str:
+        return value[:12] if len(value) == 64 else value
+
+    how = ("not listed in the manifest" if entry["actual"] == "unlisted"
+           else f"expected {short(entry['expected'])}, now {short(entry['actual'])}")
+    return f"{entry['file']} ({entry['path']}): {how}"
 
 
 def _unlisted(folder: Path, listed: set[str]) -> list[dict[str, str]]:

@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,8 +23,8 @@ from specdeploy.render.backends import bundle
 PR_SET_DEATHSIG = 1  # linux/prctl.h
 
 
-def _die_with(parent: int):  # type: ignore[no-untyped-def]
-    """A preexec hook: SIGTERM this child when `parent` dies (Linux prctl; elsewhere none), and exit at once
+def _die_with(parent: int) -> Callable[[], None] | None:
+    """A preexec hook: SIGTERM this child when `parent` dies (Linux prctl; elsewhere None: no hook), and exit at once
     when the parent is already gone (it died between fork and prctl). libc is looked up here, in the parent:
     the child only makes the call."""
     try:

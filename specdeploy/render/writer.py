@@ -129,9 +129,13 @@ def write_repo(context: RepoContext, out: Path, *, pretend: bool = False) -> Ren
     out = Path(out).absolute()
     _guard(out)
     files = render_files(context)
-    if not pretend:  # staged next to `out` for an atomic swap; a pretend run leaves no folder behind
-        out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=None if pretend else out.parent))
+    try:
+        if not pretend:  # staged next to `out` for an atomic swap; a pretend run leaves no folder behind
+            out.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=None if pretend else out.parent))
+    except OSError as exc:
+        raise UsageError(f"cannot write the repository at {out}: {exc.strerror or exc}",
+                         hint="--out must be a folder in a writable place (not under a file, not read-only)") from None
     try:
         _write_tree(staging, files)
         report = RenderReport(out, context.layout, _statuses(out, files), check_repo(staging), pretend)

@@ -41,15 +41,18 @@ def cached_snapshot(repo_id: str, revision: str | None) -> Path | None:
     """The snapshot folder of `repo_id` at `revision` in the local hub cache, if present."""
     repo = hub_cache_dir() / ("models--" + repo_id.replace("/", "--"))
     rev = revision or "main"
-    if _COMMIT.match(rev):
-        commit = rev
-    else:
-        ref = repo / "refs" / rev
-        if not ref.is_file():
-            return None
-        commit = ref.read_text().strip()
-    snapshot = repo / "snapshots" / commit
-    return snapshot if snapshot.is_dir() else None
+    try:  # a name the OS refuses (too long, a NUL byte) is simply not in the cache
+        if _COMMIT.match(rev):
+            commit = rev
+        else:
+            ref = repo / "refs" / rev
+            if not ref.is_file():
+                return None
+            commit = ref.read_text().strip()
+        snapshot = repo / "snapshots" / commit
+        return snapshot if snapshot.is_dir() else None
+    except (OSError, ValueError):
+        return None
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -72,8 +75,13 @@ def _local(ref: str) -> ConfigLookup | None:
 
     if not ref.strip():
         return ConfigLookup(None, "none", "the model reference is empty", invalid=True)
-    folder = packaged_model(ref) or Path(ref).expanduser()
-    if folder.exists() and not folder.is_dir():
+    try:
+        folder = packaged_model(ref) or Path(ref).expanduser()
+        is_file = folder.exists() and not folder.is_dir()
+    except (OSError, ValueError) as exc:  # ENAMETOOLONG, a NUL byte: neither a folder nor a hub id
+        return ConfigLookup(None, "none", f"{ref[:80]!r}... is not a usable model reference ({exc.__class__.__name__}: "
+                            f"{getattr(exc, 'strerror', None) or exc})"[:300], invalid=True)
+    if is_file:
         return ConfigLookup(None, str(folder), f"{folder} is a file, not a model folder (one holding config.json)",
                             invalid=True)
     if not folder.is_dir():

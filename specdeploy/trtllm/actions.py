@@ -124,18 +124,25 @@ def emit_llm_api(ctx: ActionContext) -> dict[str, Any]:
     """Writes `llm_api_files` (after the installed TensorRT-LLM, if any, accepted them) and bench.sh with its
     dataset; no fetched checkpoint is needed (`--only emit.llm_api` runs without fetch)."""
     texts, outputs = llm_api_files(ctx.resolved, ctx.outputs)
-    _self_check(texts[OPTIONS_FILE], ctx.resolved.profile.target.model)
+    _self_check(ctx, texts[OPTIONS_FILE], ctx.resolved.profile.target.model)
     for name, text in texts.items():
         _write(ctx.write_dir, name, text, 0o755 if name.endswith(".sh") else 0o644)
     outputs["files"] = [*outputs["files"], *_bench_files(ctx, outputs["bench"], outputs["target"])]
     return outputs
 
 
-def _self_check(options_yaml: str, model: str) -> None:
-    """Where TensorRT-LLM is installed, its own TorchLlmArgs must accept what was emitted (before writing)."""
+def _self_check(ctx: ActionContext, options_yaml: str, model: str) -> None:
+    """Where TensorRT-LLM is installed, its own TorchLlmArgs must accept what was emitted (before writing).
+    One that cannot be imported here (a CI host without a GPU driver) leaves the file unchecked, said aloud."""
     from specdeploy.trtllm.selfcheck import validate_options
 
-    found = validate_options(options_yaml, model)
+    try:
+        found = validate_options(options_yaml, model)
+    except StepFailed as exc:
+        note = f"warning: {OPTIONS_FILE} not checked against the installed TensorRT-LLM: {exc.message}"
+        ctx.log.write(note + "\n")
+        ctx.report(note)
+        return
     if found is not None and found.error:
         raise StepFailed(f"the installed TensorRT-LLM {found.version} refuses the emitted {OPTIONS_FILE}: "
                          f"{found.error}", hint="this is specdeploy's contract table being wrong for that release: "

@@ -130,9 +130,10 @@ def llm_api_options(resolved: Resolved, *, draft_len: int, schedule: Mapping[int
         if draft_path is None:
             draft_path = spec.draft_model
         cfg = _speculative_config(resolved, line, k, draft_path)
-        if ranges is not None:
+        if ranges is not None and line.schedule != "unknown":  # unknown: one K (the tune's note says so)
             cfg["draft_len_schedule"] = emit_schedule(ranges, line)
-        if max_concurrency is not None and not (ranges is not None and line.schedule_excludes_max_concurrency):
+        if max_concurrency is not None and not ("draft_len_schedule" in cfg
+                                                and line.schedule_excludes_max_concurrency):
             cfg["max_concurrency"] = max_concurrency  # 1.3: the schedule's top key already stops speculation
         opts["speculative_config"] = cfg
     return opts

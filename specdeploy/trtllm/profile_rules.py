@@ -22,7 +22,12 @@ def contract_issues(ctx: CheckContext, _mech: Any = None) -> Iterator[Issue]:
     if line is None or ctx.profile.runtime.backend != "pytorch":
         return
     version = ctx.profile.runtime.trtllm_version
-    from specdeploy.trtllm.versions import RANGES
+    from specdeploy.trtllm.versions import CONCERNS, RANGES, UNCONFIRMED
+
+    for key in (k for k in line.unknown if CONCERNS.get(k) == ("*",)):  # the whole range is unread (1.4)
+        yield Issue(("runtime", "trtllm_version"), f"TensorRT-LLM {version}: range {line.range}, UNKNOWN: "
+                    f"{UNCONFIRMED[key]}", "pin a release whose contract was read (1.2.1, the 1.3 line), or "
+                    "check the emitted options with tools/refresh_trtllm_tables.py", severity="warning")
 
     builtin = any(r.supports(spec.mechanism) for r in RANGES)  # a third-party mechanism's `support` governs it
     if spec.mechanism != "none" and builtin and not line.supports(spec.mechanism):

@@ -18,6 +18,9 @@ from typing import Any
 from specdeploy.errors import StepFailed, UsageError
 
 TIMEOUT_S = 300
+MARK = "specdeploy-selfcheck: "
+"""Prefix of the child's answer line: `import tensorrt_llm` prints a banner on stdout (and libraries log there)."""
+_HINT = "check the TensorRT-LLM installation (python -c 'import tensorrt_llm')"
 _CHILD = r"""
 import json, sys
 req = json.load(sys.stdin)
@@ -38,7 +41,7 @@ if req.get("options_yaml") is not None:
     except Exception as exc:
         out["ok"] = False
         out["error"] = type(exc).__name__ + ": " + str(exc)
-json.dump(out, sys.stdout)
+print("\n" + req["mark"] + json.dumps(out))
 """
 
 
@@ -52,19 +55,39 @@ class Installed:
 def _run(request: dict[str, Any]) -> dict[str, Any] | None:
     if importlib.util.find_spec("tensorrt_llm") is None:
         return None
-    proc = subprocess.run([sys.executable, "-c", _CHILD], input=json.dumps(request), capture_output=True,
-                          text=True, timeout=TIMEOUT_S, env=dict(os.environ), check=False)
+    try:
+        proc = subprocess.run([sys.executable, "-c", _CHILD], input=json.dumps({**request, "mark": MARK}),
+                              capture_output=True, text=True, timeout=TIMEOUT_S, env=dict(os.environ), check=False)
+    except subprocess.TimeoutExpired:
+        raise StepFailed(f"the installed tensorrt_llm did not answer within {TIMEOUT_S} s (import or argument "
+                         "check)", hint=_HINT) from None
     if proc.returncode != 0:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-        raise StepFailed(f"importing the installed tensorrt_llm failed: {' | '.join(tail)}",
-                         hint="check the TensorRT-LLM installation (python -c 'import tensorrt_llm')")
-    return json.loads(proc.stdout)  # type: ignore[no-any-return]
+        raise StepFailed(f"importing the installed tensorrt_llm failed: {' | '.join(tail)}", hint=_HINT)
+    answer = [line for line in proc.stdout.splitlines() if line.startswith(MARK)]
+    if not answer:
+        raise StepFailed(f"the installed tensorrt_llm check gave no answer: {proc.stdout.strip()[-300:]!r}",
+                         hint=_HINT)
+    return json.loads(answer[-1].removeprefix(MARK))  # type: ignore[no-any-return]
 
 
 def installed() -> Installed | None:
     """The installed TensorRT-LLM's `__version__` (None when it is not importable here)."""
     out = _run({})
     return Installed(out["version"]) if out else None
+
+
+def installed_release() -> Installed | None:
+    """The installed release: its package metadata (what `doctor` shows; no import, so a host without a GPU
+    driver answers too), else its `__version__` in a subprocess; None when not installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    for name in ("tensorrt_llm", "tensorrt-llm"):
+        try:
+            return Installed(version(name))
+        except PackageNotFoundError:
+            continue
+    return installed()
 
 
 def validate_options(options_yaml: str, model: str) -> Installed | None:
@@ -91,11 +114,12 @@ def require_pinned(pinned: str, found: Installed | None) -> None:
 
 
 def trtllm_report(metadata_version: str | None) -> dict[str, str]:
-    """doctor's TensorRT-LLM lines: the installed version (imported in a subprocess) and its contract range."""
+    """doctor's TensorRT-LLM lines: the installed version (metadata, else imported in a subprocess) and its
+    contract range; `trtllm_contract` is "-" exactly when there is no usable installation."""
     from specdeploy.trtllm.versions import version_line
 
     try:
-        found = installed() if metadata_version is None else Installed(metadata_version)
+        found = installed_release() if metadata_version is None else Installed(metadata_version)
     except StepFailed as exc:
         return {"tensorrt_llm": f"broken: {exc.message}", "trtllm_contract": "-"}
     if found is None:

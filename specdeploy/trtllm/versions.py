@@ -24,7 +24,8 @@ TwoModel = Literal["supported", "deprecated", "refused", "unknown"]
 UNCONFIRMED: dict[str, str] = {
     "1.3.schedule_rc0_rc13": "draft_len_schedule semantics of 1.3.0rc0-rc13: S1 (before rc7) still reads keys as "
                              "lower bounds with key 1 required, P14 (rc14) as upper bounds; where it changed is "
-                             "unread, so specdeploy refuses a schedule for those releases",
+                             "unread, so specdeploy refuses a profile's schedule there and emits a tuned one as one K "
+                             "(max_draft_len, max_concurrency)",
     "1.3.mtp_rc15_rc22": "whether 1.3.0rc15-rc22 overwrite MTP max_draft_len with num_nextn_predict_layers (P14 "
                          "does, P23 does not); specdeploy emits both keys equal there, which is right either way",
     "1.3.eagle3_two_model_rc24_rc26": "EAGLE-3 two-model in 1.3.0rc24-rc26 (P23: deprecated warning; rc27 "
@@ -180,11 +181,6 @@ def version_key(text: str) -> tuple[int, int, int, int, int]:
     return int(match[1]), int(match[2]), int(match[3] or 0), rc, int(match[5] or 0)
 
 
-def parse_version(text: str) -> tuple[int, int, int]:
-    """`1.3.0rc2` -> (1, 3, 0); raises ValueError for anything that is not a release number."""
-    return version_key(text)[:3]
-
-
 def version_line(text: str) -> VersionLine:
     """The contract range of a release; only 1.2.x and the 1.3 line (1.4 marked UNKNOWN) are supported."""
     found = next((r for r in RANGES if r.contains(text)), None)
@@ -202,7 +198,8 @@ def range_notes(mechanism: str, lines: tuple[str, ...], backend: str = "pytorch"
     for line in RANGES:
         if line.name not in lines or not line.supports(mechanism):
             continue
-        notes = [] if line.schedule != "unknown" else ["draft_len_schedule UNKNOWN: refused"]
+        notes = [] if line.schedule != "unknown" else [
+            "draft_len_schedule UNKNOWN: a profile's refused, a tuned one emitted as one K"]
         if mechanism == "eagle3" and line.eagle3_two_model != "supported":
             notes.append(f"two-model {line.eagle3_two_model}")
         if mechanism == "mtp":

@@ -41,9 +41,12 @@ def schedule_of(decisions: Mapping[int, Decision], *, max_batch_size: int,
     ranges = canonical(lower, max_concurrency=max_conc)
     clamped = {str(c): {"tuned": decisions[c].k, "emitted": k_at(ranges, c)} for c in cs
                if decisions[c].k != k_at(ranges, c) and c <= max_conc}
-    emitted = None
-    if line is not None and line.schedule == "unknown":
-        notes.append(f"TRT-LLM {line.range} schedule semantics are UNKNOWN: no draft_len_schedule emitted")
+    emitted: dict[str, Any] | None = None
+    if line is not None and line.schedule == "unknown":  # what trtllm.llm_api emits then: one K, no schedule
+        notes.append(f"TRT-LLM {line.range} schedule semantics are UNKNOWN: no draft_len_schedule emitted, "
+                     f"K = {max(lower.values())} up to max_concurrency {max_conc}")
+        emitted = {"line": line.name, "range": line.range, "trtllm_version": trtllm_version, "semantics": "unknown",
+                   "draft_len_schedule": {}, "max_concurrency": max_conc}
     elif line is not None:
         emitted = {"line": line.name, "range": line.range, "trtllm_version": trtllm_version,
                    "semantics": line.schedule,

@@ -69,3 +69,32 @@ def test_plan_json_has_values_with_sources_and_advice_records() -> None:
     g4 = next(r for r in records if r["guideline"] == "G4" and r["concurrency"] == 1)
     assert isinstance(g4["k"], int) and {"gain", "cost"} <= set(g4["numbers"])
     assert all(r["source"] == "performance model (predicted)" for r in records)
+
+
+def test_a_reader_that_left_is_not_a_failure() -> None:
+    """`specdeploy mechanisms | head -1`: stdout's reader is gone before the result is written. Exit 0 and
+    quiet, with or without --json (click turned the EPIPE into exit 1, 'a step failed')."""
+    import os
+    import subprocess
+    import sys
+
+    for args in (["mechanisms"], ["mechanisms", "--json"]):
+        proc = subprocess.Popen([sys.executable, "-m", "specdeploy", *args], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, env={**os.environ, "NO_COLOR": "1"})
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.close()  # the reader leaves before anything is written
+        err = proc.stderr.read().decode()
+        assert proc.wait(timeout=120) == 0, err
+        assert "Traceback" not in err and "error" not in err
+
+
+def test_a_name_the_os_refuses_is_a_usage_error_everywhere(tmp_path: Path) -> None:
+    """A path argument longer than the OS allows (ENAMETOOLONG) is the user's input, never an internal error:
+    exit 2 naming the problem, and a JSON error with --json."""
+    long = "y" * 5000
+    for args in (("validate", long), ("plan", f"{long}.yaml"), ("check-repo", long),
+                 ("render", "h100-ngram", "--out", long), ("ask", "hi", "--artifact", long)):
+        result = run(*args, "--json", cwd=tmp_path)
+        assert result.returncode == 2, (args[0], result.stderr[-500:])
+        error = json.loads(result.stdout)["error"]
+        assert error["code"] == 2 and "name too long" in error["message"] and "internal error" not in result.stderr

@@ -65,3 +65,21 @@ def test_profile_arguments_complete_in_the_shell(tmp_path: Path) -> None:
     assert complete("specdeploy plan h200") == ["plain,h200-eagle3", "plain,h200-mtp-deepseek-v3-2node",
                                                 "plain,h200-mtp-deepseek-v3", "file,h200"]
     assert complete("specdeploy profiles show h10") == ["plain,h100-draft-target", "plain,h100-ngram"]
+
+
+def test_profiles_copy_under_a_file_is_a_usage_error(tmp_path: Path) -> None:
+    """Creating DEST's folder fails (a file in the way), or DEST is a name the OS refuses: exit 2 with the
+    reason, not an internal error."""
+    (tmp_path / "afile").write_text("x")
+    for dest in ("afile/sub/", "d" * 5000):
+        result = run("profiles", "copy", "h100-ngram", dest, cwd=tmp_path)
+        assert result.returncode == 2, result.stderr
+        assert "cannot write" in result.stderr and "internal error" not in result.stderr
+
+
+def test_render_out_under_a_file_is_a_usage_error(tmp_path: Path) -> None:
+    """--out whose parent cannot be a folder (a file in the way): exit 2 naming it, never an internal error."""
+    (tmp_path / "afile").write_text("x")
+    result = run("render", "h100-ngram", "--out", "afile/sub", cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert "cannot write the repository" in result.stderr and "internal error" not in result.stderr

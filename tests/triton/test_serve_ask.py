@@ -35,13 +35,19 @@ def serve(artifact: Path) -> tuple[subprocess.Popen[bytes], Path, int]:
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
                               preexec_fn=_as_a_terminal_would)
     state = artifact / ".specdeploy" / "serve.json"
+    return server, state, int(wait_served(server, artifact)["pid"])
+
+
+def wait_served(server: subprocess.Popen[bytes], artifact: Path) -> dict[str, object]:
+    """The endpoint `serve` records once every model is loaded (the test fails if it dies or takes 300 s)."""
+    state = artifact / ".specdeploy" / "serve.json"
     deadline = time.monotonic() + 300
     while not state.exists():
         if server.poll() is not None or time.monotonic() > deadline:
             server.kill()
             pytest.fail(f"serve did not come up: {server.communicate()[0].decode()[-2000:]}")
-        time.sleep(0.5)
-    return server, state, int(json.loads(state.read_text())["pid"])
+        time.sleep(0.3)
+    return dict(json.loads(state.read_text()))
 
 
 def gone(pid: int) -> bool:

@@ -12,9 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
-from tests.triton.test_serve_ask import ENV, gone
+from tests.triton.test_serve_ask import ENV, gone, wait_served
 
 CONFIG = """name: "{name}"
 backend: "python"
@@ -47,14 +45,7 @@ def echo_repo(folder: Path, add: int, *, planted: bool = False) -> Path:
 def start(folder: Path) -> tuple[subprocess.Popen[bytes], dict[str, object]]:
     process = subprocess.Popen([sys.executable, "-m", "specdeploy", "serve", str(folder)], env=ENV,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
-    state = folder / ".specdeploy" / "serve.json"
-    deadline = time.monotonic() + 300
-    while not state.exists():
-        if process.poll() is not None or time.monotonic() > deadline:
-            process.kill()
-            pytest.fail(f"serve did not come up: {process.communicate()[0].decode()[-2000:]}")
-        time.sleep(0.3)
-    return process, json.loads(state.read_text())
+    return process, wait_served(process, folder)
 
 
 def infer(url: str, value: int) -> int:

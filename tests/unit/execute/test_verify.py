@@ -95,3 +95,19 @@ def test_a_tuned_schedule_the_yaml_does_not_carry_is_drift(art: Path) -> None:
     update_lock(art, tuned={"emitted": None})
     assert verify(art)["problems"] == ["specdeploy.lock: the tune turned speculation off, llm_api_options.yaml "
                                        "speculates"]
+
+
+def test_a_fifo_in_a_recorded_place_is_reported_not_a_hang(art: Path) -> None:
+    """A FIFO (or device) in place of a recorded file or of the lock would be read forever: drift, a problem."""
+    import os
+    import subprocess
+    import sys
+
+    for name in ("serve.sh", "specdeploy.lock"):
+        (art / name).unlink()
+        os.mkfifo(art / name)
+    code = f"from specdeploy.execute.verify import verify; r = verify({str(art)!r}); print(r['drift'], r['problems'])"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "'file': 'serve.sh'" in done.stdout and "'actual': 'not a regular file'" in done.stdout
+    assert "specdeploy.lock: not a JSON object (not a regular file)" in done.stdout

@@ -147,7 +147,8 @@ def test_mechanisms_lists_the_ranges_with_their_unknowns() -> None:
     eagle3 = {r["range"]: r for r in rows["eagle3"]["trtllm_ranges"]["pytorch"]}
     assert eagle3["1.3.0rc27+"]["notes"] == ["two-model refused"] and eagle3["1.2.x"]["decoding_type"] == "Eagle"
     assert eagle3["1.4 (UNKNOWN)"]["unknown"] == ["1.4.contract"]
-    assert eagle3["1.3.0rc0-rc13"]["notes"] == ["draft_len_schedule UNKNOWN: refused"]
+    assert eagle3["1.3.0rc0-rc13"]["notes"] == [
+        "draft_len_schedule UNKNOWN: a profile's refused, a tuned one emitted as one K"]
     assert [r["range"] for r in rows["medusa"]["trtllm_ranges"]["tensorrt"]] == ["1.2.x"]
     assert "1.3.0rc0-rc13" not in {r["range"] for r in rows["dflash"]["trtllm_ranges"]["pytorch"]}
 
@@ -157,3 +158,37 @@ def test_a_mechanism_absent_from_the_range_is_refused_at_validate(resolve_case: 
     with pytest.raises(ProfileError) as err:
         resolve_case("sa", data)
     assert err.value.issues[0].path == ("speculative", "mechanism") and "1.3.0rc0-rc13" in err.value.message
+
+
+def test_a_tuned_schedule_on_a_range_of_unknown_semantics_emits_one_k(resolve_case: Any, tmp_path: Any) -> None:
+    """1.3.0rc0-rc13: validate accepts draft_len: auto, tune says "no draft_len_schedule emitted"; emit must
+    agree (it raised ValueError, a failed build after the tune) and verify must accept what was emitted."""
+    import yaml
+
+    from specdeploy.execute.verify import lock_problems
+    from specdeploy.tune.book import Decision
+    from specdeploy.tune.emit import schedule_of
+
+    resolved = resolve_case("a", _case(LLAMA, "pytorch", "1.3.0rc5", "eagle3", draft_len="auto",
+                                       draft_model=EAGLE3))
+    tuned = schedule_of({c: Decision(c, k, 1.0, 1.0, "") for c, k in {1: 4, 4: 3, 8: 2, 16: 0}.items()},
+                        max_batch_size=32, trtllm_version="1.3.0rc5")
+    options = llm_api_options(resolved, draft_len=tuned["draft_len"], schedule=[tuple(r) for r in tuned["ranges"]],
+                              max_concurrency=tuned["max_concurrency"])
+    spec = options["speculative_config"]
+    assert "draft_len_schedule" not in spec and spec["max_draft_len"] == 4 and spec["max_concurrency"] == 15
+    assert check_llm_api_options(options, _table("1.3.0rc5")) == []
+    (tmp_path / "llm_api_options.yaml").write_text(yaml.safe_dump(options))
+    (tmp_path / "specdeploy.lock").write_text(json.dumps({"profile": "a", "profile_hash": "h", "models": {},
+                                                         "tuned": {"emitted": tuned["emitted"]}}))
+    manifest = {"profile": {"name": "a", "hash": "h"}, "models": {}}
+    assert lock_problems(tmp_path, manifest) == []
+
+
+def test_a_release_no_contract_was_read_for_is_a_warning(resolve_case: Any) -> None:
+    """1.4 pins validate with the 1.3.0rc27+ rules assumed: said at runtime.trtllm_version, never silently."""
+    resolved = resolve_case("f", _case(LLAMA, "pytorch", "1.4.0rc1", "eagle3", draft_len=3, draft_model=EAGLE3))
+    (note,) = [n for n in resolved.notes if n.path == ("runtime", "trtllm_version")]
+    assert note.severity == "warning" and "UNKNOWN" in note.message and "1.3.0rc27+" in note.message
+    known = resolve_case("k", _case(LLAMA, "pytorch", "1.3.0", "eagle3", draft_len=3, draft_model=EAGLE3))
+    assert not [n for n in known.notes if n.path == ("runtime", "trtllm_version")]
