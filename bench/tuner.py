@@ -22,11 +22,18 @@ decides with the tuner's selection policy), the other rounds are the truth (medi
 over those rounds gives each strategy's worst-concurrency quality at the 5th percentile and how often the best K
 stays the same, so a reader can judge what the noise allows.
 
+Clock (issue 18): every truth run is timed both ways at once, tokens per process-CPU-second and tokens per wall
+second (the tiny pair has no EOS, so each run generates prompts x output_len tokens), and `clock_comparison`
+reports each one's repeat-to-repeat spread and how often the best K survives resampling; `--clock` picks the one
+the strategies decide on and the truth is scored in (cpu: kept, see README "Tuner figures").
+
     .venv/bin/python bench/tuner.py [--skip-reference]   # -> bench/results/tuner.json
+    .venv/bin/python bench/tuner.py --reference-only [--rounds N] [--clock cpu|wall] [--device cuda] [--out FILE]
 """
 
 from __future__ import annotations
 
+import json
 import random
 import sys
 from dataclasses import dataclass
@@ -34,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import write_result  # noqa: E402
+from _common import RESULTS, machine, write_result  # noqa: E402
 
 from specdeploy.perfmodel import AcceptanceProfile, AnalyticTimer, Efficiency, prior_profile  # noqa: E402
 from specdeploy.perfmodel.cost import forward_cost  # noqa: E402
@@ -181,7 +188,7 @@ def run_one(sc: dict[str, Any], tmp: Path) -> dict[str, Any]:
     return out
 
 
-def tiny_pair(folder: Path) -> tuple[Any, list[tuple[str, list[int]]]]:
+def tiny_pair(folder: Path, device: str | None = None) -> tuple[Any, list[tuple[str, list[int]]]]:
     """8-layer random Llama (hidden 64, init 0.07) and its first layer as drafter (cheap, agrees often), saved and
     loaded through the runtime's `load_pair` so it decodes on the runtime's own CPU kernels."""
     import copy
@@ -203,17 +210,27 @@ def tiny_pair(folder: Path) -> tuple[Any, list[tuple[str, list[int]]]]:
     drafter.save_pretrained(folder / "drafter")
     gen = torch.Generator().manual_seed(1)
     prompts = [("random", torch.randint(0, 128, (24,), generator=gen).tolist()) for _ in range(8)]
-    return load_pair(str(folder / "target"), str(folder / "drafter")), prompts
+    return load_pair(str(folder / "target"), str(folder / "drafter"), device), prompts
 
 
 def rounds_of(backend: Any, points: list[tuple[int, int]], rounds: range) -> list[dict[tuple[int, int], Any]]:
-    """Every point once per round, in a fresh shuffled order each round, so load drift does not follow K."""
+    """Every point once per round, in a fresh shuffled order each round, so load drift does not follow K. Each run
+    carries both clocks' figures, `cpu_tps` and `wall_tps` (the tiny pair has no EOS: every run makes the same
+    number of tokens), whichever one `system_tps` is."""
+    import time
+
     from specdeploy.tune.types import Request
 
+    tokens = backend.setup.prompts * backend.setup.output_len
     out = []
     for r in rounds:
-        order = random.Random(r).sample(points, len(points))
-        out.append({(c, k): backend(Request("e2e", c, k, r)) for c, k in order})
+        runs = {}
+        for c, k in random.Random(r).sample(points, len(points)):
+            cpu = time.process_time()
+            run = backend(Request("e2e", c, k, r))
+            cpu = time.process_time() - cpu
+            runs[(c, k)] = run | {"cpu_tps": tokens / max(cpu, 1e-9), "wall_tps": tokens / run["cost_s"]}
+        out.append(runs)
     return out
 
 
@@ -224,10 +241,37 @@ def ref_score(chosen: dict[int, int], truth: dict[tuple[int, int], float]) -> di
             "slower_than_off": [c for c, k in chosen.items() if truth[(c, k)] < 0.99 * truth[(c, 0)]]}
 
 
-def medians(rounds: list[dict[tuple[int, int], Any]]) -> dict[tuple[int, int], float]:
+def medians(rounds: list[dict[tuple[int, int], Any]], key: str = "system_tps") -> dict[tuple[int, int], float]:
     import statistics
 
-    return {p: statistics.median(r[p]["system_tps"] for r in rounds) for p in rounds[0]}
+    return {p: statistics.median(r[p][key] for r in rounds) for p in rounds[0]}
+
+
+def best_k(truth: dict[tuple[int, int], float]) -> dict[int, int]:
+    """Each concurrency's best K (the smallest on a tie)."""
+    return {c: max(sorted(k for cc, k in truth if cc == c), key=lambda k: truth[(c, k)])
+            for c in sorted({c for c, _ in truth})}
+
+
+def clock_comparison(rounds: list[dict[tuple[int, int], Any]], clock: str) -> dict[str, Any]:
+    """Both clocks over the same truth runs: per-point relative MAD across rounds, and how often each
+    concurrency's best K stays the same when the rounds are resampled (what a stable truth buys)."""
+    import statistics
+
+    out: dict[str, Any] = {"decided_on": clock}
+    for name in ("cpu", "wall"):
+        key = f"{name}_tps"
+        truth = medians(rounds, key)
+        spread = [statistics.median(abs(r[p][key] / truth[p] - 1) for r in rounds) for p in truth]
+        rng, top = random.Random(1), best_k(truth)
+        same = dict.fromkeys(top, 0)
+        for _ in range(BOOT):
+            boot = best_k(medians([rng.choice(rounds) for _ in rounds], key))
+            for c in top:
+                same[c] += boot[c] == top[c]
+        out[name] = {"per_run_rel_mad_median": statistics.median(spread), "per_run_rel_mad_max": max(spread),
+                     "best_k": top, "best_k_stable": {c: n / BOOT for c, n in same.items()}}
+    return out
 
 
 def bootstrap(rounds: list[dict[tuple[int, int], Any]], chosen: dict[str, dict[int, int]]) -> dict[str, Any]:
@@ -235,22 +279,25 @@ def bootstrap(rounds: list[dict[tuple[int, int], Any]], chosen: dict[str, dict[i
     the best K per concurrency stays the same (how identifiable the optimum is at this noise)."""
     rng = random.Random(0)
     base = medians(rounds)
-    top = {c: max((0, *KS), key=lambda k: base[(c, k)]) for c in REF_CONCURRENCY}
+    top = best_k(base)
     worst: dict[str, list[float]] = {name: [] for name in chosen}
-    same = dict.fromkeys(REF_CONCURRENCY, 0)
+    same = dict.fromkeys(top, 0)
     for _ in range(BOOT):
         truth = medians([rng.choice(rounds) for _ in rounds])
         for name, ks in chosen.items():
             worst[name].append(ref_score(ks, truth)["min_quality"])
-        for c in REF_CONCURRENCY:
-            same[c] += max((0, *KS), key=lambda k: truth[(c, k)]) == top[c]
+        boot = best_k(truth)
+        for c in top:
+            same[c] += boot[c] == top[c]
     pct = lambda xs, q: sorted(xs)[int(q * (len(xs) - 1))]  # noqa: E731
     return {"min_quality_p5": {n: pct(v, 0.05) for n, v in worst.items()},
             "min_quality_p50": {n: pct(v, 0.5) for n, v in worst.items()},
             "best_k_stable": {c: n / BOOT for c, n in same.items()}}
 
 
-def reference_suite(tmp: Path) -> dict[str, Any]:
+def reference_suite(tmp: Path, rounds_total: int = ROUNDS, clock: str = "cpu", device: str | None = None,
+                    quick: bool = False) -> dict[str, Any]:
+    """The real-runtime comparison; `quick` (the GPU kit's) measures c in {1, 4}, K in 0..4, 4 prompts, 16 tokens."""
     import statistics
 
     from specdeploy.perfmodel import ConstantTimer
@@ -258,13 +305,15 @@ def reference_suite(tmp: Path) -> dict[str, Any]:
     from specdeploy.tune.book import Book
     from specdeploy.tune.types import Measurement, Request
 
-    pair, prompts = tiny_pair(tmp)
-    setup = TuneSetup("reference-tiny", "draft_target", True, REF_CONCURRENCY, KS, repeats=REPEATS, prompts=8,
-                      output_len=48)
-    backend = ReferenceBackend(None, setup, pair=pair, prompts=prompts, clock="cpu")
+    pair, prompts = tiny_pair(tmp, device)
+    concurrency, ks = ((1, 4), (1, 2, 3, 4)) if quick else (REF_CONCURRENCY, KS)
+    prompts = prompts[:4] if quick else prompts
+    setup = TuneSetup("reference-tiny", "draft_target", True, concurrency, ks, repeats=REPEATS, prompts=len(prompts),
+                      output_len=16 if quick else 48)
+    backend = ReferenceBackend(None, setup, pair=pair, prompts=prompts, clock=clock)
     prior = lambda plain: (ConstantTimer(min(plain.values()), 0.15), None)  # noqa: E731 - probes correct it
-    points = [(c, k) for c in REF_CONCURRENCY for k in (0, *KS)]
-    before = rounds_of(backend, points, range(ROUNDS // 2))
+    points = [(c, k) for c in concurrency for k in (0, *ks)]
+    before = rounds_of(backend, points, range(rounds_total // 2))
     out: dict[str, Any] = {}
     budget = None
     for name in ("factorized", "grid", "hillclimb"):
@@ -275,22 +324,31 @@ def reference_suite(tmp: Path) -> dict[str, Any]:
         decisions = strategy.decisions()
         out[name] = {"chosen": {c: d.k for c, d in decisions.items()}, "cost_s": spent(rec),
                      "why": {c: f"{d.reason}; measured {d.candidates}" for c, d in decisions.items()}}
-    rounds = before + rounds_of(backend, points, range(ROUNDS // 2, ROUNDS))
+    rounds = before + rounds_of(backend, points, range(rounds_total // 2, rounds_total))
     sweep, truth_rounds = rounds[:REPEATS], rounds[REPEATS:]  # the sweep decides on its own rounds only
     book = Book(setup)
     book.add([Measurement(Request("e2e", c, k, i), v) for i, r in enumerate(sweep) for (c, k), v in r.items()])
     sweep_cost = sum(v["cost_s"] for r in sweep for v in r.values())
-    out["sweep"] = {"chosen": {c: book.decide(c).k for c in REF_CONCURRENCY}, "cost_s": sweep_cost}
+    out["sweep"] = {"chosen": {c: book.decide(c).k for c in concurrency}, "cost_s": sweep_cost}
     truth = medians(truth_rounds)
     for row in out.values():
         row.update(ref_score(row["chosen"], truth), cost_fraction=row["cost_s"] / sweep_cost)
     spread = {p: statistics.median(abs(r[p]["system_tps"] / truth[p] - 1) for r in truth_rounds) for p in points}
     noise = {"per_run_rel_mad_median": statistics.median(spread.values()), "per_run_rel_mad_max": max(spread.values()),
              "truth_rounds": len(truth_rounds), **bootstrap(truth_rounds, {n: r["chosen"] for n, r in out.items()})}
-    return {"settings": REF_SETTINGS, **out, "oracle_k": {c: max((0, *KS), key=lambda k: truth[(c, k)])
-                                                          for c in REF_CONCURRENCY},
+    settings = REF_SETTINGS | {"concurrency": list(concurrency), "draft_lens": [0, *ks], "prompts": len(prompts),
+                               "output_len": setup.output_len, "rounds": rounds_total, "device": str(pair.device),
+                               "clock": CLOCKS[clock],
+                               "truth": f"median of rounds {REPEATS}..{rounds_total - 1} (shuffled order per round); "
+                                        f"the sweep row decides on rounds 0..{REPEATS - 1} with the selection policy"}
+    return {"settings": settings, "clock_comparison": clock_comparison(truth_rounds, clock), **out,
+            "oracle_k": best_k(truth),
             "noise": noise, "truth_tps": {f"{c}/{k}": v for (c, k), v in truth.items()},
             "truth_measuring_s": sum(v["cost_s"] for r in rounds for v in r.values())}
+
+
+CLOCKS = {"cpu": "end-to-end tok/s per process-CPU-second (shared cores); step-cost probes and cost_s are wall time",
+          "wall": "end-to-end tok/s per wall second"}
 
 
 def aggregate(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -307,11 +365,31 @@ def aggregate(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def main() -> None:
+    import argparse
     import tempfile
 
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--skip-reference", action="store_true", help="model-backend scenarios only")
+    ap.add_argument("--reference-only", action="store_true", help="the real-runtime comparison only")
+    ap.add_argument("--rounds", type=int, default=ROUNDS, help="truth rounds (the first REPEATS are the sweep)")
+    ap.add_argument("--clock", choices=sorted(CLOCKS), default="cpu", help="what the strategies decide on")
+    ap.add_argument("--quick", action="store_true", help="with --reference-only: c in {1, 4}, K in 0..4 (the GPU kit)")
+    ap.add_argument("--device", default=None, help="the runtime's device (default: cuda when torch sees one)")
+    ap.add_argument("--out", type=Path, default=None, help="with --reference-only: where its JSON goes")
+    args = ap.parse_args()
+    if args.reference_only:
+        with tempfile.TemporaryDirectory() as tmp:
+            reference = reference_suite(Path(tmp), args.rounds, args.clock, args.device, args.quick)
+        path = args.out or RESULTS / f"tuner-reference-{args.clock}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"benchmark": "tuner-reference", "machine": machine(), **reference}, indent=2,
+                                   default=str) + "\n")
+        print(path)
+        show_reference(reference)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         rows = {part: [run_one(sc, Path(tmp)) for sc in scs] for part, scs in scenario_sets().items()}
-        reference = None if "--skip-reference" in sys.argv else reference_suite(Path(tmp))
+        reference = None if args.skip_reference else reference_suite(Path(tmp), args.rounds, args.clock, args.device)
     agg = {part: aggregate(r) for part, r in rows.items()}
     payload = {"settings": {"concurrency": CONCURRENCY, "draft_lens": KS, "noise_sigma": NOISE, "repeats": REPEATS,
                             "outlier_p": 0.03, "scenarios": {part: len(r) for part, r in rows.items()},
@@ -323,13 +401,17 @@ def main() -> None:
         for name, a in parts.items():
             print(f"{part:11s} {name:10s} {a}")
     if reference:
-        for name in ("factorized", "grid", "hillclimb", "sweep"):
-            r, p5 = reference[name], reference["noise"]["min_quality_p5"][name]
-            print(f"reference {name:10s} min_quality {r['min_quality']:.3f} (p5 {p5:.3f}) "
-                  f"cost {r['cost_fraction']:.2f} "
-                  f"slower {r['slower_than_off']} chosen {r['chosen']}")
-        print("reference oracle", reference["oracle_k"], "noise", {k: v for k, v in reference["noise"].items()
-                                                                   if not k.startswith("min_quality")})
+        show_reference(reference)
+
+
+def show_reference(reference: dict[str, Any]) -> None:
+    for name in ("factorized", "grid", "hillclimb", "sweep"):
+        r, p5 = reference[name], reference["noise"]["min_quality_p5"][name]
+        print(f"reference {name:10s} min_quality {r['min_quality']:.3f} (p5 {p5:.3f}) cost {r['cost_fraction']:.2f} "
+              f"slower {r['slower_than_off']} chosen {r['chosen']}")
+    print("reference oracle", reference["oracle_k"], "noise", {k: v for k, v in reference["noise"].items()
+                                                               if not k.startswith("min_quality")})
+    print("clocks", reference["clock_comparison"])
 
 
 if __name__ == "__main__":
