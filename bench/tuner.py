@@ -25,7 +25,10 @@ stays the same, so a reader can judge what the noise allows.
 Clock (issue 18): every truth run is timed both ways at once, tokens per process-CPU-second and tokens per wall
 second (the tiny pair has no EOS, so each run generates prompts x output_len tokens), and `clock_comparison`
 reports each one's repeat-to-repeat spread and how often the best K survives resampling; `--clock` picks the one
-the strategies decide on and the truth is scored in (cpu: kept, see README "Tuner figures").
+the strategies decide on and the truth is scored in. Measured on the kit's grid (c in {1, 4}, K in 0..4, 4 prompts,
+16 tokens, 10 rounds; 2 cores at load average 8-9: bench/results/tuner-reference-{cpu,wall}-quick.json), the same
+truth runs spread 5.5 % / 7.8 % (median relative MAD, two runs) per process-CPU-second and 27 % / 20 % per wall
+second, so `cpu` stays the default; on the GPU kit's idle host, wall (what a user sees).
 
     .venv/bin/python bench/tuner.py [--skip-reference]   # -> bench/results/tuner.json
     .venv/bin/python bench/tuner.py --reference-only [--rounds N] [--clock cpu|wall] [--device cuda] [--out FILE]
@@ -34,6 +37,7 @@ the strategies decide on and the truth is scored in (cpu: kept, see README "Tune
 from __future__ import annotations
 
 import json
+import os
 import random
 import sys
 from dataclasses import dataclass
@@ -378,12 +382,14 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=None, help="with --reference-only: where its JSON goes")
     args = ap.parse_args()
     if args.reference_only:
+        load = os.getloadavg()  # how shared the cores were: the spread of the truth depends on it
         with tempfile.TemporaryDirectory() as tmp:
             reference = reference_suite(Path(tmp), args.rounds, args.clock, args.device, args.quick)
-        path = args.out or RESULTS / f"tuner-reference-{args.clock}.json"
+        path = args.out or RESULTS / f"tuner-reference-{args.clock}{'-quick' if args.quick else ''}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"benchmark": "tuner-reference", "machine": machine(), **reference}, indent=2,
-                                   default=str) + "\n")
+        loads = {"before_1_5_15_min": load, "after_1_5_15_min": os.getloadavg(), "cores": os.cpu_count()}
+        path.write_text(json.dumps({"benchmark": "tuner-reference", "machine": machine() | {"load": loads},
+                                    **reference}, indent=2, default=str) + "\n")
         print(path)
         show_reference(reference)
         return
