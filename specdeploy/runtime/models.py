@@ -83,7 +83,9 @@ def load_pair(
     import torch
 
     from specdeploy.runtime.cpu_kernels import optimize_for_cpu
+    from specdeploy.runtime.stack import check_transformers
 
+    check_transformers()  # a server refuses at load, not at its first request
     device = device or default_device()
     # Decode of a 135M model is dispatch-bound: one thread is as fast when the machine is idle, and on a
     # shared 2-core machine two OpenMP threads measured 10x slower (spinning against the other load).

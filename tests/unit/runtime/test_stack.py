@@ -95,3 +95,15 @@ def test_pyproject_declares_the_supported_range():
     extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["reference"]
     declared = [re.sub(r"\s", "", d) for d in extra if re.match(r"transformers\b", d)]
     assert declared == [f"transformers{supported_range()}"], f"TESTED = {TESTED}"
+
+
+def test_load_pair_refuses_an_untested_transformers_before_loading(monkeypatch):
+    import transformers
+
+    from specdeploy.runtime import load_pair
+
+    monkeypatch.delenv(OPT_OUT, raising=False)
+    monkeypatch.setattr(transformers, "__version__", "5.16.1")
+    with pytest.raises(MissingDependency) as err:
+        load_pair("/nonexistent/model")
+    assert "transformers 5.16.1 is outside" in err.value.message
