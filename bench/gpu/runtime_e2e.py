@@ -169,6 +169,7 @@ def kit_runs(device: str, quick: bool, budget_s: float) -> dict:
         result["skipped"].append({"what": "end-to-end", "reason": why(exc)})
         return result
     result["load_s"] = time.monotonic() - began
+    began = time.monotonic()  # the budget is for the runs; the first load converts the GGUF (20-40 s)
     plain: dict[int, list[list[int]]] = {}
     last = 0.0
     for concurrency in plan["concurrency"]:
@@ -188,7 +189,7 @@ def kit_runs(device: str, quick: bool, budget_s: float) -> dict:
             row["speedup"] = row["tokens_per_s"] / base["tokens_per_s"] if base else None
             result["runs"].append(row)
             last = time.monotonic() - started
-    result["elapsed_s"] = time.monotonic() - began
+    result["runs_s"] = time.monotonic() - began
     result["all_identical"] = all(r["identical"] is not False for r in result["runs"])
     return result
 
