@@ -33,7 +33,7 @@ class KVState:
         self.device = next(model.parameters()).device
         self.dtype = next(model.parameters()).dtype
         self.cache = DynamicCache()
-        self.keyword = cache_keyword(model)  # `past_key_values` up to transformers 5.2x, `cache` after
+        self.keyword = cache_keyword(model)  # `past_key_values` on transformers 5.17, `cache` on 5.24
         self.mask = torch.zeros(batch, 0, dtype=torch.bool, device=self.device)
 
     @property
