@@ -33,7 +33,7 @@ class KVState:
         self.device = next(model.parameters()).device
         self.dtype = next(model.parameters()).dtype
         self.cache = DynamicCache()
-        self.keyword = cache_keyword(model)  # `past_key_values` on transformers 5.17, `cache` on 5.24
+        self.keyword = cache_keyword(model)  # `past_key_values` before transformers 5.24, `cache` from 5.24 on
         self.mask = torch.zeros(batch, 0, dtype=torch.bool, device=self.device)
 
     @property

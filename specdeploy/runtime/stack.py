@@ -1,11 +1,12 @@
 """The transformers releases the runtime is tested on, and how it hands a model its KV cache on each.
 
-transformers renamed the forward keyword that carries the cache (`past_key_values` → `cache`; 5.24 keeps the old
-name as a deprecated alias: `deprecate_kwarg("past_key_values", "5.40.0", new_name="cache")` in its
-models/llama/modeling_llama.py; the release that renamed it: UNKNOWN). An unknown keyword is swallowed by
-`**kwargs`: on 5.17 a model handed `cache=` decoded without its cache, every output wrong and no error (issue 18,
-on an H200). So the keyword is read from the model's own forward signature, the cache is checked to have grown
-after every forward (cache.py), and a release outside the tested range is refused before anything decodes.
+transformers 5.24.0 renamed the forward keyword that carries the cache (`past_key_values` → `cache`), keeping the
+old name as a deprecated alias (`deprecate_kwarg("past_key_values", "5.40.0", new_name="cache")` in its
+models/llama/modeling_llama.py; 5.23.0's still declares `past_key_values`). An unknown keyword is swallowed by
+`**kwargs`: on 5.17 (as on every release before 5.24) a model handed `cache=` decoded without its cache, every
+output wrong and no error (issue 18, on an H200). So the keyword is read from the model's own forward signature,
+the cache is checked to have grown after every forward (cache.py), and a release outside the tested range is
+refused before anything decodes.
 """
 
 from __future__ import annotations
