@@ -16,10 +16,19 @@ stays the same, so a reader can judge what the noise allows.
 Clock (issue 18): every truth run is timed both ways at once, tokens per process-CPU-second and tokens per wall
 second (the tiny pair has no EOS, so each run generates prompts x output_len tokens), and `clock_comparison`
 reports each one's repeat-to-repeat spread and how often the best K survives resampling; `--clock` picks the one
-the strategies decide on and the truth is scored in. Measured on the kit's grid (c in {1, 4}, K in 0..4, 4 prompts,
-16 tokens, 10 rounds; 2 cores at load average 8-9: bench/results/tuner-reference-{cpu,wall}-quick.json), the same
-truth runs spread 5.5 % / 7.8 % (median relative MAD, two runs) per process-CPU-second and 27 % / 20 % per wall
-second, so `cpu` stays the default; on the GPU kit's idle host, wall (what a user sees).
+the strategies decide on and the truth is scored in. The same truth runs spread (median / max relative MAD per
+point across rounds), 2 shared cores, bench/results/tuner-reference-*.json:
+
+| grid, 10 rounds | load average | decided on | CPU clock | wall clock | worst-c quality, factorized / sweep |
+|---|---|---|---|---|---|
+| full (27 points, 8 x 48 tokens) | 2.6-4.8 | cpu | 6.4 % / 11 % | 30 % / 54 % | 0.90 / 0.90 |
+| full | 4-5 | wall | 5.5 % / 11 % | 10 % / 42 % | 0.64 / 1.00 |
+| kit's quick (10 points, 4 x 16) | 8-9 | cpu | 5.5 % / 12 % | 27 % / 33 % | 0.80 / 0.86 |
+| kit's quick | 8-9 | wall | 7.8 % / 14 % | 20 % / 36 % | 1.00 / 0.81 |
+
+The CPU clock is 2-5x steadier in every run, so it stays the default here; on the GPU kit's idle host, wall
+(process time misses the GPU's share there). At c = 1 the best K still survives resampling only 20-35 % of the
+time: K = 3..8 lie within the noise of each other, so no clock makes that choice sharp.
 """
 
 from __future__ import annotations
