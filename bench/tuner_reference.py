@@ -27,7 +27,7 @@ point across rounds), 2 shared cores, bench/results/tuner-reference-*.json:
 | kit's quick | 8-9 | wall | 7.8 % / 14 % | 20 % / 36 % | 1.00 / 0.81 |
 
 The CPU clock is 2-5x steadier in every run, so it stays the default here; on the GPU kit's idle host, wall
-(process time misses the GPU's share there). At c = 1 the best K still survives resampling only 20-35 % of the
+(a host waiting on the GPU need not spend CPU time). At c = 1 the best K still survives resampling only 20-35 % of the
 time: K = 3..8 lie within the noise of each other, so no clock makes that choice sharp.
 """
 
