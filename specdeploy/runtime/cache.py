@@ -13,10 +13,14 @@ from typing import TYPE_CHECKING, Any, cast
 
 import torch
 
+from specdeploy.errors import MissingDependency
+from specdeploy.runtime.stack import cache_keyword, check_transformers
+
 if TYPE_CHECKING:
     from transformers.cache_utils import DynamicLayer
 
 COMPACT_AFTER = 32  # squeeze holes once every row has at least this many
+check_transformers()  # before anything decodes: an untested release may ignore the cache without an error
 
 
 class KVState:
@@ -29,6 +33,7 @@ class KVState:
         self.device = next(model.parameters()).device
         self.dtype = next(model.parameters()).dtype
         self.cache = DynamicCache()
+        self.keyword = cache_keyword(model)  # `past_key_values` before transformers 5.24, `cache` from 5.24 on
         self.mask = torch.zeros(batch, 0, dtype=torch.bool, device=self.device)
 
     @property
@@ -63,10 +68,13 @@ class KVState:
             inputs_embeds=embeds,
             attention_mask=bias,
             position_ids=positions,
-            cache=self.cache,
             use_cache=True,
             logits_to_keep=1 if last_only else 0,
+            **{self.keyword: self.cache},
         )
+        if self.cache.get_seq_length() != width + chunk:  # a cache the model ignored: every token would be wrong
+            raise MissingDependency(f"the model did not fill its KV cache ({self.cache.get_seq_length()} slots, "
+                                    f"expected {width + chunk}): this transformers ignores `{self.keyword}=`")
         self.mask = full
         return out.logits
 

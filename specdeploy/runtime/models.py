@@ -13,11 +13,12 @@ import json
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from specdeploy.errors import UsageError
+from specdeploy.runtime.health import Tally, read_record
 
 SMOLLM2_REF = "HuggingFaceTB/SmolLM2-135M-Instruct"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -38,6 +39,7 @@ class ModelPair:
     device: str = "cpu"
     target_ref: str = ""
     drafter_ref: str = ""
+    tally: Tally = field(default_factory=Tally)  # drafted steps so far: a drafter gone silent is reported
 
     def __post_init__(self) -> None:
         if self.drafter is not None:
@@ -81,7 +83,9 @@ def load_pair(
     import torch
 
     from specdeploy.runtime.cpu_kernels import optimize_for_cpu
+    from specdeploy.runtime.stack import check_transformers
 
+    check_transformers()  # a server refuses at load, not at its first request
     device = device or default_device()
     # Decode of a 135M model is dispatch-bound: one thread is as fast when the machine is idle, and on a
     # shared 2-core machine two OpenMP threads measured 10x slower (spinning against the other load).
@@ -189,13 +193,14 @@ def load_drafter(ref: str, target: Any) -> Any:
     if not (folder / SHARED_META).is_file():
         drafter = _from_pretrained(folder, ref)
         check_same_vocab(target, drafter)
-        return drafter
-    meta = json.loads((folder / SHARED_META).read_text(encoding="utf-8"))
-    if meta.get("kind") == "eagle3":
+    elif (meta := json.loads((folder / SHARED_META).read_text(encoding="utf-8"))).get("kind") == "eagle3":
         from specdeploy.runtime.eagle_model import load_eagle
 
-        return load_eagle(folder, target, meta)
-    return _load_shared_drafter(folder, target)
+        drafter = load_eagle(folder, target, meta)
+    else:
+        drafter = _load_shared_drafter(folder, target)
+    drafter.specdeploy_record = read_record(folder)  # what its training promises (health.py)
+    return drafter
 
 
 def drafter_kind(drafter: Any) -> str | None:

@@ -35,6 +35,7 @@ class RunStats:
     tokens_per_s: float
     ttft_ms: dict[str, float] = field(default_factory=dict)
     itl_ms: dict[str, float] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()  # e.g. a drafter accepting far less than its training record promises (health.py)
 
     @property
     def acceptance_rate(self) -> float:
@@ -50,6 +51,7 @@ class RunStats:
     def to_dict(self) -> dict:
         out = asdict(self)
         out["accept_hist"] = list(self.accept_hist)
+        out["warnings"] = list(self.warnings)
         out["acceptance_rate"] = self.acceptance_rate
         out["mean_batch"] = self.mean_batch
         return out
