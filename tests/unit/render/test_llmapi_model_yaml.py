@@ -45,3 +45,14 @@ def test_a_local_folder_is_absolute(resolve_inline) -> None:  # type: ignore[no-
     data = _model_yaml(resolved)
     assert Path(data["model"]).is_absolute() and Path(data["model"], "config.json").is_file()
     assert "revision" not in data
+
+
+def test_a_pinned_revision_passes_the_release_contract(tmp_path: Path) -> None:
+    """LLM() takes `revision` (BaseLlmArgs): a repository pinned by it renders and passes check-repo."""
+    from specdeploy.render.actions import render_resolved
+    from specdeploy.render.check import check_repo
+
+    (tmp_path / "p.yaml").write_text(HUB)
+    render_resolved(load_and_resolve(str(tmp_path / "p.yaml")), tmp_path / "triton")
+    assert yaml.safe_load((tmp_path / "triton/tensorrt_llm/1/model.yaml").read_text())["revision"]
+    assert check_repo(tmp_path / "triton") == []
