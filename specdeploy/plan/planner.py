@@ -58,6 +58,7 @@ def _tune_step(resolved: Resolved, after: tuple[str, ...]) -> list[Step]:
             Stage.TUNE,
             "choose K per concurrency: adopt this profile's tune result, else measure, else predict (labelled)",
             depends_on=after,
+            optional=after,  # the tune never reads a fetched checkpoint: a CPU CI job predicts without fetching
             action="tune",
             params={"measure": "auto"},
             outputs=("tune/result.json", "tune/report.html", "tune/measurements.csv"),

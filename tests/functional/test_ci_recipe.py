@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -39,5 +40,9 @@ def test_the_readme_ci_job_validates_tunes_renders_checks_and_uploads(tmp_path: 
     folder = tmp_path / upload["with"]["path"]
     rendered = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
     for expected in ("deploy/container/Dockerfile", "deploy/k8s/leaderworkerset.yaml", "deploy/slurm/sbatch.sh",
-                     "triton/tensorrt_llm/1/model.yaml", "tune/result.json", "specdeploy.lock"):
+                     "triton/tensorrt_llm/1/model.yaml", "tune/result.json", "specdeploy.lock",
+                     "llm_api_options.yaml"):
         assert expected in rendered, rendered
+    # a CPU runner measures nothing: the schedule the artifact serves is the model's prediction, and says so
+    assert json.loads((folder / "specdeploy.lock").read_text())["tuned"]["evidence"] == "predicted"
+    assert "PREDICTED" in (folder / "llm_api_options.yaml").read_text()
