@@ -120,6 +120,21 @@ def profile_copy(name: str, dest: Path, *, force: bool = False) -> Path:
     return target
 
 
+def _reference_runtime() -> str:
+    """doctor's line for the CPU runtime: installed, and on a transformers it is tested on (it refuses others)."""
+    from importlib.metadata import version
+    from importlib.util import find_spec
+
+    from specdeploy.runtime.stack import TESTED, parse, supported_range
+
+    if not (find_spec("torch") and find_spec("transformers")):
+        return "not installed (pip install 'specdeploy[reference]')"
+    found = version("transformers")
+    if TESTED[0] <= parse(found) <= TESTED[1]:
+        return f"available (transformers {found})"
+    return f"refuses transformers {found}: untested (pip install 'transformers{supported_range()}')"
+
+
 def doctor() -> dict[str, Any]:
     """Versions and what this machine can do: NVML/GPUs, TRT-LLM, tritonserver, the reference runtime.
 
@@ -127,7 +142,6 @@ def doctor() -> dict[str, Any]:
     CPU-only use (the reference runtime) needs none of it.
     """
     import platform
-    from importlib.util import find_spec
 
     from specdeploy import __version__
     from specdeploy.resolve.probe import probe_environment
@@ -145,8 +159,7 @@ def doctor() -> dict[str, Any]:
         "driver": probe.driver or "no NVIDIA driver", "nvml": probe.nvml_error or "ok",
         **trtllm,
         "tritonserver": probe.tritonserver or "not found (pip install 'specdeploy[triton]')",
-        "reference_runtime": "available" if find_spec("torch") and find_spec("transformers")
-        else "not installed (pip install 'specdeploy[reference]')",
+        "reference_runtime": _reference_runtime(),
         "gpu_builds": "ready" if not missing else "not on this machine", "missing": missing,
     }
 

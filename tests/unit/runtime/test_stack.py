@@ -107,3 +107,15 @@ def test_load_pair_refuses_an_untested_transformers_before_loading(monkeypatch):
     with pytest.raises(MissingDependency) as err:
         load_pair("/nonexistent/model")
     assert "transformers 5.16.1 is outside" in err.value.message
+
+
+def test_doctor_says_when_the_installed_transformers_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """doctor said "available" for any transformers while the runtime refuses an untested one at load."""
+    import importlib.metadata
+
+    from specdeploy import api
+
+    assert api.doctor()["reference_runtime"].startswith("available (transformers 5.")
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: "5.30.0")
+    line = api.doctor()["reference_runtime"]
+    assert line.startswith("refuses transformers 5.30.0") and "transformers>=5.17,<5.25" in line
