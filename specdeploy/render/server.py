@@ -15,6 +15,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from specdeploy.errors import StepFailed
 from specdeploy.render.backends import bundle
@@ -53,6 +54,7 @@ class TritonServer:
     log_path: Path
     repo: Path
     _log: object = field(default=None, repr=False)
+    frontend: Any = None  # the OpenAI-compatible endpoint `serve` runs beside it
 
     @property
     def grpc_url(self) -> str:

@@ -8,6 +8,8 @@ names and types were read:
   temperature FP32, top_p FP32, top_k INT32, seed UINT64, end_id INT32, stop_words / bad_words STRING [-1].
 - vLLM: triton-inference-server/vllm_backend src/model.py at 8de0c14 (auto-completed inputs): text_input,
   stream, exclude_input_in_output BOOL, sampling_parameters STRING (JSON of vLLM SamplingParams fields).
+- specdeploy's own: `draft_len` (the request's K), `chat_template` BOOL (false: the prompt is sent raw, as
+  OpenAI completions do; default true: the model's chat template wraps it as one user turn).
 - `min_length` and `random_seed`: the names GenAI-Perf 0.0.16 sends for `--backend tensorrtllm` (issue #21's
   observation; older TensorRT-LLM ensembles used them): aliases of min_tokens and seed.
 """
@@ -22,7 +24,7 @@ from typing import Any
 
 ALIASES = {"min_length": "min_tokens", "random_seed": "seed", "stop_words": "stop"}
 SCALARS = ("max_tokens", "draft_len", "stream", "exclude_input_in_output", "min_tokens", "min_length", "temperature",
-           "top_p", "top_k", "seed", "random_seed", "end_id")
+           "top_p", "top_k", "seed", "random_seed", "end_id", "chat_template")
 # vLLM SamplingParams fields honoured from `sampling_parameters`; any other key is refused by name
 SAMPLING_KEYS = ("max_tokens", "min_tokens", "temperature", "top_p", "top_k", "seed", "stop", "ignore_eos", "n")
 
@@ -45,6 +47,7 @@ class LlmRequest:
     seed: int | None = None
     end_id: int | None = None
     stop: tuple[str, ...] = ()
+    chat: bool = True
 
 
 def parse(inputs: Mapping[str, Any], default_max_tokens: int) -> LlmRequest:
@@ -73,8 +76,8 @@ def parse(inputs: Mapping[str, Any], default_max_tokens: int) -> LlmRequest:
 def _typed(given: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, value in given.items():
-        if name in ("stream", "exclude_input_in_output"):
-            out["stream" if name == "stream" else "exclude_input"] = _bool(value, name)
+        if name in ("stream", "exclude_input_in_output", "chat_template"):
+            out[{"stream": "stream", "chat_template": "chat"}.get(name, "exclude_input")] = _bool(value, name)
         elif name in ("temperature", "top_p"):
             out[name] = _number(value, name, float)
         else:

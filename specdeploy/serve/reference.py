@@ -56,7 +56,7 @@ class ReferenceModel:
         if not prompt:
             raise BadRequest("the prompt is empty")
         self._check_request(r)
-        ids = encode_prompt(self.pair.tokenizer, PromptRecord("request", "user", (prompt,)))
+        ids = encode_prompt(self.pair.tokenizer, PromptRecord("request", "user", (prompt,), raw=not r.chat))
         limit = min(self.max_seq_len or self.pair.max_context, self.pair.max_context - self.max_draft_len)
         if len(ids) + r.max_tokens > limit:
             raise BadRequest(f"the prompt has {len(ids)} tokens: with max_tokens {r.max_tokens} that exceeds "
@@ -64,7 +64,7 @@ class ReferenceModel:
         seed = r.seed if r.seed is not None else int.from_bytes(os.urandom(7), "little")
         spec = RowSpec(r.max_tokens, r.temperature, torch.Generator().manual_seed(seed), r.top_k, r.top_p,
                        r.min_tokens)
-        answer = Answer(self.pair.tokenizer, r, prompt, send)
+        answer = Answer(self.pair.tokenizer, r, prompt, len(ids), send)
         self.loop.submit(Request(ids, spec, answer.emit, fail, r.draft_len))
 
     def _check_request(self, r: LlmRequest) -> None:
@@ -81,8 +81,8 @@ class ReferenceModel:
 class Answer:
     """One request's responses: text decoded incrementally, stop strings cut, per-step or whole."""
 
-    def __init__(self, tokenizer: Any, r: LlmRequest, prompt: str, send: Send) -> None:
-        self.tokenizer, self.r, self.send = tokenizer, r, send
+    def __init__(self, tokenizer: Any, r: LlmRequest, prompt: str, prompt_tokens: int, send: Send) -> None:
+        self.tokenizer, self.r, self.send, self.prompt_tokens = tokenizer, r, send, prompt_tokens
         self.tokens: list[int] = []
         self.text = ""  # decoded so far, cut at a stop string
         self.sent_text = 0
@@ -134,6 +134,7 @@ class Answer:
             "draft_len": k,
             "batch_size": self.batch,
             "finish_reason": (self.reason if final else "").encode("utf-8"),
+            "num_input_tokens": self.prompt_tokens,
         }
 
 

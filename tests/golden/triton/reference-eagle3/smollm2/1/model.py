@@ -19,7 +19,7 @@ import numpy as np
 import triton_python_backend_utils as pb_utils
 
 TYPES = {"text_output": object, "finish_reason": object, "output_ids": np.int32, "tokens_per_s": np.float32,
-         "acceptance_rate": np.float32, "draft_len": np.int32, "batch_size": np.int32}
+         "acceptance_rate": np.float32, "draft_len": np.int32, "batch_size": np.int32, "num_input_tokens": np.uint32}
 
 
 class TritonPythonModel:
