@@ -34,7 +34,7 @@ class ReferenceModel:
         self.default_max_tokens = int(params.get("default_max_tokens") or 64)
         self.max_seq_len = int(params.get("max_seq_len") or 0)
         self.k_at = schedule(params)
-        self.loop = InflightLoop(self.pair, self.mechanism if self.mechanism != "none" else "none", self.k_at,
+        self.loop = InflightLoop(self.pair, self.mechanism, self.k_at,
                                  int(params.get("max_batch_size") or 1), MAX_DRAFT_LEN)
 
     def close(self) -> None:
