@@ -33,6 +33,8 @@ bench: install
 	$(PY) bench/reference.py --quick
 	$(PY) bench/drafters.py
 	$(PY) bench/demo.py
+	bash bench/clients.sh    # AIPerf + perf_analyzer in a virtualenv of their own
+	$(PY) bench/serving.py
 
 lint: install
 	$(VENV)/bin/ruff check specdeploy plugins tests bench tools

@@ -5,7 +5,9 @@ each concurrency keeps that many streaming gRPC requests in flight (MT-Bench pro
 `min_tokens` = `max_tokens`, as AIPerf's fixed output does). Per level: output tokens/s, requests/s, TTFT and
 ITL percentiles (client side: TTFT = first response; ITL = gap between responses over the tokens each
 carries), and the batch sizes the server reported. Goal (issue #21): c=8 at least 2.5x c=1.
-Needs `make install` (the triton extra) and SPECDEPLOY_CACHE for the backend folder.
+With the clients' virtualenv (`bench/clients.sh`, default $SPECDEPLOY_CACHE/bench-clients) the same levels are
+measured by perf_analyzer (gRPC streaming) and by AIPerf on the OpenAI chat endpoint (bench/serving_tools.py).
+Needs `make install` (the triton extra); run it from the repository root.
 """
 
 from __future__ import annotations
@@ -76,11 +78,30 @@ def level(url: str, prompts: list[str], concurrency: int, tokens: int, k: int) -
             "max_batch_seen": max(batches), "draft_lens": sorted(set(ks))}
 
 
+def run_tools(clients: Path, server: Any, start_frontend: Any, tokenizer: Path, prompt: str, levels: list[int],
+              tokens: int) -> dict[str, Any]:
+    """perf_analyzer and AIPerf at every level (their own virtualenv), each with its tool version."""
+    from serving_tools import aiperf, perf_analyzer
+
+    server.frontend = start_frontend(server, "smollm2", 0)
+    out: dict[str, Any] = {"perf_analyzer": {"client": "perf_analyzer (tritonclient 2.51.0 wheel), gRPC --streaming",
+                                             "levels": []},
+                           "aiperf": {"client": "aiperf 0.13.0, --endpoint-type chat --streaming, ignore_eos",
+                                      "levels": []}}
+    for c in levels:
+        out["perf_analyzer"]["levels"].append(perf_analyzer(clients, server.grpc_url, prompt, c, tokens))
+        out["aiperf"]["levels"].append(aiperf(clients, server.frontend.url, tokenizer, c, tokens))
+        print(out["perf_analyzer"]["levels"][-1], out["aiperf"]["levels"][-1], file=sys.stderr, flush=True)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--draft-len", type=int, default=1)
     parser.add_argument("--tokens", type=int, default=48)
     parser.add_argument("--levels", default="1,2,4,8")
+    parser.add_argument("--clients", type=Path, default=None, help="the clients' virtualenv (bench/clients.sh)")
+    parser.add_argument("--tool-tokens", type=int, default=32)
     args = parser.parse_args()
 
     from specdeploy.api import load_and_resolve
@@ -88,8 +109,9 @@ def main() -> None:
     from specdeploy.render.backends import prepare_backends
     from specdeploy.render.context import RenderInputs
     from specdeploy.render.server import start_server
+    from specdeploy.runtime.models import resolve_target_folder
     from specdeploy.runtime.prompts import load_mtbench
-    from specdeploy.serve.local import cache_folder
+    from specdeploy.serve.local import cache_folder, start_frontend
 
     sets = (f"speculative.draft_len={max(args.draft_len, 1)}", "serving.max_batch_size=8")
     prompts = [r.turns[0] for r in load_mtbench()][:16]
@@ -104,18 +126,33 @@ def main() -> None:
         for c in levels:
             results.append(level(server.grpc_url, prompts[: max(8, 2 * c)], c, args.tokens, args.draft_len))
             print(results[-1], file=sys.stderr, flush=True)
+        clients = args.clients or cache_folder() / "bench-clients"
+        tools: dict[str, Any] = {}
+        if (clients / "bin" / "aiperf").exists():
+            tokenizer = resolve_target_folder("HuggingFaceTB/SmolLM2-135M-Instruct")
+            tools = run_tools(clients, server, start_frontend, tokenizer, prompts[0], levels, args.tool_tokens)
+        else:
+            print(f"no clients' virtualenv at {clients} (bench/clients.sh makes it): perf_analyzer and AIPerf skipped",
+                  file=sys.stderr)
     finally:
+        if server.frontend is not None:
+            server.frontend.stop()
         server.stop()
-    by = {r["concurrency"]: r for r in results}
-    ratio = by[max(by)]["tokens_per_s"] / by[min(by)]["tokens_per_s"]
+    ratio = _ratio(results)
+    ratios = {"own": round(ratio, 2), **{name: round(_ratio(tool["levels"]), 2) for name, tool in tools.items()}}
     path = write_result("serving", {
         "setup": {"profile": "cpu-smollm2", "sets": list(sets), "mechanism": "eagle3", "draft_len": args.draft_len,
                   "output_tokens": args.tokens, "dataset": "mt-bench", "client": "tritonclient gRPC streaming",
                   "server": "tritonserver 2.51 (nvidia-pytriton), reference model, decoupled"},
-        "levels": results, "throughput_ratio_max_vs_1": round(ratio, 2), "goal_ratio": GOAL,
-        "goal_met": ratio >= GOAL,
+        "levels": results, **tools, "throughput_ratio_max_vs_1": ratios, "goal_ratio": GOAL,
+        "goal_met": {name: r >= GOAL for name, r in ratios.items()},
         "note": "a shared 2-core machine: figures move by 10-20 % from run to run"})
-    print(f"c={max(by)} / c={min(by)}: {ratio:.2f}x (goal {GOAL}x) -> {path}")
+    print(f"tokens/s at the highest level / at the lowest: {ratios} (goal {GOAL}x) -> {path}")
+
+
+def _ratio(levels: list[dict[str, Any]]) -> float:
+    by = {r["concurrency"]: r["tokens_per_s"] for r in levels}
+    return by[max(by)] / by[min(by)]
 
 
 if __name__ == "__main__":

@@ -10,8 +10,9 @@ names and types were read:
   stream, exclude_input_in_output BOOL, sampling_parameters STRING (JSON of vLLM SamplingParams fields).
 - specdeploy's own: `draft_len` (the request's K), `chat_template` BOOL (false: the prompt is sent raw, as
   OpenAI completions do; default true: the model's chat template wraps it as one user turn).
-- `min_length` and `random_seed`: the names GenAI-Perf 0.0.16 sends for `--backend tensorrtllm` (issue #21's
-  observation; older TensorRT-LLM ensembles used them): aliases of min_tokens and seed.
+- `min_length` INT32 and `random_seed` UINT64: the same ensemble before c2e65b8 renamed them (at b5fa472,
+  2025-04-29, back to 039e5b4); GenAI-Perf 0.0.16 `--backend tensorrtllm` still sends `min_length` (seen in its
+  inputs.json with --output-tokens-mean-deterministic): aliases of min_tokens and seed.
 """
 
 from __future__ import annotations

@@ -29,11 +29,12 @@ CANDIDATES = {
     "top_p": ("top_p", "sampling_param_top_p"),
     "stop": ("stop_words", "sampling_param_stop"),
     "seed": ("seed", "random_seed", "sampling_param_seed"),
+    "min_tokens": ("min_tokens", "min_length"),  # vLLM's and trtllm-serve's extension
 }
 STREAM = ("stream", "streaming")
 EXCLUDE = ("exclude_input_in_output", "sampling_param_exclude_input_from_output")
 NEUTRAL = {"n": 1, "frequency_penalty": 0, "presence_penalty": 0, "logprobs": False, "echo": False}
-IGNORED = ("model", "user", "stream_options", "messages", "prompt", "stream", "max_completion_tokens")
+IGNORED = ("model", "user", "stream_options", "messages", "prompt", "stream", "max_completion_tokens", "ignore_eos")
 
 
 class ApiError(Exception):
@@ -61,6 +62,10 @@ def triton_body(served: Served, body: dict[str, Any], prompt: str, chat: bool) -
     out: dict[str, Any] = {"text_input": prompt}
     if "max_completion_tokens" in body and body["max_completion_tokens"] is not None:
         body = {**body, "max_tokens": body["max_completion_tokens"]}
+    if body.get("ignore_eos"):  # vLLM's extension (AIPerf's fixed output lengths): EOS held back to max_tokens
+        if body.get("max_tokens") is None:
+            raise ApiError(400, "ignore_eos needs max_tokens", "ignore_eos")
+        body = {**body, "min_tokens": body["max_tokens"]}
     for name, names in CANDIDATES.items():
         value = body.get(name)
         if value is None:
