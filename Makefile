@@ -39,6 +39,8 @@ bench: install
 	$(PY) bench/drafters.py
 	$(PY) bench/demo.py
 	$(PY) bench/ray_points.py
+	bash bench/clients.sh    # AIPerf + perf_analyzer in a virtualenv of their own
+	$(PY) bench/serving.py
 
 lint: install
 	$(VENV)/bin/ruff check specdeploy plugins tests bench tools

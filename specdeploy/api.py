@@ -275,9 +275,10 @@ def tune(source: str, sets: tuple[str, ...] = (), *, backend: str = "auto", out:
     return res
 
 
-def serve(path: Path, *, report: Any = None) -> None:
+def serve(path: Path, *, report: Any = None, openai_port: int | None = 8000) -> None:
     """Serve a rendered repository on 127.0.0.1 until Ctrl-C, SIGTERM or SIGHUP (a closed terminal), or until
-    the server dies, then stop it cleanly (tritonserver also gets a parent-death signal, for SIGKILL)."""
+    the server dies, then stop it cleanly (tritonserver also gets a parent-death signal, for SIGKILL). An
+    OpenAI-compatible endpoint fronts the entry model on `openai_port` (None: none)."""
     import signal
     import time
 
@@ -288,9 +289,10 @@ def serve(path: Path, *, report: Any = None) -> None:
     stops = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
     previous = {sig: signal.signal(sig, _interrupt) for sig in stops}
     try:
-        repo, server = start(path, report=say)
+        repo, server = start(path, report=say, openai_port=openai_port)
+        openai = f", OpenAI API {server.frontend.url}" if server.frontend is not None else ""
         say(f"serving {', '.join(repo.models)} ({repo.layout} layout): grpc {server.grpc_url}, "
-            f"http 127.0.0.1:{server.http_port}; Ctrl-C stops")
+            f"http 127.0.0.1:{server.http_port}{openai}; Ctrl-C stops")
         try:
             while server.process.poll() is None:
                 time.sleep(0.5)

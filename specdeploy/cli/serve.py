@@ -13,12 +13,17 @@ from specdeploy.runtime import MAX_DRAFT_LEN
 
 @cli.command()
 @click.argument("artifact_dir", type=click.Path(path_type=Path, exists=True, file_okay=False))
-def serve(artifact_dir: Path) -> None:
-    """Start a local tritonserver for ARTIFACT_DIR's rendered repository (the models its manifest names);
-    Ctrl-C, SIGTERM or SIGHUP stops it. A folder already served is refused with where it is served."""
+@click.option("--openai-port", type=click.IntRange(0, 65535), default=8000, show_default=True,
+              help="Port of the OpenAI-compatible endpoint (/v1/models, /v1/chat/completions, /v1/completions) "
+                   "on 127.0.0.1; 0: any free port.")
+@click.option("--no-openai", is_flag=True, help="Serve Triton's own endpoints only.")
+def serve(artifact_dir: Path, openai_port: int, no_openai: bool) -> None:
+    """Start a local tritonserver for ARTIFACT_DIR's rendered repository (the models its manifest names) and an
+    OpenAI-compatible endpoint in front of its entry model; Ctrl-C, SIGTERM or SIGHUP stops both. A folder
+    already served is refused with where it is served."""
     from specdeploy import api
 
-    api.serve(artifact_dir, report=console().info)
+    api.serve(artifact_dir, report=console().info, openai_port=None if no_openai else openai_port)
 
 
 @cli.command()

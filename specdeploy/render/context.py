@@ -140,6 +140,7 @@ class ReferenceContext:
     device: str = "cpu"
     layout: str = "reference"
     max_seq_len: int = 0  # serving.max_seq_len: prompt + max_tokens must fit (0: the model's context)
+    max_batch_size: int = 1  # serving.max_batch_size: requests decoding together in the model's loop
 
     @property
     def folders(self) -> dict[str, str]:
@@ -314,9 +315,6 @@ def _engine(resolved: Resolved, inputs: RenderInputs) -> EngineContext:
 def _reference(resolved: Resolved, inputs: RenderInputs) -> ReferenceContext:
     p = resolved.profile
     spec = p.speculative
-    if _decoupled(resolved):
-        raise UsageError("the reference layout answers one response per request (no streaming)",
-                         hint="set serving.streaming: false")
     site = inputs.site_packages or sysconfig.get_paths()["purelib"]
     _, schedule, max_concurrency = inputs.plan(resolved)
     first_k = inputs.first_draft_len(resolved)
@@ -325,5 +323,5 @@ def _reference(resolved: Resolved, inputs: RenderInputs) -> ReferenceContext:
         safe_value("draft_model", _ref(spec.draft_model) if spec.draft_model else ""), spec.mechanism,
         first_k, json.dumps({str(k): v for k, v in schedule.items()}) if schedule else "", max_concurrency or 0,
         p.tune.output_len, p.triton.instances, _manifest(resolved, "reference", None, inputs),
-        max_seq_len=p.serving.max_seq_len,
+        max_seq_len=p.serving.max_seq_len, max_batch_size=p.serving.max_batch_size,
     )

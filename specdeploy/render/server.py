@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from specdeploy.errors import StepFailed
 from specdeploy.render.backends import bundle
@@ -56,6 +57,7 @@ class TritonServer:
     log_path: Path
     repo: Path
     _log: object = field(default=None, repr=False)
+    frontend: Any = None  # the OpenAI-compatible endpoint `serve` runs beside it
 
     @property
     def grpc_url(self) -> str:

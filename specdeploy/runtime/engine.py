@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -53,19 +54,53 @@ class Recorder:
         )
 
 
-class Batch:
-    """The running batch: target cache, drafter state and every prompt's output, in row order `active`."""
+@dataclass(frozen=True)
+class RowSpec:
+    """One sequence's own settings (a served request carries its own): token budget, sampling, and EOS held
+    back until `min_tokens` are out."""
 
-    def __init__(self, pair: Any, prompts: list[list[int]], drafter: Drafter, temperature: float,
-                 generator: torch.Generator, max_new_tokens: int, rec: Recorder) -> None:
-        self.pair, self.prompts, self.drafter, self.rec = pair, prompts, drafter, rec
-        self.temperature, self.generator, self.budget = temperature, generator, max_new_tokens
+    budget: int
+    temperature: float
+    generator: torch.Generator
+    top_k: int = 0
+    top_p: float = 1.0
+    min_tokens: int = 0
+
+
+class Batch:
+    """The running batch: target cache, drafter state and every sequence's output; `active` in cache row order.
+
+    Sequences are `add`ed at any time (a server's requests) and join at the next `admit`."""
+
+    def __init__(self, pair: Any, drafter: Drafter, rec: Recorder) -> None:
+        self.pair, self.drafter, self.rec = pair, drafter, rec
         self.eos = pair.eos_token_ids
         self.target = KVState(pair.target, 0)
         self.active: list[int] = []
-        self.outputs: list[list[int]] = [[] for _ in prompts]
-        self.histories = [list(p) for p in prompts]
-        self.last_emit = [0.0] * len(prompts)
+        self.prompts: list[list[int]] = []
+        self.specs: list[RowSpec] = []
+        self.outputs: list[list[int]] = []
+        self.histories: list[list[int]] = []
+        self.last_emit: list[float] = []
+        self.stopped: set[int] = set()  # asked to stop early (a stop string matched)
+        self.drafted: list[int] = []  # per sequence: drafts proposed, drafts accepted
+        self.accepted: list[int] = []
+
+    def add(self, prompt: list[int], spec: RowSpec) -> int:
+        """Queue a sequence; its index names it from now on."""
+        self.prompts.append(list(prompt))
+        self.specs.append(spec)
+        self.outputs.append([])
+        self.histories.append(list(prompt))
+        self.last_emit.append(0.0)
+        self.drafted.append(0)
+        self.accepted.append(0)
+        return len(self.prompts) - 1
+
+    def release(self, i: int) -> None:
+        """A finished sequence's tokens are no longer needed (a server runs for days)."""
+        self.prompts[i], self.outputs[i], self.histories[i] = [], [], []
+        self.stopped.discard(i)
 
     def admit(self, joining: list[int]) -> None:
         """Prefill the joining prompts together, pick their first tokens, append their rows."""
@@ -76,18 +111,21 @@ class Batch:
         self.drafter.join([self.prompts[i] for i in joining])  # reads the prefill forward's features
         now = time.perf_counter()
         for row, i in enumerate(joining):
-            self.outputs[i] = [pick(logits[row], self.temperature, self.generator)]
+            s = self.specs[i]
+            self.outputs[i] = [pick(self._held(logits[row : row + 1], i)[0], s.temperature, s.generator, s.top_k,
+                                    s.top_p)]
             self.histories[i].append(self.outputs[i][0])
             self.last_emit[i] = now
         self.rec.prefill_s += now - start
         self.rec.ttft += [(now - start) * 1e3] * len(joining)  # a request arrives when its slot frees
         self.leave(self.active + joining)
 
-    def step(self, draft_len: int) -> None:
-        """One draft → verify → roll back over every active row."""
+    def step(self, draft_len: int, own: dict[int, int] | None = None) -> None:
+        """One draft → verify → roll back over every active row; `own` maps a sequence to its own draft length."""
         active, rec = self.active, self.rec
         step_start = time.perf_counter()
-        limits = [min(draft_len, self.budget - len(self.outputs[i]) - 1) for i in active]
+        ks = [own.get(i, draft_len) if own else draft_len for i in active]
+        limits = [min(k, self.specs[i].budget - len(self.outputs[i]) - 1) for k, i in zip(ks, active, strict=True)]
         drafts, qs = self.drafter.propose([self.histories[i] for i in active], limits)
         drafted = time.perf_counter()
         lengths = [len(d) for d in drafts]
@@ -99,9 +137,10 @@ class Batch:
         before = self.target.width
         logits = self.target.forward(chunk, ok)
         accepted, nexts = [], []
-        for row in range(len(active)):
-            n, nxt = verify_row(logits[row, : 1 + lengths[row]], drafts[row], qs[row], self.temperature,
-                                self.generator)
+        for row, i in enumerate(active):
+            s = self.specs[i]
+            n, nxt = verify_row(self._held(logits[row, : 1 + lengths[row]], i), drafts[row], qs[row], s.temperature,
+                                s.generator, s.top_k, s.top_p)
             accepted.append(n)
             nexts.append(nxt)
         self.target.truncate(torch.tensor([before + 1 + n for n in accepted]))  # keep x, d1..dn
@@ -113,7 +152,9 @@ class Batch:
         for row, i in enumerate(active):
             rec.hist[accepted[row]] += 1
             rec.drafted += lengths[row]
-            new = _clip(drafts[row][: accepted[row]] + [nexts[row]], self.outputs[i], self.budget, self.eos)
+            self.drafted[i] += lengths[row]
+            self.accepted[i] += accepted[row]
+            new = _clip(drafts[row][: accepted[row]] + [nexts[row]], self.outputs[i], self.specs[i].budget, self.eos)
             self.outputs[i] += new
             self.histories[i] += new
             rec.itl += [(end - self.last_emit[i]) * 1e3 / len(new)] * len(new)  # admission stalls included
@@ -122,12 +163,22 @@ class Batch:
 
     def leave(self, rows: list[int]) -> None:
         """Rows (in cache order) that are done leave the batch; the rest become `active`."""
-        still = [i for i in rows if not _done(self.outputs[i], self.budget, self.eos)]
+        still = [i for i in rows
+                 if i not in self.stopped and not _done(self.outputs[i], self.specs[i].budget, self.eos)]
         if len(still) < len(rows):
             keep = torch.tensor([rows.index(i) for i in still], dtype=torch.long)
             self.target.select(keep)
             self.drafter.select(keep)
         self.active = still
+
+    def _held(self, logits: torch.Tensor, i: int) -> torch.Tensor:
+        """Logits [T, V] of the next T positions of sequence i, EOS masked where fewer than min_tokens are out."""
+        blocked = min(len(logits), self.specs[i].min_tokens - len(self.outputs[i]))
+        if blocked <= 0:
+            return logits
+        logits = logits.clone()
+        logits[:blocked, sorted(self.eos)] = float("-inf")
+        return logits
 
 
 @torch.inference_mode()
@@ -145,8 +196,8 @@ def run_batched(
 ) -> list[list[int]]:
     """Decode every prompt with at most `concurrency` in the batch; returns the generated tokens per prompt."""
     drafter = make_drafter(mechanism, pair, temperature, generator, ngram_match)
-    batch = Batch(pair, prompts, drafter, temperature, generator, max_new_tokens, rec)
-    queue = deque(range(len(prompts)))
+    batch = Batch(pair, drafter, rec)
+    queue = deque(batch.add(p, RowSpec(max_new_tokens, temperature, generator)) for p in prompts)
     try:
         while queue or batch.active:
             if queue and len(batch.active) < concurrency:

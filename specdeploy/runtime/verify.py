@@ -11,15 +11,29 @@ from __future__ import annotations
 import torch
 
 
-def target_probs(logits: torch.Tensor, temperature: float) -> torch.Tensor:
-    return torch.softmax(logits.double() / temperature, dim=-1)
+def target_probs(logits: torch.Tensor, temperature: float, top_k: int = 0, top_p: float = 1.0) -> torch.Tensor:
+    """The distribution sampled from: softmax at `temperature`, cut to the `top_k` most likely tokens (0: all)
+    and to the smallest set holding `top_p` of the mass (1: all), renormalized. Verification against the cut
+    distribution keeps speculation exact for it."""
+    probs = torch.softmax(logits.double() / temperature, dim=-1)
+    if top_k <= 0 and top_p >= 1.0:
+        return probs
+    ordered, index = probs.sort(-1, descending=True)
+    keep = torch.ones_like(ordered, dtype=torch.bool)
+    if top_k > 0:
+        keep[..., top_k:] = False
+    if top_p < 1.0:
+        keep &= (ordered.cumsum(-1) - ordered) < top_p  # the token that crosses top_p stays in
+    cut = torch.zeros_like(probs).scatter(-1, index, ordered * keep)
+    return cut / cut.sum(-1, keepdim=True)
 
 
-def pick(logits: torch.Tensor, temperature: float, generator: torch.Generator) -> int:
+def pick(logits: torch.Tensor, temperature: float, generator: torch.Generator, top_k: int = 0,
+         top_p: float = 1.0) -> int:
     """The next token from one row of logits: argmax at temperature 0, a sample otherwise."""
     if temperature <= 0.0:
         return int(logits.argmax())
-    return _sample(target_probs(logits, temperature), generator)
+    return _sample(target_probs(logits, temperature, top_k, top_p), generator)
 
 
 def verify_row(
@@ -28,15 +42,18 @@ def verify_row(
     draft_probs: torch.Tensor | None,
     temperature: float,
     generator: torch.Generator,
+    top_k: int = 0,
+    top_p: float = 1.0,
 ) -> tuple[int, int]:
-    """(accepted count n, next token) for logits [len(drafts)+1, V] of positions x, d1..dK."""
+    """(accepted count n, next token) for logits [len(drafts)+1, V] of positions x, d1..dK. A greedy drafter's
+    draft (`draft_probs` None) is a point mass, which keeps sampled rows exact behind a greedy chain."""
     if temperature <= 0.0:
         greedy = logits.argmax(-1).tolist()
         n = 0
         while n < len(drafts) and drafts[n] == greedy[n]:
             n += 1
         return n, greedy[n]
-    probs = target_probs(logits, temperature)
+    probs = target_probs(logits, temperature, top_k, top_p)
     for i, token in enumerate(drafts):
         p = probs[i]
         q_token = 1.0 if draft_probs is None else float(draft_probs[i, token])

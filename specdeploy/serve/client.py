@@ -43,7 +43,9 @@ def ask(url: str, model: str, prompt: str, *, max_tokens: int = 64, draft_len: i
                 raise UsageError(f"model {model} takes no per-request draft length",
                                  hint="only the reference layout does; rebuild to change a served draft length")
             add("draft_len", np.array([draft_len], dtype=np.int32), "INT32")
-        result = client.infer(model, inputs, client_timeout=timeout)
+        decoupled = bool(config.get("model_transaction_policy", {}).get("decoupled"))
+        result = _streamed(client, model, inputs, timeout) if decoupled else client.infer(model, inputs,
+                                                                                          client_timeout=timeout)
     except InferenceServerException as exc:
         raise StepFailed(f"request to {model} at {url} failed: {exc.message()}") from None
     out: dict[str, Any] = {"model": model}
@@ -54,3 +56,27 @@ def ask(url: str, model: str, prompt: str, *, max_tokens: int = 64, draft_len: i
         flat = [v.decode("utf-8", "replace") if isinstance(v, bytes) else v.item() for v in value.reshape(-1)]
         out[output["name"]] = flat[0] if len(flat) == 1 and output.get("dims") in (["1"], [1]) else flat
     return out
+
+
+def _streamed(client: Any, model: str, inputs: list[Any], timeout: float) -> Any:
+    """A decoupled model answers over a gRPC stream (unary ModelInfer refuses it): its one, final response."""
+    import queue
+
+    answers: queue.Queue[Any] = queue.Queue()
+    client.start_stream(callback=lambda result, error: answers.put(error or result))
+    try:
+        client.async_stream_infer(model, inputs, enable_empty_final_response=True)
+        last = None
+        while True:
+            try:
+                item = answers.get(timeout=timeout)
+            except queue.Empty:
+                raise StepFailed(f"no answer from {model} within {timeout:.0f} s") from None
+            if isinstance(item, Exception):
+                raise item
+            if item.get_response().outputs:
+                last = item
+            if item.get_response().parameters.get("triton_final_response").bool_param:
+                return last
+    finally:
+        client.stop_stream()

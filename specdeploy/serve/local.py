@@ -13,6 +13,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from specdeploy._io import write_json_atomic
 from specdeploy.errors import StepFailed, UsageError
@@ -64,9 +65,10 @@ def cache_folder() -> Path:
     return Path(os.environ.get("SPECDEPLOY_CACHE") or Path.home() / ".cache" / "specdeploy")
 
 
-def start(path: Path, *, report: Callable[[str], None] = lambda _: None, load_timeout: float = 300.0) -> tuple[
-        Repository, TritonServer]:
-    """Start tritonserver on 127.0.0.1, load the manifest's models, record the endpoint; the caller stops it."""
+def start(path: Path, *, report: Callable[[str], None] = lambda _: None, load_timeout: float = 300.0,
+          openai_port: int | None = None) -> tuple[Repository, TritonServer]:
+    """Start tritonserver on 127.0.0.1, load the manifest's models, record the endpoint; the caller stops it.
+    With `openai_port` (0: any free port) an OpenAI-compatible endpoint fronts the entry model too."""
     repo = find_repository(path)
     repo = replace(repo, claim=_claim(repo.owner))
     server = None
@@ -85,18 +87,42 @@ def start(path: Path, *, report: Callable[[str], None] = lambda _: None, load_ti
             except Exception as exc:  # noqa: BLE001 - the server's reason is in its log
                 raise StepFailed(f"tritonserver could not load '{model}': {exc}",
                                  hint=f"server log: {log_path}\n{server.log()[-2000:]}") from None
-        write_json_atomic(repo.owner / STATE, {"pid": server.process.pid, "grpc": server.grpc_url,
-                                               "http": f"127.0.0.1:{server.http_port}", "layout": repo.layout,
-                                               "models": list(repo.models), "log": str(log_path)})
+        record = {"pid": server.process.pid, "grpc": server.grpc_url, "http": f"127.0.0.1:{server.http_port}",
+                  "layout": repo.layout, "models": list(repo.models), "log": str(log_path)}
+        if openai_port is not None:
+            server.frontend = start_frontend(server, entry_model(list(repo.models)), openai_port)
+            record["openai"] = server.frontend.url
+        write_json_atomic(repo.owner / STATE, record)
     except BaseException:
         stop(repo, server)
         raise
     return repo, server
 
 
+def entry_model(models: list[str]) -> str:
+    """The model a client talks to: the ensemble where there is one, else the (first) model."""
+    return "ensemble" if "ensemble" in models else models[0]
+
+
+def start_frontend(server: TritonServer, model: str, port: int) -> Any:
+    """The OpenAI-compatible endpoint on 127.0.0.1:`port` for `model`, described by its own config."""
+    from specdeploy.serve.openai_frontend import Frontend, Served
+
+    config = server.client().get_model_config(model, as_json=True, client_timeout=30)["config"]
+    served = Served(f"127.0.0.1:{server.http_port}", model, frozenset(i["name"] for i in config.get("input", [])),
+                    bool(config.get("model_transaction_policy", {}).get("decoupled")))
+    try:
+        return Frontend(served, "127.0.0.1", port).start()
+    except OSError as exc:
+        raise UsageError(f"the OpenAI endpoint cannot listen on 127.0.0.1:{port}: {exc.strerror}",
+                         hint="pick another --openai-port (0: any free port)") from None
+
+
 def stop(repo: Repository, server: TritonServer | None) -> None:
-    """Stop the server, drop its record, release the folder."""
+    """Stop the server (and its OpenAI endpoint), drop its record, release the folder."""
     if server is not None:
+        if server.frontend is not None:
+            server.frontend.stop()
         server.stop()
     (repo.owner / STATE).unlink(missing_ok=True)
     if repo.claim is not None:

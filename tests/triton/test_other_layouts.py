@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import importlib
 
-import numpy as np
 import pytest
 
 from specdeploy.api import load_and_resolve
 from specdeploy.render.actions import render_resolved
 from specdeploy.render.check import check_repo
 from specdeploy.render.context import RenderInputs
+from tests.triton.reference_client import answer
 
 LLMAPI = """
 target: {model: TARGET}
@@ -39,7 +39,6 @@ def test_reference_layout_answers_with_the_same_tokens_as_the_cli(tmp_path, serv
     a tune that turned speculation off leaves it: plain by default, and a request's own `draft_len` speculates with
     the drafter the repository still loads; the same tokens either way, each response says which K served it."""
     pytest.importorskip("torch")
-    import tritonclient.grpc as grpcclient
     from tritonclient.utils import InferenceServerException
 
     from specdeploy.api import generate
@@ -54,23 +53,16 @@ def test_reference_layout_answers_with_the_same_tokens_as_the_cli(tmp_path, serv
     server.load("smollm2", timeout=300)
 
     def infer(draft_len: int | None):  # type: ignore[no-untyped-def]
-        inputs = []
-        for name, value in (("text_input", np.array([question.encode()], dtype=object)),
-                            ("max_tokens", np.array([12], dtype=np.int32)),
-                            ("draft_len", None if draft_len is None else np.array([draft_len], dtype=np.int32))):
-            if value is not None:
-                tensor = grpcclient.InferInput(name, [1], "BYTES" if value.dtype == object else "INT32")
-                tensor.set_data_from_numpy(value)
-                inputs.append(tensor)
-        return server.client().infer("smollm2", inputs, client_timeout=300)
+        own = {} if draft_len is None else {"draft_len": draft_len}
+        return answer(server.grpc_url, "smollm2", {"text_input": question, "max_tokens": 12, **own})
 
     for draft_len, served_k in ((None, 0), (3, 3)):
         result = infer(draft_len)
-        assert result.as_numpy("output_ids").tolist() == local["tokens"]
-        assert result.as_numpy("text_output")[0].decode() == local["text"] and local["text"].strip()
-        assert result.as_numpy("draft_len").tolist() == [served_k]
-        assert result.as_numpy("tokens_per_s")[0] > 0
-        assert (result.as_numpy("acceptance_rate")[0] > 0) == (served_k > 0)  # the head drafts some of it right
+        assert result["output_ids"] == local["tokens"]
+        assert result["text_output"] == local["text"] and local["text"].strip()
+        assert result["draft_len"] == served_k
+        assert result["tokens_per_s"] > 0
+        assert (result["acceptance_rate"] > 0) == (served_k > 0)  # the head drafts some of it right
     assert local["mechanism"] == "eagle3" and local["draft_len"] == 3
     with pytest.raises(InferenceServerException, match="draft_len must be between 0 and 32, got 33"):
         infer(33)

@@ -31,8 +31,8 @@ def serve(artifact: Path) -> tuple[subprocess.Popen[bytes], Path, int]:
     """Render cpu-smollm2, start `specdeploy serve` on it, wait until every model is loaded: (process, state, pid
     of tritonserver)."""
     render_resolved(load_and_resolve("cpu-smollm2", SETS), artifact / "triton", inputs=RenderInputs())
-    server = subprocess.Popen([sys.executable, "-m", "specdeploy", "serve", str(artifact)], env=ENV,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+    server = subprocess.Popen([sys.executable, "-m", "specdeploy", "serve", str(artifact), "--openai-port", "0"],
+                              env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
                               preexec_fn=_as_a_terminal_would)
     state = artifact / ".specdeploy" / "serve.json"
     return server, state, int(wait_served(server, artifact)["pid"])

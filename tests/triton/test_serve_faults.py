@@ -43,8 +43,8 @@ def echo_repo(folder: Path, add: int, *, planted: bool = False) -> Path:
 
 
 def start(folder: Path) -> tuple[subprocess.Popen[bytes], dict[str, object]]:
-    process = subprocess.Popen([sys.executable, "-m", "specdeploy", "serve", str(folder)], env=ENV,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    process = subprocess.Popen([sys.executable, "-m", "specdeploy", "serve", str(folder), "--openai-port", "0"],
+                               env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     return process, wait_served(process, folder)
 
 
@@ -79,8 +79,8 @@ def test_two_serves_side_by_side_then_hup_and_kill(tmp_path: Path) -> None:
         assert state_a["models"] == ["echo"]
         assert not grpcclient.InferenceServerClient(str(state_a["grpc"])).is_model_ready("planted")
 
-        again = subprocess.run([sys.executable, "-m", "specdeploy", "serve", str(a)], env=ENV, capture_output=True,
-                               text=True, timeout=120)
+        again = subprocess.run([sys.executable, "-m", "specdeploy", "serve", str(a), "--openai-port", "0"],
+                               env=ENV, capture_output=True, text=True, timeout=120)
         assert again.returncode == 2, again.stderr
         assert "already served" in again.stderr and str(state_a["grpc"]) in again.stderr
         assert infer(str(state_a["grpc"]), 5) == 6  # the first server is unharmed

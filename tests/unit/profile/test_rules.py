@@ -138,6 +138,14 @@ def test_reference_backend_rules(tmp_path: Path) -> None:
     assert any("medusa does not run on backend 'reference'" in p for p in found)
 
 
+def test_the_reference_model_cannot_be_made_non_decoupled(tmp_path: Path) -> None:
+    """It answers from its in-flight decode loop; a `decoupled: false` the render would ignore is refused."""
+    found = problems(tmp_path, {"target": {"model": "HuggingFaceTB/SmolLM2-135M-Instruct"}, "hardware": {"gpu": "cpu"},
+                                "runtime": {"backend": "reference"}, "triton": {"decoupled": False},
+                                "speculative": {"mechanism": "ngram"}})
+    assert any("the reference model is always decoupled" in p for p in found)
+
+
 def test_eagle3_layers_to_capture_is_flagged_as_ignored_on_the_reference_backend(tmp_path: Path) -> None:
     """The reference runtime's head reads the layers it was trained on: a silently ignored option would mislead."""
     base = {"target": {"model": "HuggingFaceTB/SmolLM2-135M-Instruct"}, "hardware": {"gpu": "cpu"},

@@ -59,8 +59,8 @@ def test_resampling_from_p_instead_of_the_residual_is_caught(target, monkeypatch
     """Negative control: the classic bug (resample from p after a rejection) must fail the same test."""
     real = engine.verify_row
 
-    def buggy(logits, drafts, q, temperature, generator):
-        n, token = real(logits, drafts, q, temperature, generator)
+    def buggy(logits, drafts, q, temperature, generator, *cut):
+        n, token = real(logits, drafts, q, temperature, generator, *cut)
         if n < len(drafts):
             token = int(torch.multinomial(torch.softmax(logits[n].double() / temperature, -1), 1, generator=generator))
         return n, token

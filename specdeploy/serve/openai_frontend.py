@@ -1,0 +1,226 @@
+"""An OpenAI-compatible endpoint in front of a served Triton model: what `specdeploy serve` starts beside
+tritonserver, so the `openai` client, AIPerf/GenAI-Perf `--endpoint-type chat` and curl scripts written for
+trtllm-serve or vllm serve work unchanged.
+
+`/v1/models`, `/v1/chat/completions`, `/v1/completions` (SSE streaming ending in `data: [DONE]`, `usage`,
+errors as `{"error": {"message", "type", "param", "code"}}`). Each request becomes one Triton generate request
+(HTTP `/v2/models/M/generate[_stream]`) with the input names the model's own config declares (reference,
+engine ensemble or llmapi layout); an OpenAI parameter the model has no input for is refused (400), never
+dropped. Chat takes one user message (optionally after a system message) — the model applies its own chat
+template to it; completions send the raw prompt where the model can skip the template (`chat_template`).
+An llmapi deployment on a GPU machine has trtllm-serve's own endpoint as the equivalent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+# OpenAI parameter -> the Triton input names that carry it, first declared wins (reference/ensemble, llmapi)
+CANDIDATES = {
+    "max_tokens": ("max_tokens", "sampling_param_max_tokens"),
+    "temperature": ("temperature", "sampling_param_temperature"),
+    "top_p": ("top_p", "sampling_param_top_p"),
+    "stop": ("stop_words", "sampling_param_stop"),
+    "seed": ("seed", "random_seed", "sampling_param_seed"),
+    "min_tokens": ("min_tokens", "min_length"),  # vLLM's and trtllm-serve's extension
+}
+STREAM = ("stream", "streaming")
+EXCLUDE = ("exclude_input_in_output", "sampling_param_exclude_input_from_output")
+NEUTRAL = {"n": 1, "frequency_penalty": 0, "presence_penalty": 0, "logprobs": False, "echo": False}
+IGNORED = ("model", "user", "stream_options", "messages", "prompt", "stream", "max_completion_tokens", "ignore_eos")
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, message: str, param: str | None = None, kind: str = "invalid_request_error"):
+        super().__init__(message)
+        self.status, self.message, self.param, self.kind = status, message, param, kind
+
+    def body(self) -> dict[str, Any]:
+        return {"error": {"message": self.message, "type": self.kind, "param": self.param, "code": None}}
+
+
+@dataclass(frozen=True)
+class Served:
+    """The Triton model behind the endpoint: its HTTP address, name and declared inputs."""
+
+    http: str
+    model: str
+    inputs: frozenset[str]
+    decoupled: bool
+
+
+def triton_body(served: Served, body: dict[str, Any], prompt: str, chat: bool) -> tuple[dict[str, Any], bool]:
+    """The generate request for an OpenAI body, and whether to stream; unsupported parameters raise."""
+    _refuse_unsupported(served, body)
+    out: dict[str, Any] = {"text_input": prompt}
+    if "max_completion_tokens" in body and body["max_completion_tokens"] is not None:
+        body = {**body, "max_tokens": body["max_completion_tokens"]}
+    if body.get("ignore_eos"):  # vLLM's extension (AIPerf's fixed output lengths): EOS held back to max_tokens
+        if body.get("max_tokens") is None:
+            raise ApiError(400, "ignore_eos needs max_tokens", "ignore_eos")
+        body = {**body, "min_tokens": body["max_tokens"]}
+    for name, names in CANDIDATES.items():
+        value = body.get(name)
+        if value is None:
+            continue
+        target = next((n for n in names if n in served.inputs), None)
+        if target is None:
+            raise ApiError(400, f"{name} is not supported by model {served.model}", name)
+        out[target] = ([value] if isinstance(value, str) else value) if name == "stop" else value
+    exclude = next((n for n in EXCLUDE if n in served.inputs), None)
+    if exclude:
+        out[exclude] = True
+    if not chat and "chat_template" in served.inputs:
+        out["chat_template"] = False
+    stream = bool(body.get("stream"))
+    flag = next((n for n in STREAM if n in served.inputs), None)
+    if stream and flag:
+        out[flag] = True
+    return out, stream
+
+
+def _refuse_unsupported(served: Served, body: dict[str, Any]) -> None:
+    unknown = sorted(set(body) - set(CANDIDATES) - set(NEUTRAL) - set(IGNORED))
+    if unknown:
+        raise ApiError(400, f"{', '.join(unknown)} not supported by this endpoint", unknown[0])
+    for name, neutral in NEUTRAL.items():
+        if name in body and body[name] not in (neutral, None):
+            raise ApiError(400, f"{name} must be {neutral!r} for model {served.model}", name)
+
+
+def prompt_of(body: dict[str, Any], chat: bool) -> str:
+    if not chat:
+        prompt = body.get("prompt")
+        if isinstance(prompt, list) and len(prompt) == 1:
+            prompt = prompt[0]
+        if not isinstance(prompt, str) or not prompt:
+            raise ApiError(400, "prompt must be one non-empty string", "prompt")
+        return prompt
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise ApiError(400, "messages must be a non-empty list", "messages")
+    roles = [m.get("role") if isinstance(m, dict) else None for m in messages]
+    if roles not in (["user"], ["system", "user"]):
+        raise ApiError(400, "this model takes one user message (optionally after a system message); got roles "
+                            f"{roles}", "messages")
+    if roles[0] == "system":
+        raise ApiError(400, "a system message is not supported by this model's single-turn template", "messages")
+    content = messages[-1].get("content")
+    if isinstance(content, list):
+        content = "".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
+    if not isinstance(content, str) or not content:
+        raise ApiError(400, "the user message has no text content", "messages")
+    return content
+
+
+async def generate(session: Any, served: Served, request: dict[str, Any], stream: bool) -> AsyncIterator[dict]:
+    """Triton's responses for one request: SSE events from /generate_stream, or /generate's one answer."""
+    path = "generate_stream" if stream or served.decoupled else "generate"
+    async with session.post(f"http://{served.http}/v2/models/{served.model}/{path}", json=request) as response:
+        if response.status != 200:
+            text = await response.text()
+            try:
+                message = json.loads(text).get("error", text)
+            except ValueError:
+                message = text
+            raise ApiError(400 if response.status == 400 else 502, str(message),
+                           kind="invalid_request_error" if response.status == 400 else "server_error")
+        if path == "generate":
+            yield await response.json()
+            return
+        async for line in response.content:
+            if line.startswith(b"data:"):
+                event = json.loads(line[5:])
+                if "error" in event:
+                    raise ApiError(400, str(event["error"]))
+                yield event
+
+
+def usage(events: list[dict[str, Any]]) -> dict[str, int]:
+    """Token counts from the model's own outputs (0 where a layout does not return them)."""
+    completion = sum(len(e["output_ids"]) if isinstance(e.get("output_ids"), list) else 1 if "output_ids" in e
+                     else 0 for e in events)
+    prompt = next((int(e["num_input_tokens"]) for e in events if "num_input_tokens" in e), 0)
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
+def choice(chat: bool, text: str, finish: str | None, delta: bool) -> dict[str, Any]:
+    if not chat:
+        return {"index": 0, "text": text, "finish_reason": finish, "logprobs": None}
+    message = {"role": "assistant", "content": text}
+    return {"index": 0, ("delta" if delta else "message"): message, "finish_reason": finish, "logprobs": None}
+
+
+def finish_of(event: dict[str, Any]) -> str:
+    reason = event.get("finish_reason")
+    return reason if reason in ("stop", "length") else "stop"
+
+
+def envelope(chat: bool, model: str, rid: str, created: int, chunk: bool) -> dict[str, Any]:
+    kind = ("chat.completion.chunk" if chunk else "chat.completion") if chat else "text_completion"
+    return {"id": rid, "object": kind, "created": created, "model": model}
+
+
+def new_id(chat: bool) -> str:
+    return f"{'chatcmpl' if chat else 'cmpl'}-{uuid.uuid4().hex}"
+
+
+def now() -> int:
+    return int(time.time())
+
+
+class Frontend:
+    """The endpoint running in a thread of its own (its own event loop), stopped with `stop()`."""
+
+    def __init__(self, served: Served, host: str, port: int) -> None:
+        self.served, self.host, self.port = served, host, port
+        self.loop = asyncio.new_event_loop()
+        self.ready = threading.Event()
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, name="specdeploy-openai", daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    def start(self, timeout: float = 30.0) -> Frontend:
+        self.thread.start()
+        self.ready.wait(timeout)
+        if self.error is not None:
+            raise self.error
+        return self
+
+    def stop(self) -> None:
+        if self.thread.is_alive():
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.thread.join(timeout=10)
+
+    def _run(self) -> None:
+        from aiohttp import web
+
+        from specdeploy.serve.openai_routes import routes
+
+        asyncio.set_event_loop(self.loop)
+        runner = web.AppRunner(routes(self.served))
+        try:
+            self.loop.run_until_complete(runner.setup())
+            site = web.TCPSite(runner, self.host, self.port)
+            self.loop.run_until_complete(site.start())
+            self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]  # port 0: the one bound
+        except BaseException as exc:  # noqa: BLE001 - handed to start()
+            self.error = exc
+            self.ready.set()
+            return
+        self.ready.set()
+        try:
+            self.loop.run_forever()
+        finally:
+            self.loop.run_until_complete(runner.cleanup())
+            self.loop.close()

@@ -1,0 +1,119 @@
+"""The aiohttp routes of the OpenAI-compatible endpoint (openai_frontend.py has the translation)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from aiohttp import ClientSession, ClientTimeout, web
+
+from specdeploy.serve.openai_frontend import (
+    ApiError,
+    Served,
+    choice,
+    envelope,
+    finish_of,
+    generate,
+    new_id,
+    now,
+    prompt_of,
+    triton_body,
+    usage,
+)
+
+
+def routes(served: Served) -> web.Application:
+    app = web.Application(middlewares=[_errors])
+    app["served"] = served
+
+    async def open_session(app: web.Application) -> Any:
+        app["session"] = ClientSession(timeout=ClientTimeout(total=None, sock_read=600))
+        yield
+        await app["session"].close()
+
+    app.cleanup_ctx.append(open_session)
+    app.router.add_get("/v1/models", models)
+    app.router.add_get("/v1/models/{model}", model)
+    app.router.add_post("/v1/chat/completions", lambda r: completion(r, chat=True))
+    app.router.add_post("/v1/completions", lambda r: completion(r, chat=False))
+    return app
+
+
+@web.middleware
+async def _errors(request: web.Request, handler: Any) -> web.StreamResponse:
+    try:
+        return await handler(request)
+    except ApiError as exc:
+        return web.json_response(exc.body(), status=exc.status)
+    except web.HTTPException as exc:
+        kind = "not_found_error" if exc.status == 404 else "invalid_request_error"
+        return web.json_response(ApiError(exc.status, exc.reason, kind=kind).body(), status=exc.status)
+
+
+def _card(served: Served) -> dict[str, Any]:
+    return {"id": served.model, "object": "model", "created": 0, "owned_by": "specdeploy"}
+
+
+async def models(request: web.Request) -> web.Response:
+    return web.json_response({"object": "list", "data": [_card(request.app["served"])]})
+
+
+async def model(request: web.Request) -> web.Response:
+    served = request.app["served"]
+    if request.match_info["model"] != served.model:
+        raise ApiError(404, f"The model '{request.match_info['model']}' does not exist", "model",
+                       kind="not_found_error")
+    return web.json_response(_card(served))
+
+
+async def completion(request: web.Request, chat: bool) -> web.StreamResponse:
+    served: Served = request.app["served"]
+    try:
+        body = await request.json()
+    except ValueError:
+        raise ApiError(400, "the request body is not valid JSON") from None
+    if not isinstance(body, dict):
+        raise ApiError(400, "the request body must be a JSON object")
+    if body.get("model") not in (None, served.model):
+        raise ApiError(404, f"The model '{body.get('model')}' does not exist (served: {served.model})", "model",
+                       kind="not_found_error")
+    triton, stream = triton_body(served, body, prompt_of(body, chat), chat)
+    rid, created = new_id(chat), now()
+    head = envelope(chat, served.model, rid, created, chunk=stream)
+    events = generate(request.app["session"], served, triton, stream)
+    if not stream:
+        seen = [e async for e in events]
+        text = "".join(str(e.get("text_output", "")) for e in seen)
+        return web.json_response({**head, "choices": [choice(chat, text, finish_of(seen[-1]) if seen else "stop",
+                                                             delta=False)], "usage": usage(seen)})
+    first = await _first(events)  # an error before anything was sent is still a JSON error response
+    response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+    await response.prepare(request)
+    seen = []
+    try:
+        event = first
+        while event is not None:
+            seen.append(event)
+            following = await _first(events)
+            finish = finish_of(event) if following is None else None
+            await _send(response, {**head, "choices": [choice(chat, str(event.get("text_output", "")), finish,
+                                                              delta=True)]})
+            event = following
+        if (body.get("stream_options") or {}).get("include_usage"):
+            await _send(response, {**head, "choices": [], "usage": usage(seen)})
+    except ApiError as exc:
+        await _send(response, exc.body())
+    await response.write(b"data: [DONE]\n\n")
+    await response.write_eof()
+    return response
+
+
+async def _first(events: Any) -> dict[str, Any] | None:
+    try:
+        return await events.__anext__()
+    except StopAsyncIteration:
+        return None
+
+
+async def _send(response: web.StreamResponse, payload: dict[str, Any]) -> None:
+    await response.write(f"data: {json.dumps(payload)}\n\n".encode())

@@ -1,0 +1,100 @@
+"""The serving loop (what the Triton reference model runs): requests submitted from other threads while others
+decode come out token-identical to plain greedy decoding, each with its own budget and K, the schedule's K
+follows the live batch size, min_tokens holds EOS back, and a request can end itself (a stop string)."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+import torch
+
+from specdeploy.runtime.engine import RowSpec
+from specdeploy.runtime.models import ModelPair
+from specdeploy.runtime.serving import Emitted, InflightLoop, Request
+from tests.unit.runtime.tiny import hf_greedy, noisy_copy, random_prompts, tiny_llama
+
+
+@pytest.fixture(scope="module")
+def pair():
+    target = tiny_llama(0)
+    return ModelPair(target, noisy_copy(target, 3, 0.3))
+
+
+def run(loop: InflightLoop, jobs: list[tuple[list[int], RowSpec, int | None]]) -> list[list[Emitted]]:
+    """Submit every job from its own thread at once; the steps each one was told about."""
+    seen: list[list[Emitted]] = [[] for _ in jobs]
+    done = [threading.Event() for _ in jobs]
+
+    def emit(i: int):  # type: ignore[no-untyped-def]
+        def record(step: Emitted) -> bool:
+            seen[i].append(step)
+            if step.finished:
+                done[i].set()
+            return False
+
+        return record
+
+    threads = [threading.Thread(target=loop.submit, args=(Request(ids, spec, emit(i), print, k),))
+               for i, (ids, spec, k) in enumerate(jobs)]
+    for t in threads:
+        t.start()
+    for event in done:
+        assert event.wait(120)
+    return seen
+
+
+def greedy(budget: int, min_tokens: int = 0) -> RowSpec:
+    return RowSpec(budget, 0.0, torch.Generator(), min_tokens=min_tokens)
+
+
+def test_concurrent_requests_match_plain_greedy_with_their_own_budgets_and_k(pair):
+    prompts = random_prompts(6, 96, seed=4)
+    budgets = [5, 12, 3, 9, 12, 7]
+    reference = [hf_greedy(pair.target, [p], b)[0] for p, b in zip(prompts, budgets, strict=True)]
+    schedule = {1: 4, 2: 3, 3: 2, 4: 1}
+    loop = InflightLoop(pair, "draft_target", lambda b: schedule.get(b, 0), 4, 32)
+    try:
+        own = [None, 0, None, 6, None, 2]
+        seen = run(loop, [(p, greedy(b), k) for p, b, k in zip(prompts, budgets, own, strict=True)])
+    finally:
+        loop.close()
+    for steps, expected, k in zip(seen, reference, own, strict=True):
+        assert sum((s.tokens for s in steps), []) == expected
+        if k is not None:
+            assert {s.k for s in steps} == {k}
+        else:
+            assert all(s.k == schedule.get(s.batch, 0) for s in steps)
+    assert max(s.batch for steps in seen for s in steps) == 4  # never more than max_batch together
+    assert seen[1][-1].drafted == 0  # draft_len 0: plain decoding for that request only
+
+
+def test_min_tokens_holds_eos_back_and_a_request_can_stop_itself():
+    target = tiny_llama(0)
+    prompt = random_prompts(1, 96, seed=9)[0]
+    free = hf_greedy(target, [prompt], 30)[0]
+    end = next(i for i in range(2, 30) if free[i] not in free[:i])
+    eos = free[end]  # made EOS: plain decoding ends there
+    target.generation_config.eos_token_id = eos
+    pair = ModelPair(target, noisy_copy(target, 3, 0.3), tokenizer=object())  # a tokenizer makes EOS count
+    loop = InflightLoop(pair, "draft_target", lambda _b: 2, 2, 32)
+    stopped: list[Emitted] = []
+    over = threading.Event()
+
+    def stop_after_two(step: Emitted) -> bool:
+        stopped.append(step)
+        if step.finished or sum(len(s.tokens) for s in stopped) >= 2:
+            over.set()
+            return True
+        return False
+
+    try:
+        plain, held = run(loop, [(prompt, greedy(30), None), (prompt, greedy(30, min_tokens=30), None)])
+        loop.submit(Request(prompt, greedy(30, min_tokens=30), stop_after_two, print))
+        assert over.wait(60)
+    finally:
+        loop.close()
+    assert sum((s.tokens for s in plain), []) == free[: end + 1]
+    tokens = sum((s.tokens for s in held), [])
+    assert len(tokens) == 30 and eos not in tokens
+    assert sum(len(s.tokens) for s in stopped) < 30 and not stopped[-1].finished  # it left once it said so
