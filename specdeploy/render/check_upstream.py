@@ -92,13 +92,13 @@ def _trtllm(models: dict[str, Model]) -> list[Model]:
 
 def check_engine_upstream(models: dict[str, Model], manifest: dict[str, Any]) -> list[RepoIssue]:
     """The seed's name, the KV cache two models on one GPU share, orchestrator mode for two engines."""
-    issues = []
-    for model in models.values():
-        if any(t.name == "random_seed" for t in model.config.input):
-            issues.append(RepoIssue(model.file, model.line('"random_seed"'), "input random_seed: the tensorrtllm "
-                                    "backend reads only `seed` (TB inflight_batcher_llm/src/utils.h:97), so the "
-                                    "seed would be dropped silently; rename it to seed"))
     engines = _trtllm(models)
+    # the seed's name matters where it reaches the C++ backend; the reference layout's own python model also
+    # takes vLLM's `random_seed` (specdeploy/serve/llm_inputs.py)
+    seeded = [m for m in models.values() if engines and any(t.name == "random_seed" for t in m.config.input)]
+    issues = [RepoIssue(m.file, m.line('"random_seed"'), "input random_seed: the tensorrtllm backend reads only "
+                        "`seed` (TB inflight_batcher_llm/src/utils.h:97), so the seed would be dropped silently; "
+                        "rename it to seed") for m in seeded]
     for i, first in enumerate(engines):
         for second in engines[i + 1:]:
             issues += _shared_kv(first, second)

@@ -44,7 +44,7 @@ def ask(url: str, model: str, prompt: str, *, max_tokens: int = 64, draft_len: i
                                  hint="only the reference layout does; rebuild to change a served draft length")
             add("draft_len", np.array([draft_len], dtype=np.int32), "INT32")
         decoupled = bool(config.get("model_transaction_policy", {}).get("decoupled"))
-        result = _streamed(client, model, inputs, timeout) if decoupled else client.infer(model, inputs,
+        result = streamed(client, model, inputs, timeout) if decoupled else client.infer(model, inputs,
                                                                                           client_timeout=timeout)
     except InferenceServerException as exc:
         raise StepFailed(f"request to {model} at {url} failed: {exc.message()}") from None
@@ -58,7 +58,7 @@ def ask(url: str, model: str, prompt: str, *, max_tokens: int = 64, draft_len: i
     return out
 
 
-def _streamed(client: Any, model: str, inputs: list[Any], timeout: float) -> Any:
+def streamed(client: Any, model: str, inputs: list[Any], timeout: float) -> Any:
     """A decoupled model answers over a gRPC stream (unary ModelInfer refuses it): its one, final response."""
     import queue
 

@@ -1,5 +1,5 @@
 """The bounded load test (bench/load.py): 64 concurrent requests to the served reference model, 8 malformed;
-every good answer identical to its sequential one, every malformed one INVALID_ARGUMENT, the server alive."""
+every good answer identical to its sequential one, every malformed one refused with its reason, the server alive."""
 
 from __future__ import annotations
 
@@ -21,5 +21,5 @@ def test_64_concurrent_requests(tmp_path: Path, backends: Path) -> None:  # noqa
         sys.path.remove(str(BENCH))
     result = run(64, tmp_path)
     assert result["good"] == 56 and result["identical_to_sequential"] == 56, result
-    assert result["malformed"] == 8 and result["invalid_argument"] == 8, result
+    assert result["malformed"] == 8 and result["refused_with_reason"] == 8, result
     assert result["server_alive_after"], result
