@@ -316,7 +316,7 @@ def ask(prompt: str, *, artifact: Path | None = None, url: str | None = None, mo
     """Send one prompt to a model served by `specdeploy serve` (found through ARTIFACT) or at URL; `draft_len`
     overrides the served draft length for this request (reference layout)."""
     from specdeploy.serve.client import ask as send
-    from specdeploy.serve.local import endpoint_of
+    from specdeploy.serve.local import endpoint_of, entry_model
 
     if not prompt.strip():
         raise UsageError("the prompt is empty")
@@ -325,7 +325,7 @@ def ask(prompt: str, *, artifact: Path | None = None, url: str | None = None, mo
         state = endpoint_of(artifact or Path())
         url = url or str(state["grpc"])
         models = [str(m) for m in state["models"]]  # type: ignore[attr-defined]
-        model = model or ("ensemble" if "ensemble" in models else models[0])
+        model = model or entry_model(models)
     return send(url, model, prompt, max_tokens=max_tokens, draft_len=draft_len)
 
 

@@ -12,8 +12,8 @@ from typing import Any
 
 from specdeploy.render.check import Model
 from specdeploy.render.check_pbtxt import RepoIssue, params
+from specdeploy.render.check_rules import MANIFEST_FILE
 
-MANIFEST_FILE = "specdeploy-repo.json"
 KV_KEY = "kv_cache_free_gpu_mem_fraction"
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import shlex
 from collections.abc import Iterable
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -49,15 +51,11 @@ def to_yaml(value: Any) -> str:
 
 def yaml_str(value: Any) -> str:
     """A double-quoted YAML scalar (JSON's string syntax, which YAML reads the same): never a key, never a tag."""
-    import json
-
     return json.dumps("" if value is None else str(value), ensure_ascii=True)
 
 
 def sh(value: Any) -> str:
     """One shell word, quoted when it needs to be: `$`, quotes, `;` and newlines stay data."""
-    import shlex
-
     return shlex.quote(str(value))
 
 

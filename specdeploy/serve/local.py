@@ -20,6 +20,7 @@ from specdeploy.errors import StepFailed, UsageError
 from specdeploy.render.backends import prepare_backends
 from specdeploy.render.context import MANIFEST
 from specdeploy.render.server import TritonServer, start_server
+from specdeploy.runtime.models import cache_dir
 
 STATE = Path(".specdeploy") / "serve.json"
 
@@ -61,10 +62,6 @@ def find_repository(path: Path) -> Repository:
                       server_env=env if isinstance(env, dict) else None)
 
 
-def cache_folder() -> Path:
-    return Path(os.environ.get("SPECDEPLOY_CACHE") or Path.home() / ".cache" / "specdeploy")
-
-
 def start(path: Path, *, report: Callable[[str], None] = lambda _: None, load_timeout: float = 300.0,
           openai_port: int | None = None) -> tuple[Repository, TritonServer]:
     """Start tritonserver on 127.0.0.1, load the manifest's models, record the endpoint; the caller stops it.
@@ -77,7 +74,7 @@ def start(path: Path, *, report: Callable[[str], None] = lambda _: None, load_ti
             report("note: the engine layout needs the real tensorrtllm backend (NGC image with a GPU); "
                    "this local server has only the python backend")
         report("preparing the python backend (first time: installs numpy<2 for the backend stub) ...")
-        backends = prepare_backends(cache_folder())
+        backends = prepare_backends(cache_dir())
         log_path = repo.owner / ".specdeploy" / "tritonserver.log"
         server = start_server(repo.root, backends, log_path, env=repo.server_env)
         for model in repo.models:
