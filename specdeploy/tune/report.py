@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from specdeploy.tune.figures import figures, p99_at
-from specdeploy.tune.summary import evidence_line, k_text, measurements_csv
+from specdeploy.tune.summary import evidence_line, evidence_word, k_text, measurements_csv
 
 CSV = "measurements.csv"
 STYLE = """
@@ -112,7 +112,7 @@ def _figure(folder: Path, name: str, title: str) -> str:
 
 
 def render_html(res: dict[str, Any], folder: Path, figs: list[tuple[str, str]]) -> str:
-    word = "predicted" if res.get("evidence") == "predicted" else "measured"
+    word = evidence_word(res)
     sched = res["schedule"]
     banner = evidence_line(res)
     notes = [*(f"<li class=clamp>{_e(n)}</li>" for n in sched["notes"]),
