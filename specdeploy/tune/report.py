@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import html
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,7 @@ def _num(value: Any, digits: int = 1) -> str:
     return "—" if value is None else f"{value:,.{digits}f}"
 
 
-def _table(head: list[str], rows: list[list[str]], numeric: set[int] = frozenset()) -> str:  # type: ignore[assignment]
+def _table(head: list[str], rows: list[list[str]], numeric: AbstractSet[int] = frozenset()) -> str:
     """`rows` hold HTML already escaped (cells may carry markup)."""
     top = "".join(f"<th>{_e(h)}</th>" for h in head)
     body = "".join("<tr>" + "".join(f"<td class=num>{c}</td>" if i in numeric else f"<td>{c}</td>"
