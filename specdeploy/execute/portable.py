@@ -56,14 +56,18 @@ def checkpoint_ref(ref: str, revision: str | None, fetched: dict[str, Any]) -> s
 def portable(value: Any, artifact_dir: Path) -> Any:
     """`value` (JSON-able) with this machine's folders replaced: the artifact folder by paths relative to it, the
     hub cache by `${HF_HUB_CACHE}` (what `expand` undoes on the machine that reads it)."""
+    return _swap(value, ((str(artifact_dir.resolve()), "."), (str(hub_cache_dir().resolve()), HUB_CACHE_REF)))
+
+
+def _swap(value: Any, roots: tuple[tuple[str, str], ...]) -> Any:
+    """`portable`'s walk, with the folders resolved once for the whole document."""
     if isinstance(value, dict):
-        return {k: portable(v, artifact_dir) for k, v in value.items()}
+        return {k: _swap(v, roots) for k, v in value.items()}
     if isinstance(value, list):
-        return [portable(v, artifact_dir) for v in value]
+        return [_swap(v, roots) for v in value]
     if isinstance(value, str):
-        for root, name in ((artifact_dir.resolve(), "."), (hub_cache_dir().resolve(), HUB_CACHE_REF)):
-            value = value.replace(f"{root}/", "" if name == "." else f"{name}/").replace(str(root), name)
-        return value
+        for root, name in roots:
+            value = value.replace(f"{root}/", "" if name == "." else f"{name}/").replace(root, name)
     return value
 
 

@@ -82,26 +82,21 @@ class Recorder:
     def __call__(self, request: Request) -> Measurement | None:
         if self.pool is not None:
             return self.measure_batch([request])[0]
-        done = self.checkpoint.get(request)
+        done = self._replay(request)
         if done is not None:
-            self.replayed += 1
-            return self._done(done)
+            return done
         errors = []
         for attempt in (1, 2):
-            self.calls += 1
             try:
-                values = dict(self.measure(request))
+                values: dict[str, Any] | str = dict(self.measure(request))
             except (KeyboardInterrupt, SystemExit, UsageError):
                 raise
             except Exception as exc:  # noqa: BLE001 - a crashed run is data: recorded, retried once, reported
-                errors.append(f"{type(exc).__name__}: {exc}")
-                self.checkpoint.append(Measurement(request, {}, 0.0, False, errors[-1], attempt))
-                continue
-            cost = float(values.pop("cost_s", 0.0))
-            self.spent_s += cost
-            record = Measurement(request, values, cost, True, None, attempt)
-            self.checkpoint.append(record)
-            return self._done(record)
+                values = f"{type(exc).__name__}: {exc}"
+                errors.append(values)
+            record = self._keep(request, values, attempt)
+            if record is not None:
+                return record
         self.failures.append({"key": request.key, "request": request.to_dict(), "errors": errors})
         return None
 
@@ -111,10 +106,9 @@ class Recorder:
         results: dict[str, Measurement | None] = {}
         todo = []
         for request in batch:
-            done = self.checkpoint.get(request)
+            done = self._replay(request)
             if done is not None:
-                self.replayed += 1
-                results[request.key] = self._done(done)
+                results[request.key] = done
             else:
                 todo.append(request)
         from specdeploy.tune.parallel import points_of
@@ -124,21 +118,36 @@ class Recorder:
             failed = []
             for group, values in self.pool.run(points_of(todo)) if todo else ():
                 for request, value in zip(group, values, strict=True):
-                    self.calls += 1
-                    if isinstance(value, str):
-                        errors.setdefault(request.key, []).append(value)
-                        self.checkpoint.append(Measurement(request, {}, 0.0, False, value, attempt))
+                    record = self._keep(request, value, attempt)
+                    if record is None:
+                        errors.setdefault(request.key, []).append(str(value))
                         failed.append(request)
-                        continue
-                    cost = float(value.pop("cost_s", 0.0))
-                    self.spent_s += cost
-                    record = Measurement(request, value, cost, True, None, attempt)
-                    self.checkpoint.append(record)
-                    results[request.key] = self._done(record)
+                    else:
+                        results[request.key] = record
             todo = failed
         for request in todo:
             self.failures.append({"key": request.key, "request": request.to_dict(), "errors": errors[request.key]})
         return [results.get(request.key) for request in batch]
+
+    def _replay(self, request: Request) -> Measurement | None:
+        """The checkpoint's measurement of `request` (counted as replayed), or None."""
+        done = self.checkpoint.get(request)
+        if done is None:
+            return None
+        self.replayed += 1
+        return self._done(done)
+
+    def _keep(self, request: Request, values: dict[str, Any] | str, attempt: int) -> Measurement | None:
+        """Append one attempt (its values, or its error's text) to the checkpoint; the measurement if it ran."""
+        self.calls += 1
+        if isinstance(values, str):
+            self.checkpoint.append(Measurement(request, {}, 0.0, False, values, attempt))
+            return None
+        cost = float(values.pop("cost_s", 0.0))
+        self.spent_s += cost
+        record = Measurement(request, values, cost, True, None, attempt)
+        self.checkpoint.append(record)
+        return self._done(record)
 
     def _done(self, record: Measurement) -> Measurement:
         self.log.append(record)

@@ -9,6 +9,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from specdeploy.tune.summary import evidence_word
+
 Draw = Callable[[Any], None]
 CONCURRENCY = "concurrency (requests in flight)"
 K_AXIS = "draft length K (tokens)"
@@ -113,7 +115,7 @@ def figures(res: dict[str, Any], folder: Path) -> list[tuple[str, str]]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    word = "predicted" if res.get("evidence") == "predicted" else "measured"
+    word = evidence_word(res)
     made = []
     for part in (_acceptance, _cost, _decisions, _runs):
         for name, title, draw in part(res, word):

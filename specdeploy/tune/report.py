@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import base64
 import html
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import Any
 
 from specdeploy.tune.figures import figures, p99_at
-from specdeploy.tune.summary import evidence_line, k_text, measurements_csv
+from specdeploy.tune.summary import evidence_line, evidence_word, k_text, measurements_csv
 
 CSV = "measurements.csv"
 STYLE = """
@@ -39,7 +40,7 @@ def _num(value: Any, digits: int = 1) -> str:
     return "—" if value is None else f"{value:,.{digits}f}"
 
 
-def _table(head: list[str], rows: list[list[str]], numeric: set[int] = frozenset()) -> str:  # type: ignore[assignment]
+def _table(head: list[str], rows: list[list[str]], numeric: AbstractSet[int] = frozenset()) -> str:
     """`rows` hold HTML already escaped (cells may carry markup)."""
     top = "".join(f"<th>{_e(h)}</th>" for h in head)
     body = "".join("<tr>" + "".join(f"<td class=num>{c}</td>" if i in numeric else f"<td>{c}</td>"
@@ -112,7 +113,7 @@ def _figure(folder: Path, name: str, title: str) -> str:
 
 
 def render_html(res: dict[str, Any], folder: Path, figs: list[tuple[str, str]]) -> str:
-    word = "predicted" if res.get("evidence") == "predicted" else "measured"
+    word = evidence_word(res)
     sched = res["schedule"]
     banner = evidence_line(res)
     notes = [*(f"<li class=clamp>{_e(n)}</li>" for n in sched["notes"]),

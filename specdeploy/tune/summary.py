@@ -11,10 +11,15 @@ CSV_FIELDS = ("kind", "concurrency", "k", "repeat", "evidence", "backend", "ok",
               "ttft_p99_ms", "itl_p99_ms", "step_ms", "acceptance_length", "run_s", "error")
 
 
+def evidence_word(res: dict[str, Any]) -> str:
+    """How a result's numbers were got: "predicted" (the performance model), else "measured"."""
+    return "predicted" if res.get("evidence") == "predicted" else "measured"
+
+
 def evidence_line(res: dict[str, Any]) -> str:
     """The headline: which backend produced the numbers, and why it was chosen."""
     why = (res.get("backend_choice") or {}).get("why")
-    what = ("PREDICTED by the performance model (nothing measured)" if res.get("evidence") == "predicted"
+    what = ("PREDICTED by the performance model (nothing measured)" if evidence_word(res) == "predicted"
             else f"measured by the {res['backend']} backend")
     return f"backend {res['backend']}: every number below is {what}" + (f" [{why}]" if why else "")
 
@@ -26,7 +31,7 @@ def k_text(d: dict[str, Any]) -> str:
 
 
 def decision_lines(res: dict[str, Any]) -> list[str]:
-    word = "predicted" if res.get("evidence") == "predicted" else "measured"
+    word = evidence_word(res)
     sched = res["schedule"]
     rows = [f"c={d['concurrency']:<4} K={k_text(d):<16} {word} {d['objective']:10.1f} "
             f"(K=0 {d['baseline'] or 0:.1f}) {d['reason']}" for d in res["decisions"]]

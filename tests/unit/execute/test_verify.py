@@ -92,6 +92,7 @@ def test_a_tuned_schedule_the_yaml_does_not_carry_is_drift(art: Path) -> None:
     problems = verify(art)["problems"]
     assert "specdeploy.lock: tuned draft_len_schedule {'1': 4, '8': 2} but llm_api_options.yaml carries none" in (
         problems)
+    assert "specdeploy.lock: tuned max_concurrency 16 but llm_api_options.yaml carries None" in problems
     update_lock(art, tuned={"emitted": None})
     assert verify(art)["problems"] == ["specdeploy.lock: the tune turned speculation off, llm_api_options.yaml "
                                        "speculates"]

@@ -51,3 +51,13 @@ def replayed(tmp_path: Path, spread: float, got: float) -> list[str]:
 def test_a_collapse_is_beyond_noise(tmp_path: Path, spread: float, got: float, collapses: bool) -> None:
     problems = replayed(tmp_path, spread, got)
     assert any("collapses under mixed concurrency" in p for p in problems) == collapses
+
+
+def test_a_clamped_point_promises_what_its_emitted_k_measured() -> None:
+    """The collapse check compares the replay with what the schedule as emitted promised: a clamp to K = 1 (or
+    to plain decoding) promises that K's measurement, not the faster K the tune chose."""
+    from specdeploy.tune.book import Decision
+    from specdeploy.tune.engine import promise
+
+    d = Decision(16, 6, 900.0, 500.0, "best", candidates={1: {"median": 600.0}, 6: {"median": 900.0}})
+    assert (promise(d, 6), promise(d, 1), promise(d, 0)) == (900.0, 600.0, 500.0)
