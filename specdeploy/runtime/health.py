@@ -4,8 +4,8 @@ On an H200 with transformers 5.17 the shipped EAGLE head accepted not one draft 
 KV cache there, issue 18); nothing said so, and the tuner quietly turned speculation off. Every `generate` now adds
 its drafted steps to the pair's tally; once enough steps are in and the share of steps whose first draft was
 accepted is far below what the drafter's training record promises (its held-out top-1 agreement), the run's
-stats carry a warning naming the likely causes, printed once per pair on stderr: `specdeploy generate`, `tune`,
-the demo and the served model's log (a Triton python model's stderr) all show it.
+stats carry a warning naming the likely causes, printed once per pair on stderr: `specdeploy generate`, `tune`
+and the demo show it. The served model's in-flight loop (serving.py) does not call `generate`, so it is not checked.
 """
 
 from __future__ import annotations
