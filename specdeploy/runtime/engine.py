@@ -32,6 +32,12 @@ class Recorder:
         self.itl: list[float] = []
         self.occupancy: list[int] = []  # rows in the batch at each verification step
 
+    def forget_timings(self) -> None:
+        """Drop the per-token timings read by `finish`: a server never finishes, and runs for days."""
+        self.ttft.clear()
+        self.itl.clear()
+        self.occupancy.clear()
+
     def finish(self, wall: float, **meta: Any) -> RunStats:
         seq_steps = sum(self.hist)
         accepted = sum(n * c for n, c in enumerate(self.hist))
