@@ -73,6 +73,10 @@ class RowSpec:
     min_tokens: int = 0
 
 
+RELEASED = RowSpec(0, 0.0, torch.Generator())
+"""What a released sequence's settings become: one shared spec instead of its own generator."""
+
+
 class Batch:
     """The running batch: target cache, drafter state and every sequence's output; `active` in cache row order.
 
@@ -104,8 +108,9 @@ class Batch:
         return len(self.prompts) - 1
 
     def release(self, i: int) -> None:
-        """A finished sequence's tokens are no longer needed (a server runs for days)."""
+        """A finished sequence's tokens and settings (its generator) are no longer needed (a server runs for days)."""
         self.prompts[i], self.outputs[i], self.histories[i] = [], [], []
+        self.specs[i] = RELEASED
         self.stopped.discard(i)
 
     def admit(self, joining: list[int]) -> None:

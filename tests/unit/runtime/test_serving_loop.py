@@ -122,3 +122,26 @@ def test_the_loop_keeps_no_per_token_timings(pair, monkeypatch):
     assert made and sum(made[0].hist) > 0  # it decoded with drafts
     rec = made[0]  # at most one step's worth left: 2 rows x (K + 1) tokens
     assert len(rec.itl) <= 2 * 3 and len(rec.ttft) <= 2 and len(rec.occupancy) <= 1, (rec.itl, rec.ttft)
+
+
+def test_finished_requests_leave_no_generator_behind(pair, monkeypatch):
+    """Every request brings its own torch.Generator; once it is done the batch must not keep it."""
+    from specdeploy.runtime import serving
+    from specdeploy.runtime.engine import Batch
+
+    made: list[Batch] = []
+
+    class Kept(Batch):
+        def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    monkeypatch.setattr(serving, "Batch", Kept)
+    specs = [greedy(6) for _ in range(4)]
+    loop = InflightLoop(pair, "draft_target", lambda _b: 2, 2, 32)
+    try:
+        run(loop, [(p, s, None) for p, s in zip(random_prompts(4, 96, seed=6), specs, strict=True)])
+    finally:
+        loop.close()
+    kept = {id(s.generator) for s in made[0].specs}
+    assert not kept & {id(s.generator) for s in specs}
