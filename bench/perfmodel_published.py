@@ -156,14 +156,13 @@ def fit_engine(engine: str, cal: list[dict[str, Any]]) -> dict[str, Any]:
 
 def grid_study() -> dict[str, Any]:
     """The H200 grid: as shipped vs torch SDPA's G-fold KV reads at T > 1, and the proxy's share of the jump."""
-    path = GRID
-    fits = {"as shipped": calibrate_file(str(path)),
-            "torch SDPA proxy (gqa_packed=False)": calibrate_file(str(path), gqa_packed=False),
-            "proxy + per-token": calibrate_file(str(path), gqa_packed=False,
+    fits = {"as shipped": calibrate_file(str(GRID)),
+            "torch SDPA proxy (gqa_packed=False)": calibrate_file(str(GRID), gqa_packed=False),
+            "proxy + per-token": calibrate_file(str(GRID), gqa_packed=False,
                                                 fit=(*DEFAULT_FIT, "token_overhead_s"))}
     eff = fits["torch SDPA proxy (gqa_packed=False)"].eff
     gpu = fits["as shipped"].gpu
-    _, _, shapes = load_step_costs(str(path))
+    _, _, shapes = load_step_costs(str(GRID))
 
     def cost(model: Any, b: int, t: int, ctx: int, packed: bool) -> float:
         return step_time(forward_work(model, batch=b, tokens=t, context=ctx, lm_head=False, gqa_packed=packed),

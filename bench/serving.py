@@ -24,15 +24,11 @@ from typing import Any
 from _common import write_result
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from serving_tools import percentiles  # noqa: E402
+
 from tests.triton.reference_client import stream  # noqa: E402
 
 GOAL = 2.5
-
-
-def percentiles(values: list[float]) -> dict[str, float]:
-    from specdeploy.runtime.stats import percentiles as pct
-
-    return {k: round(v, 2) for k, v in pct(values).items()}
 
 
 def level(url: str, prompts: list[str], concurrency: int, tokens: int, k: int) -> dict[str, Any]:

@@ -10,11 +10,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from specdeploy.runtime.stats import percentiles
+from specdeploy.runtime.stats import percentiles as _percentiles
 
 
-def _rounded(values: dict[str, float]) -> dict[str, float]:
-    return {k: round(v, 2) for k, v in values.items()}
+def percentiles(values: list[float]) -> dict[str, float]:
+    """The runtime's p50/p90/p99/mean, rounded to 0.01 ms for the result file."""
+    return {k: round(v, 2) for k, v in _percentiles(values).items()}
 
 
 def perf_analyzer(venv: Path, grpc: str, prompt: str, concurrency: int, tokens: int) -> dict[str, Any]:
@@ -40,8 +41,8 @@ def perf_analyzer(venv: Path, grpc: str, prompt: str, concurrency: int, tokens: 
         for before, when, n in zip(times, times[1:], counts[1:], strict=False):
             itl.extend([(when - before) / 1e6 / n] * n if n else [])
     return {"concurrency": concurrency, "requests": len(requests), "output_tokens": total,
-            "tokens_per_s": round(total / ((last - first) / 1e9), 2), "ttft_ms": _rounded(percentiles(ttft)),
-            "itl_ms": _rounded(percentiles(itl))}
+            "tokens_per_s": round(total / ((last - first) / 1e9), 2), "ttft_ms": percentiles(ttft),
+            "itl_ms": percentiles(itl)}
 
 
 def aiperf(venv: Path, openai_url: str, tokenizer: Path, concurrency: int, tokens: int) -> dict[str, Any]:

@@ -2,6 +2,12 @@
 
 Every value printed into YAML goes through the `yaml_str` filter and every value printed into a shell
 script through `sh`, on top of the schema's name checks, so a hostile profile value stays data.
+
+Triton facts the templates print: the image's server binary `/opt/tritonserver/bin/tritonserver` and its ports
+8000 HTTP, 8001 gRPC, 8002 metrics (triton-inference-server/tensorrtllm_backend README.md, commit
+c75a081d8207a89050fecb3681eee2db402fcef9: `TRITONSERVER=` and the server's start-up log); the probes'
+`/v2/health/ready` and `/v2/health/live` are the KServe v2 protocol's health endpoints (upstream path and
+commit: UNKNOWN, not read here).
 """
 
 from __future__ import annotations

@@ -14,12 +14,17 @@ from typing import Any
 from specdeploy.errors import UsageError
 
 
+def iid_al(alpha: float, k: int) -> float:
+    """E[AL] of a chain of K drafts at i.i.d. acceptance alpha: 1 + alpha + ... + alpha^K."""
+    return 1.0 + sum(alpha**i for i in range(1, k + 1))
+
+
 def iid_alpha(al: float, k: int) -> float:
     """The i.i.d. alpha whose chain of K drafts has E[AL] = al (bisection; 1 <= al <= K + 1)."""
     lo, hi = 0.0, 1.0
     for _ in range(60):
         mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if 1.0 + sum(mid**i for i in range(1, k + 1)) < al else (lo, mid)
+        lo, hi = (mid, hi) if iid_al(mid, k) < al else (lo, mid)
     return (lo + hi) / 2
 
 
@@ -106,7 +111,7 @@ class AcceptanceProfile:
             alpha = iid_alpha(value, k)
         else:
             alpha = min((i / 1000 for i in range(1001)),
-                        key=lambda a: sum((1 + sum(a**j for j in range(1, k + 1)) - v) ** 2 for k, v in al.items()))
+                        key=lambda a: sum((iid_al(a, k) - v) ** 2 for k, v in al.items()))
         pairs = ", ".join(f"AL {v:g} at K = {k}" for k, v in sorted(al.items()))
         return cls.iid(alpha, positions, f"measured {pairs} (profile): i.i.d. alpha = {alpha:.3f}")
 

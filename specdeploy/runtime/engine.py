@@ -32,6 +32,12 @@ class Recorder:
         self.itl: list[float] = []
         self.occupancy: list[int] = []  # rows in the batch at each verification step
 
+    def forget_timings(self) -> None:
+        """Drop the per-token timings read by `finish`: a server never finishes, and runs for days."""
+        self.ttft.clear()
+        self.itl.clear()
+        self.occupancy.clear()
+
     def finish(self, wall: float, **meta: Any) -> RunStats:
         seq_steps = sum(self.hist)
         accepted = sum(n * c for n, c in enumerate(self.hist))
@@ -67,6 +73,10 @@ class RowSpec:
     min_tokens: int = 0
 
 
+RELEASED = RowSpec(0, 0.0, torch.Generator())
+"""What a released sequence's settings become: one shared spec instead of its own generator."""
+
+
 class Batch:
     """The running batch: target cache, drafter state and every sequence's output; `active` in cache row order.
 
@@ -98,8 +108,9 @@ class Batch:
         return len(self.prompts) - 1
 
     def release(self, i: int) -> None:
-        """A finished sequence's tokens are no longer needed (a server runs for days)."""
+        """A finished sequence's tokens and settings (its generator) are no longer needed (a server runs for days)."""
         self.prompts[i], self.outputs[i], self.histories[i] = [], [], []
+        self.specs[i] = RELEASED
         self.stopped.discard(i)
 
     def admit(self, joining: list[int]) -> None:

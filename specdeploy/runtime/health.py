@@ -4,8 +4,8 @@ On an H200 with transformers 5.17 the shipped EAGLE head accepted not one draft 
 KV cache there, issue 18); nothing said so, and the tuner quietly turned speculation off. Every `generate` now adds
 its drafted steps to the pair's tally; once enough steps are in and the share of steps whose first draft was
 accepted is far below what the drafter's training record promises (its held-out top-1 agreement), the run's
-stats carry a warning naming the likely causes, printed once per pair on stderr: `specdeploy generate`, `tune`,
-the demo and the served model's log (a Triton python model's stderr) all show it.
+stats carry a warning naming the likely causes, printed once per pair on stderr: `specdeploy generate`, `tune`
+and the demo show it. The served model's in-flight loop (serving.py) does not call `generate`, so it is not checked.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ MIN_STEPS = 32
 """Verification steps (rows x steps) before a judgement: one short request says little."""
 FRACTION = 0.25
 """First-draft acceptance below this fraction of the promise is 'near zero' (the shipped head: promise 0.40,
-measured 0.25-0.31 on CPU (transformers 5.17 and 5.24) and on an H200 once the stack was right, 0.00 when
-it was not)."""
+measured 0.25-0.31 on CPU (transformers 5.17 and 5.24; bench/results/reference.json's eagle3 sweep: 0.24-0.25),
+0.00 on an H200 with the broken stack; no committed GPU run has measured it since the stack was fixed)."""
 PROMISE_KEYS = ("step1", "target_answers")
 """training.json's `held_out_top1_agreement` entry that predicts the first draft's acceptance, per trainer."""
 

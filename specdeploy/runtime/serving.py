@@ -88,9 +88,11 @@ class InflightLoop:
     @torch.inference_mode()
     def _serve(self, running: dict[int, Request]) -> None:
         drafter = make_drafter(self.mechanism, self.pair, 0.0, torch.Generator(), 3)
-        batch = Batch(self.pair, drafter, Recorder(self.max_draft_len))
+        rec = Recorder(self.max_draft_len)
+        batch = Batch(self.pair, drafter, rec)
         try:
             while True:
+                rec.forget_timings()
                 with self.wake:
                     while not self.waiting and not batch.active and not self.closed:
                         self.wake.wait()

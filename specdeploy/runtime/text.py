@@ -1,4 +1,4 @@
-"""Text in, text out: the convenience wrapper a server (the Triton python model) needs."""
+"""Text in, text out: one prompt through `generate` (a server batches in flight instead: serving.py)."""
 
 from __future__ import annotations
 
@@ -27,10 +27,8 @@ def generate_text(
     seed: int = 0,
     chat: bool = True,
     ngram_match: int = 3,
-    max_seq_len: int | None = None,
 ) -> TextResult:
-    """Encode `prompt` (chat template applied when `chat` and the tokenizer has one), generate, decode;
-    `max_seq_len` (a server's limit) refuses a prompt that leaves no room for `max_new_tokens`."""
+    """Encode `prompt` (chat template applied when `chat` and the tokenizer has one), generate, decode."""
     from specdeploy.runtime import generate
 
     if pair.tokenizer is None:
@@ -38,9 +36,6 @@ def generate_text(
     if not prompt:
         raise UsageError("the prompt is empty")
     ids = encode_prompt(pair.tokenizer, PromptRecord("request", "user", (prompt,), raw=not chat))
-    if max_seq_len is not None and len(ids) + max_new_tokens > max_seq_len:
-        raise UsageError(f"the prompt has {len(ids)} tokens: with max_tokens {max_new_tokens} that exceeds "
-                         f"max_seq_len {max_seq_len}", hint="shorten the prompt or lower max_tokens")
     outputs, stats = generate(
         pair, [ids], mechanism, draft_len, 1, max_new_tokens, temperature=temperature, seed=seed,
         ngram_match=ngram_match,

@@ -98,3 +98,50 @@ def test_min_tokens_holds_eos_back_and_a_request_can_stop_itself():
     tokens = sum((s.tokens for s in held), [])
     assert len(tokens) == 30 and eos not in tokens
     assert sum(len(s.tokens) for s in stopped) < 30 and not stopped[-1].finished  # it left once it said so
+
+
+def test_the_loop_keeps_no_per_token_timings(pair, monkeypatch):
+    """A server runs for days and nothing reads the batch recorder's TTFT/ITL lists: they must not grow."""
+    from specdeploy.runtime import serving
+    from specdeploy.runtime.engine import Recorder
+
+    made: list[Recorder] = []
+
+    class Kept(Recorder):
+        def __init__(self, draft_len: int) -> None:
+            super().__init__(draft_len)
+            made.append(self)
+
+    monkeypatch.setattr(serving, "Recorder", Kept)
+    prompts = random_prompts(4, 96, seed=5)
+    loop = InflightLoop(pair, "draft_target", lambda _b: 2, 2, 32)
+    try:
+        run(loop, [(p, greedy(12), None) for p in prompts])
+    finally:
+        loop.close()
+    assert made and sum(made[0].hist) > 0  # it decoded with drafts
+    rec = made[0]  # at most one step's worth left: 2 rows x (K + 1) tokens
+    assert len(rec.itl) <= 2 * 3 and len(rec.ttft) <= 2 and len(rec.occupancy) <= 1, (rec.itl, rec.ttft)
+
+
+def test_finished_requests_leave_no_generator_behind(pair, monkeypatch):
+    """Every request brings its own torch.Generator; once it is done the batch must not keep it."""
+    from specdeploy.runtime import serving
+    from specdeploy.runtime.engine import Batch
+
+    made: list[Batch] = []
+
+    class Kept(Batch):
+        def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    monkeypatch.setattr(serving, "Batch", Kept)
+    specs = [greedy(6) for _ in range(4)]
+    loop = InflightLoop(pair, "draft_target", lambda _b: 2, 2, 32)
+    try:
+        run(loop, [(p, s, None) for p, s in zip(random_prompts(4, 96, seed=6), specs, strict=True)])
+    finally:
+        loop.close()
+    kept = {id(s.generator) for s in made[0].specs}
+    assert not kept & {id(s.generator) for s in specs}
