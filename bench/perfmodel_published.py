@@ -178,7 +178,8 @@ def grid_study() -> dict[str, Any]:
                           "proxy_term_ms": 1e3 * proxy,
                           "packed_model_jump_ms": 1e3 * (cost(model, b, 2, ctx, True) - cost(model, b, 1, ctx, True)),
                           "proxy_share": proxy / measured if measured > 1e-4 else None})
-    return {"file": str(GRID.relative_to(REPO)), "fits": {k: v.to_dict() for k, v in fits.items()}, "t1_to_t2_jump": jumps}
+    return {"file": str(GRID.relative_to(REPO)), "fits": {k: v.to_dict() for k, v in fits.items()},
+            "t1_to_t2_jump": jumps}
 
 
 def errors(preds: list[dict[str, Any]], key: str) -> dict[str, Any]:
