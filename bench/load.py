@@ -66,13 +66,13 @@ def run(requests: int = REQUESTS, folder: Path | None = None) -> dict[str, Any]:
     from specdeploy.render.backends import prepare_backends
     from specdeploy.render.context import RenderInputs
     from specdeploy.render.server import start_server
-    from specdeploy.serve.local import cache_folder
+    from specdeploy.runtime.models import cache_dir
 
     work = Path(folder or tempfile.mkdtemp(prefix="specdeploy-load-"))
     resolved = load_and_resolve("cpu-smollm2", ("speculative.draft_len=2", "serving.max_seq_len=512"))
     repo = render_resolved(resolved, work / "repo", inputs=RenderInputs()).out
     started = time.monotonic()
-    with start_server(repo, prepare_backends(cache_folder()), work / "server.log") as server:
+    with start_server(repo, prepare_backends(cache_dir()), work / "server.log") as server:
         server.load("smollm2", timeout=300)
         sequential = {p: _request(server.grpc_url, "good", p) for p in PROMPTS}
         plan = [("good", PROMPTS[i % len(PROMPTS)]) if i % 8 else (list(MALFORMED)[(i // 8) % len(MALFORMED)], "Hi!")

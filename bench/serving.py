@@ -107,13 +107,14 @@ def main() -> None:
     from specdeploy.render.server import start_server
     from specdeploy.runtime.models import resolve_target_folder
     from specdeploy.runtime.prompts import load_mtbench
-    from specdeploy.serve.local import cache_folder, start_frontend
+    from specdeploy.runtime.models import cache_dir
+    from specdeploy.serve.local import start_frontend
 
     sets = (f"speculative.draft_len={max(args.draft_len, 1)}", "serving.max_batch_size=8")
     prompts = [r.turns[0] for r in load_mtbench()][:16]
     tmp = Path(tempfile.mkdtemp(prefix="specdeploy-serving-"))
     repo = render_resolved(load_and_resolve("cpu-smollm2", sets), tmp / "repo", inputs=RenderInputs()).out
-    server = start_server(repo, prepare_backends(cache_folder()), tmp / "server.log")
+    server = start_server(repo, prepare_backends(cache_dir()), tmp / "server.log")
     try:
         server.load("smollm2", timeout=600)
         level(server.grpc_url, prompts[:2], 2, 8, args.draft_len)  # warm-up
@@ -122,7 +123,7 @@ def main() -> None:
         for c in levels:
             results.append(level(server.grpc_url, prompts[: max(8, 2 * c)], c, args.tokens, args.draft_len))
             print(results[-1], file=sys.stderr, flush=True)
-        clients = args.clients or cache_folder() / "bench-clients"
+        clients = args.clients or cache_dir() / "bench-clients"
         tools: dict[str, Any] = {}
         if (clients / "bin" / "aiperf").exists():
             tokenizer = resolve_target_folder("HuggingFaceTB/SmolLM2-135M-Instruct")
