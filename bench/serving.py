@@ -105,9 +105,8 @@ def main() -> None:
     from specdeploy.render.backends import prepare_backends
     from specdeploy.render.context import RenderInputs
     from specdeploy.render.server import start_server
-    from specdeploy.runtime.models import resolve_target_folder
+    from specdeploy.runtime.models import cache_dir, resolve_target_folder
     from specdeploy.runtime.prompts import load_mtbench
-    from specdeploy.runtime.models import cache_dir
     from specdeploy.serve.local import start_frontend
 
     sets = (f"speculative.draft_len={max(args.draft_len, 1)}", "serving.max_batch_size=8")
