@@ -108,7 +108,7 @@ def generate(
         temperature=temperature,
         num_prompts=len(prompts),
     )
-    warning = health.check(pair, stats)
+    warning = health.observe(pair, mechanism, *rec.take_first_drafts())
     return outputs, dataclasses.replace(stats, warnings=(warning,)) if warning else stats
 
 

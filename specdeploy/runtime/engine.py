@@ -31,12 +31,20 @@ class Recorder:
         self.ttft: list[float] = []
         self.itl: list[float] = []
         self.occupancy: list[int] = []  # rows in the batch at each verification step
+        self.first_drafts = self.first_hits = 0  # row-steps that drafted; of them, those whose first draft held
 
     def forget_timings(self) -> None:
         """Drop the per-token timings read by `finish`: a server never finishes, and runs for days."""
         self.ttft.clear()
         self.itl.clear()
         self.occupancy.clear()
+
+    def take_first_drafts(self) -> tuple[int, int]:
+        """Row-steps that drafted and those that kept their first draft since the last call: a server's loop
+        feeds them to the silent-drafter check (health.py) as it goes."""
+        taken = self.first_drafts, self.first_hits
+        self.first_drafts = self.first_hits = 0
+        return taken
 
     def finish(self, wall: float, **meta: Any) -> RunStats:
         seq_steps = sum(self.hist)
@@ -163,6 +171,8 @@ class Batch:
         for row, i in enumerate(active):
             rec.hist[accepted[row]] += 1
             rec.drafted += lengths[row]
+            rec.first_drafts += lengths[row] > 0
+            rec.first_hits += lengths[row] > 0 and accepted[row] > 0
             self.drafted[i] += lengths[row]
             self.accepted[i] += accepted[row]
             new = _clip(drafts[row][: accepted[row]] + [nexts[row]], self.outputs[i], self.specs[i].budget, self.eos)

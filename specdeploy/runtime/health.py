@@ -5,7 +5,8 @@ KV cache there, issue 18); nothing said so, and the tuner quietly turned specula
 its drafted steps to the pair's tally; once enough steps are in and the share of steps whose first draft was
 accepted is far below what the drafter's training record promises (its held-out top-1 agreement), the run's
 stats carry a warning naming the likely causes, printed once per pair on stderr: `specdeploy generate`, `tune`
-and the demo show it. The served model's in-flight loop (serving.py) does not call `generate`, so it is not checked.
+and the demo show it, and the served model's in-flight loop (serving.py) feeds the same tally after every step,
+so the warning lands in tritonserver's log.
 """
 
 from __future__ import annotations
@@ -15,8 +16,6 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-from specdeploy.runtime.stats import RunStats
 
 MIN_STEPS = 32
 """Verification steps (rows x steps) before a judgement: one short request says little."""
@@ -39,10 +38,10 @@ class Record:
 
 @dataclass
 class Tally:
-    """Drafted steps and first-draft acceptances of one pair, across `generate` calls."""
+    """Drafted steps and first-draft acceptances of one pair, across `generate` calls and served steps."""
 
     steps: int = 0
-    first_accepted: float = 0.0
+    first_accepted: int = 0
     warning: str = ""
 
 
@@ -63,14 +62,16 @@ def read_record(folder: Path) -> Record | None:
     return Record(promise, str(meta.get("shares_embeddings_with") or ""), str(path))
 
 
-def check(pair: Any, stats: RunStats) -> str:
-    """Add `stats` to the pair's tally; the warning (empty if none) once the tally shows a drafter gone silent."""
+def observe(pair: Any, mechanism: str, drafted_steps: int, first_hits: int) -> str:
+    """Add row-steps that drafted (and those that kept their first draft) to the pair's tally; the warning (empty
+    if none) once the tally shows a drafter gone silent. `generate` calls it once per run, a server's decode loop
+    after every step: a K = 0 step drafts nothing and counts for nothing."""
     record: Record | None = getattr(pair.drafter, "specdeploy_record", None)
-    if record is None or stats.mechanism not in ("draft_target", "eagle3") or not stats.seq_steps:
+    if record is None or mechanism not in ("draft_target", "eagle3") or not drafted_steps:
         return ""
     tally: Tally = pair.tally
-    tally.steps += stats.seq_steps
-    tally.first_accepted += sum(stats.accept_hist[1:]) * stats.seq_steps
+    tally.steps += drafted_steps
+    tally.first_accepted += first_hits
     if tally.warning or tally.steps < MIN_STEPS:
         return tally.warning
     measured = tally.first_accepted / tally.steps

@@ -4,7 +4,8 @@ A request is `submit`ted with its token ids, its own settings and a callback; th
 is free (at most `max_batch` rows decode together), picks the draft length for the live batch size at every
 step (the tuned schedule, or the request's own), and calls back after every step with the tokens that step
 accepted: a streaming server sends them at once, another collects them. The drafter chains greedily; sampled
-rows verify its drafts as point masses, so every row stays exact for its own sampling settings.
+rows verify its drafts as point masses, so every row stays exact for its own sampling settings. Every step's
+first-draft acceptance goes to the silent-drafter check (health.py), whose warning lands in the server's log.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 import torch
 
+from specdeploy.runtime import health
 from specdeploy.runtime.drafters import make_drafter
 from specdeploy.runtime.engine import Batch, Recorder, RowSpec
 
@@ -111,6 +113,7 @@ class InflightLoop:
                     k = self.k_at(len(stepping))
                     own = _own(running, stepping)
                     batch.step(k, own)
+                    health.observe(self.pair, self.mechanism, *rec.take_first_drafts())
                     self._report(batch, running, stepping, k, len(stepping), own)
         finally:
             drafter.close()

@@ -76,3 +76,32 @@ def test_the_tuner_reports_it(kind, capsys):
     backend = ReferenceBackend(None, setup, pair=pair_with(drafter_seed=9), prompts=[("all", p) for p in PROMPTS])
     backend(Request(kind, 2, 3))
     assert "WARNING: drafter tiny/drafter accepted its first draft in" in capsys.readouterr().err
+
+
+def serve(pair: ModelPair, k_at) -> None:  # type: ignore[no-untyped-def]
+    """Every prompt through the server's in-flight loop (what the Triton reference model runs), 12 tokens each."""
+    from specdeploy.runtime.serving import InflightLoop
+    from tests.unit.runtime.test_serving_loop import greedy, run
+
+    loop = InflightLoop(pair, "draft_target", k_at, 2, 8)
+    try:
+        run(loop, [(p, greedy(12), None) for p in PROMPTS])
+    finally:
+        loop.close()
+
+
+def test_the_served_loop_reports_a_silent_drafter_once(capsys):
+    pair = pair_with(drafter_seed=9)
+    serve(pair, lambda _b: 3)
+    assert pair.tally.steps >= MIN_STEPS and pair.tally.warning.startswith("drafter tiny/drafter accepted")
+    assert capsys.readouterr().err.count("WARNING: drafter tiny/drafter") == 1
+    serve(pair, lambda _b: 3)
+    assert "WARNING" not in capsys.readouterr().err  # once per loaded pair, however long the server runs
+
+
+def test_served_steps_that_draft_nothing_count_for_nothing(capsys):
+    pair = pair_with(drafter_seed=9)
+    serve(pair, lambda _b: 0)  # the schedule turned speculation off: no draft was refused
+    assert pair.tally.steps == 0 and pair.tally.warning == ""
+    serve(pair_with(drafter_seed=0), lambda _b: 3)
+    assert "WARNING" not in capsys.readouterr().err
