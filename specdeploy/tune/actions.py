@@ -22,24 +22,7 @@ from specdeploy.execute.manifest import profile_hash
 from specdeploy.plan.model import Step
 from specdeploy.resolve.resolver import Resolved
 from specdeploy.tune.emit import lock_record
-from specdeploy.tune.run import PREDICTING, RESULT, raise_problems, tune_resolved
-
-
-def measuring_backend(resolved: Resolved) -> tuple[str, str]:
-    """(backend, why) for `measure: auto`: what can measure on this machine, else the performance model."""
-    from importlib.util import find_spec
-
-    from specdeploy.execute.needs import installed_trtllm
-    from specdeploy.resolve.probe import probe_nvml
-
-    if resolved.profile.runtime.backend == "reference":
-        if find_spec("torch") and find_spec("transformers"):
-            return "reference", "the CPU reference runtime measures"
-        return "model", "the CPU reference runtime (torch, transformers) is not installed"
-    if installed_trtllm() is None:
-        return "model", "TensorRT-LLM is not installed"
-    names, _, _, error = probe_nvml()
-    return ("trtllm", "TensorRT-LLM and a GPU measure") if names else ("model", f"no NVIDIA GPU ({error})")
+from specdeploy.tune.run import PREDICTING, RESULT, measuring_backend, raise_problems, tune_resolved
 
 
 def runtime_inputs(step: Step, resolved: Resolved) -> dict[str, str]:

@@ -33,19 +33,30 @@ PREDICTING = frozenset({"model"})
 
 
 def pick_backend(resolved: Resolved, backend: str) -> tuple[str, str]:
-    """(backend, why). auto: the CPU runtime for reference profiles, TRT-LLM where it is installed, else the
+    """(backend, why). auto: what can measure on this machine (`build`'s tune step asks the same), else the
     performance model, whose numbers are predictions (the why says so: the user gets it as a warning)."""
-    from importlib.util import find_spec
-
     if backend != "auto":
         return backend, f"--backend {backend}"
+    name, why = measuring_backend(resolved)
+    return name, f"auto: {why}"
+
+
+def measuring_backend(resolved: Resolved) -> tuple[str, str]:
+    """(backend, why): the CPU reference runtime for reference profiles, TensorRT-LLM where it is installed AND
+    a GPU answers, else the performance model (TensorRT-LLM without a GPU cannot measure)."""
+    from importlib.util import find_spec
+
+    from specdeploy.execute.needs import installed_trtllm
+    from specdeploy.resolve.probe import probe_nvml
+
     if resolved.profile.runtime.backend == "reference":
         if find_spec("torch") and find_spec("transformers"):
-            return "reference", "auto: the profile runs on the CPU reference runtime, which is installed"
-        return "model", "auto: the CPU reference runtime (torch, transformers) is not installed"
-    if find_spec("tensorrt_llm"):
-        return "trtllm", "auto: TensorRT-LLM is installed"
-    return "model", "auto: TensorRT-LLM is not installed"
+            return "reference", "the CPU reference runtime measures"
+        return "model", "the CPU reference runtime (torch, transformers) is not installed"
+    if installed_trtllm() is None:
+        return "model", "TensorRT-LLM is not installed"
+    names, _, _, error = probe_nvml()
+    return ("trtllm", "TensorRT-LLM and a GPU measure") if names else ("model", f"no NVIDIA GPU ({error})")
 
 
 def evidence(backend: str) -> str:
