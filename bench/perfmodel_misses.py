@@ -17,8 +17,13 @@ MISS = 0.15
 """The held-out goal on speed-up: a row further off than this gets a reason."""
 
 
-def _terms(engine: str, eff: dict[str, float]) -> str:
-    return (f"`{engine}` profile: draft_pass_s {1e3 * eff['draft_pass_s']:.2f} ms, token_overhead_s "
+def _split(p: dict[str, Any], engine: dict[str, Any]) -> str:
+    """The model's T(K) - T(0) per drafted token, as drafting and verification, and the profile terms behind them."""
+    pred, eff = p["predicted"], engine["efficiency"]
+    k = pred["k"]
+    extra = pred["step_ms"][str(k)] - pred["step_ms"]["0"]
+    return (f"drafting {pred['draft_ms'] / k:.2f} + verifying {(extra - pred['draft_ms']) / k:.2f} ms per token; "
+            f"`{p['engine']}` draft_pass_s {1e3 * eff['draft_pass_s']:.2f} ms, token_overhead_s "
             f"{1e6 * eff['token_overhead_s']:.1f} µs")
 
 
@@ -45,7 +50,7 @@ def reason(r: dict[str, Any], p: dict[str, Any], engine: dict[str, Any], cal_tps
     k, s = pred["k"], pub["speedup"]
     t0, tk = pred["step_ms"]["0"], pred["step_ms"][str(k)]
     ratio = tk / t0
-    terms = _terms(p["engine"], engine["efficiency"])
+    terms = _split(p, engine)
     if r.get("al"):
         a = r["al"]
         if a / s < 1:
@@ -57,7 +62,7 @@ def reason(r: dict[str, Any], p: dict[str, Any], engine: dict[str, Any], cal_tps
         per_pub, per_pred = (a / s - 1) * t0_pub / k, (tk - t0) / k
         step = (f"spec step: AL {a} / speed-up {s:.2f} = T(K)/T(0) {a / s:.2f} at K = {k}, i.e. "
                 f"{per_pub:.2f} ms per drafted token over a {t0_pub:.2f} ms plain step; the model's "
-                f"{ratio:.2f}, {per_pred:.2f} ms per drafted and verified token ({terms})")
+                f"{ratio:.2f}, {per_pred:.2f} ms per drafted token ({terms})")
         return f"{plain}; {step}" if plain and abs(a / s - ratio) / ratio > MISS else (plain or step)
     implied = s * ratio
     if implied > k + 1:

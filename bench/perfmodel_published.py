@@ -103,7 +103,8 @@ def predict_row(r: dict[str, Any], eff: Efficiency) -> dict[str, Any]:
     plain, al = scale / timer.step_seconds(batch, 0), profile.expected_al(k)
     spec = scale * al / timer.step_seconds(batch, k)
     return {"k": k, "al": al, "plain_tps": plain, "spec_tps": spec, "speedup": spec / plain,
-            "step_ms": {"0": 1e3 * timer.step_seconds(batch, 0), str(k): 1e3 * timer.step_seconds(batch, k)}}
+            "step_ms": {"0": 1e3 * timer.step_seconds(batch, 0), str(k): 1e3 * timer.step_seconds(batch, k)},
+            "draft_ms": 1e3 * timer.draft_seconds(batch, k)}
 
 
 def observations(r: dict[str, Any], eff: Efficiency) -> list[tuple[int, float]]:
