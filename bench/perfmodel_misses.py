@@ -60,8 +60,9 @@ def reason(r: dict[str, Any], p: dict[str, Any], engine: dict[str, Any], cal_tps
         plain = _plain(r, p, engine, cal_tps, scale)
         t0_pub = 1e3 * scale / pub["plain_tps"] if pub["plain_tps"] else t0
         per_pub, per_pred = (a / s - 1) * t0_pub / k, (tk - t0) / k
+        plain_of = "published" if pub["plain_tps"] else "modelled"
         step = (f"spec step: AL {a} / speed-up {s:.2f} = T(K)/T(0) {a / s:.2f} at K = {k}, i.e. "
-                f"{per_pub:.2f} ms per drafted token over a {t0_pub:.2f} ms plain step; the model's "
+                f"{per_pub:.2f} ms per drafted token over a {t0_pub:.2f} ms {plain_of} plain step; the model's "
                 f"{ratio:.2f}, {per_pred:.2f} ms per drafted token ({terms})")
         return f"{plain}; {step}" if plain and abs(a / s - ratio) / ratio > MISS else (plain or step)
     implied = s * ratio
