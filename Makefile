@@ -41,6 +41,7 @@ bench: install
 	$(PY) bench/ray_points.py
 	bash bench/clients.sh    # AIPerf + perf_analyzer in a virtualenv of their own
 	$(PY) bench/serving.py
+	$(PY) bench/load.py
 
 lint: install
 	$(VENV)/bin/ruff check specdeploy plugins tests bench tools

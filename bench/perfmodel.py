@@ -1,11 +1,11 @@
 """Figures for the performance model -> bench/results/perfmodel.json.
 
-1. Predicted vs published throughput where public figures exist (ratio = predicted / published), with the
-   uncalibrated default efficiencies and the shipped acceptance priors.
-2. Calibration error on the reference runtime's measured CPU cost curve (SmolLM2-135M, `probe_costs`, B x T x L
+1. Calibration error on the reference runtime's measured CPU cost curve (SmolLM2-135M, `probe_costs`, B x T x L
    grid, median over shuffled rounds): the model as shipped and with the CPU's own terms, each fitted on all points
    and checked held out (every other point; the largest batch; the largest context).
-3. The advice lines for Llama-3.1-8B + EAGLE-3 on H200 (what `specdeploy plan` prints).
+2. The advice lines for Llama-3.1-8B + EAGLE-3 on H200 (what `specdeploy plan` prints).
+
+The model against published results is bench/perfmodel_published.py (-> bench/results/perfmodel_published.json).
 
     .venv/bin/python bench/perfmodel.py [--quick] [--rounds 5] [--repeats 3]   # 10-15 minutes on 2 shared cores
 """
@@ -26,14 +26,11 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from specdeploy.perfmodel import (  # noqa: E402
-    AnalyticTimer,
     Calibration,
     Efficiency,
     Measured,
     advise,
     calibrate,
-    predict,
-    prior_profile,
     pseudo_gpu,
 )
 from specdeploy.perfmodel.attention import TILE_ROWS  # noqa: E402
@@ -42,68 +39,10 @@ from specdeploy.perfmodel.cost import forward_cost  # noqa: E402
 from specdeploy.perfmodel.shapes import (  # noqa: E402
     EAGLE3_LLAMA_3_1_8B,
     LLAMA_3_1_8B,
-    LLAMA_3_1_70B,
-    LLAMA_3_2_1B,
     SMOLLM2_135M,
 )
 from specdeploy.resolve.gpus import GPUS  # noqa: E402
 from specdeploy.resolve.model_spec import BYTES_PER_PARAM, ModelSpec  # noqa: E402
-
-
-def published() -> list[dict]:
-    rows = []
-    h100, h200 = GPUS["h100-sxm"], GPUS["h200"]
-    # SGLang docs, Llama-3.1-8B-Instruct, MT-bench, 1 x H100, batch 1; ~1k tokens of context assumed.
-    base = 1.0 / forward_cost(LLAMA_3_1_8B, h100, batch=1, tokens=1, context=1024).total_s
-    rows.append(
-        {
-            "figure": "Llama-3.1-8B decode, batch 1, H100, no speculation",
-            "published_tps": 158.0,
-            "predicted_tps": base,
-            "ratio": base / 158.0,
-            "source": "SGLang docs (speculative decoding page)",
-        }
-    )
-    timer = AnalyticTimer(LLAMA_3_1_8B, h100, mechanism="eagle3", draft=EAGLE3_LLAMA_3_1_8B, context=1024)
-    best = predict(timer, prior_profile("eagle3"), [1], list(range(1, 9))).best[1]
-    rows.append(
-        {
-            "figure": "Llama-3.1-8B + EAGLE-3, batch 1, H100 (published: tree, 5 steps/topk 8; predicted: best "
-            "chain K with the eagle3 prior)",
-            "published_tps": 373.0,
-            "predicted_tps": best.user_tps,
-            "predicted_k": best.k,
-            "predicted_al": best.al,
-            "ratio": best.user_tps / 373.0,
-            "source": "SGLang docs; arXiv 2503.01840",
-        }
-    )
-    base70 = 1.0 / forward_cost(LLAMA_3_1_70B, h200, batch=1, tokens=1, context=1024, quantization="fp8").total_s
-    rows.append(
-        {
-            "figure": "Llama-3.3-70B FP8 decode, batch 1, 1 x H200, no speculation (70B shape)",
-            "published_tps": 51.14,
-            "predicted_tps": base70,
-            "ratio": base70 / 51.14,
-            "source": "NVIDIA developer blog, Dec 2024 (draft/target on H200)",
-        }
-    )
-    timer = AnalyticTimer(
-        LLAMA_3_1_70B, h200, mechanism="draft_target", draft=LLAMA_3_2_1B, quantization="fp8", context=1024
-    )
-    best = predict(timer, prior_profile("draft_target"), [1], list(range(1, 9))).best[1]
-    rows.append(
-        {
-            "figure": "Llama-3.3-70B FP8 + 1B draft, batch 1, 1 x H200 (draft model assumed Llama-3.2-1B)",
-            "published_tps": 181.74,
-            "predicted_tps": best.user_tps,
-            "predicted_k": best.k,
-            "ratio": best.user_tps / 181.74,
-            "source": "NVIDIA developer blog, Dec 2024",
-        }
-    )
-    return rows
-
 
 GRID = {"batch": (1, 2, 4), "tokens": (1, 2, 3, 5, 9), "context": (64, 256, 1024)}
 QUICK_GRID = {"batch": (1, 2), "tokens": (1, 3), "context": (64, 256)}
@@ -226,15 +165,10 @@ def main() -> int:
         k_max=8,
     )
     result = {
-        "published": published(),
         "cpu_calibration": cpu_calibration(args.quick, 1 if args.quick else args.rounds, args.repeats),
         "advice_llama8b_eagle3_h200": advice.lines(),
     }
     Path(args.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
-    for row in result["published"]:
-        print(
-            f"{row['ratio']:.2f}  predicted {row['predicted_tps']:.1f} vs {row['published_tps']} tok/s  {row['figure']}"
-        )
     cpu = result["cpu_calibration"]
     scatter = cpu["protocol"]["round_scatter"]
     print(f"CPU points: {len(cpu['points'])}, round-to-round scatter {'-' if scatter is None else f'{scatter:.1%}'}")

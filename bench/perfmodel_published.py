@@ -6,7 +6,9 @@
    drafter's per-pass latency and the bandwidth efficiency, fitted by non-negative least squares on the relative
    step-time error of the calibration rows only (data/published.json, split by source before any fitting).
 3. Every predictable row, calibration and held-out: predicted speedup and tokens/s against the published ones;
-   median and max absolute relative error per split and per mechanism; error bands for `plan`.
+   median and max absolute relative error per split, per mechanism and per batch of sources (data/published.json
+   `batch`: 1 before the first fit, 2 read after it, 3 read after the held-out figures, calibration only); error
+   bands for `plan`; for every row whose speed-up is off by more than 15 % a `miss` line (bench/perfmodel_misses.py).
 
     .venv/bin/python bench/perfmodel_published.py          # seconds; writes the results, data/engines.json, bands.json
     .venv/bin/python bench/perfmodel_published.py --check  # exit 1 if the checked-in profiles or bands are stale
@@ -25,8 +27,10 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
 
 import numpy as np  # noqa: E402
+from perfmodel_misses import reason  # noqa: E402
 
 from specdeploy.perfmodel import record  # noqa: E402
 from specdeploy.perfmodel.acceptance import AcceptanceProfile, iid_alpha  # noqa: E402
@@ -99,7 +103,8 @@ def predict_row(r: dict[str, Any], eff: Efficiency) -> dict[str, Any]:
     plain, al = scale / timer.step_seconds(batch, 0), profile.expected_al(k)
     spec = scale * al / timer.step_seconds(batch, k)
     return {"k": k, "al": al, "plain_tps": plain, "spec_tps": spec, "speedup": spec / plain,
-            "step_ms": {"0": 1e3 * timer.step_seconds(batch, 0), str(k): 1e3 * timer.step_seconds(batch, k)}}
+            "step_ms": {"0": 1e3 * timer.step_seconds(batch, 0), str(k): 1e3 * timer.step_seconds(batch, k)},
+            "draft_ms": 1e3 * timer.draft_seconds(batch, k)}
 
 
 def observations(r: dict[str, Any], eff: Efficiency) -> list[tuple[int, float]]:
@@ -203,6 +208,10 @@ def summary(preds: list[dict[str, Any]]) -> dict[str, Any]:
                                                             for k in ("speedup", "spec_tps")},
                       "sources_before_the_first_fit": {k: errors([p for p in part if not p["added"]], k)
                                                        for k in ("speedup", "spec_tps")},
+                      "per_batch": {str(b): {k: errors([p for p in part if p["batch"] == b], k)
+                                             for k in ("speedup", "spec_tps")}
+                                    for b in sorted({p["batch"] for p in part})},
+                      "speedup_misses": sorted(p["id"] for p in part if "miss" in p),
                       "per_mechanism": {m: {k: errors(ps, k) for k in ("speedup", "spec_tps")}
                                         for m, ps in sorted(by_mech.items())},
                       "per_source": {m: {k: errors(ps, k) for k in ("speedup", "spec_tps", "plain_tps")}
@@ -210,14 +219,15 @@ def summary(preds: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def bands(preds: list[dict[str, Any]]) -> dict[str, Any]:
-    """Speedup error per mechanism/GPU class, per mechanism and overall, over all predictable rows."""
+def bands(preds: list[dict[str, Any]], fitted: set[str]) -> dict[str, Any]:
+    """Speedup error per mechanism/GPU class, per mechanism and overall, over all predictable rows; `fitted_rows`:
+    how many of them an engine profile was fitted on (`fitted`: their ids)."""
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for p in preds:
         for key in (f"{p['mechanism']}/{record.gpu_class(p['gpu'])}", p["mechanism"], "*"):
             groups[key].append(p)
-    table = {k: {**errors(v, "speedup"), "fitted_rows": errors([p for p in v if p["split"] == "calibration"],
-                                                               "speedup")["rows"]} for k, v in sorted(groups.items())}
+    table = {k: {**errors(v, "speedup"), "fitted_rows": errors([p for p in v if p["id"] in fitted], "speedup")["rows"]}
+             for k, v in sorted(groups.items())}
     return {"speedup": table,
             "note": "absolute relative error of the predicted speedup over calibration and held-out rows together"}
 
@@ -240,11 +250,19 @@ def compute() -> dict[str, Any]:
                      "spec_tps": r.get("spec_tps"), "plain_tps": r.get("baseline_tps")}
         preds.append({"id": r["id"], "split": r["split"], "mechanism": r["mechanism"], "gpu": record.setting(r, "gpu"),
                       "source": r["source"], "added": bool(record.record()["sources"][r["source"]].get("added")),
+                      "batch": record.record()["sources"][r["source"]].get("batch", 1),
                       "engine": r["engine"], "published": published, "predicted": predict_row(r, effs[r["engine"]])})
+    for p in preds:
+        r, engine = record.row(p["id"]), engines[p["engine"]]
+        _, _, batch, per_user = setup(r, effs[p["engine"]])
+        cal_tps = {record.setting(record.row(i), "tp", 1) for i in engine["fitted_on"]}
+        why = reason(r, p, engine, cal_tps, 1 if per_user else batch)
+        if why:
+            p["miss"] = why
     skipped = [{"id": r["id"], "why": "setting not stated: " + ", ".join(r["not_stated"])}
                for r in record.rows() if not predictable(r) and r["metric"] != "acceptance only"]
     return {"grid": grid, "engines": engines, "rows": preds, "skipped": skipped, "summary": summary(preds),
-            "bands": bands(preds)}
+            "bands": bands(preds, {i for e in LINEAR for i in engines[e]["fitted_on"]})}
 
 
 def outputs(result: dict[str, Any]) -> dict[Path, str]:
@@ -274,6 +292,9 @@ def main() -> int:
         sp = f"{pre['speedup']:.2f}x vs {pub['speedup']:.2f}x" if pub["speedup"] else f"{pre['speedup']:.2f}x"
         tps = f"; {pre['spec_tps']:.0f} vs {pub['spec_tps']:.0f} tok/s" if pub["spec_tps"] else ""
         print(f"{p['split']:<11} {p['id']:<28} K={pre['k']} AL {pre['al']:.2f} speedup {sp}{tps}")
+    for p in result["rows"]:
+        if "miss" in p:
+            print(f"miss {p['split']:<11} {p['id']:<28} {p['miss']}")
     for split, s in result["summary"].items():
         print(split, json.dumps(s["all"]))
     return 0

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 
 import pytest
 
@@ -173,3 +174,33 @@ def test_the_h200_grid_is_better_explained_with_the_sdpa_proxy() -> None:
     grid = Path(__file__).resolve().parents[3] / "bench" / "results" / "step_cost-nvidia-h200.json"
     shipped, proxy = calibrate_file(str(grid)), calibrate_file(str(grid), gqa_packed=False)
     assert proxy.mean_rel_err < shipped.mean_rel_err and proxy.max_rel_err < shipped.max_rel_err / 2
+
+
+README = Path(__file__).resolve().parents[3] / "specdeploy" / "perfmodel" / "README.md"
+RESULT = Path(__file__).resolve().parents[3] / "bench" / "results" / "perfmodel_published.json"
+
+
+def _published_section() -> str:
+    text = README.read_text(encoding="utf-8")
+    return text[text.index("## The published record and what it justifies"):]
+
+
+def test_readme_terms_name_the_rows_that_justify_them() -> None:
+    """Each term of the README's table names rows of the record (or the H200 grid), and every id it names exists."""
+    import re
+
+    section = _published_section()
+    table = section[section.index("| term (`Efficiency` field"):section.index("\n\n", section.index("| term ("))]
+    ids = {r["id"] for r in record.rows()}
+    for line in table.splitlines()[2:]:
+        cited = [c for c in re.findall(r"`([a-z0-9][a-z0-9.-]+)`", line.split("|")[3]) if c.count("-") >= 2]
+        assert cited or "grid" in line.split("|")[3], line
+        assert set(cited) <= ids, set(cited) - ids
+
+
+def test_readme_lists_every_held_out_miss_the_bench_writes() -> None:
+    result = json.loads(RESULT.read_text(encoding="utf-8"))
+    section = _published_section()
+    for p in result["rows"]:
+        if p["split"] == "held-out" and "miss" in p:
+            assert f"| `{p['id']}` |" in section and p["miss"] in section, p["id"]
