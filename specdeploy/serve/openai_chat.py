@@ -4,7 +4,8 @@ add_generation_prompt=True)` and the text is sent as the model's raw prompt.
 
 Where the tokenizer lives, per layout (`tokenizer_of`): reference, the model's `target_ref` parameter (resolved
 as the runtime resolves it); engine, the preprocessing model's `tokenizer_dir` parameter; llmapi, model.yaml's
-`tokenizer`, else its `model` (LLM()'s checkpoint). It is loaded once, on the first chat request. Where the text
+`tokenizer`, else its `model` (LLM()'s checkpoint). It is loaded once, in the background from the endpoint's
+start (the first chat request waits for it; never at import: `--help`, `validate`, `plan` stay light). Where the text
 cannot reach the model untemplated (a reference model without the `chat_template` input) or no tokenizer with a
 chat template is found, chat takes one user message (the model templates it, or takes it as it is) and refuses
 anything else with a 400 saying why.
@@ -77,11 +78,9 @@ def _text(content: Any, where: str) -> str:
 
 def render(tokenizer: Any, conv: list[dict[str, str]]) -> tuple[str, int]:
     """The conversation as the model's prompt text, and its token count as the model will encode it."""
-    from jinja2 import TemplateError
-
     try:
         text = tokenizer.apply_chat_template(conv, add_generation_prompt=True, tokenize=False)
-    except TemplateError as exc:  # the template's own raise_exception: roles, order, ...
+    except Exception as exc:  # noqa: BLE001 - the template's raise_exception (roles, order) or its own failure
         raise ApiError(400, f"the model's chat template refused the conversation: {exc}", "messages") from None
     bos = tokenizer.bos_token
     if bos and text.startswith(bos) and _adds_bos(tokenizer):
@@ -95,12 +94,16 @@ def _adds_bos(tokenizer: Any) -> bool:
 
 
 class Templater:
-    """The served model's tokenizer, loaded once (off the event loop) at the first chat request."""
+    """The served model's tokenizer, loaded once, off the event loop (~5 s on a busy 2-core machine, mostly the
+    transformers import): `start` begins it when the endpoint starts, `get` waits for it."""
 
     def __init__(self, served: Served) -> None:
         self.served = served
         self.lock = threading.Lock()
         self.loaded: tuple[Any, str] | None = None  # (tokenizer or None, why not)
+
+    def start(self) -> None:
+        asyncio.get_running_loop().run_in_executor(None, self._load)
 
     async def get(self) -> tuple[Any, str]:
         if self.loaded is None:

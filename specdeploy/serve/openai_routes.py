@@ -33,7 +33,11 @@ def routes(served: Served) -> web.Application:
         yield
         await app["session"].close()
 
+    async def load_tokenizer(app: web.Application) -> None:
+        app["templater"].start()
+
     app.cleanup_ctx.append(open_session)
+    app.on_startup.append(load_tokenizer)
     app.router.add_get("/v1/models", models)
     app.router.add_get("/v1/models/{model}", model)
     app.router.add_post("/v1/chat/completions", lambda r: completion(r, chat=True))
