@@ -133,6 +133,14 @@ def test_chat_takes_system_messages_and_conversations(base: str) -> None:
     assert body["type"] == "invalid_request_error" and "'tool' is not supported" in body["message"]
 
 
+# A chat template in the tiny tokenizer's words (tests/triton/conftest.py WORDS), and a conversation rendered by it
+CHAT_TEMPLATE = ("{% for m in messages %}{{ {'system': 'speculative', 'user': 'hello', 'assistant': 'world'}"
+                 "[m['role']] }} {{ m['content'] }} {% endfor %}{% if add_generation_prompt %}fast{% endif %}")
+CHAT = [{"role": "system", "content": "decoding"}, {"role": "user", "content": "is"},
+        {"role": "assistant", "content": "fast"}, {"role": "user", "content": "decoding is"}]
+RENDERED = "speculative decoding hello is world fast hello decoding is fast"
+
+
 def test_engine_chat_reaches_the_model_templated(write_profile, tiny_tokenizer: Path, engine_inputs,  # type: ignore[no-untyped-def]
                                                  tmp_path: Path, server_factory) -> None:
     """The engine layout's text_input is tokenized as it is (preprocessing applies no template): the frontend
@@ -148,9 +156,7 @@ def test_engine_chat_reaches_the_model_templated(write_profile, tiny_tokenizer: 
     from tests.triton.test_engine_layout import MEDUSA
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_tokenizer)
-    tokenizer.chat_template = ("{% for m in messages %}{{ {'system': 'speculative', 'user': 'hello', 'assistant': "
-                               "'world'}[m['role']] }} {{ m['content'] }} {% endfor %}"
-                               "{% if add_generation_prompt %}fast{% endif %}")
+    tokenizer.chat_template = CHAT_TEMPLATE
     tokenizer.save_pretrained(tmp_path / "chat-tokenizer")
     inputs = dataclasses.replace(engine_inputs, tokenizer_dir=str(tmp_path / "chat-tokenizer"))
     repo = render_resolved(load_and_resolve(str(write_profile(MEDUSA))), tmp_path / "repo", inputs=inputs).out
@@ -160,10 +166,42 @@ def test_engine_chat_reaches_the_model_templated(write_profile, tiny_tokenizer: 
     server.frontend = start_frontend(server, "ensemble", 0)
     try:
         client: Any = openai.OpenAI(base_url=server.frontend.url, api_key="unused")
-        answer = client.chat.completions.create(model="ensemble", max_tokens=8, messages=[
-            {"role": "system", "content": "decoding"}, {"role": "user", "content": "is"},
-            {"role": "assistant", "content": "fast"}, {"role": "user", "content": "decoding is"}])
-        assert answer.choices[0].message.content == "speculative decoding hello is world fast hello decoding is fast"
-        assert answer.usage.prompt_tokens == 10
+        answer = client.chat.completions.create(model="ensemble", max_tokens=8, messages=CHAT)
+        assert answer.choices[0].message.content == RENDERED and answer.usage.prompt_tokens == 10
     finally:
         server.frontend.stop()
+
+
+def test_llmapi_chat_reaches_the_llm_templated(write_profile, tiny_tokenizer: Path, backends_with_trtllm_double: Path,  # type: ignore[no-untyped-def]
+                                               tmp_path: Path) -> None:
+    """The llmapi layout hands text_input to LLM.generate_async as it is: the frontend renders the conversation
+    with the checkpoint's tokenizer (model.yaml `model`); the `tensorrt_llm` double answers the words of what
+    arrived, reversed (tests/fixtures/fake_trtllm/README.md)."""
+    import openai
+    from transformers import AutoTokenizer
+
+    from specdeploy.api import load_and_resolve
+    from specdeploy.render.actions import render_resolved
+    from specdeploy.render.server import start_server
+    from specdeploy.serve.local import find_repository, start_frontend
+    from tests.triton.test_llmapi_double import answer
+    from tests.triton.test_other_layouts import LLMAPI
+
+    profile = write_profile(LLMAPI)
+    tokenizer = AutoTokenizer.from_pretrained(tiny_tokenizer)
+    tokenizer.chat_template = CHAT_TEMPLATE
+    tokenizer.save_pretrained(tmp_path / "llama")  # the checkpoint folder LLM() gets: its tokenizer lives there
+    repo = render_resolved(load_and_resolve(str(profile)), tmp_path / "repo").out
+    model = find_repository(repo).models[0]
+    server = start_server(repo, backends_with_trtllm_double, tmp_path / "server.log",
+                          extra_args=("--disable-auto-complete-config",), env={"FAKE_TRTLLM_VERSION": "1.2.1"})
+    try:
+        server.load(model)
+        server.frontend = start_frontend(server, model, 0)
+        client: Any = openai.OpenAI(base_url=server.frontend.url, api_key="unused")
+        reply = client.chat.completions.create(model=model, max_tokens=8, messages=CHAT)
+        assert reply.choices[0].message.content == answer(RENDERED, 8) and reply.usage.prompt_tokens == 10
+    finally:
+        if server.frontend is not None:
+            server.frontend.stop()
+        server.stop()
