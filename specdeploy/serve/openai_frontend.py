@@ -8,7 +8,7 @@ errors as `{"error": {"message", "type", "param", "code"}}`). Each request becom
 engine ensemble or llmapi layout); an OpenAI parameter the model has no input for is refused (400), never
 dropped. Chat takes what the served model's chat template takes (system/developer, user and assistant messages,
 string or text-part content): the frontend renders the whole conversation with the model's own tokenizer and
-sends the text raw (openai_chat.py; where it cannot, one user message, templated by the model); `usage`
+sends the text raw (openai_chat.py; where it cannot, one user message, as the model takes it); `usage`
 counts the templated prompt. Completions send the raw prompt where the model can skip the template
 (`chat_template`). An llmapi deployment on a GPU machine has trtllm-serve's own endpoint as the equivalent.
 """
