@@ -102,12 +102,24 @@ def entry_model(models: list[str]) -> str:
 
 
 def start_frontend(server: TritonServer, model: str, port: int) -> Any:
-    """The OpenAI-compatible endpoint on 127.0.0.1:`port` for `model`, described by its own config."""
+    """The OpenAI-compatible endpoint on 127.0.0.1:`port` for `model`, described by its own config and its
+    repository (the layout, where the tokenizer that renders chat lives)."""
+    from specdeploy.serve.openai_chat import tokenizer_of
     from specdeploy.serve.openai_frontend import Frontend, Served
 
-    config = server.client().get_model_config(model, as_json=True, client_timeout=30)["config"]
+    client = server.client()
+
+    def config_of(name: str) -> dict[str, Any]:
+        return dict(client.get_model_config(name, as_json=True, client_timeout=30)["config"])
+
+    config = config_of(model)
+    try:
+        layout = find_repository(server.repo).layout
+    except UsageError:  # a repository without specdeploy's manifest: chat stays single-turn
+        layout = "unknown"
     served = Served(f"127.0.0.1:{server.http_port}", model, frozenset(i["name"] for i in config.get("input", [])),
-                    bool(config.get("model_transaction_policy", {}).get("decoupled")))
+                    bool(config.get("model_transaction_policy", {}).get("decoupled")), layout,
+                    tokenizer_of(server.repo, layout, model, config_of))
     try:
         return Frontend(served, "127.0.0.1", port).start()
     except OSError as exc:

@@ -6,9 +6,11 @@ trtllm-serve or vllm serve work unchanged.
 errors as `{"error": {"message", "type", "param", "code"}}`). Each request becomes one Triton generate request
 (HTTP `/v2/models/M/generate[_stream]`) with the input names the model's own config declares (reference,
 engine ensemble or llmapi layout); an OpenAI parameter the model has no input for is refused (400), never
-dropped. Chat takes one user message (optionally after a system message) — the model applies its own chat
-template to it; completions send the raw prompt where the model can skip the template (`chat_template`).
-An llmapi deployment on a GPU machine has trtllm-serve's own endpoint as the equivalent.
+dropped. Chat takes what the served model's chat template takes (system/developer, user and assistant messages,
+string or text-part content): the frontend renders the whole conversation with the model's own tokenizer and
+sends the text raw (openai_chat.py; where it cannot, one user message, as the model takes it); `usage`
+counts the templated prompt. Completions send the raw prompt where the model can skip the template
+(`chat_template`). An llmapi deployment on a GPU machine has trtllm-serve's own endpoint as the equivalent.
 """
 
 from __future__ import annotations
@@ -48,16 +50,20 @@ class ApiError(Exception):
 
 @dataclass(frozen=True)
 class Served:
-    """The Triton model behind the endpoint: its HTTP address, name and declared inputs."""
+    """The Triton model behind the endpoint: its HTTP address, name, declared inputs, the repository's layout and
+    where its tokenizer lives (openai_chat.tokenizer_of; None: not found)."""
 
     http: str
     model: str
     inputs: frozenset[str]
     decoupled: bool
+    layout: str = "unknown"
+    tokenizer: str | None = None
 
 
-def triton_body(served: Served, body: dict[str, Any], prompt: str, chat: bool) -> tuple[dict[str, Any], bool]:
-    """The generate request for an OpenAI body, and whether to stream; unsupported parameters raise."""
+def triton_body(served: Served, body: dict[str, Any], prompt: str, raw: bool) -> tuple[dict[str, Any], bool]:
+    """The generate request for an OpenAI body (`raw`: the prompt skips the model's chat template), and whether to
+    stream; unsupported parameters raise."""
     _refuse_unsupported(served, body)
     out: dict[str, Any] = {"text_input": prompt}
     if "max_completion_tokens" in body and body["max_completion_tokens"] is not None:
@@ -77,7 +83,7 @@ def triton_body(served: Served, body: dict[str, Any], prompt: str, chat: bool) -
     exclude = next((n for n in EXCLUDE if n in served.inputs), None)
     if exclude:
         out[exclude] = True
-    if not chat and "chat_template" in served.inputs:
+    if raw and "chat_template" in served.inputs:
         out["chat_template"] = False
     stream = bool(body.get("stream"))
     flag = next((n for n in STREAM if n in served.inputs), None)
@@ -95,29 +101,14 @@ def _refuse_unsupported(served: Served, body: dict[str, Any]) -> None:
             raise ApiError(400, f"{name} must be {neutral!r} for model {served.model}", name)
 
 
-def prompt_of(body: dict[str, Any], chat: bool) -> str:
-    if not chat:
-        prompt = body.get("prompt")
-        if isinstance(prompt, list) and len(prompt) == 1:
-            prompt = prompt[0]
-        if not isinstance(prompt, str) or not prompt:
-            raise ApiError(400, "prompt must be one non-empty string", "prompt")
-        return prompt
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
-        raise ApiError(400, "messages must be a non-empty list", "messages")
-    roles = [m.get("role") if isinstance(m, dict) else None for m in messages]
-    if roles not in (["user"], ["system", "user"]):
-        raise ApiError(400, "this model takes one user message (optionally after a system message); got roles "
-                            f"{roles}", "messages")
-    if roles[0] == "system":
-        raise ApiError(400, "a system message is not supported by this model's single-turn template", "messages")
-    content = messages[-1].get("content")
-    if isinstance(content, list):
-        content = "".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
-    if not isinstance(content, str) or not content:
-        raise ApiError(400, "the user message has no text content", "messages")
-    return content
+def prompt_of(body: dict[str, Any]) -> str:
+    """A completion's prompt (openai_chat.chat_prompt has the chat one)."""
+    prompt = body.get("prompt")
+    if isinstance(prompt, list) and len(prompt) == 1:
+        prompt = prompt[0]
+    if not isinstance(prompt, str) or not prompt:
+        raise ApiError(400, "prompt must be one non-empty string", "prompt")
+    return prompt
 
 
 async def generate(session: Any, served: Served, request: dict[str, Any], stream: bool) -> AsyncIterator[dict]:
@@ -143,11 +134,11 @@ async def generate(session: Any, served: Served, request: dict[str, Any], stream
                 yield event
 
 
-def usage(events: list[dict[str, Any]]) -> dict[str, int]:
-    """Token counts from the model's own outputs (0 where a layout does not return them)."""
+def usage(events: list[dict[str, Any]], counted: int | None = None) -> dict[str, int]:
+    """Token counts from the model's own outputs, else the prompt tokens `counted` by the frontend (else 0)."""
     completion = sum(len(e["output_ids"]) if isinstance(e.get("output_ids"), list) else 1 if "output_ids" in e
                      else 0 for e in events)
-    prompt = next((int(e["num_input_tokens"]) for e in events if "num_input_tokens" in e), 0)
+    prompt = next((int(e["num_input_tokens"]) for e in events if "num_input_tokens" in e), counted or 0)
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from aiohttp import ClientSession, ClientTimeout, web
 
+from specdeploy.serve.openai_chat import Templater, chat_prompt
 from specdeploy.serve.openai_frontend import (
     ApiError,
     Served,
@@ -25,13 +26,18 @@ from specdeploy.serve.openai_frontend import (
 def routes(served: Served) -> web.Application:
     app = web.Application(middlewares=[_errors])
     app["served"] = served
+    app["templater"] = Templater(served)
 
     async def open_session(app: web.Application) -> Any:
         app["session"] = ClientSession(timeout=ClientTimeout(total=None, sock_read=600))
         yield
         await app["session"].close()
 
+    async def load_tokenizer(app: web.Application) -> None:
+        app["templater"].start()
+
     app.cleanup_ctx.append(open_session)
+    app.on_startup.append(load_tokenizer)
     app.router.add_get("/v1/models", models)
     app.router.add_get("/v1/models/{model}", model)
     app.router.add_post("/v1/chat/completions", lambda r: completion(r, chat=True))
@@ -77,7 +83,11 @@ async def completion(request: web.Request, chat: bool) -> web.StreamResponse:
     if body.get("model") not in (None, served.model):
         raise ApiError(404, f"The model '{body.get('model')}' does not exist (served: {served.model})", "model",
                        kind="not_found_error")
-    triton, stream = triton_body(served, body, prompt_of(body, chat), chat)
+    if chat:
+        prompt, raw, counted = await chat_prompt(request.app["templater"], body)
+    else:
+        prompt, raw, counted = prompt_of(body), True, None
+    triton, stream = triton_body(served, body, prompt, raw)
     rid, created = new_id(chat), now()
     head = envelope(chat, served.model, rid, created, chunk=stream)
     events = generate(request.app["session"], served, triton, stream)
@@ -85,7 +95,7 @@ async def completion(request: web.Request, chat: bool) -> web.StreamResponse:
         seen = [e async for e in events]
         text = "".join(str(e.get("text_output", "")) for e in seen)
         return web.json_response({**head, "choices": [choice(chat, text, finish_of(seen[-1]) if seen else "stop",
-                                                             delta=False)], "usage": usage(seen)})
+                                                             delta=False)], "usage": usage(seen, counted)})
     first = await _first(events)  # an error before anything was sent is still a JSON error response
     response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
     await response.prepare(request)
@@ -100,7 +110,7 @@ async def completion(request: web.Request, chat: bool) -> web.StreamResponse:
                                                               delta=True)]})
             event = following
         if (body.get("stream_options") or {}).get("include_usage"):
-            await _send(response, {**head, "choices": [], "usage": usage(seen)})
+            await _send(response, {**head, "choices": [], "usage": usage(seen, counted)})
     except ApiError as exc:
         await _send(response, exc.body())
     await response.write(b"data: [DONE]\n\n")
