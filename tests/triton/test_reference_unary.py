@@ -71,12 +71,13 @@ def test_unary_grpc_and_http_generate_answer(served: Any) -> None:
     from tritonclient.utils import InferenceServerException
 
     url, http = served.grpc_url, f"127.0.0.1:{served.http_port}"
-    one = unary(url, "unary", {"text_input": PROMPTS[0], "max_tokens": 6})
+    request = {"text_input": PROMPTS[0], "max_tokens": 6}
+    one = unary(url, "unary", request)
     assert len(one["output_ids"]) == 6 and one["finish_reason"] == "length" and one["text_output"]
-    assert http_generate(http, "unary", {"text_input": PROMPTS[0], "max_tokens": 6})["text_output"] == one["text_output"]
-    assert stream(url, "unary", {"text_input": PROMPTS[0], "max_tokens": 6})[0][1]["output_ids"] == one["output_ids"]
+    assert http_generate(http, "unary", request)["text_output"] == one["text_output"]
+    assert stream(url, "unary", request)[0][1]["output_ids"] == one["output_ids"]
     with pytest.raises(InferenceServerException, match="ModelInfer RPC doesn't support models with decoupled"):
-        unary(url, "smollm2", {"text_input": PROMPTS[0], "max_tokens": 6})  # why the mode matters
+        unary(url, "smollm2", request)  # why the mode matters
 
 
 def test_concurrent_unary_requests_batch_in_flight_and_match_sequential(served: Any) -> None:
