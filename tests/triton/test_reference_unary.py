@@ -76,8 +76,16 @@ def test_unary_grpc_and_http_generate_answer(served: Any) -> None:
     assert len(one["output_ids"]) == 6 and one["finish_reason"] == "length" and one["text_output"]
     assert http_generate(http, "unary", request)["text_output"] == one["text_output"]
     assert stream(url, "unary", request)[0][1]["output_ids"] == one["output_ids"]
+    assert http_generate(http, "smollm2", request)["text_output"] == one["text_output"]  # /generate: either mode
+    infer = {"inputs": [{"name": "text_input", "shape": [1], "datatype": "BYTES", "data": [PROMPTS[0]]},
+                        {"name": "max_tokens", "shape": [1], "datatype": "INT32", "data": [6]}]}
+    status, answer = _post(f"http://{http}/v2/models/unary/infer", infer)  # what perf_analyzer -i http sends
+    assert status == 200 and answer["outputs"][0]["data"] == [one["text_output"]]
+    # why the mode matters: a decoupled model refuses unary ModelInfer and HTTP /infer
     with pytest.raises(InferenceServerException, match="ModelInfer RPC doesn't support models with decoupled"):
-        unary(url, "smollm2", request)  # why the mode matters
+        unary(url, "smollm2", request)
+    status, refused = _post(f"http://{http}/v2/models/smollm2/infer", infer)
+    assert status == 501 and "doesn't support models with decoupled" in refused["error"], refused
 
 
 def test_concurrent_unary_requests_batch_in_flight_and_match_sequential(served: Any) -> None:
@@ -106,20 +114,11 @@ def test_openai_endpoint_in_front_of_a_model_that_is_not_decoupled(served: Any) 
 
     frontend = start_frontend(served, "unary", 0)
     try:
-        def post(body: dict[str, Any]) -> tuple[int, Any]:
-            request = urllib.request.Request(f"{frontend.url}/chat/completions", json.dumps(body).encode(),
-                                             {"Content-Type": "application/json"})
-            try:
-                with urllib.request.urlopen(request, timeout=300) as response:
-                    return response.status, json.loads(response.read())
-            except urllib.error.HTTPError as exc:
-                return exc.code, json.loads(exc.read())
-
         chat = {"model": "unary", "max_tokens": 6, "messages": [{"role": "user", "content": PROMPTS[0]}]}
-        status, answer = post(chat)
+        status, answer = _post(f"{frontend.url}/chat/completions", chat)
         assert status == 200 and answer["choices"][0]["message"]["content"]
         assert answer["usage"]["completion_tokens"] == 6
-        status, refused = post({**chat, "stream": True})
+        status, refused = _post(f"{frontend.url}/chat/completions", {**chat, "stream": True})
         assert status == 400 and refused["error"]["param"] == "stream"
         assert "serving.streaming: true" in refused["error"]["message"]
     finally:
@@ -140,3 +139,12 @@ def test_genai_perf_kserve_inputs(served: Any, backend: str) -> None:
     steps = stream(url, "smollm2", {**GENAI[backend], "stream": True})
     assert len(steps) > 1 and sum((s["output_ids"] for _, s in steps), []) == one["output_ids"]
     assert "".join(s["text_output"] for _, s in steps) == one["text_output"]
+
+
+def _post(url: str, body: dict[str, Any]) -> tuple[int, Any]:
+    request = urllib.request.Request(url, json.dumps(body).encode(), {"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=300) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
