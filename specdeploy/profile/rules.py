@@ -157,9 +157,6 @@ def _triton(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:
     if bad_model_name(triton.model_name):
         yield Issue(("triton", "model_name"), f"{triton.model_name!r:.60} is not a valid model folder name",
                     "use letters, digits, '_', '-' and '.' (no '/', no leading '.')")
-    if triton.decoupled is False and backend == "reference":
-        yield Issue(("triton", "decoupled"), "the reference model is always decoupled (it answers requests from "
-                    "its in-flight decode loop, streamed or whole)", "remove triton.decoupled")
     if triton.decoupled is False and ctx.profile.serving.streaming:
         yield Issue(("triton", "decoupled"), "streaming needs a decoupled Triton model",
                     "set triton.decoupled: true, or serving.streaming: false")

@@ -136,6 +136,7 @@ class ReferenceContext:
     max_concurrency: int
     default_max_tokens: int
     instances: int
+    decoupled: bool  # serving.streaming / triton.decoupled: streamed answers, or unary ModelInfer and /generate
     manifest: RepoManifest
     device: str = "cpu"
     layout: str = "reference"
@@ -322,6 +323,6 @@ def _reference(resolved: Resolved, inputs: RenderInputs) -> ReferenceContext:
         model_name(resolved), safe_value("site_packages", site), safe_value("target.model", _ref(p.target.model)),
         safe_value("draft_model", _ref(spec.draft_model) if spec.draft_model else ""), spec.mechanism,
         first_k, json.dumps({str(k): v for k, v in schedule.items()}) if schedule else "", max_concurrency or 0,
-        p.tune.output_len, p.triton.instances, _manifest(resolved, "reference", None, inputs),
+        p.tune.output_len, p.triton.instances, _decoupled(resolved), _manifest(resolved, "reference", None, inputs),
         max_seq_len=p.serving.max_seq_len, max_batch_size=p.serving.max_batch_size,
     )

@@ -99,6 +99,9 @@ def _refuse_unsupported(served: Served, body: dict[str, Any]) -> None:
     for name, neutral in NEUTRAL.items():
         if name in body and body[name] not in (neutral, None):
             raise ApiError(400, f"{name} must be {neutral!r} for model {served.model}", name)
+    if body.get("stream") and not served.decoupled:  # one response per request: the model refuses `stream`
+        raise ApiError(400, f"stream is not supported by model {served.model}: it is not decoupled (one response "
+                            "per request); serve a profile with serving.streaming: true to stream", "stream")
 
 
 def prompt_of(body: dict[str, Any]) -> str:

@@ -4,7 +4,9 @@ hands each request's inputs here and sends what comes back through the request's
 Requests decode together in one background loop (`specdeploy.runtime.serving`), at most `max_batch_size` at
 once; the draft length follows the tuned schedule at the live batch size unless a request sets its own.
 With `stream` a response goes out after every verification step (the tokens it accepted); otherwise one
-response carries the whole answer. Either way the last one is marked final.
+response carries the whole answer. Either way the last one is marked final. `stream` needs a decoupled model
+(serving.streaming true); without it each request gets exactly one response, which Triton's default mode
+requires (and which unary gRPC, /infer and /generate need).
 """
 
 from __future__ import annotations
@@ -24,12 +26,13 @@ Send = Callable[[dict[str, Any], bool], None]  # (outputs, final)
 class ReferenceModel:
     """Built once per model instance from its config.pbtxt parameters."""
 
-    def __init__(self, params: dict[str, str]) -> None:
+    def __init__(self, params: dict[str, str], *, decoupled: bool) -> None:
         from specdeploy.runtime import MAX_DRAFT_LEN, load_pair
         from specdeploy.runtime.serving import InflightLoop
 
         self.pair = load_pair(params["target_ref"], params.get("drafter_ref") or None, params.get("device") or "cpu")
         self.mechanism = params.get("mechanism") or "none"
+        self.decoupled = decoupled  # False: one response per request (Triton's default mode), no `stream`
         self.max_draft_len = MAX_DRAFT_LEN
         self.default_max_tokens = int(params.get("default_max_tokens") or 64)
         self.max_seq_len = int(params.get("max_seq_len") or 0)
@@ -68,6 +71,9 @@ class ReferenceModel:
         self.loop.submit(Request(ids, spec, answer.emit, fail, r.draft_len))
 
     def _check_request(self, r: LlmRequest) -> None:
+        if r.stream and not self.decoupled:
+            raise BadRequest("stream needs a decoupled model, and this one answers each request with one response: "
+                             "render it with serving.streaming: true (or send the request without stream)")
         if r.draft_len is not None:
             if not 0 <= r.draft_len <= self.max_draft_len:
                 raise BadRequest(f"draft_len must be between 0 and {self.max_draft_len}, got {r.draft_len}")

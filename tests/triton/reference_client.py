@@ -1,4 +1,5 @@
-"""Talking to the decoupled reference model as users do: gRPC streaming (tritonclient) and HTTP generate."""
+"""Talking to the reference model as users do: gRPC streaming (decoupled or not), unary gRPC ModelInfer (not
+decoupled: serving.streaming false) with tritonclient, and HTTP generate."""
 
 from __future__ import annotations
 
@@ -58,6 +59,15 @@ def answer(url: str, model: str, values: dict[str, Any]) -> dict[str, Any]:
     responses = stream(url, model, values)
     assert len(responses) == 1, responses
     return responses[0][1]
+
+
+def unary(url: str, model: str, values: dict[str, Any]) -> dict[str, Any]:
+    """The one response of a unary gRPC ModelInfer (tritonclient `infer`, what perf_analyzer sends without
+    --streaming); raises the server's error."""
+    import tritonclient.grpc as grpcclient
+
+    result = grpcclient.InferenceServerClient(url).infer(model, grpc_inputs(values), client_timeout=300)
+    return {o.name: _value(o.name, result.as_numpy(o.name)) for o in result.get_response().outputs}
 
 
 def http_generate(http: str, model: str, body: dict[str, Any], streaming: bool = False) -> Any:

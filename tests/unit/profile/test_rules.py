@@ -138,12 +138,14 @@ def test_reference_backend_rules(tmp_path: Path) -> None:
     assert any("medusa does not run on backend 'reference'" in p for p in found)
 
 
-def test_the_reference_model_cannot_be_made_non_decoupled(tmp_path: Path) -> None:
-    """It answers from its in-flight decode loop; a `decoupled: false` the render would ignore is refused."""
-    found = problems(tmp_path, {"target": {"model": "HuggingFaceTB/SmolLM2-135M-Instruct"}, "hardware": {"gpu": "cpu"},
-                                "runtime": {"backend": "reference"}, "triton": {"decoupled": False},
-                                "speculative": {"mechanism": "ngram"}})
-    assert any("the reference model is always decoupled" in p for p in found)
+def test_the_reference_model_may_be_non_decoupled_but_then_cannot_stream(tmp_path: Path) -> None:
+    """Not decoupled it answers unary gRPC, /infer and /generate (perf_analyzer, GenAI-Perf without --streaming);
+    before, `triton.decoupled: false` was refused for the reference backend. Streaming still needs decoupled."""
+    base = {"target": {"model": "HuggingFaceTB/SmolLM2-135M-Instruct"}, "hardware": {"gpu": "cpu"},
+            "runtime": {"backend": "reference"}, "triton": {"decoupled": False}, "speculative": {"mechanism": "ngram"}}
+    assert not [p for p in problems(tmp_path, base) if "decoupled" in p]
+    streaming = problems(tmp_path, {**base, "serving": {"streaming": True}})
+    assert any("streaming needs a decoupled Triton model" in p for p in streaming)
 
 
 def test_eagle3_layers_to_capture_is_flagged_as_ignored_on_the_reference_backend(tmp_path: Path) -> None:

@@ -33,6 +33,7 @@ INLINE = {
     "engine-none": ENGINE + "triton: {instances: 1}\n",
     "reference-draft_target": "extends: cpu-smollm2\nspeculative: {mechanism: draft_target, draft_len: 3, "
                               "draft_model: specdeploy/smollm2-135m-drafter}\n",
+    "reference-eagle3-unary": "extends: cpu-smollm2\nserving: {streaming: false}\n",  # not decoupled
     "llmapi-eagle3-streaming": ENGINE.replace("tensorrt", "pytorch").replace("max_seq_len: 4096", "streaming: true")
     + "speculative: {mechanism: eagle3, draft_len: 3, draft_model: yuhuili/EAGLE3-LLaMA3.1-Instruct-8B}\n",
 }

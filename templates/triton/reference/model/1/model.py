@@ -1,12 +1,16 @@
 """Reference model (specdeploy): the CPU reference runtime answering Triton requests, batched in flight.
 
-A decoupled model (python_backend README "Decoupled mode": `request.get_response_sender()`, responses sent
-from any thread, the last with TRITONSERVER_RESPONSE_COMPLETE_FINAL). `execute` validates each request and
-hands it to one background decode loop (specdeploy.serve.reference.ReferenceModel, the runtime's in-flight
-batching up to serving.max_batch_size); the loop answers each request when it finishes, or after every
-step with `stream` true. The draft length follows the tuned schedule at the live batch size; a request may
-set its own (input `draft_len`, 0..32) to A/B speculation on the live server. Greedy output is the same
-either way. Every response says the K that served it (`draft_len`) and the batch it decoded in.
+`execute` validates each request and hands it to one background decode loop (specdeploy.serve.reference.
+ReferenceModel, the runtime's in-flight batching up to serving.max_batch_size) and returns None at once; the
+loop answers each request when it finishes, or after every step with `stream` true. Decoupled or not, every
+answer goes through the request's response sender (from the loop's thread), the last with
+TRITONSERVER_RESPONSE_COMPLETE_FINAL: python_backend README.md @ r24.10 (01d0ad8; tritonserver 2.51 = 24.10),
+"Decoupled mode", and "Default Mode": "Starting from 24.06, models may choose to send the response using the
+`InferenceResponseSender`" — exactly one response per request, FINAL with it or after it. So a model that is
+not decoupled (serving.streaming false) answers unary gRPC, /infer and /generate, and refuses `stream`.
+The draft length follows the tuned schedule at the live batch size; a request may set its own (input
+`draft_len`, 0..32) to A/B speculation on the live server. Greedy output is the same either way. Every
+response says the K that served it (`draft_len`) and the batch it decoded in.
 
 A bad request is answered INVALID_ARG (error codes: triton-inference-server/python_backend README.md, "Error
 Codes", `pb_utils.TritonError(message, code)`; the bundled 2.51 stub has them) and the model keeps serving.
@@ -31,7 +35,7 @@ class TritonPythonModel:
         from specdeploy.serve.reference import ReferenceModel
 
         self.names = [i["name"] for i in config.get("input", [])]
-        self.model = ReferenceModel(params)
+        self.model = ReferenceModel(params, decoupled=pb_utils.using_decoupled_model_transaction_policy(config))
 
     def execute(self, requests):
         for request in requests:
