@@ -22,26 +22,36 @@ from specdeploy.serve.openai_frontend import (
     usage,
 )
 
+SERVED = web.AppKey("served", Served)
+TEMPLATER = web.AppKey("templater", Templater)
+SESSION = web.AppKey("session", ClientSession)
+
 
 def routes(served: Served) -> web.Application:
     app = web.Application(middlewares=[_errors])
-    app["served"] = served
-    app["templater"] = Templater(served)
+    app[SERVED] = served
+    app[TEMPLATER] = Templater(served)
 
     async def open_session(app: web.Application) -> Any:
-        app["session"] = ClientSession(timeout=ClientTimeout(total=None, sock_read=600))
+        app[SESSION] = ClientSession(timeout=ClientTimeout(total=None, sock_read=600))
         yield
-        await app["session"].close()
+        await app[SESSION].close()
 
     async def load_tokenizer(app: web.Application) -> None:
-        app["templater"].start()
+        app[TEMPLATER].start()
+
+    async def chat_completion(request: web.Request) -> web.StreamResponse:
+        return await completion(request, chat=True)
+
+    async def text_completion(request: web.Request) -> web.StreamResponse:
+        return await completion(request, chat=False)
 
     app.cleanup_ctx.append(open_session)
     app.on_startup.append(load_tokenizer)
     app.router.add_get("/v1/models", models)
     app.router.add_get("/v1/models/{model}", model)
-    app.router.add_post("/v1/chat/completions", lambda r: completion(r, chat=True))
-    app.router.add_post("/v1/completions", lambda r: completion(r, chat=False))
+    app.router.add_post("/v1/chat/completions", chat_completion)
+    app.router.add_post("/v1/completions", text_completion)
     return app
 
 
@@ -61,11 +71,11 @@ def _card(served: Served) -> dict[str, Any]:
 
 
 async def models(request: web.Request) -> web.Response:
-    return web.json_response({"object": "list", "data": [_card(request.app["served"])]})
+    return web.json_response({"object": "list", "data": [_card(request.app[SERVED])]})
 
 
 async def model(request: web.Request) -> web.Response:
-    served = request.app["served"]
+    served = request.app[SERVED]
     if request.match_info["model"] != served.model:
         raise ApiError(404, f"The model '{request.match_info['model']}' does not exist", "model",
                        kind="not_found_error")
@@ -73,7 +83,7 @@ async def model(request: web.Request) -> web.Response:
 
 
 async def completion(request: web.Request, chat: bool) -> web.StreamResponse:
-    served: Served = request.app["served"]
+    served: Served = request.app[SERVED]
     try:
         body = await request.json()
     except ValueError:
@@ -84,13 +94,13 @@ async def completion(request: web.Request, chat: bool) -> web.StreamResponse:
         raise ApiError(404, f"The model '{body.get('model')}' does not exist (served: {served.model})", "model",
                        kind="not_found_error")
     if chat:
-        prompt, raw, counted = await chat_prompt(request.app["templater"], body)
+        prompt, raw, counted = await chat_prompt(request.app[TEMPLATER], body)
     else:
         prompt, raw, counted = prompt_of(body), True, None
     triton, stream = triton_body(served, body, prompt, raw)
     rid, created = new_id(chat), now()
     head = envelope(chat, served.model, rid, created, chunk=stream)
-    events = generate(request.app["session"], served, triton, stream)
+    events = generate(request.app[SESSION], served, triton, stream)
     if not stream:
         seen = [e async for e in events]
         text = "".join(str(e.get("text_output", "")) for e in seen)
