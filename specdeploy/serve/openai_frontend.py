@@ -129,12 +129,16 @@ async def generate(session: Any, served: Served, request: dict[str, Any], stream
         if path == "generate":
             yield await response.json()
             return
+        sent = 0
         async for line in response.content:
             if line.startswith(b"data:"):
                 event = json.loads(line[5:])
                 if "error" in event:
                     raise ApiError(400, str(event["error"]))
+                sent += 1
                 yield event
+        if not sent:  # every model answers at least one response: an empty answer here would be a made-up one
+            raise ApiError(502, f"model {served.model} ended the request without a response", kind="server_error")
 
 
 def usage(events: list[dict[str, Any]], counted: int | None = None) -> dict[str, int]:
