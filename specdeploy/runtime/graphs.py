@@ -50,7 +50,7 @@ def capture(runner: Any, inputs: dict[str, torch.Tensor]) -> Captured:
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
-        runner.buffers.updates = 0
+        runner.buffers.updates, runner.buffers.counting = 0, True
         runner.forward(**static)
         runner.owner.check_filled(runner.buffers)
     torch.cuda.current_stream().wait_stream(side)

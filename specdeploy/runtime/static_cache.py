@@ -42,6 +42,7 @@ class StaticBuffers:
         self.values = [torch.zeros_like(k) for k in self.keys]
         self.positions = torch.zeros(0, 0, dtype=torch.long, device=param.device)  # [B, T], set by the step
         self.updates = 0  # layers written by the last eager forward: a model that ignored its cache writes none
+        self.counting = False  # count them (not under torch.compile: a changing count would recompile every step)
 
     @property
     def rows(self) -> int:
@@ -59,7 +60,8 @@ class StaticBuffers:
         keys, values = self.keys[layer_idx][:batch], self.values[layer_idx][:batch]
         keys.scatter_(2, index, key_states)
         values.scatter_(2, index, value_states)
-        self.updates += 1
+        if self.counting:
+            self.updates += 1
         return keys, values
 
     def get_seq_length(self, layer_idx: int = 0) -> int:  # noqa: ARG002
@@ -113,6 +115,7 @@ class StaticKVState:
 
     def check_filled(self, buffers: StaticBuffers) -> None:
         """After an eager forward: every layer wrote its K/V (a model that ignores its cache keyword writes none)."""
+        buffers.counting = False
         layers = len(buffers.keys)
         if buffers.updates != layers:
             raise MissingDependency(f"the model wrote its K/V in {buffers.updates} of {layers} layers: this "

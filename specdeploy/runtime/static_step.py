@@ -28,6 +28,8 @@ MODES = ("eager", "static", "graphs", "compile")
 CUDA_ONLY = ("graphs", "compile")
 ENV = "SPECDEPLOY_DECODE"
 MIN_CAPACITY = 256
+MAX_CAPTURED_TOKENS = 32  # wider chunks (a drafter fed a whole prompt) run the static step uncaptured
+RECOMPILE_LIMIT = 64  # buckets: batch 1..16 x tokens 1..16 x ids/embeddings, for the target and a drafter
 _RUNNERS: weakref.WeakKeyDictionary[Any, dict[str, StaticRunner]] = weakref.WeakKeyDictionary()
 
 
@@ -63,12 +65,14 @@ def bucket(n: int) -> int:
 class StaticRunner:
     """One model's static buffers and its padded step per bucket: eager, CUDA-graph replay or compiled."""
 
+    compile_options: dict[str, Any] = {"mode": "reduce-overhead", "dynamic": False}
+
     def __init__(self, model: Any, mode: str) -> None:
         self.model, self.mode = model, mode
         self.device = next(model.parameters()).device
         decode_mode(mode, self.device.type)
         self.keyword = cache_keyword(model)
-        self.buffers = StaticBuffers(model, 1, MIN_CAPACITY)
+        self.buffers = self._adopt(StaticBuffers(model, 1, MIN_CAPACITY))
         self.graphs: dict[tuple[int, int, bool], Any] = {}
         self.compiled: Any = None
         self.owner: Any = None
@@ -87,7 +91,15 @@ class StaticRunner:
         """Buffers for `rows` rows and `capacity` positions; growing them drops the graphs captured on the old ones."""
         grown = self.buffers.grown(self.model, bucket(rows), bucket(max(capacity, MIN_CAPACITY)))
         if grown is not self.buffers:
-            self.buffers, self.graphs, self.compiled = grown, {}, None
+            self.buffers, self.graphs, self.compiled = self._adopt(grown), {}, None
+
+    def _adopt(self, buffers: StaticBuffers) -> StaticBuffers:
+        """torch.compile's CUDA graphs skip a graph that mutates an input unless its address is marked static (as
+        transformers' own StaticLayer marks its buffers: cache_utils.py, transformers 5.24)."""
+        if self.mode == "compile":
+            for tensor in buffers.keys + buffers.values:
+                torch._dynamo.mark_static_address(tensor)
+        return buffers
 
     def keep_rows(self, rows: torch.Tensor) -> None:
         index = rows.to(self.device)
@@ -115,8 +127,8 @@ class StaticRunner:
             inputs["embeds"] = embeds.new_zeros(padded_rows, padded_width, embeds.shape[-1])
             inputs["embeds"][:rows, :width] = embeds
         inputs = {name: t.to(self.device) for name, t in inputs.items()}
-        if self.mode == "static":
-            self.buffers.updates = 0
+        if self.mode == "static" or padded_width > MAX_CAPTURED_TOKENS:  # an EAGLE head's first feed: a prefill
+            self.buffers.updates, self.buffers.counting = 0, True
             logits = self.forward(**inputs)
             state.check_filled(self.buffers)
         elif self.mode == "graphs":
@@ -143,6 +155,14 @@ class StaticRunner:
 
     def _compiled(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
         if self.compiled is None:
-            self.compiled = torch.compile(self.forward, mode="reduce-overhead", dynamic=False)
+            self.compiled = self.compile()
         torch.compiler.cudagraph_mark_step_begin()
         return self.compiled(**inputs).clone()  # its graph's output is overwritten by the next replay
+
+    def compile(self) -> Any:
+        """One compiled graph per bucket and model (target and drafter share this code): more than dynamo's default
+        of 8 recompilations, past which it would fall back to eager without a word."""
+        config = torch._dynamo.config
+        name = "recompile_limit" if hasattr(config, "recompile_limit") else "cache_size_limit"  # older torch's name
+        setattr(config, name, max(int(getattr(config, name)), RECOMPILE_LIMIT))
+        return torch.compile(self.forward, **self.compile_options)

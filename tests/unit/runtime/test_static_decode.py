@@ -184,3 +184,30 @@ def test_replayed_hooks_are_the_drafters_taps(target, prompts):
     assert hooked_modules(target) == [target.model.layers[1]]
     tap.close()
     assert hooked_modules(target) == []
+
+
+def test_the_compiled_step_traces_whole_once_per_bucket(target, prompts, reference, monkeypatch):
+    """What `compile` hands torch.compile, traced by dynamo on a CPU (its eager backend; `fullgraph`: one graph, no
+    break): one compilation per bucket and model, never one per step (a Python value the step changed, such as a
+    counter, would recompile every step), and the output equal to transformers' `generate`."""
+    compiled, buckets = [], set()
+
+    def counting(graph, _inputs):
+        compiled.append(graph)
+        return graph.forward
+
+    step = static_step.StaticRunner._compiled
+
+    def seen(self, inputs):
+        buckets.add((id(self), tuple(inputs["positions"].shape), "tokens" in inputs))
+        return step(self, inputs)
+
+    monkeypatch.setattr(static_step, "CUDA_ONLY", ("graphs",))
+    monkeypatch.setattr(static_step.StaticRunner, "compile_options",
+                        {"backend": counting, "fullgraph": True, "dynamic": False})
+    monkeypatch.setattr(static_step.StaticRunner, "_compiled", seen)
+    out, _ = generate(ModelPair(target, decode="compile"), prompts[:4], "none", 0, 3, 6)
+    assert out == [r[:6] for r in reference[:4]]
+    out, _ = generate(ModelPair(target, tiny_head(target), decode="compile"), prompts[:4], "eagle3", 2, 3, 6)
+    assert out == [r[:6] for r in reference[:4]]
+    assert len(compiled) == len(buckets) > 4
