@@ -188,9 +188,9 @@ def test_replayed_hooks_are_the_drafters_taps(target, prompts):
 
 def test_the_compiled_step_traces_whole_once_per_bucket(target, prompts, reference, monkeypatch):
     """What `compile` hands torch.compile, traced by dynamo on a CPU (its eager backend; `fullgraph`: one graph, no
-    break): one compilation per bucket and model, never one per step (a Python value the step changed, such as a
-    counter, would recompile every step), and the output equal to transformers' `generate`."""
-    compiled, buckets = [], set()
+    break): at most one compilation per bucket and model, never one per step (a Python value the step changed, such
+    as a counter, would recompile every step), and the output equal to transformers' `generate`."""
+    compiled, buckets, calls = [], set(), []
 
     def counting(graph, _inputs):
         compiled.append(graph)
@@ -200,6 +200,7 @@ def test_the_compiled_step_traces_whole_once_per_bucket(target, prompts, referen
 
     def seen(self, inputs):
         buckets.add((id(self), tuple(inputs["positions"].shape), "tokens" in inputs))
+        calls.append(1)
         return step(self, inputs)
 
     monkeypatch.setattr(static_step, "CUDA_ONLY", ("graphs",))
@@ -208,6 +209,7 @@ def test_the_compiled_step_traces_whole_once_per_bucket(target, prompts, referen
     monkeypatch.setattr(static_step.StaticRunner, "_compiled", seen)
     out, _ = generate(ModelPair(target, decode="compile"), prompts[:4], "none", 0, 3, 6)
     assert out == [r[:6] for r in reference[:4]]
-    out, _ = generate(ModelPair(target, tiny_head(target), decode="compile"), prompts[:4], "eagle3", 2, 3, 6)
+    fresh = tiny_llama(0)  # the same weights: adding the head's feature taps to a compiled target would recompile it
+    out, _ = generate(ModelPair(fresh, tiny_head(fresh), decode="compile"), prompts[:4], "eagle3", 2, 3, 6)
     assert out == [r[:6] for r in reference[:4]]
-    assert len(compiled) == len(buckets) > 4
+    assert 4 < len(compiled) <= len(buckets) < len(calls)  # dynamo may share a graph between equal models
