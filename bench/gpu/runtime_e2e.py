@@ -11,7 +11,9 @@ cannot flip (seconds on a CPU).
 
 from __future__ import annotations
 
+import json
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -149,54 +151,91 @@ def table(e2e: dict) -> str:
     return "\n".join(lines)
 
 
-KIT_PLAN = {"prompts": 8, "max_new_tokens": 48, "concurrency": (1, 4),
-            "jobs": [("none", 0)] + [("eagle3", k) for k in range(1, 7)] + [("ngram", 3)]}
+KIT_PLAN = {"prompts": 8, "max_new_tokens": 48, "concurrency": (1, 4), "modes": ("eager", "static", "graphs"),
+            "jobs": [("eagle3", k) for k in range(1, 7)] + [("ngram", 3)]}
 KIT_QUICK = {**KIT_PLAN, "prompts": 2, "max_new_tokens": 12}
 
 
-def kit_runs(device: str, quick: bool, budget_s: float) -> dict:
-    """The GPU kit's end to end (kit.py): SmolLM2 with the shipped EAGLE head, plain, eagle3 K = 1..6 and ngram at
-    c = 1 and 4 on MT-Bench prompts; speedup over plain at the same c, identical-to-plain, the runtime's warnings."""
+def kit_runs(device: str, quick: bool, budget_s: float, out: Path | None = None) -> dict:
+    """The GPU kit's end to end (kit.py) on SmolLM2 with the shipped EAGLE head, 8 MT-Bench prompts: plain decoding
+    at c = 1 and 4 in each decode mode (eager, static, graphs; decode_modes.py), then the speculative sweep (eagle3
+    K = 1..6, ngram K = 3, c = 1 and 4) in the fastest mode whose output equalled eager's, each run compared with
+    eager plain decoding, then torch.compile's mode last. Written to `out` after every run: a phase cut at its cap
+    keeps what it measured."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    import decode_modes
+
     from specdeploy.runtime.prompts import sample_prompts
 
     began, plan = time.monotonic(), KIT_QUICK if quick else KIT_PLAN
     result: dict = {"device": device, "target": SMOLLM2_REF, "drafter": EAGLE_REF, "budget_s": budget_s,
-                    "prompts": plan["prompts"], "max_new_tokens": plan["max_new_tokens"], "runs": [], "skipped": []}
+                    "prompts": plan["prompts"], "max_new_tokens": plan["max_new_tokens"], "decode": [], "runs": [],
+                    "skipped": []}
+
+    def save() -> None:
+        if out is not None:
+            out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+
     try:
-        pair = load_pair(SMOLLM2_REF, EAGLE_REF, device)
+        pair = load_pair(SMOLLM2_REF, EAGLE_REF, device, decode="eager")
         prompts = [encode_prompt(pair.tokenizer, r) for r in sample_prompts("mt-bench", plan["prompts"])]
     except Exception as exc:  # no model on this machine: say so, the other phases still run
         result["skipped"].append({"what": "end-to-end", "reason": why(exc)})
         return result
     result["load_s"] = time.monotonic() - began
-    began = time.monotonic()  # the budget is for the runs; the first load converts the GGUF (20-40 s)
-    plain: dict[int, list[list[int]]] = {}
+    deadline = time.monotonic() + budget_s  # the budget is for the runs; the first load converts the GGUF (20-40 s)
+    eager: dict[int, list[list[int]]] = {}
+    decode_modes.plain_modes(pair, prompts, plan, plan["modes"], deadline, result["decode"], eager, save)
+    mode = result["sweep_mode"] = decode_modes.best_mode(result["decode"])
+    moded = decode_modes.in_mode(pair, mode)
+    assert not isinstance(moded, str)  # best_mode names a mode that ran
+    plain = {r["concurrency"]: r["tokens_per_s"] for r in result["decode"] if r["mode"] == mode and "tokens_per_s" in r}
     last = 0.0
     for concurrency in plan["concurrency"]:
         for mechanism, k in plan["jobs"]:
             started = time.monotonic()
-            what = f"{mechanism} K={k} c={concurrency}"
-            if started + last > began + budget_s:
+            what = f"{mechanism} K={k} c={concurrency} ({mode})"
+            if started + last > deadline:
                 result["skipped"].append({"what": what, "reason": "budget"})
                 continue
             try:
-                row = one_run(pair, prompts, mechanism, k, concurrency, plan["max_new_tokens"], plain)
+                outputs, stats, warm = decode_modes.timed(moded, prompts, mechanism, k, concurrency,
+                                                          plan["max_new_tokens"])
             except Exception as exc:
                 result["skipped"].append({"what": what, "reason": why(exc)})
                 continue
-            base = next((r for r in result["runs"] if r["mechanism"] == "none" and r["concurrency"] == concurrency),
-                        None)
-            row["speedup"] = row["tokens_per_s"] / base["tokens_per_s"] if base else None
-            result["runs"].append(row)
+            result["runs"].append({
+                "mechanism": mechanism, "k": k, "concurrency": concurrency, "mode": mode,
+                "tokens_per_s": stats.tokens_per_s, "acceptance_length": stats.acceptance_length,
+                "acceptance_rate": stats.acceptance_rate, "steps": stats.steps, "wall_s": stats.wall_time_s,
+                "warmup_s": warm, "speedup": stats.tokens_per_s / plain[concurrency] if concurrency in plain else None,
+                "identical": outputs == eager[concurrency] if concurrency in eager else None,
+                "warnings": list(stats.warnings)})
+            save()
             last = time.monotonic() - started
     result["runs_s"] = time.monotonic() - began
-    result["all_identical"] = all(r["identical"] is not False for r in result["runs"])
+    result["all_identical"] = all(r["identical"] is not False for r in result["runs"]) and all(
+        r.get("identical_to_eager") is not False for r in result["decode"])
+    decode_modes.plain_modes(pair, prompts, plan, ("compile",), deadline, result["decode"], eager, save)
+    save()
     return result
+
+
+def kit_table(result: dict) -> str:
+    sys.path.insert(0, str(Path(__file__).parent))
+    import decode_modes
+
+    lines = [f"decode modes ({result.get('target')} on {result['device']}, plain, {result['max_new_tokens']} tokens):",
+             decode_modes.table(result["decode"]), f"speculative sweep in mode {result.get('sweep_mode', '-')}:",
+             "  mechanism     K  c  tok/s     AL    speedup  identical"]
+    lines += [f"  {r['mechanism']:<12} {r['k']:>2} {r['concurrency']:>2}  {r['tokens_per_s']:<9.1f} "
+              f"{r['acceptance_length']:<5.2f} {r['speedup'] or 0:<8.2f} {r['identical']}" for r in result["runs"]]
+    lines += [f"  skipped {s['what']}: {s['reason']}" for s in result["skipped"]]
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     import argparse
-    import json
 
     ap = argparse.ArgumentParser(description="the GPU kit's end-to-end phase (see bench/gpu/README.md)")
     ap.add_argument("--device", default=None, help="cuda or cpu (default: cuda when torch sees one)")
@@ -206,9 +245,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     from specdeploy.runtime.models import default_device
 
-    result = kit_runs(args.device or default_device(), args.quick, args.budget_s)
+    result = kit_runs(args.device or default_device(), args.quick, args.budget_s, Path(args.out))
     Path(args.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
-    print(table(result))
+    print(kit_table(result))
     return 0
 
 

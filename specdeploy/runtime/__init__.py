@@ -2,7 +2,7 @@
 
 Public API (stable; the tuner, the Triton python model and the CLI call exactly this):
 
-    load_pair(target_ref, drafter_ref=None, device=None, cpu_kernels=True) -> ModelPair
+    load_pair(target_ref, drafter_ref=None, device=None, cpu_kernels=True, decode=None) -> ModelPair
     load_pair_for(target_ref, mechanism, draft_model) -> ModelPair
     generate(pair, prompts, mechanism, draft_len, concurrency, max_new_tokens,
              temperature=0.0, seed=0, ngram_match=3) -> (list[list[int]], RunStats)
@@ -45,12 +45,14 @@ __all__ = [
 
 
 def load_pair(
-    target_ref: str, drafter_ref: str | None = None, device: str | None = None, cpu_kernels: bool = True
+    target_ref: str, drafter_ref: str | None = None, device: str | None = None, cpu_kernels: bool = True,
+    decode: str | None = None,
 ) -> ModelPair:
-    """Load a target and optional drafter by reference (see models.py for what a reference can be)."""
+    """Load a target and optional drafter by reference (see models.py for what a reference can be); `decode` is
+    the decode mode (eager, static, graphs, compile; default $SPECDEPLOY_DECODE, else eager)."""
     from specdeploy.runtime import models
 
-    return models.load_pair(target_ref, drafter_ref, device, cpu_kernels)
+    return models.load_pair(target_ref, drafter_ref, device, cpu_kernels, decode)
 
 
 def load_pair_for(target_ref: str, mechanism: str, draft_model: str | None) -> ModelPair:

@@ -102,9 +102,11 @@ class ChainDrafter(Drafter):
 class ModelDrafter(ChainDrafter):
     """Autoregressive chain from a draft model; its cache holds the first `fed[b]` history tokens."""
 
-    def __init__(self, model: Any, temperature: float, generator: torch.Generator) -> None:
+    def __init__(self, model: Any, temperature: float, generator: torch.Generator, decode: str = "eager") -> None:
+        from specdeploy.runtime.static_step import new_state
+
         super().__init__(getattr(model, "draft_vocab", None), int(model.config.vocab_size), temperature, generator)
-        self.kv = KVState(model, 0)
+        self.kv = new_state(model, 0, decode, role="drafter")
         self.fed: list[int] = []
         self.step_start = self.chunk = self.chained = 0
 
@@ -177,9 +179,9 @@ def make_drafter(mechanism: str, pair: Any, temperature: float, generator, ngram
     if mechanism == "eagle3":
         from specdeploy.runtime.eagle import EagleDrafter
 
-        return EagleDrafter(pair.drafter, pair.target, temperature, generator)
+        return EagleDrafter(pair.drafter, pair.target, temperature, generator, pair.decode)
     if mechanism == "ngram":
         return NgramDrafter(ngram_match)
     if mechanism == "draft_target":
-        return ModelDrafter(pair.drafter, temperature, generator)
+        return ModelDrafter(pair.drafter, temperature, generator, pair.decode)
     return NoDrafter()

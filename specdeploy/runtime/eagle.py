@@ -39,18 +39,21 @@ class FeatureTap:
 
 
 class EagleDrafter(ChainDrafter):
-    def __init__(self, head: Any, target: Any, temperature: float, generator: torch.Generator) -> None:
+    def __init__(self, head: Any, target: Any, temperature: float, generator: torch.Generator,
+                 decode: str = "eager") -> None:
         from specdeploy.runtime.eagle_model import EagleHead
+        from specdeploy.runtime.static_step import new_state
 
         if not isinstance(head, EagleHead):
             raise TypeError("mechanism eagle3 needs an EAGLE drafter")
         super().__init__(head.draft_vocab, int(head.config.vocab_size), temperature, generator)
         self.head = head
-        self.kv = KVState(head.body, 0)
+        self.kv = new_state(head.body, 0, decode, role="drafter")
         self.target_tap = FeatureTap([target.model.layers[i] for i in head.feature_layers])
         self.own_tap = FeatureTap([head.body.model.norm])
         self.pending: list[torch.Tensor] = []  # per row: target features of verified positions not fed yet
         self.step_start = 0
+        self.fed_width = 0  # the last chunk's width: a static step's hidden states are padded beyond it
 
     def join(self, prompts):
         feats = self.target_tap.features()  # the joining prompts' forward, right-aligned
@@ -85,10 +88,12 @@ class EagleDrafter(ChainDrafter):
         hidden = self.own_tap.outputs[0]
         assert hidden is not None
         ones = torch.ones(len(tokens), 1, dtype=torch.bool)
-        return self._forward(tokens[:, None], hidden[:, -1:], ones, fused=False)
+        return self._forward(tokens[:, None], hidden[: len(tokens), self.fed_width - 1 : self.fed_width], ones,
+                             fused=False)
 
     def _forward(self, tokens: torch.Tensor, context: torch.Tensor, valid: torch.Tensor, fused: bool) -> torch.Tensor:
         """Last-position logits after feeding one chunk (the tap keeps the head's hidden states)."""
         device = self.kv.device
         embeds = self.head.inputs(tokens.to(device), context.to(device), fused)
+        self.fed_width = tokens.shape[1]
         return self.kv.forward(None, valid, last_only=True, embeds=embeds)[:, -1]

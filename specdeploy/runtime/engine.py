@@ -17,6 +17,7 @@ import torch
 
 from specdeploy.runtime.cache import KVState
 from specdeploy.runtime.drafters import Drafter, make_drafter, right_aligned
+from specdeploy.runtime.static_step import new_state
 from specdeploy.runtime.stats import RunStats, percentiles
 from specdeploy.runtime.verify import pick, verify_row
 
@@ -93,7 +94,7 @@ class Batch:
     def __init__(self, pair: Any, drafter: Drafter, rec: Recorder) -> None:
         self.pair, self.drafter, self.rec = pair, drafter, rec
         self.eos = pair.eos_token_ids
-        self.target = KVState(pair.target, 0)
+        self.target = new_state(pair.target, 0, pair.decode)  # eager: KVState; static modes: static_step.py
         self.active: list[int] = []
         self.prompts: list[list[int]] = []
         self.specs: list[RowSpec] = []

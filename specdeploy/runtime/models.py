@@ -40,8 +40,12 @@ class ModelPair:
     target_ref: str = ""
     drafter_ref: str = ""
     tally: Tally = field(default_factory=Tally)  # drafted steps so far: a drafter gone silent is reported
+    decode: str = ""  # eager | static | graphs | compile (static_step.py); empty: $SPECDEPLOY_DECODE, else eager
 
     def __post_init__(self) -> None:
+        from specdeploy.runtime.static_step import decode_mode
+
+        self.decode = decode_mode(self.decode, self.device)
         if self.drafter is not None:
             check_same_vocab(self.target, self.drafter)
 
@@ -74,11 +78,13 @@ def default_device() -> str:
 
 
 def load_pair(
-    target_ref: str, drafter_ref: str | None = None, device: str | None = None, cpu_kernels: bool = True
+    target_ref: str, drafter_ref: str | None = None, device: str | None = None, cpu_kernels: bool = True,
+    decode: str | None = None,
 ) -> ModelPair:
     """Load a target (and drafter) by reference: a known name or a local `from_pretrained` folder.
 
-    `cpu_kernels` packs the weights for inference on CPU (see cpu_kernels.py); training needs them off.
+    `cpu_kernels` packs the weights for inference on CPU (see cpu_kernels.py); training needs them off. `decode`
+    picks the decode mode (static_step.py; default $SPECDEPLOY_DECODE, else eager), checked before any load.
     """
     import torch
 
@@ -87,6 +93,9 @@ def load_pair(
 
     check_transformers()  # a server refuses at load, not at its first request
     device = device or default_device()
+    from specdeploy.runtime.static_step import decode_mode
+
+    decode = decode_mode(decode, device)  # graphs on a CPU is refused before a 20 s load
     # Decode of a 135M model is dispatch-bound: one thread is as fast when the machine is idle, and on a
     # shared 2-core machine two OpenMP threads measured 10x slower (spinning against the other load).
     torch.set_num_threads(min(torch.get_num_threads(), int(os.environ.get("SPECDEPLOY_THREADS", "1"))))
@@ -97,7 +106,7 @@ def load_pair(
     if cpu_kernels:
         target = optimize_for_cpu(target)
         drafter = optimize_for_cpu(drafter) if drafter is not None else None
-    return ModelPair(target, drafter, tokenizer, device, target_ref, drafter_ref or "")
+    return ModelPair(target, drafter, tokenizer, device, target_ref, drafter_ref or "", decode=decode)
 
 
 def cache_dir() -> Path:
