@@ -16,7 +16,7 @@ from typing import Any
 import torch
 
 from specdeploy.runtime.cache import KVState
-from specdeploy.runtime.drafters import Drafter, make_drafter, right_aligned
+from specdeploy.runtime.drafters import Drafter, make_drafter
 from specdeploy.runtime.stats import RunStats, percentiles
 from specdeploy.runtime.verify import pick, verify_row
 
@@ -114,12 +114,28 @@ class Batch:
         self.stopped.discard(i)
 
     def admit(self, joining: list[int]) -> None:
-        """Prefill the joining prompts together, pick their first tokens, append their rows."""
+        """Prefill the joining prompts, pick their first tokens, append their rows (in `joining`'s order,
+        regrouped by prompt length).
+
+        Prompts of one length share a forward; different lengths get one each, since a padded batch costs its
+        longest prompt for every row (measured: 8 MT-Bench prompts admitted together took 1.2-1.35x the CPU
+        time of one forward each) while a forward of a whole prompt keeps the GEMMs busy on its own."""
         start = time.perf_counter()
-        fresh = KVState(self.pair.target, len(joining))
-        logits = fresh.forward(*right_aligned([self.prompts[i] for i in joining]), last_only=True)[:, -1]
+        groups: dict[int, list[int]] = {}
+        for i in joining:
+            groups.setdefault(len(self.prompts[i]), []).append(i)
+        joining = [i for group in groups.values() for i in group]
+        fresh = KVState(self.pair.target, 0)
+        parts = []
+        for group in groups.values():
+            prompts = [self.prompts[i] for i in group]
+            one = KVState(self.pair.target, len(group))
+            parts.append(one.forward(torch.tensor(prompts), torch.ones(len(group), len(prompts[0]), dtype=torch.bool),
+                                     last_only=True)[:, -1])
+            fresh.extend(one)
+            self.drafter.join(prompts)  # reads this forward's features
+        logits = torch.cat(parts)
         self.target.extend(fresh)
-        self.drafter.join([self.prompts[i] for i in joining])  # reads the prefill forward's features
         now = time.perf_counter()
         for row, i in enumerate(joining):
             s = self.specs[i]

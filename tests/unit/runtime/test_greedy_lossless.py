@@ -6,7 +6,8 @@ import pytest
 import torch
 
 from specdeploy.runtime import generate
-from specdeploy.runtime.engine import Recorder, run_batched
+from specdeploy.runtime.drafters import make_drafter
+from specdeploy.runtime.engine import Batch, Recorder, RowSpec, run_batched
 from specdeploy.runtime.models import ModelPair
 from tests.unit.runtime.tiny import hf_greedy, noisy_copy, random_prompts, repetitive_prompts, tiny_llama
 
@@ -87,3 +88,30 @@ def test_a_finished_row_is_replaced_at_once(target, prompts, reference):
     stats = rec.finish(1.0, mechanism="draft_target", draft_len=4, concurrency=3, temperature=0.0,
                        num_prompts=len(prompts))
     assert stats.mean_batch == pytest.approx(sum(occupancy) / len(occupancy)) and stats.mean_batch > 2.5
+
+
+@pytest.mark.parametrize("mechanism", ["none", "draft_target", "eagle3"])
+def test_one_admit_of_prompts_of_different_lengths_matches_generate(target, mechanism):
+    """Several requests joining at one step (a wave of a server's clients) are prefilled in one `admit`:
+    equal lengths share a forward, others get their own, and all join a running batch with holes."""
+    from tests.unit.runtime.tiny import tiny_head
+
+    first = [random_prompts(1, 96, seed=s, low=n, high=n + 1)[0] for s, n in enumerate([3, 11, 20, 11, 6])]
+    later = [random_prompts(1, 96, seed=9 + s, low=n, high=n + 1)[0] for s, n in enumerate([2, 30, 2])]
+    reference = hf_greedy(target, first + later, MAX_NEW)
+    drafter = {"none": None, "draft_target": noisy_copy(target, 3, 0.3), "eagle3": tiny_head(target)}[mechanism]
+    pair = ModelPair(target, drafter)
+    drafter_state = make_drafter(mechanism, pair, 0.0, torch.Generator(), 3)
+    batch = Batch(pair, drafter_state, Recorder(3))
+    spec = RowSpec(MAX_NEW, 0.0, torch.Generator())
+    try:
+        with torch.inference_mode():
+            batch.admit([batch.add(p, spec) for p in first])
+            for _ in range(3):
+                batch.step(3)
+            batch.admit([batch.add(p, spec) for p in later])
+            while batch.active:
+                batch.step(3)
+    finally:
+        drafter_state.close()  # an EAGLE drafter unhooks the shared target
+    assert batch.outputs == reference
