@@ -2,7 +2,7 @@
 
 Continuous (in-flight) batching: up to `concurrency` rows decode together, each accepting on its own.
 A row that hits EOS or its token budget leaves the batch at once (its cache rows are dropped) and the
-next queued prompt takes its place: it is prefilled on its own and its cache rows are appended to the
+next queued prompt takes its place: it is prefilled apart and its cache rows are appended to the
 running batch, so the batch stays full while prompts wait — as a serving engine keeps it.
 """
 
