@@ -52,10 +52,14 @@ class EagleDrafter(ChainDrafter):
         self.pending: list[torch.Tensor] = []  # per row: target features of verified positions not fed yet
         self.step_start = 0
 
-    def join(self, prompts):
-        feats = self.target_tap.features()  # the joining prompts' forward, right-aligned
-        self.pending += [feats[b, feats.shape[1] - len(p) :] for b, p in enumerate(prompts)]
+    def join(self, prompts, reused=0, prefix=None):
+        feats = self.target_tap.features()  # the joining prompts' forward (after `reused` cached positions)
+        fed = [feats[b, feats.shape[1] - (len(p) - reused) :] for b, p in enumerate(prompts)]
+        self.pending += [torch.cat([prefix[:reused], f]) for f in fed] if reused else fed
         self.kv.extend(KVState(self.head.body, len(prompts)))  # their rows: nothing fed yet
+
+    def remember(self, row, length):
+        return self.target_tap.features()[row, :length]
 
     def propose(self, histories, limits):
         # Pending position j pairs with the token after it, which the history now holds.

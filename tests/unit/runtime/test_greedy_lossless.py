@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from specdeploy.runtime import generate
+from specdeploy.runtime import engine, generate
 from specdeploy.runtime.drafters import make_drafter
 from specdeploy.runtime.engine import Batch, Recorder, RowSpec, run_batched
 from specdeploy.runtime.models import ModelPair
@@ -115,3 +115,42 @@ def test_one_admit_of_prompts_of_different_lengths_matches_generate(target, mech
     finally:
         drafter_state.close()  # an EAGLE drafter unhooks the shared target
     assert batch.outputs == reference
+
+
+@pytest.mark.parametrize("mechanism", ["none", "draft_target", "eagle3"])
+def test_prompts_sharing_a_start_reuse_its_cache_and_match_generate(target, mechanism, monkeypatch):
+    """Prompts that start like the first one prefilled (a chat template's system turn) take those slots from
+    its cache: the same prompt again, a longer and a shorter one, one that differs early (prefilled whole)."""
+    from tests.unit.runtime.tiny import tiny_head
+
+    start = random_prompts(1, 96, seed=20, low=20, high=21)[0]
+    tails = random_prompts(4, 96, seed=21, low=1, high=9)
+    prompts = [start + tails[0], start + tails[1], start + tails[0], start[:18], start[:5] + tails[2] + start,
+               start + tails[3] + tails[1]]
+    reference = hf_greedy(target, prompts, MAX_NEW)
+    drafter = {"none": None, "draft_target": noisy_copy(target, 3, 0.3), "eagle3": tiny_head(target)}[mechanism]
+    pair = ModelPair(target, drafter)
+    batch = decode_sharing_a_start(pair, mechanism, prompts)
+    assert batch.outputs == reference
+    monkeypatch.setattr(engine, "REUSE_MIN", 10**6)  # nothing reused: the drafter must have drafted the same
+    unshared = decode_sharing_a_start(pair, mechanism, prompts, reuse=False)
+    assert (batch.drafted, batch.accepted) == (unshared.drafted, unshared.accepted)
+
+
+def decode_sharing_a_start(pair: ModelPair, mechanism: str, prompts: list[list[int]], reuse: bool = True) -> Batch:
+    state = make_drafter(mechanism, pair, 0.0, torch.Generator(), 3)
+    batch = Batch(pair, state, Recorder(3))
+    spec = RowSpec(MAX_NEW, 0.0, torch.Generator())
+    try:
+        with torch.inference_mode():
+            batch.admit([batch.add(prompts[0], spec)])
+            batch.step(2)
+            if reuse:
+                assert batch._reusable(prompts[1]) == 20 and batch._reusable(prompts[2]) == len(prompts[2]) - 1
+                assert batch._reusable(prompts[3]) == 17 and batch._reusable(prompts[4]) == 0
+            batch.admit([batch.add(p, spec) for p in prompts[1:]])
+            while batch.active:
+                batch.step(2)
+    finally:
+        state.close()
+    return batch
