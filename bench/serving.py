@@ -165,6 +165,8 @@ def main() -> None:
     parser.add_argument("--runs", default="schedule,fixed", help="which runs: schedule, fixed or both")
     parser.add_argument("--clients", type=Path, default=None, help="the clients' virtualenv (bench/clients.sh)")
     args = parser.parse_args()
+    if not args.levels.startswith("1,"):
+        parser.error("--levels must start at 1: its answers are the sequential greedy reference")
 
     from specdeploy.runtime.prompts import load_mtbench
 
