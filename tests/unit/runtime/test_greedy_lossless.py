@@ -120,13 +120,15 @@ def test_one_admit_of_prompts_of_different_lengths_matches_generate(target, mech
 @pytest.mark.parametrize("mechanism", ["none", "draft_target", "eagle3"])
 def test_prompts_sharing_a_start_reuse_its_cache_and_match_generate(target, mechanism, monkeypatch):
     """Prompts that start like the first one prefilled (a chat template's system turn) take those slots from
-    its cache: the same prompt again, a longer and a shorter one, one that differs early (prefilled whole)."""
+    its cache: the same prompt again, a longer and a shorter one; one that differs early is prefilled whole and
+    becomes the donor of the prompts after it."""
     from tests.unit.runtime.tiny import tiny_head
 
     start = random_prompts(1, 96, seed=20, low=20, high=21)[0]
     tails = random_prompts(4, 96, seed=21, low=1, high=9)
     prompts = [start + tails[0], start + tails[1], start + tails[0], start[:18], start[:5] + tails[2] + start,
                start + tails[3] + tails[1]]
+    prompts.append(prompts[4] + tails[3])
     reference = hf_greedy(target, prompts, MAX_NEW)
     drafter = {"none": None, "draft_target": noisy_copy(target, 3, 0.3), "eagle3": tiny_head(target)}[mechanism]
     pair = ModelPair(target, drafter)
@@ -148,7 +150,12 @@ def decode_sharing_a_start(pair: ModelPair, mechanism: str, prompts: list[list[i
             if reuse:
                 assert batch._reusable(prompts[1]) == 20 and batch._reusable(prompts[2]) == len(prompts[2]) - 1
                 assert batch._reusable(prompts[3]) == 17 and batch._reusable(prompts[4]) == 0
-            batch.admit([batch.add(p, spec) for p in prompts[1:]])
+            batch.admit([batch.add(p, spec) for p in prompts[1:-1]])
+            batch.step(2)
+            if reuse:
+                assert batch.donor is not None and batch.donor.tokens == prompts[4]
+                assert batch._reusable(prompts[-1]) == len(prompts[4])
+            batch.admit([batch.add(prompts[-1], spec)])
             while batch.active:
                 batch.step(2)
     finally:
