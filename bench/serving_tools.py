@@ -19,7 +19,8 @@ def percentiles(values: list[float]) -> dict[str, float]:
 
 
 def perf_analyzer(venv: Path, grpc: str, prompt: str, concurrency: int, tokens: int) -> dict[str, Any]:
-    """perf_analyzer --streaming at one concurrency; TTFT/ITL from its profile export (per-response times)."""
+    """perf_analyzer --streaming at one concurrency, closed loop: 3 windows of 2 x c requests (at least 4), so
+    6 waves in all; TTFT/ITL from its profile export (per-response times)."""
     cudart = next(venv.glob("lib/python3*/site-packages/nvidia/cuda_runtime/lib"))
     work = Path(tempfile.mkdtemp(prefix="pa-"))
     (work / "input.json").write_text(json.dumps({"data": [{"text_input": [prompt], "max_tokens": [tokens],
@@ -45,12 +46,14 @@ def perf_analyzer(venv: Path, grpc: str, prompt: str, concurrency: int, tokens: 
             "itl_ms": percentiles(itl)}
 
 
-def aiperf(venv: Path, openai_url: str, tokenizer: Path, concurrency: int, tokens: int) -> dict[str, Any]:
-    """AIPerf profile on the chat endpoint, streaming, synthetic prompts, fixed output length (ignore_eos)."""
+def aiperf(venv: Path, openai_url: str, tokenizer: Path, concurrency: int, tokens: int, waves: int) -> dict[str, Any]:
+    """AIPerf profile on the chat endpoint, streaming, synthetic prompts, fixed output length (ignore_eos):
+    `waves` x c requests (at least 8) after c warm-up requests."""
     work = Path(tempfile.mkdtemp(prefix="aiperf-"))
     argv = [str(venv / "bin" / "aiperf"), "profile", "-m", "smollm2", "--url", openai_url.removesuffix("/v1"),
             "--endpoint-type", "chat", "--streaming", "--concurrency", str(concurrency),
-            "--request-count", str(max(4, 2 * concurrency)), "--isl", "64", "--osl", str(tokens),
+            "--request-count", str(max(8, waves * concurrency)),
+            "--warmup-request-count", str(concurrency), "--isl", "64", "--osl", str(tokens),
             "--extra-inputs", "ignore_eos:true", "--tokenizer", str(tokenizer), "--ui", "none",
             "--artifact-dir", str(work), "--random-seed", "1", "--no-server-metrics", "--use-server-token-count"]
     subprocess.run(argv, check=True, capture_output=True, timeout=900, cwd=work)

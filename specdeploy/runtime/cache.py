@@ -117,6 +117,17 @@ class KVState:
                 layer.keys, layer.values = keys, values
         self.mask = torch.cat([_left_pad(self.mask, width, dim=1), _left_pad(other.mask.to(self.device), width, dim=1)])
 
+    def preload(self, layers: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
+        """Start every row from the same cached slots, (keys, values) [1, H, S, D] per layer (a shared prompt
+        prefix); the next forward appends after them."""
+        for index, (keys, values) in enumerate(layers):
+            self.cache.update(keys.expand(self.rows, -1, -1, -1), values.expand(self.rows, -1, -1, -1), index)
+        self.mask = torch.ones(self.rows, layers[0][0].shape[2], dtype=torch.bool, device=self.device)
+
+    def prefix(self, row: int, slots: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        """The first `slots` slots of one row, per layer, for `preload` (the row must have no holes there)."""
+        return [(keys[row : row + 1, :, :slots], values[row : row + 1, :, :slots]) for keys, values in self._layers()]
+
     def _layers(self) -> list[tuple[torch.Tensor, torch.Tensor]]:
         """(keys, values) [B, H, S, D] per layer; empty while nothing is cached."""
         if self.width == 0:

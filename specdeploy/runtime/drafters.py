@@ -23,8 +23,14 @@ MECHANISMS = ("none", "ngram", "draft_target", "eagle3")
 class Drafter:
     """Interface; `propose` returns per-row drafts and, for a sampled drafter, q [len, V] per row."""
 
-    def join(self, prompts: list[list[int]]) -> None:
-        """New rows join the batch (appended last), right after the target's forward over their prompts."""
+    def join(self, prompts: list[list[int]], reused: int = 0, prefix: Any = None) -> None:
+        """New rows join the batch (appended last), right after the target's forward over their prompts; that
+        forward skipped their first `reused` tokens (a cached prefix: `prefix` is what `remember` gave for it)."""
+
+    def remember(self, row: int, length: int) -> Any:  # noqa: ARG002
+        """What this drafter needs to reuse the first `length` positions of `row` of the target's last forward
+        (a prompt prefix that later prompts share); None: nothing."""
+        return None
 
     def propose(
         self, histories: list[list[int]], limits: list[int]  # noqa: ARG002
@@ -110,7 +116,7 @@ class ModelDrafter(ChainDrafter):
         self.fed: list[int] = []
         self.step_start = self.chunk = self.chained = 0
 
-    def join(self, prompts):
+    def join(self, prompts, reused=0, prefix=None):  # noqa: ARG002 - it prefills whole prompts itself
         fresh = KVState(self.kv.model, len(prompts))
         tokens, valid = right_aligned(prompts)
         fresh.forward(tokens, valid, last_only=True)

@@ -55,10 +55,14 @@ class EagleDrafter(ChainDrafter):
         self.step_start = 0
         self.fed_width = 0  # the last chunk's width: a static step's hidden states are padded beyond it
 
-    def join(self, prompts):
-        feats = self.target_tap.features()  # the joining prompts' forward, right-aligned
-        self.pending += [feats[b, feats.shape[1] - len(p) :] for b, p in enumerate(prompts)]
+    def join(self, prompts, reused=0, prefix=None):
+        feats = self.target_tap.features()  # the joining prompts' forward (after `reused` cached positions)
+        fed = [feats[b, feats.shape[1] - (len(p) - reused) :] for b, p in enumerate(prompts)]
+        self.pending += [torch.cat([prefix[:reused], f]) for f in fed] if reused else fed
         self.kv.extend(KVState(self.head.body, len(prompts)))  # their rows: nothing fed yet
+
+    def remember(self, row, length):
+        return self.target_tap.features()[row, :length]
 
     def propose(self, histories, limits):
         # Pending position j pairs with the token after it, which the history now holds.

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from specdeploy.runtime import generate
-from specdeploy.runtime.engine import Recorder, run_batched
+from specdeploy.runtime import engine, generate
+from specdeploy.runtime.drafters import make_drafter
+from specdeploy.runtime.engine import Batch, Recorder, RowSpec, run_batched
 from specdeploy.runtime.models import ModelPair
 from tests.unit.runtime.tiny import hf_greedy, noisy_copy, random_prompts, repetitive_prompts, tiny_llama
 
@@ -87,3 +88,77 @@ def test_a_finished_row_is_replaced_at_once(target, prompts, reference):
     stats = rec.finish(1.0, mechanism="draft_target", draft_len=4, concurrency=3, temperature=0.0,
                        num_prompts=len(prompts))
     assert stats.mean_batch == pytest.approx(sum(occupancy) / len(occupancy)) and stats.mean_batch > 2.5
+
+
+@pytest.mark.parametrize("mechanism", ["none", "draft_target", "eagle3"])
+def test_one_admit_of_prompts_of_different_lengths_matches_generate(target, mechanism):
+    """Several requests joining at one step (a wave of a server's clients) are prefilled in one `admit`:
+    equal lengths share a forward, others get their own, and all join a running batch with holes."""
+    from tests.unit.runtime.tiny import tiny_head
+
+    first = [random_prompts(1, 96, seed=s, low=n, high=n + 1)[0] for s, n in enumerate([3, 11, 20, 11, 6])]
+    later = [random_prompts(1, 96, seed=9 + s, low=n, high=n + 1)[0] for s, n in enumerate([2, 30, 2])]
+    reference = hf_greedy(target, first + later, MAX_NEW)
+    drafter = {"none": None, "draft_target": noisy_copy(target, 3, 0.3), "eagle3": tiny_head(target)}[mechanism]
+    pair = ModelPair(target, drafter)
+    drafter_state = make_drafter(mechanism, pair, 0.0, torch.Generator(), 3)
+    batch = Batch(pair, drafter_state, Recorder(3))
+    spec = RowSpec(MAX_NEW, 0.0, torch.Generator())
+    try:
+        with torch.inference_mode():
+            batch.admit([batch.add(p, spec) for p in first])
+            for _ in range(3):
+                batch.step(3)
+            batch.admit([batch.add(p, spec) for p in later])
+            while batch.active:
+                batch.step(3)
+    finally:
+        drafter_state.close()  # an EAGLE drafter unhooks the shared target
+    assert batch.outputs == reference
+
+
+@pytest.mark.parametrize("decode", ["eager", "static"])
+@pytest.mark.parametrize("mechanism", ["none", "draft_target", "eagle3"])
+def test_prompts_sharing_a_start_reuse_its_cache_and_match_generate(target, mechanism, decode, monkeypatch):
+    """Prompts that start like the first one prefilled (a chat template's system turn) take those slots from
+    its cache: the same prompt again, a longer and a shorter one; one that differs early is prefilled whole and
+    becomes the donor of the prompts after it. The static-shape cache (static_step.py) takes them the same way."""
+    from tests.unit.runtime.tiny import tiny_head
+
+    start = random_prompts(1, 96, seed=20, low=20, high=21)[0]
+    tails = random_prompts(4, 96, seed=21, low=1, high=9)
+    prompts = [start + tails[0], start + tails[1], start + tails[0], start[:18], start[:5] + tails[2] + start,
+               start + tails[3] + tails[1]]
+    prompts.append(prompts[4] + tails[3])
+    reference = hf_greedy(target, prompts, MAX_NEW)
+    drafter = {"none": None, "draft_target": noisy_copy(target, 3, 0.3), "eagle3": tiny_head(target)}[mechanism]
+    pair = ModelPair(target, drafter, decode=decode)
+    batch = decode_sharing_a_start(pair, mechanism, prompts)
+    assert batch.outputs == reference
+    monkeypatch.setattr(engine, "REUSE_MIN", 10**6)  # nothing reused: the drafter must have drafted the same
+    unshared = decode_sharing_a_start(pair, mechanism, prompts, reuse=False)
+    assert (batch.drafted, batch.accepted) == (unshared.drafted, unshared.accepted)
+
+
+def decode_sharing_a_start(pair: ModelPair, mechanism: str, prompts: list[list[int]], reuse: bool = True) -> Batch:
+    state = make_drafter(mechanism, pair, 0.0, torch.Generator(), 3)
+    batch = Batch(pair, state, Recorder(3))
+    spec = RowSpec(MAX_NEW, 0.0, torch.Generator())
+    try:
+        with torch.inference_mode():
+            batch.admit([batch.add(prompts[0], spec)])
+            batch.step(2)
+            if reuse:
+                assert batch._reusable(prompts[1]) == 20 and batch._reusable(prompts[2]) == len(prompts[2]) - 1
+                assert batch._reusable(prompts[3]) == 17 and batch._reusable(prompts[4]) == 0
+            batch.admit([batch.add(p, spec) for p in prompts[1:-1]])
+            batch.step(2)
+            if reuse:
+                assert batch.donor is not None and batch.donor.tokens == prompts[4]
+                assert batch._reusable(prompts[-1]) == len(prompts[4])
+            batch.admit([batch.add(prompts[-1], spec)])
+            while batch.active:
+                batch.step(2)
+    finally:
+        state.close()
+    return batch
