@@ -15,11 +15,6 @@ MAX_NEW = 12
 
 
 @pytest.fixture(scope="module")
-def target():
-    return tiny_llama(0)
-
-
-@pytest.fixture(scope="module")
 def prompts():
     return random_prompts(12, 96, seed=1) + repetitive_prompts(10, 96, seed=2)
 

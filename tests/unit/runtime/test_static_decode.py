@@ -22,11 +22,6 @@ MAX_NEW = 12
 
 
 @pytest.fixture(scope="module")
-def target():
-    return tiny_llama(0)
-
-
-@pytest.fixture(scope="module")
 def prompts():
     return random_prompts(7, 96, seed=1) + repetitive_prompts(5, 96, seed=2)  # 2..23 tokens each
 
