@@ -93,15 +93,35 @@ def triton_body(served: Served, body: dict[str, Any], prompt: str, raw: bool) ->
 
 
 def _refuse_unsupported(served: Served, body: dict[str, Any]) -> None:
-    unknown = sorted(set(body) - set(CANDIDATES) - set(NEUTRAL) - set(IGNORED))
+    given = {k: v for k, v in body.items() if v is not None}  # null is "not given", as OpenAI's own clients mean it
+    unknown = sorted(set(given) - set(CANDIDATES) - set(NEUTRAL) - set(IGNORED))
     if unknown:
         raise ApiError(400, f"{', '.join(unknown)} not supported by this endpoint", unknown[0])
-    for name, neutral in NEUTRAL.items():
-        if name in body and body[name] not in (neutral, None):
+    for name, neutral in NEUTRAL.items():  # `logprobs: 0` asks for logprobs and `n: true` is no count: not neutral
+        value = given.get(name, neutral)
+        if value != neutral or isinstance(value, bool) != isinstance(neutral, bool):
             raise ApiError(400, f"{name} must be {neutral!r} for model {served.model}", name)
+    _check_stream_options(body)
     if body.get("stream") and not served.decoupled:  # one response per request: the model refuses `stream`
         raise ApiError(400, f"stream is not supported by model {served.model}: it is not decoupled (one response "
                             "per request); serve a profile with serving.streaming: true to stream", "stream")
+
+
+def _check_stream_options(body: dict[str, Any]) -> None:
+    """An object whose only key is include_usage (a bool), and only with `stream`: vLLM and trtllm-serve refuse
+    stream_options without stream (their validate_stream_options)."""
+    options = body.get("stream_options")
+    if options is None:
+        return
+    if not isinstance(options, dict):
+        raise ApiError(400, "stream_options must be an object", "stream_options")
+    if options and not body.get("stream"):
+        raise ApiError(400, "stream_options can only be given with stream: true", "stream_options")
+    for key, value in options.items():
+        if key != "include_usage" and value is not None:
+            raise ApiError(400, f"stream_options.{key} is not supported (only include_usage)", "stream_options")
+        if key == "include_usage" and not isinstance(value, (bool, type(None))):
+            raise ApiError(400, "stream_options.include_usage must be true or false", "stream_options")
 
 
 def prompt_of(body: dict[str, Any]) -> str:
@@ -115,7 +135,20 @@ def prompt_of(body: dict[str, Any]) -> str:
 
 
 async def generate(session: Any, served: Served, request: dict[str, Any], stream: bool) -> AsyncIterator[dict]:
-    """Triton's responses for one request: SSE events from /generate_stream, or /generate's one answer."""
+    """Triton's responses for one request: SSE events from /generate_stream, or /generate's one answer; a Triton
+    that cannot be reached, or breaks off, is a 502."""
+    from aiohttp import ClientConnectorError, ClientError
+
+    try:
+        async for event in _events(session, served, request, stream):
+            yield event
+    except ClientConnectorError as exc:
+        raise ApiError(502, f"could not reach Triton at {served.http}: {exc}", kind="server_error") from None
+    except ClientError as exc:
+        raise ApiError(502, f"the request to Triton at {served.http} broke off: {exc}", kind="server_error") from None
+
+
+async def _events(session: Any, served: Served, request: dict[str, Any], stream: bool) -> AsyncIterator[dict]:
     path = "generate_stream" if stream or served.decoupled else "generate"
     async with session.post(f"http://{served.http}/v2/models/{served.model}/{path}", json=request) as response:
         if response.status != 200:

@@ -1,0 +1,83 @@
+"""Request shapes real OpenAI clients send, answered in OpenAI's error shape with the right status: a field set to
+null is a field not given (as every known parameter already was); a non-neutral `logprobs`/`n` is refused even
+where Python would call it equal to the neutral one (`logprobs: 0` asks for the sampled token's logprob);
+`stream_options` is an object and only goes with `stream` (vLLM and trtllm-serve refuse it otherwise); a Triton
+that cannot be reached is a 502, not aiohttp's plain-text 500. The Triton side, where one is needed, is a TEST
+DOUBLE at the HTTP boundary (an aiohttp app answering /generate_stream with one event)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from typing import Any
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestClient, TestServer
+
+from specdeploy.serve.openai_frontend import ApiError, Served, triton_body
+from specdeploy.serve.openai_routes import routes
+
+INPUTS = frozenset({"text_input", "max_tokens", "stream", "chat_template", "exclude_input_in_output"})
+SERVED = Served("127.0.0.1:1", "m", INPUTS, decoupled=True)
+
+
+def test_null_fields_are_fields_not_given() -> None:
+    body = {"max_tokens": 4, "logit_bias": None, "tools": None, "top_logprobs": None, "response_format": None}
+    assert triton_body(SERVED, body, "hi", True)[0]["max_tokens"] == 4
+
+
+@pytest.mark.parametrize(("body", "param"), [({"logprobs": 0}, "logprobs"), ({"n": True}, "n"),
+                                             ({"logit_bias": {"1": 2}}, "logit_bias")])
+def test_non_neutral_values_are_refused(body: dict[str, Any], param: str) -> None:
+    with pytest.raises(ApiError) as refused:
+        triton_body(SERVED, body, "hi", True)
+    assert refused.value.status == 400 and refused.value.param == param
+
+
+async def one_event(request: web.Request) -> web.StreamResponse:
+    response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+    await response.prepare(request)
+    await response.write(b'data: {"text_output": "ok", "output_ids": [5], "finish_reason": "length"}\n\n')
+    await response.write_eof()
+    return response
+
+
+async def ask(body: dict[str, Any], http: str | None = None) -> tuple[int, str, str]:
+    triton = web.Application()
+    triton.router.add_post("/v2/models/m/generate_stream", one_event)
+    async with TestServer(triton) as fake_triton:
+        served = Served(http or f"127.0.0.1:{fake_triton.port}", "m", INPUTS, decoupled=True)
+        async with TestClient(TestServer(routes(served))) as client:
+            response = await client.post("/v1/completions", json={"prompt": "hi", "max_tokens": 4, **body})
+            return response.status, response.content_type, await response.text()
+
+
+@pytest.mark.parametrize("body", [{"stream": True, "stream_options": True},
+                                  {"stream": True, "stream_options": {"include_usage": "yes"}},
+                                  {"stream": False, "stream_options": {"include_usage": True}}])
+def test_bad_stream_options_are_a_400(body: dict[str, Any]) -> None:
+    status, kind, text = asyncio.run(ask(body))
+    assert (status, kind) == (400, "application/json"), text
+    assert json.loads(text)["error"]["param"] == "stream_options"
+
+
+def test_stream_options_include_usage_still_adds_the_usage_chunk() -> None:
+    status, _, text = asyncio.run(ask({"stream": True, "stream_options": {"include_usage": True}}))
+    chunks = [json.loads(line[6:]) for line in text.splitlines() if line.startswith("data: {")]
+    assert status == 200 and chunks[-1]["usage"]["completion_tokens"] == 1 and text.endswith("data: [DONE]\n\n")
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_an_unreachable_triton_is_a_502_in_openai_shape(stream: bool) -> None:
+    status, kind, text = asyncio.run(ask({"stream": stream}, http=f"127.0.0.1:{closed_port()}"))
+    assert (status, kind) == (502, "application/json"), text
+    error = json.loads(text)["error"]
+    assert error["type"] == "server_error" and "could not reach Triton" in error["message"]
