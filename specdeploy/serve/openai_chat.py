@@ -55,8 +55,11 @@ def conversation(messages: Any) -> list[dict[str, str]]:
             key = f"{where}.{extra[0]}"
             raise ApiError(400, f"{key} is not supported: this endpoint has no tools", key)
         entry: dict[str, str] = {"role": ALIASES.get(role, role), "content": _text(message.get("content"), where)}
-        if isinstance(message.get("name"), str):
-            entry["name"] = message["name"]
+        name = message.get("name")
+        if name is not None and not isinstance(name, str):  # not dropped: the template may show it
+            raise ApiError(400, f"{where}.name must be a string", f"{where}.name")
+        if name is not None:
+            entry["name"] = name
         out.append(entry)
     return out
 

@@ -58,6 +58,7 @@ def test_system_developer_and_turns_become_the_templates_conversation() -> None:
     ([{"role": "assistant", "content": None, "tool_calls": [{"id": "x"}]}], "messages[0].tool_calls"),
     ([{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}], "messages[0].content[0]"),
     ([{"role": "user", "content": None}], "messages[0].content"),
+    ([{"role": "user", "content": "hi", "name": 5}], "messages[0].name"),
     ([], "messages"),
     ("hello", "messages"),
 ])
