@@ -152,12 +152,8 @@ async def _events(session: Any, served: Served, request: dict[str, Any], stream:
     path = "generate_stream" if stream or served.decoupled else "generate"
     async with session.post(f"http://{served.http}/v2/models/{served.model}/{path}", json=request) as response:
         if response.status != 200:
-            text = await response.text()
-            try:
-                message = json.loads(text).get("error", text)
-            except ValueError:
-                message = text
-            raise ApiError(400 if response.status == 400 else 502, str(message),
+            message = _triton_error(await response.text())
+            raise ApiError(400 if response.status == 400 else 502, message,
                            kind="invalid_request_error" if response.status == 400 else "server_error")
         if path == "generate":
             yield await response.json()
@@ -172,6 +168,16 @@ async def _events(session: Any, served: Served, request: dict[str, Any], stream:
                 yield event
         if not sent:  # every model answers at least one response: an empty answer here would be a made-up one
             raise ApiError(502, f"model {served.model} ended the request without a response", kind="server_error")
+
+
+def _triton_error(text: str) -> str:
+    """Triton's error message: /generate answers `{"error": ...}`, /generate_stream the same as one SSE event."""
+    frame = text.strip()
+    try:
+        value = json.loads(frame[5:] if frame.startswith("data:") else frame)
+    except ValueError:
+        return text
+    return str(value.get("error", text)) if isinstance(value, dict) else text
 
 
 def usage(events: list[dict[str, Any]], counted: int | None = None) -> dict[str, int]:

@@ -81,3 +81,24 @@ def test_an_unreachable_triton_is_a_502_in_openai_shape(stream: bool) -> None:
     assert (status, kind) == (502, "application/json"), text
     error = json.loads(text)["error"]
     assert error["type"] == "server_error" and "could not reach Triton" in error["message"]
+
+
+async def refused_stream(_request: web.Request) -> web.Response:
+    """What tritonserver 2.51 answers /generate_stream for a request its model refuses: 400, the error as one SSE
+    event (seen with the served SmolLM2 and max_tokens 0)."""
+    return web.Response(status=400, text='data: {"error":"max_tokens must be at least 1, got 0"}\n\n',
+                        content_type="text/event-stream")
+
+
+def test_a_refused_streamed_request_carries_tritons_message_not_its_sse_frame() -> None:
+    async def run() -> tuple[int, dict[str, Any]]:
+        triton = web.Application()
+        triton.router.add_post("/v2/models/m/generate_stream", refused_stream)
+        async with TestServer(triton) as fake_triton:
+            served = Served(f"127.0.0.1:{fake_triton.port}", "m", INPUTS, decoupled=True)
+            async with TestClient(TestServer(routes(served))) as client:
+                response = await client.post("/v1/completions", json={"prompt": "hi", "max_tokens": 0})
+                return response.status, await response.json()
+
+    status, body = asyncio.run(run())
+    assert status == 400 and body["error"]["message"] == "max_tokens must be at least 1, got 0", body
