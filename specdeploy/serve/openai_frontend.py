@@ -16,11 +16,12 @@ counts the templated prompt. Completions send the raw prompt where the model can
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import Any
 
@@ -134,21 +135,22 @@ def prompt_of(body: dict[str, Any]) -> str:
     return prompt
 
 
-async def generate(session: Any, served: Served, request: dict[str, Any], stream: bool) -> AsyncIterator[dict]:
+async def generate(session: Any, served: Served, request: dict[str, Any], stream: bool) -> AsyncGenerator[dict]:
     """Triton's responses for one request: SSE events from /generate_stream, or /generate's one answer; a Triton
-    that cannot be reached, or breaks off, is a 502."""
+    that cannot be reached, or breaks off, is a 502. Closing it closes the request to Triton at once."""
     from aiohttp import ClientConnectorError, ClientError
 
     try:
-        async for event in _events(session, served, request, stream):
-            yield event
+        async with contextlib.aclosing(_events(session, served, request, stream)) as events:
+            async for event in events:
+                yield event
     except ClientConnectorError as exc:
         raise ApiError(502, f"could not reach Triton at {served.http}: {exc}", kind="server_error") from None
     except ClientError as exc:
         raise ApiError(502, f"the request to Triton at {served.http} broke off: {exc}", kind="server_error") from None
 
 
-async def _events(session: Any, served: Served, request: dict[str, Any], stream: bool) -> AsyncIterator[dict]:
+async def _events(session: Any, served: Served, request: dict[str, Any], stream: bool) -> AsyncGenerator[dict]:
     path = "generate_stream" if stream or served.decoupled else "generate"
     async with session.post(f"http://{served.http}/v2/models/{served.model}/{path}", json=request) as response:
         if response.status != 200:

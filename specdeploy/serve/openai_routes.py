@@ -123,6 +123,9 @@ async def completion(request: web.Request, chat: bool) -> web.StreamResponse:
             await _send(response, {**head, "choices": [], "usage": usage(seen, counted)})
     except ApiError as exc:
         await _send(response, exc.body())
+    except ConnectionResetError:  # the client left: close Triton's stream for it now, not when collected
+        await events.aclose()
+        return response
     await response.write(b"data: [DONE]\n\n")
     await response.write_eof()
     return response

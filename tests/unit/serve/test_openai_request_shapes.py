@@ -13,10 +13,10 @@ import socket
 from typing import Any
 
 import pytest
-from aiohttp import web
+from aiohttp import ClientSession, web
 from aiohttp.test_utils import TestClient, TestServer
 
-from specdeploy.serve.openai_frontend import ApiError, Served, triton_body
+from specdeploy.serve.openai_frontend import ApiError, Frontend, Served, triton_body
 from specdeploy.serve.openai_routes import routes
 
 INPUTS = frozenset({"text_input", "max_tokens", "stream", "chat_template", "exclude_input_in_output"})
@@ -102,3 +102,47 @@ def test_a_refused_streamed_request_carries_tritons_message_not_its_sse_frame() 
 
     status, body = asyncio.run(run())
     assert status == 400 and body["error"]["message"] == "max_tokens must be at least 1, got 0", body
+
+
+def test_a_client_leaving_mid_stream_closes_the_triton_stream_without_an_error(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """The real Frontend (aiohttp's default: a handler is not cancelled when its client leaves). Before: Triton's
+    stream stayed open after the client left (until the garbage collector found it) and every disconnect logged
+    'Error handling request' with a traceback."""
+    dropped = asyncio.Event()
+
+    async def slow_stream(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        try:
+            for _ in range(200):
+                await response.write(b'data: {"text_output": "a", "output_ids": [5]}\n\n')
+                await asyncio.sleep(0.02)
+        except (ConnectionResetError, asyncio.CancelledError):  # the frontend closed its request
+            dropped.set()
+            raise
+        return response
+
+    async def run() -> bool:
+        triton = web.Application()
+        triton.router.add_post("/v2/models/m/generate_stream", slow_stream)
+        async with TestServer(triton) as fake_triton:
+            served = Served(f"127.0.0.1:{fake_triton.port}", "m", INPUTS, decoupled=True)
+            frontend = Frontend(served, "127.0.0.1", 0).start()
+            try:
+                async with ClientSession() as session:
+                    response = await session.post(f"{frontend.url}/completions", json={"prompt": "hi", "stream": True})
+                    await response.content.readline()
+                    response.close()  # the client goes away after its first chunk
+                try:
+                    await asyncio.wait_for(dropped.wait(), 2)
+                except TimeoutError:
+                    return False
+                await asyncio.sleep(0.2)
+                return True
+            finally:
+                frontend.stop()
+
+    with caplog.at_level("ERROR", logger="aiohttp.server"):
+        assert asyncio.run(run()), "Triton's stream was still open 2 s after the client left"
+    assert not [r for r in caplog.records if r.name == "aiohttp.server"], caplog.text
