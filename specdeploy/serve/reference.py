@@ -20,7 +20,14 @@ from typing import Any
 from specdeploy.serve.llm_inputs import BadRequest, LlmRequest, parse
 
 MAX_BYTES_PER_TOKEN = 16  # a cheap bound checked before tokenizing; the token count is checked after
+CANCEL_CHECK_S = 0.25  # how often a request asks Triton whether it was cancelled (each ask is a round trip)
 Send = Callable[[dict[str, Any], bool], None]  # (outputs, final)
+
+
+class RequestCancelled(Exception):
+    """The client cancelled the request (gRPC; Triton's HTTP endpoints have no cancellation): answered CANCELLED."""
+
+    cancelled = True
 
 
 class ReferenceModel:
@@ -43,8 +50,10 @@ class ReferenceModel:
     def close(self) -> None:
         self.loop.close()
 
-    def submit(self, inputs: dict[str, Any], send: Send, fail: Callable[[BaseException], None]) -> None:
-        """Validate and queue one request; `send` is called from the decode loop (BadRequest raised here)."""
+    def submit(self, inputs: dict[str, Any], send: Send, fail: Callable[[BaseException], None],
+               cancelled: Callable[[], bool] = lambda: False) -> None:
+        """Validate and queue one request; `send` is called from the decode loop (BadRequest raised here); a
+        request whose client `cancelled` it leaves the batch with a RequestCancelled `fail`."""
         import torch
 
         from specdeploy.runtime.engine import RowSpec
@@ -67,7 +76,7 @@ class ReferenceModel:
         seed = r.seed if r.seed is not None else int.from_bytes(os.urandom(7), "little")
         spec = RowSpec(r.max_tokens, r.temperature, torch.Generator().manual_seed(seed), r.top_k, r.top_p,
                        r.min_tokens)
-        answer = Answer(self.pair.tokenizer, r, prompt, len(ids), send)
+        answer = Answer(self.pair.tokenizer, r, prompt, len(ids), send, lambda: _cancelled(cancelled, fail))
         self.loop.submit(Request(ids, spec, answer.emit, fail, r.draft_len))
 
     def _check_request(self, r: LlmRequest) -> None:
@@ -87,8 +96,10 @@ class ReferenceModel:
 class Answer:
     """One request's responses: text decoded incrementally, stop strings cut, per-step or whole."""
 
-    def __init__(self, tokenizer: Any, r: LlmRequest, prompt: str, prompt_tokens: int, send: Send) -> None:
+    def __init__(self, tokenizer: Any, r: LlmRequest, prompt: str, prompt_tokens: int, send: Send,
+                 cancelled: Callable[[], bool] = lambda: False) -> None:
         self.tokenizer, self.r, self.send, self.prompt_tokens = tokenizer, r, send, prompt_tokens
+        self.cancelled, self.checked = cancelled, time.perf_counter()
         self.tokens: list[int] = []
         self.text = ""  # decoded so far, cut at a stop string
         self.sent_text = 0
@@ -101,7 +112,12 @@ class Answer:
         self.hold = max((len(s) for s in r.stop), default=1) - 1
 
     def emit(self, step: Any) -> bool:
-        """Called by the decode loop after each step; True asks it to stop this request (a stop string)."""
+        """Called by the decode loop after each step; True asks it to stop this request (a stop string, or the
+        client cancelled it: then it was answered CANCELLED)."""
+        if not step.finished and time.perf_counter() - self.checked > CANCEL_CHECK_S:
+            self.checked = time.perf_counter()
+            if self.cancelled():
+                return True
         self.tokens += step.tokens
         self.batch = max(self.batch, step.batch)
         if step.tokens:
@@ -142,6 +158,13 @@ class Answer:
             "finish_reason": (self.reason if final else "").encode("utf-8"),
             "num_input_tokens": self.prompt_tokens,
         }
+
+
+def _cancelled(cancelled: Callable[[], bool], fail: Callable[[BaseException], None]) -> bool:
+    if not cancelled():
+        return False
+    fail(RequestCancelled("the request was cancelled"))
+    return True
 
 
 def schedule(params: dict[str, str]) -> Callable[[int], int]:

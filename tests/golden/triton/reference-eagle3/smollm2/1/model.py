@@ -46,7 +46,7 @@ class TritonPythonModel:
                     tensor = pb_utils.get_input_tensor_by_name(request, name)
                     if tensor is not None:
                         inputs[name] = tensor.as_numpy()
-                self.model.submit(inputs, _sender(sender), _failer(sender))
+                self.model.submit(inputs, _sender(sender), _failer(sender), sender.is_cancelled)
             except Exception as exc:  # one failed request, not a crashed model
                 _failer(sender)(exc)
         return None
@@ -69,6 +69,8 @@ def _failer(sender):
     def fail(exc):
         bad = isinstance(exc, ValueError) or getattr(exc, "exit_code", None) == 2  # specdeploy UsageError
         code = pb_utils.TritonError.INVALID_ARG if bad else pb_utils.TritonError.INTERNAL
+        if getattr(exc, "cancelled", False):  # the client cancelled it (RequestCancelled)
+            code = pb_utils.TritonError.CANCELLED
         sender.send(pb_utils.InferenceResponse(error=pb_utils.TritonError(str(exc), code)),
                     flags=pb_utils.TRITONSERVER_RESPONSE_COMPLETE_FINAL)
 
