@@ -163,7 +163,11 @@ async def _events(session: Any, served: Served, request: dict[str, Any], stream:
         sent = 0
         async for line in response.content:
             if line.startswith(b"data:"):
-                event = json.loads(line[5:])
+                try:
+                    event = json.loads(line[5:])
+                except ValueError:
+                    raise ApiError(502, f"model {served.model} sent an event that is not JSON: {line[:200]!r}",
+                                   kind="server_error") from None
                 if "error" in event:
                     raise ApiError(400, str(event["error"]))
                 sent += 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 from aiohttp import ClientSession, ClientTimeout, web
@@ -64,6 +65,10 @@ async def _errors(request: web.Request, handler: Any) -> web.StreamResponse:
     except web.HTTPException as exc:
         kind = "not_found_error" if exc.status == 404 else "invalid_request_error"
         return web.json_response(ApiError(exc.status, exc.reason, kind=kind).body(), status=exc.status)
+    except Exception:  # a bug here: still OpenAI's shape for the client, the traceback in the log
+        logging.getLogger(__name__).exception("OpenAI endpoint: %s %s failed", request.method, request.path)
+        error = ApiError(500, "internal error in the OpenAI endpoint (the server log has it)", kind="server_error")
+        return web.json_response(error.body(), status=500)
 
 
 def _card(served: Served) -> dict[str, Any]:

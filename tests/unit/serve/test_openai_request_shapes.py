@@ -146,3 +146,31 @@ def test_a_client_leaving_mid_stream_closes_the_triton_stream_without_an_error(
     with caplog.at_level("ERROR", logger="aiohttp.server"):
         assert asyncio.run(run()), "Triton's stream was still open 2 s after the client left"
     assert not [r for r in caplog.records if r.name == "aiohttp.server"], caplog.text
+
+
+async def garbled_stream(_request: web.Request) -> web.Response:
+    return web.Response(text="data: {not json\n\n", content_type="text/event-stream")
+
+
+def test_a_garbled_triton_event_and_an_endpoint_bug_are_json_errors(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: both were aiohttp's plain-text '500 Internal Server Error', which OpenAI clients cannot read."""
+    async def run() -> list[tuple[int, str, dict[str, Any]]]:
+        triton = web.Application()
+        triton.router.add_post("/v2/models/m/generate_stream", garbled_stream)
+        async with TestServer(triton) as fake_triton:
+            served = Served(f"127.0.0.1:{fake_triton.port}", "m", INPUTS, decoupled=True)
+            async with TestClient(TestServer(routes(served))) as client:
+                out = []
+                for _ in range(2):
+                    response = await client.post("/v1/completions", json={"prompt": "hi"})
+                    out.append((response.status, response.content_type, await response.json()))
+                    monkeypatch.setattr("specdeploy.serve.openai_routes.triton_body", _a_bug)
+                return out
+
+    garbled, bug = asyncio.run(run())
+    assert garbled[:2] == (502, "application/json") and "not JSON" in garbled[2]["error"]["message"]
+    assert bug[:2] == (500, "application/json") and bug[2]["error"]["type"] == "server_error"
+
+
+def _a_bug(*_args: Any) -> Any:
+    raise RuntimeError("a bug in the endpoint")
