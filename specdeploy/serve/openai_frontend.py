@@ -6,8 +6,9 @@ trtllm-serve or vllm serve work unchanged.
 errors as `{"error": {"message", "type", "param", "code"}}`). Each request becomes one Triton generate request
 (HTTP `/v2/models/M/generate[_stream]`) with the input names the model's own config declares (reference,
 engine ensemble or llmapi layout); an OpenAI parameter the model has no input for is refused (400), never
-dropped (null is "not given"); Triton unreachable, breaking off or sending garbage is a 502. Chat takes what the served model's chat template takes (system/developer, user and assistant messages,
-string or text-part content): the frontend renders the whole conversation with the model's own tokenizer and
+dropped (null is "not given"); Triton unreachable, breaking off or sending garbage is a 502. Chat takes what
+the served model's chat template takes (system/developer, user and assistant messages, string or text-part
+content): the frontend renders the whole conversation with the model's own tokenizer and
 sends the text raw (openai_chat.py; where it cannot, one user message, as the model takes it); `usage`
 counts the templated prompt. Completions send the raw prompt where the model can skip the template
 (`chat_template`). An llmapi deployment on a GPU machine has trtllm-serve's own endpoint as the equivalent.
