@@ -28,11 +28,11 @@ class Captured:
 
 def replay(runner: Any, key: tuple[int, int, bool], inputs: dict[str, torch.Tensor]) -> torch.Tensor:
     """The step's logits for these inputs, from the bucket's graph (captured on first use)."""
-    if runner.owner is not runner.hooks_checked_for:  # once per batch: a new drafter may tap other modules
+    if not runner.hooks_checked:  # once per batch: a new drafter may tap other modules
         tapped = {id(m) for m in hooked_modules(runner.model)}
         if tapped != runner.tapped:
             runner.graphs, runner.tapped = {}, tapped
-        runner.hooks_checked_for = runner.owner
+        runner.hooks_checked = True
     captured = runner.graphs.get(key)
     if captured is None:
         captured = runner.graphs[key] = capture(runner, inputs)
@@ -52,7 +52,7 @@ def capture(runner: Any, inputs: dict[str, torch.Tensor]) -> Captured:
     with torch.cuda.stream(side):
         runner.buffers.updates, runner.buffers.counting = 0, True
         runner.forward(**static)
-        runner.owner.check_filled(runner.buffers)
+        runner.check_filled()
     torch.cuda.current_stream().wait_stream(side)
     modules = hooked_modules(runner.model)
     seen: dict[int, Any] = {}
