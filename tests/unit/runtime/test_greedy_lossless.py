@@ -7,8 +7,9 @@ import torch
 
 from specdeploy.runtime import engine, generate
 from specdeploy.runtime.drafters import make_drafter
-from specdeploy.runtime.engine import Batch, Recorder, RowSpec, run_batched
+from specdeploy.runtime.engine import Batch, RowSpec, run_batched
 from specdeploy.runtime.models import ModelPair
+from specdeploy.runtime.stats import Recorder
 from tests.unit.runtime.tiny import hf_greedy, noisy_copy, random_prompts, repetitive_prompts, tiny_llama
 
 MAX_NEW = 12

@@ -14,8 +14,9 @@ import torch
 
 from specdeploy.runtime import cache, engine, static_step
 from specdeploy.runtime.drafters import make_drafter
-from specdeploy.runtime.engine import Batch, Recorder, RowSpec
+from specdeploy.runtime.engine import Batch, RowSpec
 from specdeploy.runtime.models import ModelPair
+from specdeploy.runtime.stats import Recorder
 from tests.unit.runtime.tiny import noisy_copy, random_prompts, tiny_head, tiny_llama
 
 
