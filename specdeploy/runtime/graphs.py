@@ -20,6 +20,8 @@ import torch
 
 @dataclass
 class Captured:
+    """One bucket's graph and the tensors it reads and writes: replay copies into `inputs`, reads `output`."""
+
     graph: Any
     inputs: dict[str, torch.Tensor]
     output: torch.Tensor
@@ -46,6 +48,8 @@ def replay(runner: Any, key: tuple[int, int, bool], inputs: dict[str, torch.Tens
 
 
 def capture(runner: Any, inputs: dict[str, torch.Tensor]) -> Captured:
+    """Warm up on a side stream (lazy allocations and kernel choices must not happen under capture), then capture
+    with the hooked modules' outputs recorded, so replay can hand them to the hooks."""
     static = {name: tensor.clone() for name, tensor in inputs.items()}
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
@@ -74,4 +78,5 @@ def own_hooks(module: torch.nn.Module) -> list[Any]:
 
 
 def hooked_modules(model: Any) -> list[torch.nn.Module]:
+    """The modules whose hooks a replay must call (a new set means the graphs are stale: `replay`)."""
     return [m for m in model.modules() if own_hooks(m)]

@@ -122,6 +122,7 @@ class StaticRunner:
         return buffers
 
     def keep_rows(self, rows: torch.Tensor) -> None:
+        """Move the kept rows to the front in place: captured graphs read these very buffers."""
         index = rows.to(self.device)
         for buf in self.buffers.keys + self.buffers.values:
             buf[: len(rows)] = buf[index]
