@@ -11,6 +11,7 @@ recorded with the runtime's reason. `compile` runs last and alone (torch.compile
 from __future__ import annotations
 
 import dataclasses
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -64,10 +65,26 @@ def plain_modes(pair: ModelPair, prompts: list[list[int]], plan: dict, modes: tu
                 try:
                     row |= measure(moded, prompts, concurrency, plan["max_new_tokens"], eager)
                 except Exception as exc:  # a mode failing on this device is a finding, not the end of the kit
-                    row["skipped"] = f"{type(exc).__name__}: {exc}"
+                    row["skipped"] = failure(exc)
                 last = time.monotonic() - started
             rows.append(row)
             save()
+
+
+def failure(exc: BaseException) -> str:
+    """Why a row failed, with the exception it interrupted: a failed CUDA-graph capture raises again from
+    `capture_end` (torch.cuda.graph's exit), hiding the op that broke the capture in `__context__`. The whole
+    traceback of anything but a refusal goes to stderr, which the device call's output tail shows."""
+    import traceback
+
+    if not isinstance(exc, UsageError):
+        traceback.print_exception(exc, file=sys.stderr)
+    causes: list[str] = []
+    while exc is not None and len(causes) < 3:
+        text = str(exc).strip().splitlines()
+        causes.append(f"{type(exc).__name__}: {text[0] if text else ''}")
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+    return " <- during: ".join(causes)
 
 
 def measure(pair: ModelPair, prompts: list[list[int]], concurrency: int, max_new: int,

@@ -84,7 +84,7 @@ def exactness(device: str, deadline: float, rows: list[dict], save: Any) -> None
                             eager_drafts[what] = seen
                         row["same_drafts_as_eager"] = seen == eager_drafts.get(what)
                 except Exception as exc:  # refused (no CUDA) or failed on this device: the row says which
-                    row["skipped"] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+                    row["skipped"] = decode_modes.failure(exc)
             rows.append(row)
             save()
 

@@ -91,7 +91,8 @@ def generate(
     import torch
 
     from specdeploy.runtime import health
-    from specdeploy.runtime.engine import Recorder, run_batched
+    from specdeploy.runtime.engine import run_batched
+    from specdeploy.runtime.stats import Recorder
 
     _validate(pair, prompts, mechanism, draft_len, concurrency, max_new_tokens, temperature, ngram_match)
     k = 0 if mechanism == "none" else draft_len

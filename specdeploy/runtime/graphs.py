@@ -20,6 +20,8 @@ import torch
 
 @dataclass
 class Captured:
+    """One bucket's graph and the tensors it reads and writes: replay copies into `inputs`, reads `output`."""
+
     graph: Any
     inputs: dict[str, torch.Tensor]
     output: torch.Tensor
@@ -28,11 +30,11 @@ class Captured:
 
 def replay(runner: Any, key: tuple[int, int, bool], inputs: dict[str, torch.Tensor]) -> torch.Tensor:
     """The step's logits for these inputs, from the bucket's graph (captured on first use)."""
-    if runner.owner is not runner.hooks_checked_for:  # once per batch: a new drafter may tap other modules
+    if not runner.hooks_checked:  # once per batch: a new drafter may tap other modules
         tapped = {id(m) for m in hooked_modules(runner.model)}
         if tapped != runner.tapped:
             runner.graphs, runner.tapped = {}, tapped
-        runner.hooks_checked_for = runner.owner
+        runner.hooks_checked = True
     captured = runner.graphs.get(key)
     if captured is None:
         captured = runner.graphs[key] = capture(runner, inputs)
@@ -46,13 +48,15 @@ def replay(runner: Any, key: tuple[int, int, bool], inputs: dict[str, torch.Tens
 
 
 def capture(runner: Any, inputs: dict[str, torch.Tensor]) -> Captured:
+    """Warm up on a side stream (lazy allocations and kernel choices must not happen under capture), then capture
+    with the hooked modules' outputs recorded, so replay can hand them to the hooks."""
     static = {name: tensor.clone() for name, tensor in inputs.items()}
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
         runner.buffers.updates, runner.buffers.counting = 0, True
         runner.forward(**static)
-        runner.owner.check_filled(runner.buffers)
+        runner.check_filled()
     torch.cuda.current_stream().wait_stream(side)
     modules = hooked_modules(runner.model)
     seen: dict[int, Any] = {}
@@ -74,4 +78,5 @@ def own_hooks(module: torch.nn.Module) -> list[Any]:
 
 
 def hooked_modules(model: Any) -> list[torch.nn.Module]:
+    """The modules whose hooks a replay must call (a new set means the graphs are stale: `replay`)."""
     return [m for m in model.modules() if own_hooks(m)]

@@ -20,7 +20,8 @@ import torch
 
 from specdeploy.runtime import health
 from specdeploy.runtime.drafters import make_drafter
-from specdeploy.runtime.engine import Batch, Recorder, RowSpec
+from specdeploy.runtime.engine import Batch, RowSpec
+from specdeploy.runtime.stats import Recorder
 
 
 @dataclass(frozen=True)

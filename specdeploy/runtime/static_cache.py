@@ -17,8 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from specdeploy.errors import MissingDependency
-
 if TYPE_CHECKING:
     from specdeploy.runtime.cache import KVState
     from specdeploy.runtime.static_step import StaticRunner
@@ -112,14 +110,6 @@ class StaticKVState:
         self.lengths = self.lengths + valid.sum(1)
         self.width += chunk
         return logits[:, -1:] if last_only else logits
-
-    def check_filled(self, buffers: StaticBuffers) -> None:
-        """After an eager forward: every layer wrote its K/V (a model that ignores its cache keyword writes none)."""
-        buffers.counting = False
-        layers = len(buffers.keys)
-        if buffers.updates != layers:
-            raise MissingDependency(f"the model wrote its K/V in {buffers.updates} of {layers} layers: this "
-                                    f"transformers ignores `{self.runner.keyword}=`")
 
     def truncate(self, keep: torch.Tensor) -> None:
         """KVState.truncate: row b keeps the cached tokens from slots before keep[b]; the rest is overwritten later."""

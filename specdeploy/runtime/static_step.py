@@ -9,7 +9,9 @@
 
 A chunk of B rows × w tokens is padded to the next powers of two: padding rows and columns are holes, written past
 every row's cached tokens and never attended. A model's runner (buffers, captured graphs) outlives one `generate`
-call, so graphs are captured once per bucket and reused; it serves one state at a time.
+call, so graphs are captured once per bucket and reused; it serves one state at a time. It holds its model and that
+state weakly: the registry is keyed by the model, and a strong reference back would keep every model ever decoded
+in a static mode alive, with its buffers and graphs.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any
 
 import torch
 
-from specdeploy.errors import UsageError
+from specdeploy.errors import MissingDependency, UsageError
 from specdeploy.runtime.stack import cache_keyword
 from specdeploy.runtime.static_cache import StaticBuffers, StaticKVState, write_positions
 
@@ -68,16 +70,26 @@ class StaticRunner:
     compile_options: dict[str, Any] = {"mode": "reduce-overhead", "dynamic": False}
 
     def __init__(self, model: Any, mode: str) -> None:
-        self.model, self.mode = model, mode
+        self._model, self.mode = weakref.ref(model), mode
         self.device = next(model.parameters()).device
         decode_mode(mode, self.device.type)
         self.keyword = cache_keyword(model)
         self.buffers = self._adopt(StaticBuffers(model, 1, MIN_CAPACITY))
         self.graphs: dict[tuple[int, int, bool], Any] = {}
         self.compiled: Any = None
-        self.owner: Any = None
+        self._owner: weakref.ref[StaticKVState] | None = None
         self.tapped: set[int] = set()  # modules with forward hooks when the graphs were captured (graphs.py)
-        self.hooks_checked_for: Any = None
+        self.hooks_checked = False  # since the last claim (a new batch's drafter may tap other modules)
+
+    @property
+    def model(self) -> Any:
+        model = self._model()
+        assert model is not None, "the registry drops a runner with its model"
+        return model
+
+    @property
+    def owner(self) -> StaticKVState | None:
+        return self._owner() if self._owner is not None else None
 
     @property
     def capacity(self) -> int:
@@ -85,7 +97,15 @@ class StaticRunner:
 
     def claim(self, state: StaticKVState) -> None:
         """The state that drives the buffers from now on (a new batch: the previous one is over)."""
-        self.owner = state
+        self._owner, self.hooks_checked = weakref.ref(state), False
+
+    def check_filled(self) -> None:
+        """After an eager forward: every layer wrote its K/V (a model that ignores its cache keyword writes none)."""
+        self.buffers.counting = False
+        layers = len(self.buffers.keys)
+        if self.buffers.updates != layers:
+            raise MissingDependency(f"the model wrote its K/V in {self.buffers.updates} of {layers} layers: this "
+                                    f"transformers ignores `{self.keyword}=`")
 
     def reserve(self, rows: int, capacity: int) -> None:
         """Buffers for `rows` rows and `capacity` positions; growing them drops the graphs captured on the old ones."""
@@ -102,6 +122,7 @@ class StaticRunner:
         return buffers
 
     def keep_rows(self, rows: torch.Tensor) -> None:
+        """Move the kept rows to the front in place: captured graphs read these very buffers."""
         index = rows.to(self.device)
         for buf in self.buffers.keys + self.buffers.values:
             buf[: len(rows)] = buf[index]
@@ -130,7 +151,7 @@ class StaticRunner:
         if self.mode == "static" or padded_width > MAX_CAPTURED_TOKENS:  # an EAGLE head's first feed: a prefill
             self.buffers.updates, self.buffers.counting = 0, True
             logits = self.forward(**inputs)
-            state.check_filled(self.buffers)
+            self.check_filled()
         elif self.mode == "graphs":
             from specdeploy.runtime.graphs import replay
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -75,3 +76,50 @@ def expected_al(accept_hist: list[float] | tuple[float, ...], k: int) -> float:
     for i in range(1, k + 1):
         total += sum(accept_hist[i:])
     return total
+
+
+class Recorder:
+    """Accumulates timings and acceptance over one `generate` call."""
+
+    def __init__(self, draft_len: int) -> None:
+        self.hist = [0] * (draft_len + 1)
+        self.drafted = self.generated = 0
+        self.draft_s = self.verify_s = self.prefill_s = 0.0
+        self.ttft: list[float] = []
+        self.itl: list[float] = []
+        self.occupancy: list[int] = []  # rows in the batch at each verification step
+        self.first_drafts = self.first_hits = 0  # row-steps that drafted; of them, those whose first draft held
+
+    def forget_timings(self) -> None:
+        """Drop the per-token timings read by `finish`: a server never finishes, and runs for days."""
+        self.ttft.clear()
+        self.itl.clear()
+        self.occupancy.clear()
+
+    def take_first_drafts(self) -> tuple[int, int]:
+        """Row-steps that drafted and those that kept their first draft since the last call: a server's loop
+        feeds them to the silent-drafter check (health.py) as it goes."""
+        taken = self.first_drafts, self.first_hits
+        self.first_drafts = self.first_hits = 0
+        return taken
+
+    def finish(self, wall: float, **meta: Any) -> RunStats:
+        seq_steps = sum(self.hist)
+        accepted = sum(n * c for n, c in enumerate(self.hist))
+        return RunStats(
+            **meta,
+            generated_tokens=self.generated,
+            steps=len(self.occupancy),
+            seq_steps=seq_steps,
+            accept_hist=tuple(c / seq_steps if seq_steps else 0.0 for c in self.hist),
+            acceptance_length=(accepted + seq_steps) / seq_steps if seq_steps else 0.0,
+            drafted_tokens=self.drafted,
+            accepted_tokens=accepted,
+            draft_time_s=self.draft_s,
+            verify_time_s=self.verify_s,
+            prefill_time_s=self.prefill_s,
+            wall_time_s=wall,
+            tokens_per_s=self.generated / wall if wall > 0 else 0.0,
+            ttft_ms=percentiles(self.ttft),
+            itl_ms=percentiles(self.itl),
+        )

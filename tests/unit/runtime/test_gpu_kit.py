@@ -76,3 +76,22 @@ def test_specdeploy_gets_its_entry_points_without_a_wheel(kit, tmp_path):
     mechanisms = {e.name: e.value for e in _group_of(info / "entry_points.txt", "specdeploy.mechanisms") or []}
     assert mechanisms["eagle3"] == "specdeploy_mechanisms.eagle3:Eagle3" and len(mechanisms) == 11
     assert [e.value for e in _group_of(info / "entry_points.txt", "console_scripts") or []] == ["specdeploy.cli:main"]
+
+
+def test_a_failed_row_names_the_error_its_exception_interrupted(capsys):
+    """A broken CUDA-graph capture raises again from torch.cuda.graph's exit (`capture_end`): the row must keep the
+    op that broke it, not only the capture's own complaint, and the traceback reaches the call's output tail."""
+    spec = importlib.util.spec_from_file_location("decode_modes", REPO / "bench" / "gpu" / "decode_modes.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    try:
+        try:
+            raise RuntimeError("operation not permitted when stream is capturing\nmore")
+        finally:
+            raise RuntimeError("CUDA error: operation failed due to a previous error during capture")  # noqa: B012
+    except RuntimeError as exc:
+        reason = module.failure(exc)
+    assert reason == ("RuntimeError: CUDA error: operation failed due to a previous error during capture <- during: "
+                      "RuntimeError: operation not permitted when stream is capturing")
+    assert "Traceback" in capsys.readouterr().err

@@ -7,8 +7,9 @@ import torch
 
 from specdeploy.runtime import engine, generate
 from specdeploy.runtime.drafters import make_drafter
-from specdeploy.runtime.engine import Batch, Recorder, RowSpec, run_batched
+from specdeploy.runtime.engine import Batch, RowSpec, run_batched
 from specdeploy.runtime.models import ModelPair
+from specdeploy.runtime.stats import Recorder
 from tests.unit.runtime.tiny import hf_greedy, noisy_copy, random_prompts, repetitive_prompts, tiny_llama
 
 MAX_NEW = 12
@@ -128,15 +129,22 @@ def test_prompts_sharing_a_start_reuse_its_cache_and_match_generate(target, mech
     reference = hf_greedy(target, prompts, MAX_NEW)
     drafter = {"none": None, "draft_target": noisy_copy(target, 3, 0.3), "eagle3": tiny_head(target)}[mechanism]
     pair = ModelPair(target, drafter, decode=decode)
-    batch = decode_sharing_a_start(pair, mechanism, prompts)
+    batch, drafts = decode_sharing_a_start(pair, mechanism, prompts)
     assert batch.outputs == reference
     monkeypatch.setattr(engine, "REUSE_MIN", 10**6)  # nothing reused: the drafter must have drafted the same
-    unshared = decode_sharing_a_start(pair, mechanism, prompts, reuse=False)
+    unshared, unshared_drafts = decode_sharing_a_start(pair, mechanism, prompts, reuse=False)
     assert (batch.drafted, batch.accepted) == (unshared.drafted, unshared.accepted)
+    assert drafts == unshared_drafts  # the chains themselves: an untrained head accepts too little to tell by counts
 
 
-def decode_sharing_a_start(pair: ModelPair, mechanism: str, prompts: list[list[int]], reuse: bool = True) -> Batch:
+def decode_sharing_a_start(pair: ModelPair, mechanism: str, prompts: list[list[int]],
+                           reuse: bool = True) -> tuple[Batch, list]:
+    """The batch after decoding every prompt, and every chain of drafts proposed (none for plain decoding)."""
     state = make_drafter(mechanism, pair, 0.0, torch.Generator(), 3)
+    drafts: list = []
+    if hasattr(state, "chain"):
+        chain = state.chain
+        state.chain = lambda *a: (drafts.append((proposed := chain(*a))[0]), proposed)[1]  # type: ignore[attr-defined]
     batch = Batch(pair, state, Recorder(3))
     spec = RowSpec(MAX_NEW, 0.0, torch.Generator())
     try:
@@ -156,4 +164,4 @@ def decode_sharing_a_start(pair: ModelPair, mechanism: str, prompts: list[list[i
                 batch.step(2)
     finally:
         state.close()
-    return batch
+    return batch, drafts

@@ -103,7 +103,7 @@ def test_min_tokens_holds_eos_back_and_a_request_can_stop_itself():
 def test_the_loop_keeps_no_per_token_timings(pair, monkeypatch):
     """A server runs for days and nothing reads the batch recorder's TTFT/ITL lists: they must not grow."""
     from specdeploy.runtime import serving
-    from specdeploy.runtime.engine import Recorder
+    from specdeploy.runtime.stats import Recorder
 
     made: list[Recorder] = []
 

@@ -208,3 +208,18 @@ def test_the_compiled_step_traces_whole_once_per_bucket(target, prompts, referen
     out, _ = generate(ModelPair(fresh, tiny_head(fresh), decode="compile"), prompts[:4], "eagle3", 2, 3, 6)
     assert out == [r[:6] for r in reference[:4]]
     assert 4 < len(compiled) <= len(buckets) < len(calls)  # dynamo may share a graph between equal models
+
+
+def test_a_model_decoded_in_a_static_mode_is_freed_with_its_buffers():
+    """The runners' registry is keyed by the model: a runner holding it (or its state) strongly kept every model
+    ever decoded in a static mode alive, with its K/V buffers and captured graphs (GPU memory)."""
+    import gc
+    import weakref
+
+    model = tiny_llama(3)
+    generate(ModelPair(model, decode="static"), [[1, 2, 3]], "none", 0, 1, 3)
+    assert len(static_step._RUNNERS.get(model, {})) == 1
+    alive = weakref.ref(model)
+    del model
+    gc.collect()
+    assert alive() is None
