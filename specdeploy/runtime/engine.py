@@ -71,24 +71,32 @@ class Batch:
         self.stopped: set[int] = set()  # asked to stop early (a stop string matched)
         self.drafted: list[int] = []  # per sequence: drafts proposed, drafts accepted
         self.accepted: list[int] = []
+        self.free: list[int] = []  # released indexes `add` reuses: a server's lists stay as long as its busiest moment
         self.donor: Donor | None = None
 
     def add(self, prompt: list[int], spec: RowSpec) -> int:
-        """Queue a sequence; its index names it from now on."""
-        self.prompts.append(list(prompt))
-        self.specs.append(spec)
-        self.outputs.append([])
-        self.histories.append(list(prompt))
-        self.last_emit.append(0.0)
-        self.drafted.append(0)
-        self.accepted.append(0)
-        return len(self.prompts) - 1
+        """Queue a sequence; its index names it until it is released."""
+        if not self.free:
+            self.prompts.append([])
+            self.specs.append(RELEASED)
+            self.outputs.append([])
+            self.histories.append([])
+            self.last_emit.append(0.0)
+            self.drafted.append(0)
+            self.accepted.append(0)
+            self.free.append(len(self.prompts) - 1)
+        i = self.free.pop()
+        self.prompts[i], self.specs[i], self.outputs[i], self.histories[i] = list(prompt), spec, [], list(prompt)
+        self.last_emit[i], self.drafted[i], self.accepted[i] = 0.0, 0, 0
+        return i
 
     def release(self, i: int) -> None:
-        """A finished sequence's tokens and settings (its generator) are no longer needed (a server runs for days)."""
+        """A finished sequence's tokens and settings (its generator) are no longer needed, and its index is free for
+        the next request (a server runs for days)."""
         self.prompts[i], self.outputs[i], self.histories[i] = [], [], []
         self.specs[i] = RELEASED
         self.stopped.discard(i)
+        self.free.append(i)
 
     def admit(self, joining: list[int]) -> None:
         """Prefill the joining prompts, pick their first tokens, append their rows (in `joining`'s order,

@@ -125,7 +125,8 @@ def test_the_loop_keeps_no_per_token_timings(pair, monkeypatch):
 
 
 def test_finished_requests_leave_no_generator_behind(pair, monkeypatch):
-    """Every request brings its own torch.Generator; once it is done the batch must not keep it."""
+    """Every request brings its own torch.Generator; once it is done the batch must not keep it, nor a slot for it:
+    the next request reuses its index, so the batch's lists stay as long as its busiest moment."""
     from specdeploy.runtime import serving
     from specdeploy.runtime.engine import Batch
 
@@ -137,11 +138,15 @@ def test_finished_requests_leave_no_generator_behind(pair, monkeypatch):
             made.append(self)
 
     monkeypatch.setattr(serving, "Batch", Kept)
-    specs = [greedy(6) for _ in range(4)]
+    prompts = random_prompts(10, 96, seed=6)
+    specs = [greedy(6) for _ in prompts]
     loop = InflightLoop(pair, "draft_target", lambda _b: 2, 2, 32)
     try:
-        run(loop, [(p, s, None) for p, s in zip(random_prompts(4, 96, seed=6), specs, strict=True)])
+        seen = run(loop, [(p, s, None) for p, s in zip(prompts, specs, strict=True)])
     finally:
         loop.close()
     kept = {id(s.generator) for s in made[0].specs}
     assert not kept & {id(s.generator) for s in specs}
+    assert len(made[0].prompts) <= 2 < len(prompts)  # 10 requests, at most 2 at once: 2 slots
+    for prompt, steps in zip(prompts, seen, strict=True):  # a reused index carries nothing of its last request
+        assert sum((e.tokens for e in steps), []) == hf_greedy(pair.target, [prompt], 6)[0]
