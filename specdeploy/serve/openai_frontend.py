@@ -22,7 +22,7 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -187,10 +187,14 @@ def _triton_error(text: str) -> str:
     return str(value.get("error", text)) if isinstance(value, dict) else text
 
 
-def usage(events: list[dict[str, Any]], counted: int | None = None) -> dict[str, int]:
-    """Token counts from the model's own outputs, else the prompt tokens `counted` by the frontend (else 0)."""
+def usage(events: list[dict[str, Any]], counted: int | None = None,
+          count: Callable[[str], int] | None = None) -> dict[str, int]:
+    """Token counts from the model's own outputs, else the prompt tokens `counted` by the frontend (else 0), and
+    the completion's text counted by `count` (the served tokenizer) where the model returns no token ids."""
     completion = sum(len(e["output_ids"]) if isinstance(e.get("output_ids"), list) else 1 if "output_ids" in e
                      else 0 for e in events)
+    if count is not None and not any("output_ids" in e for e in events):
+        completion = count("".join(str(e.get("text_output", "")) for e in events))
     prompt = next((int(e["num_input_tokens"]) for e in events if "num_input_tokens" in e), counted or 0)
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 

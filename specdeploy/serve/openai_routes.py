@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from aiohttp import ClientSession, ClientTimeout, web
@@ -110,7 +111,8 @@ async def completion(request: web.Request, chat: bool) -> web.StreamResponse:
         seen = [e async for e in events]
         text = "".join(str(e.get("text_output", "")) for e in seen)
         return web.json_response({**head, "choices": [choice(chat, text, finish_of(seen[-1]) if seen else "stop",
-                                                             delta=False)], "usage": usage(seen, counted)})
+                                                             delta=False)],
+                                  "usage": usage(seen, counted, await _counter(request, seen))})
     first = await _first(events)  # an error before anything was sent is still a JSON error response
     response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
     await response.prepare(request)
@@ -125,7 +127,7 @@ async def completion(request: web.Request, chat: bool) -> web.StreamResponse:
                                                               delta=True)]})
             event = following
         if (body.get("stream_options") or {}).get("include_usage"):
-            await _send(response, {**head, "choices": [], "usage": usage(seen, counted)})
+            await _send(response, {**head, "choices": [], "usage": usage(seen, counted, await _counter(request, seen))})
     except ApiError as exc:
         await _send(response, exc.body())
     except ConnectionResetError:  # the client left: close Triton's stream for it now, not when collected
@@ -134,6 +136,15 @@ async def completion(request: web.Request, chat: bool) -> web.StreamResponse:
     await response.write(b"data: [DONE]\n\n")
     await response.write_eof()
     return response
+
+
+async def _counter(request: web.Request, seen: list[dict[str, Any]]) -> Callable[[str], int] | None:
+    """The served tokenizer's count of a text, where the model returns text without its token ids (the engine
+    ensemble and the llmapi model): usage then counts what the client got, not zero."""
+    if any("output_ids" in e for e in seen):
+        return None
+    tokenizer, _ = await request.app[TEMPLATER].get()
+    return None if tokenizer is None else lambda text: len(tokenizer.encode(text, add_special_tokens=False))
 
 
 async def _first(events: Any) -> dict[str, Any] | None:

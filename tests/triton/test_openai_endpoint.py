@@ -168,6 +168,8 @@ def test_engine_chat_reaches_the_model_templated(write_profile, tiny_tokenizer: 
         client: Any = openai.OpenAI(base_url=server.frontend.url, api_key="unused")
         answer = client.chat.completions.create(model="ensemble", max_tokens=8, messages=CHAT)
         assert answer.choices[0].message.content == RENDERED and answer.usage.prompt_tokens == 10
+        # no output_ids from the ensemble: the completion is counted with tokenizer_dir's tokenizer (was 0)
+        assert answer.usage.completion_tokens == len(tokenizer.encode(RENDERED, add_special_tokens=False)) > 0
     finally:
         server.frontend.stop()
 
@@ -201,6 +203,8 @@ def test_llmapi_chat_reaches_the_llm_templated(write_profile, tiny_tokenizer: Pa
         client: Any = openai.OpenAI(base_url=server.frontend.url, api_key="unused")
         reply = client.chat.completions.create(model=model, max_tokens=8, messages=CHAT)
         assert reply.choices[0].message.content == answer(RENDERED, 8) and reply.usage.prompt_tokens == 10
+        counted = len(tokenizer.encode(answer(RENDERED, 8), add_special_tokens=False))
+        assert reply.usage.completion_tokens == counted > 0  # text only from the LLM: counted by its tokenizer
     finally:
         if server.frontend is not None:
             server.frontend.stop()
