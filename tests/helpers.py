@@ -1,11 +1,14 @@
-"""Helpers shared by tests: inline profile files and hub-layout caches built in tmp."""
+"""Helpers shared by tests: inline profile files, hub-layout caches built in tmp, golden-tree comparison."""
 
 from __future__ import annotations
 
+import difflib
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 LLAMA_31_8B_CONFIG: dict[str, Any] = {
@@ -41,3 +44,21 @@ def local_model(folder: Path, config: dict[str, Any]) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "config.json").write_text(json.dumps(config))
     return folder
+
+
+def match_golden_tree(golden: Path, files: dict[str, bytes], case: str, update: bool) -> None:
+    """Rendered `files` (relative path -> bytes) against the golden folder, file set and bytes, with a diff;
+    `update` (pytest --update-golden) rewrites the folder instead."""
+    if update:
+        shutil.rmtree(golden, ignore_errors=True)
+        for rel, data in files.items():
+            (golden / rel).parent.mkdir(parents=True, exist_ok=True)
+            (golden / rel).write_bytes(data)
+        return
+    expected = {p.relative_to(golden).as_posix(): p.read_bytes() for p in golden.rglob("*") if p.is_file()}
+    assert sorted(files) == sorted(expected), "file set differs; run pytest --update-golden if intended"
+    for rel, data in files.items():
+        if data != expected[rel]:
+            diff = "".join(difflib.unified_diff(expected[rel].decode().splitlines(True), data.decode().splitlines(True),
+                                                f"golden/{rel}", f"rendered/{rel}"))
+            pytest.fail(f"{case}/{rel} differs from its golden file:\n{diff}")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
-import shutil
 from pathlib import Path
 
 import pytest
@@ -13,6 +11,7 @@ from specdeploy.render.actions import llm_args_for
 from specdeploy.render.check import check_repo
 from specdeploy.render.context import RenderInputs, build_context, layout_of
 from specdeploy.render.writer import _write_tree, render_files
+from tests.helpers import match_golden_tree
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden" / "triton"
 INPUTS = RenderInputs(engine_dir="/engines/target", draft_engine_dir="/engines/draft",
@@ -57,16 +56,4 @@ def test_golden(case: str, tmp_path: Path, update_golden: bool) -> None:
     _write_tree(tmp_path / "repo", files)
     assert check_repo(tmp_path / "repo") == []
     assert layout_of(resolved) == case.split("-")[0]
-    golden = GOLDEN / case
-    if update_golden:
-        shutil.rmtree(golden, ignore_errors=True)
-        _write_tree(golden, {k: v for k, v in files.items() if not k.endswith("/")})
-        return
-    expected = {p.relative_to(golden).as_posix(): p.read_bytes() for p in golden.rglob("*") if p.is_file()}
-    actual = {k: v for k, v in files.items() if not k.endswith("/")}
-    assert sorted(actual) == sorted(expected), "file set differs; run pytest --update-golden if intended"
-    for rel, data in actual.items():
-        if data != expected[rel]:
-            diff = "".join(difflib.unified_diff(expected[rel].decode().splitlines(True), data.decode().splitlines(True),
-                                                f"golden/{rel}", f"rendered/{rel}"))
-            pytest.fail(f"{case}/{rel} differs from its golden file:\n{diff}")
+    match_golden_tree(GOLDEN / case, {k: v for k, v in files.items() if not k.endswith("/")}, case, update_golden)
