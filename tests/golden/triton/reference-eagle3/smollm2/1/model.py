@@ -12,6 +12,9 @@ The draft length follows the tuned schedule at the live batch size; a request ma
 `draft_len`, 0..32) to A/B speculation on the live server. Greedy output is the same either way. Every
 response says the K that served it (`draft_len`) and the batch it decoded in.
 
+A request whose gRPC client cancelled it leaves the batch: the loop asks `response_sender.is_cancelled()`
+(python_backend README "Request Cancellation Handling"; the tag it arrived in was not read: the bundled 2.51 has it,
+tests/triton/test_reference_cancel.py) every 0.25 s of decoding and answers CANCELLED.
 A bad request is answered INVALID_ARG (error codes: triton-inference-server/python_backend README.md, "Error
 Codes", `pb_utils.TritonError(message, code)`; the bundled 2.51 stub has them) and the model keeps serving.
 """
