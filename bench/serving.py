@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import tempfile
 import threading
@@ -118,6 +119,7 @@ def serve_run(label: str, sets: tuple[str, ...], prompts: list[str], args: argpa
         if server.frontend is not None:
             server.frontend.stop()
         server.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
     reference = answers[0]  # c=1: one request at a time
     for figures, seen in zip(results, answers, strict=True):
         figures["identical_to_sequential_greedy"] = bool(seen) and all(reference.get(p) == a for p, a in seen.items())

@@ -4,7 +4,8 @@ add_generation_prompt=True)` and the text is sent as the model's raw prompt.
 
 Where the tokenizer lives, per layout (`tokenizer_of`): reference, the model's `target_ref` parameter (resolved
 as the runtime resolves it); engine, the preprocessing model's `tokenizer_dir` parameter; llmapi, model.yaml's
-`tokenizer`, else its `model` (LLM()'s checkpoint). It is loaded once, in the background from the endpoint's
+`tokenizer` at its `tokenizer_revision`, else its `model` at its `revision` (LLM()'s checkpoint and the pin `build`
+wrote; BaseLlmArgs fields, see trtllm/tables). It is loaded once, in the background from the endpoint's
 start (the first chat request waits for it; never at import: `--help`, `validate`, `plan` stay light). Where the text
 cannot reach the model untemplated (a reference model without the `chat_template` input) or no tokenizer with a
 chat template is found, chat takes one user message (the model templates it, or takes it as it is) and refuses
@@ -30,7 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from specdeploy.serve.openai_frontend import ApiError, Served
+from specdeploy.serve.openai_frontend import ApiError, Served, TokenizerRef
 
 ROLES = ("system", "user", "assistant")
 ALIASES = {"developer": "system"}
@@ -128,12 +129,12 @@ class Templater:
         try:
             from transformers import AutoTokenizer
 
-            source = served.tokenizer
+            source, revision = served.tokenizer.source, served.tokenizer.revision
             if served.layout == "reference":
                 from specdeploy.runtime.models import resolve_target_folder
 
                 source = str(resolve_target_folder(source))
-            tokenizer = AutoTokenizer.from_pretrained(source)
+            tokenizer = AutoTokenizer.from_pretrained(source, revision=revision)
         except Exception as exc:  # noqa: BLE001 - any failure leaves chat single-turn, with the reason
             return None, f"the tokenizer of model {served.model} ({served.tokenizer}) could not be loaded: {exc}"
         if getattr(tokenizer, "chat_template", None) is None:
@@ -155,8 +156,10 @@ async def chat_prompt(templater: Templater, body: dict[str, Any]) -> tuple[str, 
     return conv[0]["content"], False, None
 
 
-def tokenizer_of(root: Path, layout: str, model: str, config_of: Callable[[str], dict[str, Any]]) -> str | None:
+def tokenizer_of(root: Path, layout: str, model: str,
+                 config_of: Callable[[str], dict[str, Any]]) -> TokenizerRef | None:
     """Where the served model's tokenizer lives (None: not found); `config_of(model)` is its Triton config."""
+    revision = None
     try:
         if layout == "reference":
             value = _parameter(config_of(model), "target_ref")
@@ -166,12 +169,16 @@ def tokenizer_of(root: Path, layout: str, model: str, config_of: Callable[[str],
             import yaml
 
             data = yaml.safe_load((root / model / "1" / "model.yaml").read_text())
-            value = (data.get("tokenizer") or data.get("model")) if isinstance(data, dict) else None
+            data = data if isinstance(data, dict) else {}
+            own = "tokenizer" if data.get("tokenizer") else "model"
+            value, revision = data.get(own), data.get(f"{own}_revision" if own == "tokenizer" else "revision")
         else:
             return None
     except Exception:  # noqa: BLE001 - an unreadable config leaves chat single-turn
         return None
-    return value if isinstance(value, str) and value and "${" not in value else None
+    if not (isinstance(value, str) and value and "${" not in value):
+        return None
+    return TokenizerRef(value, revision if isinstance(revision, str) and revision else None)
 
 
 def _parameter(config: dict[str, Any], key: str) -> Any:

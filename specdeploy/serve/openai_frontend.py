@@ -51,6 +51,17 @@ class ApiError(Exception):
 
 
 @dataclass(frozen=True)
+class TokenizerRef:
+    """Where a tokenizer loads from: a folder or hub id, and the revision a hub id is pinned to."""
+
+    source: str
+    revision: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.source}@{self.revision}" if self.revision else self.source
+
+
+@dataclass(frozen=True)
 class Served:
     """The Triton model behind the endpoint: its HTTP address, name, declared inputs, the repository's layout and
     where its tokenizer lives (openai_chat.tokenizer_of; None: not found)."""
@@ -60,7 +71,7 @@ class Served:
     inputs: frozenset[str]
     decoupled: bool
     layout: str = "unknown"
-    tokenizer: str | None = None
+    tokenizer: TokenizerRef | None = None
 
 
 def triton_body(served: Served, body: dict[str, Any], prompt: str, raw: bool) -> tuple[dict[str, Any], bool]:

@@ -5,13 +5,15 @@ each layout's tokenizer is found. Before: any system message or second turn was 
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from specdeploy.serve.openai_chat import Templater, chat_prompt, conversation, render, tokenizer_of
-from specdeploy.serve.openai_frontend import ApiError, Served
+from specdeploy.serve.openai_frontend import ApiError, Served, TokenizerRef
+from tests.helpers import hub_cache_model
 
 WORDS = ["<unk>", "<s>", "</s>", "system", "user", "assistant", "hello", "world", "is", "fast", "be", "brief"]
 # ChatML-like, in words the vocabulary knows; a BOS first, as Llama's templates write it
@@ -85,7 +87,7 @@ def served(tmp_path: Path, layout: str, inputs: frozenset[str] = REFERENCE_INPUT
            found: bool = True) -> Served:
     tokenizer(False, template).save_pretrained(tmp_path / "tok")
     (tmp_path / "tok" / "config.json").write_text('{"model_type": "llama"}')  # a model folder, as the runtime wants
-    return Served("127.0.0.1:1", "m", inputs, True, layout, str(tmp_path / "tok") if found else None)
+    return Served("127.0.0.1:1", "m", inputs, True, layout, TokenizerRef(str(tmp_path / "tok")) if found else None)
 
 
 def prompt(where: Served, messages: list[dict[str, Any]]) -> tuple[str, bool, int | None]:
@@ -118,7 +120,7 @@ def test_without_a_way_to_render_chat_is_one_user_message(tmp_path: Path, kwargs
 
 
 def test_an_unloadable_tokenizer_leaves_chat_single_turn(tmp_path: Path) -> None:
-    where = Served("127.0.0.1:1", "m", REFERENCE_INPUTS, True, "engine", str(tmp_path / "missing"))
+    where = Served("127.0.0.1:1", "m", REFERENCE_INPUTS, True, "engine", TokenizerRef(str(tmp_path / "missing")))
     with pytest.raises(ApiError, match="could not be loaded"):
         prompt(where, TURNS)
 
@@ -128,11 +130,33 @@ def test_each_layout_names_its_tokenizer(tmp_path: Path) -> None:
                "preprocessing": {"parameters": {"tokenizer_dir": {"string_value": "/models/tok"}}}}
     (tmp_path / "m" / "1").mkdir(parents=True)
     (tmp_path / "m" / "1" / "model.yaml").write_text("model: /ckpt\ntriton_config: {decoupled: true}\n")
-    assert tokenizer_of(tmp_path, "reference", "m", configs.__getitem__) == "HuggingFaceTB/SmolLM2-135M-Instruct"
-    assert tokenizer_of(tmp_path, "engine", "ensemble", configs.__getitem__) == "/models/tok"
-    assert tokenizer_of(tmp_path, "llmapi", "m", configs.__getitem__) == "/ckpt"
-    (tmp_path / "m" / "1" / "model.yaml").write_text("model: /ckpt\ntokenizer: /tok\n")
-    assert tokenizer_of(tmp_path, "llmapi", "m", configs.__getitem__) == "/tok"
+    found = TokenizerRef("HuggingFaceTB/SmolLM2-135M-Instruct")
+    assert tokenizer_of(tmp_path, "reference", "m", configs.__getitem__) == found
+    assert tokenizer_of(tmp_path, "engine", "ensemble", configs.__getitem__) == TokenizerRef("/models/tok")
+    assert tokenizer_of(tmp_path, "llmapi", "m", configs.__getitem__) == TokenizerRef("/ckpt")
+    (tmp_path / "m" / "1" / "model.yaml").write_text("model: org/ckpt\nrevision: r1\ntokenizer_revision: r2\n")
+    assert tokenizer_of(tmp_path, "llmapi", "m", configs.__getitem__) == TokenizerRef("org/ckpt", "r1")
+    (tmp_path / "m" / "1" / "model.yaml").write_text("model: /ckpt\nrevision: r1\ntokenizer: /tok\n")
+    assert tokenizer_of(tmp_path, "llmapi", "m", configs.__getitem__) == TokenizerRef("/tok")
+    (tmp_path / "m" / "1" / "model.yaml").write_text("model: /ckpt\ntokenizer: org/tok\ntokenizer_revision: r2\n")
+    assert tokenizer_of(tmp_path, "llmapi", "m", configs.__getitem__) == TokenizerRef("org/tok", "r2")
     configs["preprocessing"]["parameters"]["tokenizer_dir"]["string_value"] = "${tokenizer_dir}"  # NGC, unfilled
     assert tokenizer_of(tmp_path, "engine", "ensemble", configs.__getitem__) is None
     assert tokenizer_of(tmp_path, "unknown", "m", configs.__getitem__) is None
+
+
+def test_a_pinned_hub_tokenizer_loads_at_its_revision(tmp_path: Path) -> None:
+    """model.yaml pins the checkpoint (`revision`, written by `build`): chat renders with that revision's template,
+    not whatever the cache's `main` points at. Before, the revision was dropped and `main` was loaded."""
+    cache = Path(os.environ["HF_HUB_CACHE"])  # the session's offline cache (tests/conftest.py); read at hub import
+    for rev, word in (("a" * 40, "hello"), ("b" * 40, "world")):  # refs/main ends at the last one: b
+        folder = tmp_path / rev
+        tokenizer(False, TEMPLATE.replace("assistant{% endif %}", word + "{% endif %}")).save_pretrained(folder)
+        hub_cache_model(cache, "test-openai-chat/pinned", {"model_type": "llama"}, revision=rev,
+                        files={p.name: p.read_bytes() for p in folder.iterdir()})
+    (tmp_path / "m" / "1").mkdir(parents=True)
+    (tmp_path / "m" / "1" / "model.yaml").write_text(f"model: test-openai-chat/pinned\nrevision: {'a' * 40}\n")
+    ref = tokenizer_of(tmp_path, "llmapi", "m", {}.__getitem__)
+    where = Served("127.0.0.1:1", "m", frozenset({"text_input"}), True, "llmapi", ref)
+    text, _, _ = prompt(where, [{"role": "user", "content": "fast"}])
+    assert text.endswith("</s> hello")
