@@ -73,9 +73,10 @@ def reason(r: dict[str, Any], p: dict[str, Any], engine: dict[str, Any], cal_tps
                 f"{t0:.2f} ms carries the `{p['engine']}` fixed terms fitted at TP {sorted(cal_tps)} only (this row: "
                 f"TP {tp}), so drafting and verification weigh too much against it")
     tree = record.setting(r, "tree")
-    width = Tree(tree["steps"], tree["topk"], tree["draft_tokens"]).width() if tree else 1.0
-    rule = (f"tree acceptance (AcceptanceProfile.widened, width {width:g} for topk {tree['topk']} / "
-            f"{tree['draft_tokens']} nodes / depth {tree['steps']})" if tree else f"the `{r['mechanism']}` prior")
+    shape = Tree(tree["steps"], tree["topk"], tree["draft_tokens"]) if tree else None
+    rule = (f"tree acceptance (the `{r['mechanism']}` prior widened to {shape.effective_width():.2f} independent "
+            f"candidates: width {shape.width():g} ** gamma {record.tree_gamma():g}, for topk {tree['topk']} / "
+            f"{tree['draft_tokens']} nodes / depth {tree['steps']})" if shape else f"the `{r['mechanism']}` prior")
     return (f"no AL published, so acceptance and step cost cannot be told apart; at the model's step ratio "
             f"T(K)/T(0) = {ratio:.2f} (K = {k}) the row implies AL {implied:.2f} where {rule} gives "
             f"{pred['al']:.2f}")

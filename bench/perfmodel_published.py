@@ -48,13 +48,17 @@ DEFAULT_CONTEXT = 1024
 """Decode context where a row states no input/output lengths."""
 K_RANGE = range(1, 9)
 LINEAR = {"trtllm": ("layer_overhead_s", "alltoall_latency_s", "draft_pass_s"),
-          "sglang": ("layer_overhead_s", "draft_pass_s"),
-          "vllm": ("step_overhead_s", "token_overhead_s", "draft_pass_s")}
-"""Linear terms fitted per engine: only as many as its calibration rows can tell apart. TRT-LLM: every row runs
-TP > 1, so the all-reduce latency (2 per layer) is the per-layer term; the MTP sweep adds one drafter pass and one
-verified token per K, so per-pass and per-token costs are one column there and the pass gets it (the Scout n-gram
-rows, held out, verify 6-24 tokens a step with no pass). SGLang: 3 rows of one model. vLLM: one model, so per-step
-and per-layer are one column; three batch sizes tell the per-token term apart."""
+          "sglang": ("layer_overhead_s", "allreduce_latency_s", "draft_pass_s"),
+          "vllm": ("step_overhead_s", "token_overhead_s", "draft_pass_s"),
+          "vllm-2025": ("step_overhead_s", "draft_pass_s")}
+"""Linear terms fitted per engine profile: only as many as its calibration rows can tell apart. TRT-LLM: every row
+runs TP > 1, so the all-reduce latency (2 per layer) is the per-layer term; the MTP sweep adds one drafter pass and
+one verified token per K, so per-pass and per-token costs are one column there and the pass gets it (the Scout
+n-gram rows, held out, verify 6-24 tokens a step with no pass). SGLang: TP 1, 2, 4 and 8 rows tell the all-reduce
+from the per-layer term; trees verify more tokens than they make passes. `vllm` (0.31, 2026): one model, so
+per-step and per-layer are one column; three batch sizes tell the per-token term apart. `vllm-2025` (V1 as released
+in 2025, record.engine_profile): batch 1 only, where a pass and a verified token come together, so the pass gets
+both."""
 BASE = Efficiency(compute=0.7, step_overhead_s=0.0, allreduce_latency_s=0.0)
 QUANT = {"nvfp4": "nvfp4", "fp8": "fp8", "bfloat16": "none", "float16": "none", None: "none"}
 
@@ -65,7 +69,7 @@ def setup(r: dict[str, Any], eff: Efficiency) -> tuple[AnalyticTimer, Acceptance
     draft = SHAPES.get(r.get("draft") or "") or (EAGLE3_LLAMA_3_1_8B if r["mechanism"] == "eagle3"
                                                  and r["model"] == "llama-3.1-8b" else None)
     tree_cfg = record.setting(r, "tree")
-    tree = Tree(tree_cfg["steps"], tree_cfg["topk"], tree_cfg["draft_tokens"]) if tree_cfg else None
+    tree = tree_of(tree_cfg)
     isl, osl = r.get("isl"), r.get("osl")
     context = isl + osl // 2 if isl and osl else DEFAULT_CONTEXT
     timer = AnalyticTimer(model, GPUS[record.setting(r, "gpu")], mechanism=r["mechanism"], draft=draft,
@@ -76,9 +80,48 @@ def setup(r: dict[str, Any], eff: Efficiency) -> tuple[AnalyticTimer, Acceptance
         profile = AcceptanceProfile.iid(iid_alpha(r["al"], depth_), 64, f"published AL {r['al']} at K = {depth_}")
     else:
         profile = prior_profile(r["mechanism"])
-        profile = profile.widened(tree.width()) if tree else profile
+        profile = profile.widened(tree.effective_width()) if tree else profile
     per_user = "per user" in r["metric"] or "speed-up" in r["metric"] or "speedup" in r["metric"]
     return timer, profile, record.setting(r, "batch", 1), per_user
+
+
+def tree_of(cfg: dict[str, Any] | None) -> Tree | None:
+    return Tree(cfg["steps"], cfg["topk"], cfg["draft_tokens"]) if cfg else None
+
+
+def tree_al(alpha: float, tree: Tree, gamma: float) -> float:
+    """A tree's AL for chain rate alpha when its width counts as width ** gamma independent candidates."""
+    profile = AcceptanceProfile.iid(alpha, tree.steps, "chain").widened(tree.width() ** gamma)
+    return profile.expected_al(tree.steps)
+
+
+def fit_tree_gamma(cal: list[dict[str, Any]]) -> dict[str, Any]:
+    """gamma, shared, and a chain rate per source (its drafter and prompts), by least squares on the relative AL
+    error of the calibration rows that publish a tree's AL, from sources with a tree wider than a chain."""
+    by_source: dict[str, list[tuple[dict[str, Any], Tree]]] = defaultdict(list)
+    for r in cal:
+        tree = tree_of(record.setting(r, "tree"))
+        if r.get("al") and tree:
+            by_source[r["source"]].append((r, tree))
+    by_source = {s: v for s, v in by_source.items() if any(t.width() > 1 for _, t in v)}
+    alphas = np.linspace(0.05, 0.99, 471)
+
+    def per_source(gamma: float, rows: list[tuple[dict[str, Any], Tree]]) -> tuple[float, float]:
+        losses = [sum(((tree_al(a, t, gamma) - r["al"]) / r["al"]) ** 2 for r, t in rows) for a in alphas]
+        best = int(np.argmin(losses))
+        return float(losses[best]), float(alphas[best])
+
+    gammas = np.linspace(0.0, 1.5, 151)
+    totals = [sum(per_source(g, rows)[0] for rows in by_source.values()) for g in gammas]
+    gamma = float(gammas[int(np.argmin(totals))])
+    alpha = {s: per_source(gamma, rows)[1] for s, rows in by_source.items()}
+    rel = [abs(tree_al(alpha[s], t, gamma) - r["al"]) / r["al"] for s, rows in by_source.items() for r, t in rows]
+    old = [abs(tree_al(per_source(1.0, rows)[1], t, 1.0) - r["al"]) / r["al"]
+           for rows in by_source.values() for r, t in rows]
+    return {"gamma": gamma, "chain_alpha": alpha, "fitted_on": sorted(r["id"] for v in by_source.values()
+                                                                       for r, _ in v),
+            "al_rel_err": {"mean": statistics.mean(rel), "max": max(rel)},
+            "al_rel_err_gamma_1": {"mean": statistics.mean(old), "max": max(old)}}
 
 
 def depth(r: dict[str, Any], timer: AnalyticTimer, profile: AcceptanceProfile, batch: int) -> int:
@@ -237,7 +280,8 @@ def compute() -> dict[str, Any]:
     the summaries and the bands."""
     grid = grid_study()
     cal = [r for r in record.rows("calibration") if predictable(r)]
-    engines = {e: fit_engine(e, [r for r in cal if r["engine"] == e]) for e in LINEAR}
+    tree = fit_tree_gamma(cal)
+    engines = {e: fit_engine(e, [r for r in cal if record.engine_profile(r) == e]) for e in LINEAR}
     engines["torch-eager"] = {"efficiency": grid["fits"]["torch SDPA proxy (gqa_packed=False)"]["efficiency"],
                               "fitted_on": ["H200 step-cost grid (eager PyTorch, torch SDPA)"]}
     effs = {e: Efficiency.from_dict(v["efficiency"]) for e, v in engines.items()}
@@ -251,7 +295,8 @@ def compute() -> dict[str, Any]:
         preds.append({"id": r["id"], "split": r["split"], "mechanism": r["mechanism"], "gpu": record.setting(r, "gpu"),
                       "source": r["source"], "added": bool(record.record()["sources"][r["source"]].get("added")),
                       "batch": record.record()["sources"][r["source"]].get("batch", 1),
-                      "engine": r["engine"], "published": published, "predicted": predict_row(r, effs[r["engine"]])})
+                      "engine": record.engine_profile(r), "published": published,
+                      "predicted": predict_row(r, effs[record.engine_profile(r)])})
     for p in preds:
         r, engine = record.row(p["id"]), engines[p["engine"]]
         _, _, batch, per_user = setup(r, effs[p["engine"]])
@@ -261,8 +306,8 @@ def compute() -> dict[str, Any]:
             p["miss"] = why
     skipped = [{"id": r["id"], "why": "setting not stated: " + ", ".join(r["not_stated"])}
                for r in record.rows() if not predictable(r) and r["metric"] != "acceptance only"]
-    return {"grid": grid, "engines": engines, "rows": preds, "skipped": skipped, "summary": summary(preds),
-            "bands": bands(preds, {i for e in LINEAR for i in engines[e]["fitted_on"]})}
+    return {"grid": grid, "tree_acceptance": tree, "engines": engines, "rows": preds, "skipped": skipped,
+            "summary": summary(preds), "bands": bands(preds, {i for e in LINEAR for i in engines[e]["fitted_on"]})}
 
 
 def outputs(result: dict[str, Any]) -> dict[Path, str]:
@@ -270,20 +315,24 @@ def outputs(result: dict[str, Any]) -> dict[Path, str]:
     engines = {"format": "specdeploy.engines/1", "by": "bench/perfmodel_published.py", "engines": result["engines"]}
     return {REPO / "bench" / "results" / "perfmodel_published.json": json.dumps(result, indent=1) + "\n",
             ENGINES_FILE: json.dumps(engines, indent=1) + "\n",
+            record.ACCEPTANCE: json.dumps({"format": "specdeploy.acceptance/1", "by": "bench/perfmodel_published.py",
+                                           "tree": result["tree_acceptance"]}, indent=1) + "\n",
             record.BANDS: json.dumps(result["bands"], indent=1) + "\n"}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--check", action="store_true",
-                        help="write nothing; exit 1 if the checked-in data/engines.json or data/bands.json differ")
+                        help="write nothing; exit 1 if the checked-in data/engines.json, bands.json or "
+                             "acceptance.json differ")
     args = parser.parse_args()
     result = compute()
     files = outputs(result)
     if args.check:
-        stale = [str(p.relative_to(REPO)) for p in (ENGINES_FILE, record.BANDS)
+        stale = [str(p.relative_to(REPO)) for p in (ENGINES_FILE, record.BANDS, record.ACCEPTANCE)
                  if not p.exists() or p.read_text(encoding="utf-8") != files[p]]
-        print("stale: " + ", ".join(stale) if stale else "engines.json and bands.json are what the bench computes")
+        print("stale: " + ", ".join(stale) if stale else
+              "engines.json, bands.json and acceptance.json are what the bench computes")
         return 1 if stale else 0
     for path, text in files.items():
         path.write_text(text, encoding="utf-8")

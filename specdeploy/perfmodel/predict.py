@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from specdeploy.perfmodel.acceptance import AcceptanceProfile
 from specdeploy.perfmodel.cost import Efficiency, StepCost, forward_cost
 from specdeploy.perfmodel.drafters import DraftContext, draft_passes, drafter
+from specdeploy.perfmodel.record import tree_gamma
 from specdeploy.resolve.gpus import GpuSpec
 from specdeploy.resolve.model_spec import ModelSpec
 
@@ -48,6 +49,12 @@ class Tree:
     def width(self) -> float:
         """Candidates per depth the verified tree keeps: min(topk, tokens / steps) (at least 1)."""
         return max(1.0, min(float(self.topk), self.tokens / max(1, self.steps)))
+
+    def effective_width(self) -> float:
+        """Independent candidates per depth the width is worth: width ** gamma. Below the top one a depth's
+        candidates miss together far more often than independently; gamma is fitted on published tree ALs
+        (record.tree_gamma)."""
+        return self.width() ** tree_gamma()
 
 
 class AnalyticTimer:

@@ -53,8 +53,8 @@ def _cond_from_prefix(prefix: tuple[float, ...]) -> tuple[float, ...]:
 PUBLISHED: dict[str, PublishedAcceptance] = {p.mechanism: p for p in (
     from_sweep("mtp", ("dsr1-mtp1-b200", "dsr1-mtp2-b200", "dsr1-mtp3-b200", "dsr1-mtp4-b200", "dsr1-mtp5-b200")),
     from_one("eagle3", "l31-8b-eagle3-al-mtbench", " (MT-bench, temperature 1)"),
-    PublishedAcceptance("eagle", (0.75,), "i.i.d. alpha = 0.75 (EAGLE-2 3.05-4.26x with trees; chain lower); no "
-                        "EAGLE-1/2 acceptance length in the record", "arXiv 2406.16858"),
+    from_one("eagle", "l31-8b-eagle-k3-vllm-a100", " (MT-bench, vLLM's chain, EAGLE-1 head; the old alpha = 0.75 "
+             "rested on EAGLE-2's tree speed-ups)"),
     PublishedAcceptance("draft_target", (0.70,), "i.i.d. alpha = 0.70; the record's draft-target rows publish "
                         "speedups without draft length or AL, so no AL to derive it from", "assumed"),
     PublishedAcceptance("medusa", (0.60, 0.55, 0.50), "alpha 0.60 falling by 0.05 per head (Medusa 2.2-3.6x)",

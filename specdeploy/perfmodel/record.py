@@ -17,6 +17,7 @@ from specdeploy.errors import UsageError
 DATA = Path(__file__).with_name("data")
 RECORD = DATA / "published.json"
 BANDS = DATA / "bands.json"
+ACCEPTANCE = DATA / "acceptance.json"
 SPLITS = ("calibration", "held-out")
 REQUIRED = ("id", "source", "section", "mechanism", "metric", "not_stated")
 RESULTS = ("speedup", "spec_tps", "al")
@@ -57,6 +58,21 @@ def row(row_id: str) -> dict[str, Any]:
         if r["id"] == row_id:
             return r
     raise KeyError(row_id)
+
+
+def engine_profile(r: dict[str, Any]) -> str:
+    """The engine profile a row is predicted with: its source's `profile` (an engine's release era, e.g.
+    `vllm-2025`), else the row's engine."""
+    return str(record()["sources"][r["source"]].get("profile", r["engine"]))
+
+
+@cache
+def tree_gamma() -> float:
+    """The exponent that turns a draft tree's width into independent candidates per depth (data/acceptance.json,
+    fitted by bench/perfmodel_published.py); 1.0 (every candidate independent) before any fit."""
+    if not ACCEPTANCE.exists():
+        return 1.0
+    return float(json.loads(ACCEPTANCE.read_text(encoding="utf-8"))["tree"]["gamma"])
 
 
 def setting(r: dict[str, Any], key: str, default: Any = None) -> Any:

@@ -46,10 +46,16 @@ LLAMA_4_SCOUT = ModelSpec("meta-llama/Llama-4-Scout-17B-16E-Instruct", "Llama4Fo
 LLAMA_2_7B = ModelSpec("meta-llama/Llama-2-7b-chat-hf", "LlamaForCausalLM", "llama", layers=32, hidden=4096, heads=32,
                        kv_heads=32, head_dim=128, intermediate=11008, vocab=32000, context=4096, source="catalog")
 
+QWEN3_30B_A3B = ModelSpec("Qwen/Qwen3-30B-A3B", "Qwen3MoeForCausalLM", "qwen3_moe", layers=48, hidden=2048, heads=32,
+                          kv_heads=4, head_dim=128, intermediate=6144, vocab=151936, context=40960, experts=128,
+                          active_experts=8, moe_intermediate=768, source="catalog")
+"""Every layer MoE (decoder_sparse_step 1, no shared expert); values as copies of the model's config.json in public
+code (search index ids 56153331831, 68980208961), the hub being unreachable here."""
+
 SHAPES: dict[str, ModelSpec] = {
     "llama-3.1-8b": LLAMA_3_1_8B, "llama-3.1-70b": LLAMA_3_1_70B, "llama-3.2-1b": LLAMA_3_2_1B,
     "eagle3-llama-3.1-8b": EAGLE3_LLAMA_3_1_8B, "smollm2-135m": SMOLLM2_135M, "deepseek-v3": DEEPSEEK_V3,
     "deepseek-r1": DEEPSEEK_V3, "llama-3.1-405b": LLAMA_3_1_405B, "llama-3.2-3b": LLAMA_3_2_3B, "qwen3-8b": QWEN3_8B,
-    "llama-4-scout": LLAMA_4_SCOUT, "llama-2-7b": LLAMA_2_7B,
+    "llama-4-scout": LLAMA_4_SCOUT, "llama-2-7b": LLAMA_2_7B, "qwen3-30b-a3b": QWEN3_30B_A3B,
 }
 """Short name -> shape; `bench/gpu/step_cost.py` records these names in its JSON."""

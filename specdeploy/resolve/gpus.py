@@ -79,6 +79,19 @@ GPUS: dict[str, GpuSpec] = {
             "nvidia.com/en-us/data-center/h100 (datasheet: 2 TB/s, 756 TFLOPS BF16 dense, PCIe Gen5)",
         ),
         GpuSpec(
+            "h20",
+            "NVIDIA H20",
+            96 * _GIB,
+            4.0 * TB,
+            148 * TB,
+            296 * TB,
+            78,
+            (9, 0),
+            900 * GB,
+            "UNCONFIRMED: NVIDIA publishes no H20 datasheet; third-party spec sheets (willitrunai.com/gpus/h20-96gb: "
+            "96 GB HBM3, 4.0 TB/s, 148 TFLOPS FP16 dense, 296 INT8 TOPS, NVLink 900 GB/s; Geekbench: 78 SMs)",
+        ),
+        GpuSpec(
             "b200",
             "NVIDIA B200",
             180 * 10**9,
@@ -145,6 +158,7 @@ _NVML_NAMES = (
     ("h200", "h200"),
     ("h100 pcie", "h100-pcie"),
     ("h100", "h100-sxm"),
+    ("h20", "h20"),  # after h200: "nvidia h200" contains "h20"
     ("b200", "b200"),
     ("a100-sxm4-80gb", "a100-80gb"),
     ("a100 80gb", "a100-80gb"),

@@ -56,7 +56,7 @@ def test_a_malformed_record_is_refused() -> None:
 def test_priors_derived_from_rows_reproduce_their_rows() -> None:
     """Every prior that cites rows gives back the AL those rows published, at their K."""
     cited = [p for p in PUBLISHED.values() if p.rows]
-    assert {p.mechanism for p in cited} >= {"mtp", "eagle3", "ngram"}
+    assert {p.mechanism for p in cited} >= {"mtp", "eagle3", "eagle", "ngram"}
     for entry in cited:
         profile = prior_profile(entry.mechanism)
         assert all(i in profile.source for i in entry.rows)
@@ -137,6 +137,33 @@ def test_tree_verifies_its_nodes_and_drafts_topk_rows_per_pass() -> None:
     assert base.widened(1.0).prefix == pytest.approx(base.prefix)
 
 
+def test_tree_width_counts_as_width_to_the_fitted_gamma() -> None:
+    """A tree's extra candidates per depth are worth width ** gamma independent ones; gamma comes from
+    data/acceptance.json (the bench's fit), and the fit explains the record's tree ALs far better than gamma = 1
+    (every candidate independent, the old rule)."""
+    fit = json.loads(record.ACCEPTANCE.read_text(encoding="utf-8"))["tree"]
+    gamma = record.tree_gamma()
+    assert gamma == fit["gamma"] and 0.0 < gamma < 1.0
+    assert Tree(8, 8, 60).effective_width() == pytest.approx(7.5 ** gamma)
+    assert Tree(3, 1, 4).effective_width() == 1.0
+    assert fit["al_rel_err"]["max"] < fit["al_rel_err_gamma_1"]["mean"] / 3
+    for row_id in fit["fitted_on"]:  # calibration rows that publish a tree's AL
+        r = record.row(row_id)
+        assert r["split"] == "calibration" and r["al"] and record.setting(r, "tree")
+
+
+def test_engine_release_eras_are_profiles_named_by_their_sources() -> None:
+    """vLLM V1 as released in 2025 and vLLM 0.31 are two fitted profiles; a row takes its source's."""
+    from specdeploy.perfmodel.engines import profiles
+
+    eras = {record.engine_profile(r) for r in record.rows() if r["engine"] == "vllm"}
+    assert eras == {"vllm", "vllm-2025"}
+    for era in eras:
+        fitted = profiles()[era]["fitted_on"]
+        assert fitted and all(record.engine_profile(record.row(i)) == era for i in fitted)
+    assert record.engine_profile(record.row("dsr1-mtp1-b200")) == "trtllm"
+
+
 def test_bands_answer_by_mechanism_then_fall_back() -> None:
     b = record.band("mtp", "b200")
     if b is None:
@@ -147,7 +174,7 @@ def test_bands_answer_by_mechanism_then_fall_back() -> None:
 
 
 def test_engine_profiles_and_bands_are_what_the_bench_computes() -> None:
-    """data/engines.json and data/bands.json are the bench's output on this record, not hand-edited numbers."""
+    """data/engines.json, bands.json and acceptance.json are the bench's output on this record, not hand-edited."""
     import subprocess
     import sys
     from pathlib import Path
