@@ -5,7 +5,6 @@ each layout's tokenizer is found. Before: any system message or second turn was 
 from __future__ import annotations
 
 import asyncio
-import os
 from pathlib import Path
 from typing import Any
 
@@ -145,10 +144,14 @@ def test_each_layout_names_its_tokenizer(tmp_path: Path) -> None:
     assert tokenizer_of(tmp_path, "unknown", "m", configs.__getitem__) is None
 
 
-def test_a_pinned_hub_tokenizer_loads_at_its_revision(tmp_path: Path) -> None:
+def test_a_pinned_hub_tokenizer_loads_at_its_revision(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """model.yaml pins the checkpoint (`revision`, written by `build`): chat renders with that revision's template,
     not whatever the cache's `main` points at. Before, the revision was dropped and `main` was loaded."""
-    cache = Path(os.environ["HF_HUB_CACHE"])  # the session's offline cache (tests/conftest.py); read at hub import
+    from huggingface_hub import constants
+
+    cache = tmp_path / "hub"
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))  # read at call time; the env var only at import
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
     for rev, word in (("a" * 40, "hello"), ("b" * 40, "world")):  # refs/main ends at the last one: b
         folder = tmp_path / rev
         tokenizer(False, TEMPLATE.replace("assistant{% endif %}", word + "{% endif %}")).save_pretrained(folder)
