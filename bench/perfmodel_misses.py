@@ -42,8 +42,10 @@ def _plain(r: dict[str, Any], p: dict[str, Any], engine: dict[str, Any], cal_tps
             f"{1e6 * eff['layer_overhead_s']:.0f} µs, all-reduce {1e6 * eff['allreduce_latency_s']:.0f} µs; {where}")
 
 
-def reason(r: dict[str, Any], p: dict[str, Any], engine: dict[str, Any], cal_tps: set[int], scale: int) -> str | None:
-    """One line naming the term the row contradicts, with the numbers; None when the row is within MISS."""
+def reason(r: dict[str, Any], p: dict[str, Any], engine: dict[str, Any], cal_tps: set[int], scale: int,
+           gamma: float) -> str | None:
+    """One line naming the term the row contradicts, with the numbers; None when the row is within MISS (`gamma`:
+    the tree exponent of this run)."""
     pub, pred = p["published"], p["predicted"]
     if not pub["speedup"] or abs(pred["speedup"] - pub["speedup"]) / pub["speedup"] <= MISS:
         return None
@@ -74,8 +76,8 @@ def reason(r: dict[str, Any], p: dict[str, Any], engine: dict[str, Any], cal_tps
                 f"TP {tp}), so drafting and verification weigh too much against it")
     tree = record.setting(r, "tree")
     shape = Tree(tree["steps"], tree["topk"], tree["draft_tokens"]) if tree else None
-    rule = (f"tree acceptance (the `{r['mechanism']}` prior widened to {shape.effective_width():.2f} independent "
-            f"candidates: width {shape.width():g} ** gamma {record.tree_gamma():g}, for topk {tree['topk']} / "
+    rule = (f"tree acceptance (the `{r['mechanism']}` prior widened to {shape.effective_width(gamma):.2f} independent "
+            f"candidates: width {shape.width():.3g} ** gamma {gamma:g}, for topk {tree['topk']} / "
             f"{tree['draft_tokens']} nodes / depth {tree['steps']})" if shape else f"the `{r['mechanism']}` prior")
     return (f"no AL published, so acceptance and step cost cannot be told apart; at the model's step ratio "
             f"T(K)/T(0) = {ratio:.2f} (K = {k}) the row implies AL {implied:.2f} where {rule} gives "

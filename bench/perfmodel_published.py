@@ -49,22 +49,22 @@ DEFAULT_CONTEXT = 1024
 K_RANGE = range(1, 9)
 LINEAR = {"trtllm": ("layer_overhead_s", "alltoall_latency_s", "draft_pass_s"),
           "sglang": ("layer_overhead_s", "allreduce_latency_s", "draft_pass_s"),
-          "vllm": ("step_overhead_s", "token_overhead_s", "draft_pass_s"),
-          "vllm-2025": ("step_overhead_s", "draft_pass_s")}
-"""Linear terms fitted per engine profile: only as many as its calibration rows can tell apart. TRT-LLM: every row
+          "vllm": ("step_overhead_s", "token_overhead_s", "draft_pass_s")}
+"""Linear terms fitted per engine: only as many as its calibration rows can tell apart. TRT-LLM: every row
 runs TP > 1, so the all-reduce latency (2 per layer) is the per-layer term; the MTP sweep adds one drafter pass and
 one verified token per K, so per-pass and per-token costs are one column there and the pass gets it (the Scout
-n-gram rows, held out, verify 6-24 tokens a step with no pass). SGLang: TP 1, 2, 4 and 8 rows tell the all-reduce
-from the per-layer term; trees verify more tokens than they make passes. `vllm` (0.31, 2026): one model, so
-per-step and per-layer are one column; three batch sizes tell the per-token term apart. `vllm-2025` (V1 as released
-in 2025, record.engine_profile): batch 1 only, where a pass and a verified token come together, so the pass gets
-both."""
+n-gram rows, held out, verify 6-24 tokens a step with no pass). SGLang: the all-reduce column is 0 at TP 1 and
+2 per layer above, so TP 1 rows (Llama-3.1-8B) against TP 2/4 rows (Qwen3-30B-A3B only) tell it from the per-layer
+term, confounded with whatever else differs between those two models; trees verify more tokens than they make
+passes. vLLM: per-step and per-layer are one column; Qwen3-8B at three batch sizes (0.31) tells the per-token term
+from the per-step one, and batch-1 rows with a published AL (2025 releases) the per-pass term."""
 BASE = Efficiency(compute=0.7, step_overhead_s=0.0, allreduce_latency_s=0.0)
 QUANT = {"nvfp4": "nvfp4", "fp8": "fp8", "bfloat16": "none", "float16": "none", None: "none"}
 
 
-def setup(r: dict[str, Any], eff: Efficiency) -> tuple[AnalyticTimer, AcceptanceProfile, int, bool]:
-    """The row's deployment as the model sees it: (timer, acceptance, batch, per-user metric)."""
+def setup(r: dict[str, Any], eff: Efficiency, gamma: float) -> tuple[AnalyticTimer, AcceptanceProfile, int, bool]:
+    """The row's deployment as the model sees it: (timer, acceptance, batch, per-user metric); `gamma`: the tree
+    exponent this run fitted (not the checked-in one, which may be stale)."""
     model = SHAPES[r["model"]]
     draft = SHAPES.get(r.get("draft") or "") or (EAGLE3_LLAMA_3_1_8B if r["mechanism"] == "eagle3"
                                                  and r["model"] == "llama-3.1-8b" else None)
@@ -75,12 +75,12 @@ def setup(r: dict[str, Any], eff: Efficiency) -> tuple[AnalyticTimer, Acceptance
     timer = AnalyticTimer(model, GPUS[record.setting(r, "gpu")], mechanism=r["mechanism"], draft=draft,
                           quantization=QUANT[record.setting(r, "precision")], tp=record.setting(r, "tp", 1),
                           context=context, eff=eff, ep=record.setting(r, "ep", 1) or 1, tree=tree)
-    depth_ = tree.steps if tree else r.get("k")
+    depth_ = tree.depth() if tree else r.get("k")
     if r.get("al") and depth_:  # a published AL is the tree's own when the row drafts a tree: not widened
-        profile = AcceptanceProfile.iid(iid_alpha(r["al"], depth_), 64, f"published AL {r['al']} at K = {depth_}")
+        profile = AcceptanceProfile.iid(iid_alpha(r["al"], depth_), depth_, f"published AL {r['al']} at K = {depth_}")
     else:
         profile = prior_profile(r["mechanism"])
-        profile = profile.widened(tree.effective_width()) if tree else profile
+        profile = tree.acceptance(profile, gamma) if tree else profile
     per_user = "per user" in r["metric"] or "speed-up" in r["metric"] or "speedup" in r["metric"]
     return timer, profile, record.setting(r, "batch", 1), per_user
 
@@ -91,8 +91,7 @@ def tree_of(cfg: dict[str, Any] | None) -> Tree | None:
 
 def tree_al(alpha: float, tree: Tree, gamma: float) -> float:
     """A tree's AL for chain rate alpha when its width counts as width ** gamma independent candidates."""
-    profile = AcceptanceProfile.iid(alpha, tree.steps, "chain").widened(tree.width() ** gamma)
-    return profile.expected_al(tree.steps)
+    return tree.acceptance(AcceptanceProfile.iid(alpha, tree.steps, "chain"), gamma).expected_al(tree.steps)
 
 
 def fit_tree_gamma(cal: list[dict[str, Any]]) -> dict[str, Any]:
@@ -111,7 +110,7 @@ def fit_tree_gamma(cal: list[dict[str, Any]]) -> dict[str, Any]:
         best = int(np.argmin(losses))
         return float(losses[best]), float(alphas[best])
 
-    gammas = np.linspace(0.0, 1.5, 151)
+    gammas = np.linspace(0.0, 1.0, 101)  # above 1 a candidate would be worth more than an independent one
     totals = [sum(per_source(g, rows)[0] for rows in by_source.values()) for g in gammas]
     gamma = float(gammas[int(np.argmin(totals))])
     alpha = {s: per_source(gamma, rows)[1] for s, rows in by_source.items()}
@@ -139,8 +138,8 @@ def predictable(r: dict[str, Any]) -> bool:
         and r.get("engine") and r["metric"] != "acceptance only"
 
 
-def predict_row(r: dict[str, Any], eff: Efficiency) -> dict[str, Any]:
-    timer, profile, batch, per_user = setup(r, eff)
+def predict_row(r: dict[str, Any], eff: Efficiency, gamma: float) -> dict[str, Any]:
+    timer, profile, batch, per_user = setup(r, eff, gamma)
     k = depth(r, timer, profile, batch)
     scale = 1 if per_user else batch
     plain, al = scale / timer.step_seconds(batch, 0), profile.expected_al(k)
@@ -150,10 +149,10 @@ def predict_row(r: dict[str, Any], eff: Efficiency) -> dict[str, Any]:
             "draft_ms": 1e3 * timer.draft_seconds(batch, k)}
 
 
-def observations(r: dict[str, Any], eff: Efficiency) -> list[tuple[int, float]]:
+def observations(r: dict[str, Any], eff: Efficiency, gamma: float) -> list[tuple[int, float]]:
     """(K, step seconds the row implies): plain steps from the baseline, speculative ones from spec tokens/s and
     the AL used (published, else the prior) — only where the row fixes K."""
-    timer, profile, batch, per_user = setup(r, eff)
+    timer, profile, batch, per_user = setup(r, eff, gamma)
     scale = 1 if per_user else batch
     out = [(0, scale / r["baseline_tps"])] if r.get("baseline_tps") else []
     tree, k = record.setting(r, "tree"), r.get("k")
@@ -177,17 +176,17 @@ def nnls(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return x
 
 
-def fit_engine(engine: str, cal: list[dict[str, Any]]) -> dict[str, Any]:
+def fit_engine(engine: str, cal: list[dict[str, Any]], gamma: float) -> dict[str, Any]:
     """Bandwidth efficiency on a grid (0.3-1.0, not above the datasheet), the engine's linear terms by NNLS on
     relative step-time error; each step time is linear in those terms, so columns are unit differences."""
     names = LINEAR[engine]
-    pts = [(r, k, t) for r in cal for k, t in observations(r, BASE)]
+    pts = [(r, k, t) for r in cal for k, t in observations(r, BASE, gamma)]
     best: tuple[float, Efficiency] | None = None
     for bw in np.linspace(0.3, 1.0, 71):
         base = replace(BASE, bandwidth=float(bw))
 
         def seconds(e: Efficiency) -> np.ndarray:
-            return np.array([setup(r, e)[0].step_seconds(setup(r, e)[2], k) for r, k, _ in pts])
+            return np.array([setup(r, e, gamma)[0].step_seconds(setup(r, e, gamma)[2], k) for r, k, _ in pts])
 
         y, r0 = np.array([t for *_, t in pts]), seconds(base)
         cols = np.stack([(seconds(replace(base, **{n: 1e-3})) - r0) / 1e-3 for n in names], axis=1)
@@ -197,7 +196,8 @@ def fit_engine(engine: str, cal: list[dict[str, Any]]) -> dict[str, Any]:
         if best is None or loss < best[0]:
             best = (loss, eff)
     assert best is not None
-    rel = [abs(setup(r, best[1])[0].step_seconds(setup(r, best[1])[2], k) - t) / t for r, k, t in pts]
+    rel = [abs(setup(r, best[1], gamma)[0].step_seconds(setup(r, best[1], gamma)[2], k) - t) / t
+           for r, k, t in pts]
     return {"efficiency": best[1].to_dict(), "fitted": list(names), "fitted_on": sorted({r["id"] for r, *_ in pts}),
             "points": len(pts), "step_rel_err": {"mean": statistics.mean(rel), "max": max(rel)}}
 
@@ -281,7 +281,8 @@ def compute() -> dict[str, Any]:
     grid = grid_study()
     cal = [r for r in record.rows("calibration") if predictable(r)]
     tree = fit_tree_gamma(cal)
-    engines = {e: fit_engine(e, [r for r in cal if record.engine_profile(r) == e]) for e in LINEAR}
+    gamma = tree["gamma"]
+    engines = {e: fit_engine(e, [r for r in cal if r["engine"] == e], gamma) for e in LINEAR}
     engines["torch-eager"] = {"efficiency": grid["fits"]["torch SDPA proxy (gqa_packed=False)"]["efficiency"],
                               "fitted_on": ["H200 step-cost grid (eager PyTorch, torch SDPA)"]}
     effs = {e: Efficiency.from_dict(v["efficiency"]) for e, v in engines.items()}
@@ -295,13 +296,13 @@ def compute() -> dict[str, Any]:
         preds.append({"id": r["id"], "split": r["split"], "mechanism": r["mechanism"], "gpu": record.setting(r, "gpu"),
                       "source": r["source"], "added": bool(record.record()["sources"][r["source"]].get("added")),
                       "batch": record.record()["sources"][r["source"]].get("batch", 1),
-                      "engine": record.engine_profile(r), "published": published,
-                      "predicted": predict_row(r, effs[record.engine_profile(r)])})
+                      "engine": r["engine"], "published": published,
+                      "predicted": predict_row(r, effs[r["engine"]], gamma)})
     for p in preds:
         r, engine = record.row(p["id"]), engines[p["engine"]]
-        _, _, batch, per_user = setup(r, effs[p["engine"]])
+        _, _, batch, per_user = setup(r, effs[p["engine"]], gamma)
         cal_tps = {record.setting(record.row(i), "tp", 1) for i in engine["fitted_on"]}
-        why = reason(r, p, engine, cal_tps, 1 if per_user else batch)
+        why = reason(r, p, engine, cal_tps, 1 if per_user else batch, gamma)
         if why:
             p["miss"] = why
     skipped = [{"id": r["id"], "why": "setting not stated: " + ", ".join(r["not_stated"])}

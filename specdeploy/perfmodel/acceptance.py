@@ -65,8 +65,8 @@ class AcceptanceProfile:
         return out
 
     def widened(self, width: float) -> AcceptanceProfile:
-        """A draft tree keeping `width` candidates per depth: alpha'_j = 1 - (1 - alpha_j)^width (hypothesis:
-        the candidates miss independently; no row of the record measures a tree's AL)."""
+        """`width` independent candidates per depth: alpha'_j = 1 - (1 - alpha_j)^width. A tree's candidates are
+        not independent: `predict.Tree.acceptance` passes its width ** gamma, gamma fitted on published tree ALs."""
         rates = [1.0 - (1.0 - a) ** width for a in self.conditional()]
         return AcceptanceProfile.from_conditional(rates, f"{self.source}; tree width {width:g}", self.prior)
 

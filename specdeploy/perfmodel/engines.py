@@ -1,9 +1,9 @@
 """Engine efficiency profiles: named `Efficiency` parameter sets fitted by bench/perfmodel_published.py.
 
-`trtllm`, `sglang`, `vllm` (0.31) and `vllm-2025` (V1 as released in 2025: a slower drafter) are fitted on the
-calibration half of the published record (CUDA graphs: small fixed costs); `torch-eager` on the H200 step-cost grid
-(eager PyTorch: ~0.3 ms per layer of launches). The fitted values live in data/engines.json with the rows and the
-error each fit reached; a missing file or engine falls back to the uncalibrated `Efficiency()` defaults.
+`trtllm`, `sglang` and `vllm` are fitted on the calibration half of the published record (CUDA graphs: small fixed
+costs); `torch-eager` on the H200 step-cost grid (eager PyTorch: ~0.3 ms per layer of launches). The fitted values
+live in data/engines.json with the rows and the error each fit reached; a missing file or engine falls back to the
+uncalibrated `Efficiency()` defaults.
 """
 
 from __future__ import annotations

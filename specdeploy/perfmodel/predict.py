@@ -46,15 +46,25 @@ class Tree:
     topk: int
     tokens: int
 
-    def width(self) -> float:
-        """Candidates per depth the verified tree keeps: min(topk, tokens / steps) (at least 1)."""
-        return max(1.0, min(float(self.topk), self.tokens / max(1, self.steps)))
+    def depth(self) -> int:
+        """How deep an accepted path can go: the steps, but no more than the drafted nodes (tokens - 1)."""
+        return max(1, min(self.steps, self.tokens - 1))
 
-    def effective_width(self) -> float:
+    def width(self) -> float:
+        """Drafted candidates per depth the verified tree keeps: min(topk, (tokens - 1) / steps), at least 1."""
+        return max(1.0, min(float(self.topk), (self.tokens - 1) / max(1, self.steps)))
+
+    def effective_width(self, gamma: float | None = None) -> float:
         """Independent candidates per depth the width is worth: width ** gamma. Below the top one a depth's
         candidates miss together far more often than independently; gamma is fitted on published tree ALs
-        (record.tree_gamma)."""
-        return self.width() ** tree_gamma()
+        (record.tree_gamma, unless given)."""
+        return self.width() ** (tree_gamma() if gamma is None else gamma)
+
+    def acceptance(self, chain: AcceptanceProfile, gamma: float | None = None) -> AcceptanceProfile:
+        """The tree's acceptance from its drafter's chain: widened per depth, no deeper than its nodes."""
+        wide = chain.widened(self.effective_width(gamma))
+        return AcceptanceProfile(wide.prefix[:self.depth()], f"{wide.source}, at most {self.depth()} deep",
+                                 chain.prior)
 
 
 class AnalyticTimer:

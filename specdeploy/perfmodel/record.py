@@ -60,12 +60,6 @@ def row(row_id: str) -> dict[str, Any]:
     raise KeyError(row_id)
 
 
-def engine_profile(r: dict[str, Any]) -> str:
-    """The engine profile a row is predicted with: its source's `profile` (an engine's release era, e.g.
-    `vllm-2025`), else the row's engine."""
-    return str(record()["sources"][r["source"]].get("profile", r["engine"]))
-
-
 @cache
 def tree_gamma() -> float:
     """The exponent that turns a draft tree's width into independent candidates per depth (data/acceptance.json,

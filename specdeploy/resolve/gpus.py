@@ -89,7 +89,8 @@ GPUS: dict[str, GpuSpec] = {
             (9, 0),
             900 * GB,
             "UNCONFIRMED: NVIDIA publishes no H20 datasheet; third-party spec sheets (willitrunai.com/gpus/h20-96gb: "
-            "96 GB HBM3, 4.0 TB/s, 148 TFLOPS FP16 dense, 296 INT8 TOPS, NVLink 900 GB/s; Geekbench: 78 SMs)",
+            "96 GB HBM3, 4.0 TB/s, 148 TFLOPS FP16 dense, 296 INT8 TOPS, NVLink 900 GB/s; Geekbench: 78 SMs); FP8 "
+            "taken as the INT8 rate, as on every Hopper datasheet (H100 SXM: 1,979 both)",
         ),
         GpuSpec(
             "b200",
@@ -158,7 +159,7 @@ _NVML_NAMES = (
     ("h200", "h200"),
     ("h100 pcie", "h100-pcie"),
     ("h100", "h100-sxm"),
-    ("h20", "h20"),  # after h200: "nvidia h200" contains "h20"
+    ("h20", "h20"),  # after h200 ("nvidia h200" contains "h20"); the 141 GB H20 variant maps here too
     ("b200", "b200"),
     ("a100-sxm4-80gb", "a100-80gb"),
     ("a100 80gb", "a100-80gb"),

@@ -144,24 +144,15 @@ def test_tree_width_counts_as_width_to_the_fitted_gamma() -> None:
     fit = json.loads(record.ACCEPTANCE.read_text(encoding="utf-8"))["tree"]
     gamma = record.tree_gamma()
     assert gamma == fit["gamma"] and 0.0 < gamma < 1.0
-    assert Tree(8, 8, 60).effective_width() == pytest.approx(7.5 ** gamma)
-    assert Tree(3, 1, 4).effective_width() == 1.0
+    assert Tree(8, 8, 60).width() == 59 / 8 and Tree(8, 8, 60).effective_width() == pytest.approx((59 / 8) ** gamma)
+    assert Tree(3, 1, 4).effective_width() == 1.0 and Tree(3, 3, 4).width() == 1.0  # the root is no candidate
+    chain = AcceptanceProfile.iid(0.6, 8)
+    shallow = Tree(8, 4, 4).acceptance(chain)  # 3 drafted nodes: no path deeper than 3
+    assert shallow.expected_al(8) == shallow.expected_al(3) < 4.0
     assert fit["al_rel_err"]["max"] < fit["al_rel_err_gamma_1"]["mean"] / 3
     for row_id in fit["fitted_on"]:  # calibration rows that publish a tree's AL
         r = record.row(row_id)
         assert r["split"] == "calibration" and r["al"] and record.setting(r, "tree")
-
-
-def test_engine_release_eras_are_profiles_named_by_their_sources() -> None:
-    """vLLM V1 as released in 2025 and vLLM 0.31 are two fitted profiles; a row takes its source's."""
-    from specdeploy.perfmodel.engines import profiles
-
-    eras = {record.engine_profile(r) for r in record.rows() if r["engine"] == "vllm"}
-    assert eras == {"vllm", "vllm-2025"}
-    for era in eras:
-        fitted = profiles()[era]["fitted_on"]
-        assert fitted and all(record.engine_profile(record.row(i)) == era for i in fitted)
-    assert record.engine_profile(record.row("dsr1-mtp1-b200")) == "trtllm"
 
 
 def test_bands_answer_by_mechanism_then_fall_back() -> None:
