@@ -59,8 +59,9 @@ class LoadedProfile:
     def source_of(self, path: Path) -> str:
         """'file:line', '--set' or 'default' for the value at `path` (plan prints this)."""
         origin = self.origins.get(path)
-        if origin is None:
-            return "default"
+        if origin is None:  # inside a mapping `--set` gave whole (`--set tune.sla={p99_itl_ms: 20}`)?
+            given = any(self.origins.get(path[:cut]) == (None, 0, 0) for cut in range(1, len(path)))
+            return "--set" if given else "default"
         doc, line, _ = origin
         return "--set" if doc is None else f"{doc.file}:{line}"
 
@@ -164,6 +165,8 @@ def load_profile(source: str, sets: tuple[str, ...] = (), *, fast: bool = False)
             issues.append(problem)
             continue
         overrides.apply(data, key, value)
+        for stale in [p for p in origins if p[:len(key)] == key]:  # the file's marks inside what --set replaced
+            del origins[stale]
         origins[key] = (None, 0, 0)
     if not docs or any(i.path == ("extends",) for i in issues):
         raise ProfileError(issues)  # without its parent the profile's other errors would be noise ("Field required")
