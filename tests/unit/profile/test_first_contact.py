@@ -34,3 +34,25 @@ def test_a_value_inside_a_set_mapping_comes_from_the_set(tmp_path: Path) -> None
     loaded = load_profile(str(path), ("tune.sla={p99_itl_ms: 20}",))
     assert loaded.source_of(("tune", "sla", "p99_itl_ms")) == "--set"  # `plan` said "default"
     assert loaded.source_of(("hardware", "count")) == "default"  # a default inside a section the file gave
+
+
+@pytest.mark.parametrize(("value", "detail"), [("4.5", "got a number with a fractional part"), ("[1]", "")])
+def test_an_int_or_auto_slot_reports_one_error_at_its_key(tmp_path: Path, value: str, detail: str) -> None:
+    path = write_profile(tmp_path / "p.yaml", BASE + f"speculative:\n  mechanism: ngram\n  draft_len: {value}\n")
+    (issue,) = errors_of(path)  # two, at `speculative.draft_len.int` and `speculative.draft_len.literal['auto']`
+    assert issue.dotted == "speculative.draft_len" and (issue.line, issue.col) == (5, 3)
+    assert issue.message.startswith("Input should be an integer or 'auto'") and detail in issue.message
+
+
+def test_a_near_miss_of_auto_is_suggested(tmp_path: Path) -> None:
+    path = write_profile(tmp_path / "p.yaml", BASE + "speculative:\n  mechanism: ngram\n  draft_len: aut\n"
+                         "tune:\n  parallel: atuo\n")
+    issues = errors_of(path)
+    assert [(i.dotted, i.suggestion) for i in issues] == [("speculative.draft_len", "did you mean 'auto'?"),
+                                                          ("tune.parallel", "did you mean 'auto'?")]
+
+
+def test_an_unknown_key_named_like_a_union_member_stays_an_unknown_key(tmp_path: Path) -> None:
+    path = write_profile(tmp_path / "p.yaml", BASE + "serving:\n  int: 3\n")
+    (issue,) = errors_of(path)
+    assert issue.dotted == "serving.int" and issue.message == "unknown key 'int'"
