@@ -146,7 +146,7 @@ def parse_document(text: str, file: str, *, show_lines: bool = True) -> tuple[Do
     lines = text.splitlines() if show_lines else []
     if "\x00" in text:
         return None, [Issue((), "not a text file (contains NUL bytes)", file=file)]
-    if not text.strip() or all(not ln.strip() or ln.lstrip().startswith("#") for ln in lines):
+    if all(not ln.strip() or ln.lstrip().startswith("#") for ln in text.splitlines()):  # `lines` may be hidden
         return None, [Issue((), "empty profile", "a profile needs at least `target: {model: ...}`", file=file)]
     loader: ProfileLoader | None = None
     try:

@@ -56,3 +56,11 @@ def test_an_unknown_key_named_like_a_union_member_stays_an_unknown_key(tmp_path:
     path = write_profile(tmp_path / "p.yaml", BASE + "serving:\n  int: 3\n")
     (issue,) = errors_of(path)
     assert issue.dotted == "serving.int" and issue.message == "unknown key 'int'"
+
+
+def test_a_file_not_named_like_a_profile_is_not_called_empty(tmp_path: Path) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("secret:x:0:0:/bin/sh\nsecret-too:x:1:1\n")
+    (issue,) = errors_of(notes)  # "empty profile" (its lines are kept out of messages, and that emptied the check)
+    assert "a profile must be a mapping" in issue.message and "secret" not in issue.render()
+    assert "empty profile" in errors_of(write_profile(tmp_path / "blank.txt", "# nothing\n"))[0].message
