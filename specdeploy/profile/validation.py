@@ -108,6 +108,9 @@ def _schema_issue(err: ErrorDetails, root: type[BaseModel] = Profile, prefix: Pa
         message = f"{message} (got {err['input']!r:.60})"
     elif err["type"] == "string_type" and isinstance(err.get("input"), bool):
         hint = "YAML 1.1 reads on/off/yes/no as booleans: quote the value"
+    elif err["type"] == "string_type" and isinstance(err.get("input"), (int, float)):
+        hint = f"quote it: '{err['input']}'"  # `trtllm_version: 1.3` is a YAML float
+        message = f"{message} (got {err['input']!r:.60})"
     elif "input" in err and err["type"] not in ("missing", "value_error"):
         message = f"{message} (got {err['input']!r:.60})"
     return Issue(path, message, hint)

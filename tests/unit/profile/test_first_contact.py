@@ -64,3 +64,20 @@ def test_a_file_not_named_like_a_profile_is_not_called_empty(tmp_path: Path) -> 
     (issue,) = errors_of(notes)  # "empty profile" (its lines are kept out of messages, and that emptied the check)
     assert "a profile must be a mapping" in issue.message and "secret" not in issue.render()
     assert "empty profile" in errors_of(write_profile(tmp_path / "blank.txt", "# nothing\n"))[0].message
+
+
+def test_set_of_a_string_key_takes_the_text_as_written(tmp_path: Path) -> None:
+    from specdeploy.profile.loader import load_profile
+
+    path = write_profile(tmp_path / "p.yaml", BASE + "hardware:\n  gpu: h200\n")
+    # `1.3` was the YAML float 1.3: "Input should be a valid string (got 1.3)", with nothing to type instead
+    assert load_profile(str(path), ("runtime.trtllm_version=1.3",)).profile.runtime.trtllm_version == "1.3"
+    assert load_profile(str(path), ("deploy.name=2024",)).profile.deploy.name == "2024"
+    (issue,) = errors_of(path, "serving.max_seq_len=1.5")  # a number slot is untouched
+    assert "valid integer" in issue.message
+
+
+def test_a_number_in_a_string_slot_says_to_quote_it(tmp_path: Path) -> None:
+    path = write_profile(tmp_path / "p.yaml", BASE + "runtime:\n  trtllm_version: 1.3\n")
+    (issue,) = errors_of(path)
+    assert issue.dotted == "runtime.trtllm_version" and issue.suggestion == "quote it: '1.3'"
