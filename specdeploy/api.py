@@ -65,14 +65,19 @@ def plan(source: str, sets: tuple[str, ...] = ()) -> tuple[Resolved, Plan]:
     return resolved, make_plan(resolved)
 
 
-def dry_run(source: str, sets: tuple[str, ...] = ()) -> tuple[Resolved, Plan, dict[str, str]]:
-    """What `build --dry-run` shows: the plan and the text of the files the emit step would write (the LLM-API
-    YAML, serve.sh); nothing written, nothing fetched."""
+def dry_run(source: str, sets: tuple[str, ...] = (), *, only: tuple[str, ...] = (), start: str | None = None
+            ) -> tuple[Resolved, Plan, dict[str, str], list[str]]:
+    """What `build --dry-run` shows: the plan, the text of the files the emit step would write (the LLM-API
+    YAML, serve.sh) and the steps `--only`/`--from` select (refused as the build refuses them); nothing written,
+    nothing fetched."""
+    from specdeploy.execute.runner import select
     from specdeploy.plan.planner import make_plan
     from specdeploy.trtllm.actions import preview
 
     resolved = load_and_resolve(source, sets)
-    return resolved, make_plan(resolved), preview(resolved)
+    the_plan = make_plan(resolved)
+    chosen = select(the_plan, only, start)
+    return resolved, the_plan, preview(resolved), [s.id for s in the_plan.steps if s.id in chosen]
 
 
 def profiles_list() -> list[dict[str, str]]:

@@ -1,0 +1,40 @@
+"""Defects a first-contact trial of the CLI found in build, its options and --json (each test failed before its
+fix). In process, as `main` runs for a user: exit code, stdout, stderr."""
+
+from __future__ import annotations
+
+import io
+import json
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+import pytest
+
+from specdeploy.cli import main
+
+
+def run_cli(*args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stderr(err), redirect_stdout(out), pytest.raises(SystemExit) as exit_info:
+        main(list(args))
+    return int(exit_info.value.code or 0), out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize("selector", [("--only", "nosuch"), ("--from", "rendr")])
+def test_dry_run_refuses_a_selector_the_build_would_refuse(tmp_path: Path, selector: tuple[str, str]) -> None:
+    code, _, err = run_cli("build", "h100-ngram", "--out", str(tmp_path), "--dry-run", *selector)
+    # it printed the whole plan and exited 0; the real build then exits 2 on the same line
+    assert code == 2 and f"no step or stage '{selector[1]}' in this plan" in err, err
+    assert not any(tmp_path.iterdir())
+
+
+def test_dry_run_says_which_steps_only_would_run() -> None:
+    code, out, _ = run_cli("build", "h100-ngram", "--dry-run", "--only", "render", "--json")
+    assert code == 0 and json.loads(out)["selected"] == ["render.triton"]
+    code, out, _ = run_cli("build", "h100-ngram", "--dry-run", "--from", "render.triton")
+    assert code == 0 and "runs only: render.triton, check.triton" in out
+
+
+def test_a_negative_lock_timeout_is_a_usage_error(tmp_path: Path) -> None:
+    code, _, err = run_cli("build", "h100-ngram", "--out", str(tmp_path), "--lock-timeout", "-5")
+    assert code == 2 and "--lock-timeout" in err and ">=0" in err.replace(" ", ""), err  # it meant "wait forever"
