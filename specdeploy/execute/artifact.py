@@ -11,6 +11,9 @@ from specdeploy.errors import SpecdeployError, UsageError
 from specdeploy.profile.loader import check_name
 
 LOCK_FILE = Path(".specdeploy") / "build.lock"
+OURS = (".specdeploy", "manifest.json", "specdeploy.lock", "tune")
+"""Entries that mark a folder as an artifact folder (a committed one has no `.specdeploy/`, a tune-only one
+only `tune/`)."""
 
 
 class BuildLocked(SpecdeployError):
@@ -27,6 +30,10 @@ def artifact_folder(out: Path, name: str) -> Path:
     if folder.parent != root:
         raise UsageError(f"the artifact folder {folder} would be outside --out {root}", hint="rename the profile "
                          "file, or pass --out a plain folder")
+    if folder.is_dir() and any(folder.iterdir()) and not any((folder / n).exists() for n in OURS):
+        raise UsageError(f"refusing to build into {folder}: it is not empty and not an artifact folder specdeploy "
+                         "wrote", hint="pass --out a folder of artifacts (the build writes OUT/<profile name>/), or "
+                         "move that folder away")
     try:
         (folder / ".specdeploy").mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -47,3 +47,19 @@ def test_a_name_that_leaves_out_is_refused(tmp_path: Path) -> None:
         with pytest.raises(UsageError):
             artifact_folder(tmp_path / "out", name)
     assert not (tmp_path / "out").exists()
+
+
+def test_a_folder_holding_something_else_is_refused(tmp_path: Path) -> None:
+    """`build` wrote manifest.json, specdeploy.lock and .gitignore among a user's files (render refuses that)."""
+    mine = tmp_path / "out" / "h200-eagle3"
+    mine.mkdir(parents=True)
+    (mine / "notes.txt").write_text("mine")
+    with pytest.raises(UsageError) as err:
+        artifact_folder(tmp_path / "out", "h200-eagle3")
+    assert "not empty and not an artifact folder specdeploy wrote" in str(err.value)
+    assert sorted(p.name for p in mine.iterdir()) == ["notes.txt"]
+    for ours in ("manifest.json", "specdeploy.lock", "tune"):  # a committed artifact has no .specdeploy/
+        folder = tmp_path / ours / "x"
+        folder.mkdir(parents=True)
+        (folder / ours).touch()
+        assert artifact_folder(tmp_path / ours, "x") == folder.resolve()
