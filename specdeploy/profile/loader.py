@@ -73,6 +73,10 @@ def _locate(issue: Issue, origins: Origins, file: str) -> Issue:
             doc, line, col = origin
             if doc is None:
                 return replace(issue, file="--set")
+            if doc.file != file and cut:  # a parent's value (often a shipped profile, not the user's to edit)
+                key = ".".join(str(k) for k in issue.path[:cut])
+                how = f"inherited: set {key} in {file} (null drops it)"
+                issue = replace(issue, suggestion=f"{issue.suggestion}; {how}" if issue.suggestion else how)
             return issue.located(doc.file, line, col, doc.snippet(line, col))
     return replace(issue, file=file)
 
@@ -86,12 +90,41 @@ def resolve_source(source: str) -> FsPath:
 
 
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """`over` on `base`: mappings merge, anything else replaces, and `key: null` drops the inherited value (a
+    child switching the mechanism drops its parent's options)."""
     merged = dict(base)
     for key, value in over.items():
+        if value is None:
+            merged.pop(key, None)
+            continue
         merged[key] = (
             _merge(merged[key], value) if isinstance(value, dict) and isinstance(merged.get(key), dict) else value
         )
     return merged
+
+
+def _origins(docs: list[Document]) -> Origins:
+    """Where each value comes from: a later document's key hides what an earlier one had under it, unless both
+    are mappings (which merge)."""
+    origins: Origins = {}
+    for doc in docs:
+        for key in doc.marks:
+            if not isinstance(_value_at(doc.data, key), dict):
+                for hidden in [p for p in origins if len(p) > len(key) and p[:len(key)] == key]:
+                    del origins[hidden]
+        origins.update({key: (doc, line, col) for key, (line, col) in doc.marks.items()})
+    return origins
+
+
+def _value_at(data: Any, path: Path) -> Any:
+    for part in path:
+        if isinstance(data, dict):
+            data = data.get(part)
+        elif isinstance(data, list) and isinstance(part, int) and part < len(data):
+            data = data[part]
+        else:
+            return None
+    return data
 
 
 def _load_chain(path: FsPath, seen: list[FsPath], issues: list[Issue],
@@ -156,9 +189,7 @@ def load_profile(source: str, sets: tuple[str, ...] = (), *, fast: bool = False)
     path = resolve_source(source)
     issues: list[Issue] = []
     data, docs = _load_chain(path, [_real(path)], issues)
-    origins: Origins = {}
-    for doc in docs:
-        origins.update({key: (doc, line, col) for key, (line, col) in doc.marks.items()})
+    origins = _origins(docs)
     for text in sets:
         key, value, problem = overrides.parse_override(text)
         if problem:

@@ -81,3 +81,24 @@ def test_a_number_in_a_string_slot_says_to_quote_it(tmp_path: Path) -> None:
     path = write_profile(tmp_path / "p.yaml", BASE + "runtime:\n  trtllm_version: 1.3\n")
     (issue,) = errors_of(path)
     assert issue.dotted == "runtime.trtllm_version" and issue.suggestion == "quote it: '1.3'"
+
+
+def test_a_child_can_switch_the_mechanism_of_the_profile_it_extends(tmp_path: Path) -> None:
+    from specdeploy.profile.loader import load_profile
+
+    # h200-eagle3 sets speculative.options.one_model and a draft_model: a child switching to ngram inherited both,
+    # and `options: {}` merges, `options: null` was "Input should be a valid dictionary": no way out
+    child = write_profile(tmp_path / "mine.yaml", "extends: h200-eagle3\nspeculative:\n  mechanism: ngram\n"
+                          "  draft_model: null\n  options: null\n")
+    loaded = load_profile(str(child))
+    assert loaded.profile.speculative.mechanism == "ngram" and loaded.profile.speculative.options == {}
+    assert loaded.source_of(("speculative", "options", "one_model")) == "default"
+
+
+def test_an_error_inherited_from_a_parent_says_how_to_override_it(tmp_path: Path) -> None:
+    child = write_profile(tmp_path / "mine.yaml", "extends: h200-eagle3\nspeculative:\n  mechanism: ngram\n"
+                          "  draft_model: null\n")
+    (issue,) = errors_of(child)
+    assert issue.dotted == "speculative.options.one_model" and issue.file.endswith("h200-eagle3.yaml")
+    assert issue.suggestion == f"valid keys: max_matching_ngram_size, is_keep_all, is_use_oldest, is_public_pool; " \
+        f"inherited: set speculative.options.one_model in {child} (null drops it)"
