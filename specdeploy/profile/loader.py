@@ -199,6 +199,8 @@ def load_profile(source: str, sets: tuple[str, ...] = (), *, fast: bool = False)
         for stale in [p for p in origins if p[:len(key)] == key]:  # the file's marks inside what --set replaced
             del origins[stale]
         origins[key] = (None, 0, 0)
+    if not docs and issues and issues[0].message == "file not found":  # `h200-eagle`: a shipped name misspelt?
+        issues[0] = replace(issues[0], suggestion=_extends_hint(source, path.parent))
     if not docs or any(i.path == ("extends",) for i in issues):
         raise ProfileError(issues)  # without its parent the profile's other errors would be noise ("Field required")
     name_problem = check_name(path.stem)

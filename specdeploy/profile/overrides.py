@@ -56,10 +56,13 @@ def _text_only(schema: dict[str, Any]) -> bool:
 def parse_override(text: str) -> tuple[Path, Any, Issue | None]:
     """`speculative.draft_len=4` -> (("speculative", "draft_len"), 4, None); an Issue when malformed."""
     key, sep, raw = text.partition("=")
-    parts = [p for p in key.strip().split(".") if p]
-    if not sep or not parts:
+    parts = key.strip().split(".")
+    if not sep or not key.strip():
         return (), None, Issue((), f"--set '{text}' is not KEY=VALUE", "e.g. --set speculative.draft_len=4",
                                file="--set")
+    if "" in parts:  # `serving..max_seq_len` set serving.max_seq_len
+        return (), None, Issue((), f"--set '{key.strip()}' has an empty key between its dots",
+                               "e.g. --set serving.max_seq_len=4096", file="--set")
     problem, schema = check_path(parts)
     path: Path = tuple(int(p) if p.isdigit() else p for p in parts)
     if problem:

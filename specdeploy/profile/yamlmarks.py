@@ -162,7 +162,8 @@ def parse_document(text: str, file: str, *, show_lines: bool = True) -> tuple[Do
         problem = exc.problem or exc.context or "invalid YAML"
         hint = ("only plain YAML is allowed; tags like !!python/object are refused"
                 if "constructor" in type(exc).__name__.lower() else
-                "write the value out; anchors and aliases can expand without bound" if "aliases" in problem else None)
+                "write the value out; anchors and aliases can expand without bound" if "aliases" in problem else
+                "indent with spaces: YAML does not allow tabs" if "'\\t'" in problem else None)
         return None, [_issue_at(file, lines, exc.problem_mark, f"YAML error: {problem}", hint)]
     except yaml.YAMLError as exc:
         return None, [Issue((), f"YAML error: {exc}", file=file)]

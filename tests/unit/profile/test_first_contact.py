@@ -102,3 +102,21 @@ def test_an_error_inherited_from_a_parent_says_how_to_override_it(tmp_path: Path
     assert issue.dotted == "speculative.options.one_model" and issue.file.endswith("h200-eagle3.yaml")
     assert issue.suggestion == f"valid keys: max_matching_ngram_size, is_keep_all, is_use_oldest, is_public_pool; " \
         f"inherited: set speculative.options.one_model in {child} (null drops it)"
+
+
+@pytest.mark.parametrize("key", ["serving..max_seq_len", "serving.max_seq_len.", ".serving.max_seq_len"])
+def test_set_with_an_empty_key_part_is_refused(tmp_path: Path, key: str) -> None:
+    path = write_profile(tmp_path / "p.yaml", BASE)
+    (issue,) = errors_of(path, f"{key}=2048")  # it set serving.max_seq_len
+    assert issue.file == "--set" and "an empty key" in issue.message
+
+
+def test_a_misspelt_shipped_profile_is_suggested(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (issue,) = errors_of(Path("h200-eagle"))
+    assert issue.message == "file not found" and issue.suggestion == "did you mean 'h200-eagle3'?"
+
+
+def test_a_tab_indent_says_to_use_spaces(tmp_path: Path) -> None:
+    (issue,) = errors_of(write_profile(tmp_path / "p.yaml", "target:\n\tmodel: m\n"))
+    assert (issue.line, issue.col) == (2, 1) and issue.suggestion == "indent with spaces: YAML does not allow tabs"
