@@ -38,3 +38,9 @@ def test_dry_run_says_which_steps_only_would_run() -> None:
 def test_a_negative_lock_timeout_is_a_usage_error(tmp_path: Path) -> None:
     code, _, err = run_cli("build", "h100-ngram", "--out", str(tmp_path), "--lock-timeout", "-5")
     assert code == 2 and "--lock-timeout" in err and ">=0" in err.replace(" ", ""), err  # it meant "wait forever"
+
+
+def test_json_locates_an_unknown_option() -> None:
+    code, out, _ = run_cli("plan", "h100-ngram", "--bogus", "--json")
+    error = json.loads(out)["error"]
+    assert code == 2 and error["location"] == {"option": "--bogus"}  # it was null; README: "or the `option`"
