@@ -327,7 +327,13 @@ def ask(prompt: str, *, artifact: Path | None = None, url: str | None = None, mo
         raise UsageError("the prompt is empty")
     _check_utf8(prompt)
     if url is None or model is None:
-        state = endpoint_of(artifact or Path())
+        try:
+            state = endpoint_of(artifact or Path())
+        except UsageError:
+            if url is None:
+                raise
+            raise UsageError(f"--url needs --model: no `specdeploy serve` recorded under {artifact or Path()} names "
+                             "the model at that endpoint", hint=f"e.g. --url {url} --model smollm2") from None
         url = url or str(state["grpc"])
         models = [str(m) for m in state["models"]]  # type: ignore[attr-defined]
         model = model or entry_model(models)

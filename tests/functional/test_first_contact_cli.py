@@ -44,3 +44,10 @@ def test_json_locates_an_unknown_option() -> None:
     code, out, _ = run_cli("plan", "h100-ngram", "--bogus", "--json")
     error = json.loads(out)["error"]
     assert code == 2 and error["location"] == {"option": "--bogus"}  # it was null; README: "or the `option`"
+
+
+def test_ask_with_url_but_no_model_names_what_is_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_cli("ask", "hi", "--url", "127.0.0.1:1")
+    # it said "no running `specdeploy serve` recorded under ." and to "pass --url HOST:PORT --model NAME"
+    assert code == 2 and "--url needs --model" in err, err
