@@ -51,3 +51,16 @@ def test_ask_with_url_but_no_model_names_what_is_missing(tmp_path: Path, monkeyp
     code, _, err = run_cli("ask", "hi", "--url", "127.0.0.1:1")
     # it said "no running `specdeploy serve` recorded under ." and to "pass --url HOST:PORT --model NAME"
     assert code == 2 and "--url needs --model" in err, err
+
+
+def test_the_readme_names_the_commands_that_take_set() -> None:
+    """README said "Every command accepts `--set`": doctor, verify, serve, ask, check-repo take no profile."""
+    import re
+
+    from specdeploy.cli import cli
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    named = re.search(r"The commands that take a profile \(([^)]*)\) accept\s+`--set", readme)
+    assert named is not None
+    with_set = {name for name, command in cli.commands.items() if any(p.name == "sets" for p in command.params)}
+    assert set(re.findall(r"`([a-z-]+)`", named[1])) == with_set
