@@ -60,7 +60,7 @@ def test_the_readme_names_the_commands_that_take_set() -> None:
     from specdeploy.cli import cli
 
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    named = re.search(r"The commands that take a profile \(([^)]*)\) accept\s+`--set", readme)
+    named = re.search(r"The commands that\s+take a profile \(([^)]*)\) accept\s+`--set", readme)
     assert named is not None
     with_set = {name for name, command in cli.commands.items() if any(p.name == "sets" for p in command.params)}
     assert set(re.findall(r"`([a-z-]+)`", named[1])) == with_set
