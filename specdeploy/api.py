@@ -184,9 +184,14 @@ def build(source: str, sets: tuple[str, ...] = (), *, out: Path = Path("artifact
           start: str | None = None, keep_going: bool = False, tune: bool = False, lock_timeout: float | None = None,
           report: Any = None) -> Any:
     """Run a profile's plan into `out/<profile>/` (cached steps reused); returns the BuildResult."""
+    from specdeploy.execute.artifact import check_folder
     from specdeploy.execute.build import run_build
+    from specdeploy.execute.runner import select
     from specdeploy.plan.planner import make_plan
 
+    offline = load_and_resolve(source, sets)  # profile, --only/--from and --out refused before the hub is asked
+    select(make_plan(offline), only, start)  # the steps are the profile's; only their arguments need the model
+    check_folder(out, offline.loaded.name)
     resolved = load_and_resolve(source, sets, online=True)
     if resolved.line is not None:  # the pinned release's contract must be the installed one's
         from specdeploy.trtllm.selfcheck import installed_release, require_pinned
