@@ -67,6 +67,9 @@ class LoadedProfile:
 
 
 def _locate(issue: Issue, origins: Origins, file: str) -> Issue:
+    if issue.path and issue.path not in origins and any(  # a mapping only --set gave (`schedule.8=2`)
+            origin[0] is None and path[:len(issue.path)] == issue.path for path, origin in origins.items()):
+        return replace(issue, file="--set")
     for cut in range(len(issue.path), -1, -1):
         origin = origins.get(issue.path[:cut])
         if origin is not None:

@@ -85,6 +85,8 @@ def _schema_issue(err: ErrorDetails, root: type[BaseModel] = Profile, prefix: Pa
     """A pydantic error as an Issue; `root` is the model the error's location is relative to."""
     path: Path = (*prefix, *err["loc"])
     message, hint = err["msg"].removeprefix("Value error, "), None
+    if path and path[-1] == "[key]":  # pydantic's mark for a mapping's key (`schedule: {many: 2}`)
+        path, message = path[:-1], f"key: {message}"
     if err["type"] == "extra_forbidden":
         model: Any = root
         for part in err["loc"][:-1]:

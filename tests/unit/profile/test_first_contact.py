@@ -120,3 +120,17 @@ def test_a_misspelt_shipped_profile_is_suggested(tmp_path: Path, monkeypatch: py
 def test_a_tab_indent_says_to_use_spaces(tmp_path: Path) -> None:
     (issue,) = errors_of(write_profile(tmp_path / "p.yaml", "target:\n\tmodel: m\n"))
     assert (issue.line, issue.col) == (2, 1) and issue.suggestion == "indent with spaces: YAML does not allow tabs"
+
+
+def test_a_schedule_key_that_is_not_a_number_is_named_as_a_key(tmp_path: Path) -> None:
+    path = write_profile(tmp_path / "p.yaml", BASE + "speculative:\n  mechanism: ngram\n  draft_len: 4\n"
+                         "  schedule: {1: 4, many: 2}\n")
+    (issue,) = errors_of(path)  # it was at `speculative.schedule.many.[key]`
+    assert issue.dotted == "speculative.schedule.many" and issue.message.startswith("key: Input should be a valid")
+    assert issue.line == 6
+
+
+def test_a_mapping_only_set_gave_is_located_at_the_set(tmp_path: Path) -> None:
+    path = write_profile(tmp_path / "p.yaml", BASE + "speculative:\n  mechanism: ngram\n  draft_len: 4\n")
+    (issue,) = errors_of(path, "speculative.schedule.8=2")  # it quoted the file's `speculative:` line
+    assert issue.file == "--set" and issue.dotted == "speculative.schedule" and issue.line is None
