@@ -64,3 +64,20 @@ def test_the_readme_names_the_commands_that_take_set() -> None:
     assert named is not None
     with_set = {name for name, command in cli.commands.items() if any(p.name == "sets" for p in command.params)}
     assert set(re.findall(r"`([a-z-]+)`", named[1])) == with_set
+
+
+def test_tune_backend_trtllm_without_tensorrt_llm_says_so(tmp_path: Path) -> None:
+    from specdeploy.execute.needs import installed_trtllm
+
+    if installed_trtllm() is not None:
+        pytest.skip("TensorRT-LLM is installed here")
+    code, _, err = run_cli("tune", "h100-ngram", "--backend", "trtllm", "--out", str(tmp_path))
+    # it ran the acceptance subprocess twice and said "the acceptance run failed twice: nothing to predict from"
+    assert code == 1 and "--backend trtllm needs TensorRT-LLM 1.2.1, which is not installed here" in err, err
+    assert "pip install" in err and not (tmp_path / "h100-ngram" / "tune").exists()
+
+
+def test_tune_backend_reference_on_a_gpu_profile_is_a_usage_error(tmp_path: Path) -> None:
+    code, _, err = run_cli("tune", "h100-ngram", "--backend", "reference", "--out", str(tmp_path))
+    # it said "unknown model reference 'Qwen/Qwen3-8B'" and to use SmolLM2
+    assert code == 2 and "--backend reference runs the CPU reference runtime" in err, err
