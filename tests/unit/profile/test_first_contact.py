@@ -134,3 +134,13 @@ def test_a_mapping_only_set_gave_is_located_at_the_set(tmp_path: Path) -> None:
     path = write_profile(tmp_path / "p.yaml", BASE + "speculative:\n  mechanism: ngram\n  draft_len: 4\n")
     (issue,) = errors_of(path, "speculative.schedule.8=2")  # it quoted the file's `speculative:` line
     assert issue.file == "--set" and issue.dotted == "speculative.schedule" and issue.line is None
+
+
+def test_validate_warns_of_candidates_a_fixed_draft_len_makes_tune_refuse() -> None:
+    from specdeploy.api import validate
+
+    (result,) = validate(["h200-eagle3"], ("speculative.draft_len=3",))
+    # `specdeploy tune` then exited 2 on "tune.draft_lens goes up to 8, beyond the engine's max_draft_len 3"
+    (note,) = [n for n in result.notes if n.dotted == "tune.draft_lens"]
+    assert result.ok and note.severity == "warning" and note.file.endswith("h200-eagle3.yaml")
+    assert "beyond draft_len 3" in note.message and note.suggestion.startswith("keep tune.draft_lens <= 3")
