@@ -178,6 +178,15 @@ def _tune(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:
     if tune.objective == "goodput" and not (tune.sla.p99_itl_ms or tune.sla.p99_ttft_ms):
         yield Issue(("tune", "objective"), "objective goodput needs an SLA to count good tokens against",
                     "set tune.sla.p99_itl_ms and/or tune.sla.p99_ttft_ms, or use objective: throughput")
+    batch = ctx.profile.serving.max_batch_size
+    above = [c for c in tune.concurrency if c > batch]  # what `tune` skips (tune.setup)
+    if above and len(above) == len(tune.concurrency):
+        yield Issue(("tune", "concurrency"), f"every tune.concurrency is above serving.max_batch_size {batch}: "
+                    "nothing to tune", f"include a concurrency <= {batch}",
+                    severity="error" if ctx.profile.speculative.draft_len == "auto" else "warning")
+    elif above and ctx.profile.speculative.draft_len == "auto":  # a build tunes
+        yield Issue(("tune", "concurrency"), f"{', '.join(map(str, above))} above serving.max_batch_size {batch}: "
+                    "tune skips them", "drop them or raise serving.max_batch_size", severity="warning")
     from specdeploy.errors import UsageError
     from specdeploy.runtime.prompts import BUILTIN_DATASETS, check_dataset  # light: no torch
 

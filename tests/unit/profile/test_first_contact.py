@@ -144,3 +144,16 @@ def test_validate_warns_of_candidates_a_fixed_draft_len_makes_tune_refuse() -> N
     (note,) = [n for n in result.notes if n.dotted == "tune.draft_lens"]
     assert result.ok and note.severity == "warning" and note.file.endswith("h200-eagle3.yaml")
     assert "beyond draft_len 3" in note.message and note.suggestion.startswith("keep tune.draft_lens <= 3")
+
+
+def test_validate_catches_a_tune_concurrency_above_the_batch(tmp_path: Path) -> None:
+    from specdeploy.api import validate
+
+    sets = ("serving.max_batch_size=1", "tune.concurrency=[2, 4]")
+    (result,) = validate(["h200-eagle3"], sets)  # valid; then tune (and build's tune step) exited 2
+    (issue,) = result.errors
+    assert issue.dotted == "tune.concurrency" and issue.file == "--set"
+    assert issue.message == "every tune.concurrency is above serving.max_batch_size 1: nothing to tune"
+    (result,) = validate(["h200-eagle3"], ("serving.max_batch_size=4",))
+    (note,) = [n for n in result.notes if n.dotted == "tune.concurrency"]
+    assert result.ok and note.severity == "warning" and "8, 16, 32, 64 above serving.max_batch_size 4" in note.message
