@@ -81,3 +81,9 @@ def test_tune_backend_reference_on_a_gpu_profile_is_a_usage_error(tmp_path: Path
     code, _, err = run_cli("tune", "h100-ngram", "--backend", "reference", "--out", str(tmp_path))
     # it said "unknown model reference 'Qwen/Qwen3-8B'" and to use SmolLM2
     assert code == 2 and "--backend reference runs the CPU reference runtime" in err, err
+
+
+def test_render_target_into_an_unusable_folder_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("")
+    code, _, err = run_cli("render", "h200-eagle3", "--target", "container", "--out", str(tmp_path / "file" / "x"))
+    assert code == 2 and "cannot write the deploy files at" in err and "Traceback" not in err, err  # exit 3
