@@ -247,9 +247,11 @@ def check_deploy(path: Path) -> list[str]:
     if not path.is_dir():
         raise UsageError(f"{path} is not a folder")
     files = {p.relative_to(path).as_posix(): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
-    if not files:
-        raise UsageError(f"{path} holds no rendered deploy files", hint="run `specdeploy render PROFILE --target ...`")
-    return check_files(files)[0]
+    problems, checked = check_files(files) if files else ([], "")
+    if not checked:  # nothing there is a deploy file: "no problems" would be untrue
+        raise UsageError(f"{path} holds no deploy files (Kubernetes YAML, shell scripts, a Dockerfile)",
+                         hint="run `specdeploy render PROFILE --target ...`, or pass the folder it wrote")
+    return problems
 
 
 def check_repo(path: Path) -> list[Any]:

@@ -87,3 +87,19 @@ def test_render_target_into_an_unusable_folder_is_a_usage_error(tmp_path: Path) 
     (tmp_path / "file").write_text("")
     code, _, err = run_cli("render", "h200-eagle3", "--target", "container", "--out", str(tmp_path / "file" / "x"))
     assert code == 2 and "cannot write the deploy files at" in err and "Traceback" not in err, err  # exit 3
+
+
+def test_check_deploy_of_a_folder_without_deploy_files_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "README").write_text("not a deploy file\n")
+    code, _, err = run_cli("check-deploy", str(tmp_path))  # "no problems", exit 0
+    assert code == 2 and "holds no deploy files" in err, err
+
+
+def test_render_target_says_which_checks_ran(tmp_path: Path) -> None:
+    from specdeploy.deploy.check import tools_available
+
+    if not tools_available():
+        pytest.skip("the deploy extra is not installed")
+    code, out, _ = run_cli("render", "h200-eagle3", "--target", "container", "--pretend", "--out", str(tmp_path))
+    # it listed "Kubernetes 1.33 OpenAPI (strict), LeaderWorkerSet v1 CRD, shellcheck" for a lone Dockerfile
+    assert code == 0 and "(checked: Dockerfile)" in out, out
