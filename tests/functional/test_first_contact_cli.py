@@ -103,3 +103,11 @@ def test_render_target_says_which_checks_ran(tmp_path: Path) -> None:
     code, out, _ = run_cli("render", "h200-eagle3", "--target", "container", "--pretend", "--out", str(tmp_path))
     # it listed "Kubernetes 1.33 OpenAPI (strict), LeaderWorkerSet v1 CRD, shellcheck" for a lone Dockerfile
     assert code == 0 and "(checked: Dockerfile)" in out, out
+
+
+def test_render_target_refusal_names_the_option_not_deploy_targets() -> None:
+    code, _, err = run_cli("render", "cpu-smollm2", "--target", "k8s", "--pretend")
+    # it said "deploy.targets: ..." and "remove deploy.targets", which the profile does not set
+    assert code == 2 and "--target: deploy targets serve the llmapi Triton layout" in err, err
+    assert "remove deploy.targets" not in err
+    assert "cpu-smollm2.yaml: deploy.gpus_per_node: the node size" in err  # the profile's issues: in the profile
