@@ -69,8 +69,11 @@ def parse_override(text: str) -> tuple[Path, Any, Issue | None]:
         return path, None, Issue(path, problem, file="--set")
     try:
         value = yaml.load(raw, Loader=ProfileLoader) if raw.strip() else ""  # noqa: S506 - ProfileLoader is safe
-    except yaml.YAMLError as exc:
-        return path, None, Issue(path, f"--set value '{raw}' is not valid YAML: {exc}", file="--set")
+    except yaml.YAMLError as exc:  # the problem and its column, not the parser's multi-line dump
+        mark = getattr(exc, "problem_mark", None)
+        what = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        where = f" (column {mark.column + 1})" if mark is not None else ""
+        return path, None, Issue(path, f"--set value '{raw}' is not valid YAML: {what}{where}", file="--set")
     if isinstance(value, (bool, int, float)) and _text_only(schema):  # trtllm_version=1.3 is the text '1.3'
         value = raw.strip()
     return path, value, None

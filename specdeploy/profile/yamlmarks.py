@@ -139,6 +139,20 @@ def _read_regular(path: FsPath) -> str:
     return data.decode("utf-8")
 
 
+def _yaml_issue(exc: yaml.MarkedYAMLError, file: str, lines: list[str]) -> Issue:
+    """The parser's problem at its mark, where the construct it was in began (an unclosed `{` is lines above), and
+    a hint for the usual causes."""
+    problem = exc.problem or exc.context or "invalid YAML"
+    began = exc.context_mark if exc.problem and exc.context else None
+    if began is not None and (exc.problem_mark is None or began.line != exc.problem_mark.line):
+        problem += f" ({exc.context} that began at line {began.line + 1}, column {began.column + 1})"
+    hint = ("only plain YAML is allowed; tags like !!python/object are refused"
+            if "constructor" in type(exc).__name__.lower() else
+            "write the value out; anchors and aliases can expand without bound" if "aliases" in problem else
+            "indent with spaces: YAML does not allow tabs" if "'\\t'" in problem else None)
+    return _issue_at(file, lines, exc.problem_mark, f"YAML error: {problem}", hint)
+
+
 def parse_document(text: str, file: str, *, show_lines: bool = True) -> tuple[Document | None, list[Issue]]:
     """Parse profile text; `show_lines` False (not a profile's name) keeps its content out of every error."""
     if len(text) > MAX_BYTES:
@@ -159,12 +173,7 @@ def parse_document(text: str, file: str, *, show_lines: bool = True) -> tuple[Do
         _walk(node, (), doc, issues)
         data = loader.construct_document(node)
     except yaml.MarkedYAMLError as exc:
-        problem = exc.problem or exc.context or "invalid YAML"
-        hint = ("only plain YAML is allowed; tags like !!python/object are refused"
-                if "constructor" in type(exc).__name__.lower() else
-                "write the value out; anchors and aliases can expand without bound" if "aliases" in problem else
-                "indent with spaces: YAML does not allow tabs" if "'\\t'" in problem else None)
-        return None, [_issue_at(file, lines, exc.problem_mark, f"YAML error: {problem}", hint)]
+        return None, [_yaml_issue(exc, file, lines)]
     except yaml.YAMLError as exc:
         return None, [Issue((), f"YAML error: {exc}", file=file)]
     except RecursionError:

@@ -157,3 +157,18 @@ def test_validate_catches_a_tune_concurrency_above_the_batch(tmp_path: Path) -> 
     (result,) = validate(["h200-eagle3"], ("serving.max_batch_size=4",))
     (note,) = [n for n in result.notes if n.dotted == "tune.concurrency"]
     assert result.ok and note.severity == "warning" and "8, 16, 32, 64 above serving.max_batch_size 4" in note.message
+
+
+def test_a_yaml_error_says_where_the_construct_began(tmp_path: Path) -> None:
+    path = write_profile(tmp_path / "p.yaml", "target: {model: m\nhardware: {gpu: h200}\n")
+    (issue,) = errors_of(path)  # only "expected ',' or '}', but got ':'" at 2:9; the `{` left open is on line 1
+    assert (issue.line, issue.col) == (2, 9) and "while parsing a flow mapping that began at line 1, column 9" \
+        in issue.message
+
+
+def test_a_set_value_that_is_not_yaml_is_one_line(tmp_path: Path) -> None:
+    path = write_profile(tmp_path / "p.yaml", BASE)
+    (issue,) = errors_of(path, "tune.concurrency=[1, 2")
+    assert "\n" not in issue.message and "<unicode string>" not in issue.message  # the parser's 8-line dump
+    assert issue.message == "--set value '[1, 2' is not valid YAML: expected ',' or ']', but got '<stream end>' " \
+        "(column 6)"
