@@ -37,7 +37,8 @@ def _show_build(result: Any) -> None:
 @set_option
 @click.option("--out", type=click.Path(path_type=Path), default=Path("artifacts"), show_default=True,
               help="Artifacts root; the build writes OUT/<profile name>/.")
-@click.option("--dry-run", is_flag=True, help="Print the plan and the files the emit step would write; run nothing.")
+@click.option("--dry-run", is_flag=True,
+              help="Print the plan, the files the emit step would write, the steps --only/--from select; run nothing.")
 @click.option("--only", multiple=True, metavar="STEP", help="Run only this step id or stage (repeatable).")
 @click.option("--from", "start", metavar="STEP", help="Start at this step id or stage (earlier steps: from stamps).")
 @click.option("--keep-going", is_flag=True, help="After a failure, still run steps that do not depend on it.")
