@@ -182,9 +182,10 @@ def _extends_hint(ref: str, folder: FsPath) -> str:
     from specdeploy.profile.shipped import shipped_profiles
 
     stem = FsPath(ref).stem if ref.endswith((".yaml", ".yml")) else ref
-    siblings = [p.stem for p in folder.glob("*.y*ml")] if folder.is_dir() else []
-    close = get_close_matches(stem, [*shipped_profiles(), *siblings], n=1)
-    return f"did you mean '{close[0]}'?" if close else "a file path, or a name from `specdeploy profiles list`"
+    names = {p.stem: p.name for p in folder.glob("*.y*ml")} if folder.is_dir() else {}  # a sibling by its file name
+    names.update({name: name for name in shipped_profiles()})
+    close = get_close_matches(stem, list(names), n=1)
+    return f"did you mean '{names[close[0]]}'?" if close else "a file path, or a name from `specdeploy profiles list`"
 
 
 def load_profile(source: str, sets: tuple[str, ...] = (), *, fast: bool = False) -> LoadedProfile:

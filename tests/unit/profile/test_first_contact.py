@@ -146,7 +146,7 @@ def test_validate_warns_of_candidates_a_fixed_draft_len_makes_tune_refuse() -> N
     assert "beyond draft_len 3" in note.message and note.suggestion.startswith("keep tune.draft_lens <= 3")
 
 
-def test_validate_catches_a_tune_concurrency_above_the_batch(tmp_path: Path) -> None:
+def test_validate_catches_a_tune_concurrency_above_the_batch() -> None:
     from specdeploy.api import validate
 
     sets = ("serving.max_batch_size=1", "tune.concurrency=[2, 4]")
@@ -172,3 +172,12 @@ def test_a_set_value_that_is_not_yaml_is_one_line(tmp_path: Path) -> None:
     assert "\n" not in issue.message and "<unicode string>" not in issue.message  # the parser's 8-line dump
     assert issue.message == "--set value '[1, 2' is not valid YAML: expected ',' or ']', but got '<stream end>' " \
         "(column 6)"
+
+
+def test_a_suggested_sibling_is_its_file_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_profile(tmp_path / "base-prof.yaml", BASE)
+    child = write_profile(tmp_path / "child.yaml", "extends: base-prf\n")
+    (issue,) = errors_of(child)  # "did you mean 'base-prof'?", and `extends: base-prof` is not found either
+    assert issue.suggestion == "did you mean 'base-prof.yaml'?"
+    monkeypatch.chdir(tmp_path)
+    assert errors_of(Path("base-prf.yaml"))[0].suggestion == "did you mean 'base-prof.yaml'?"
