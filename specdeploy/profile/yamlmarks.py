@@ -113,7 +113,9 @@ def load_document(path: FsPath, *, show_lines: bool = True) -> tuple[Document | 
     except UnicodeDecodeError as exc:
         return None, [Issue((), f"not a UTF-8 text file (byte {exc.start})", file=file)]
     except ValueError as exc:
-        return None, [Issue((), str(exc), file=file)]
+        folder = "directory" in str(exc)  # `validate profiles/`: the shell expands what it should take
+        return None, [Issue((), str(exc), f"pass its profiles: {path}/*.yaml (shipped ones: profiles/*/*.yaml)"
+                            if folder else None, file=file)]
     except OSError as exc:
         return None, [Issue((), f"cannot read: {exc.strerror or exc}", file=file)]
     return parse_document(data, file, show_lines=show_lines and path.suffix in PROFILE_SUFFIXES)

@@ -181,3 +181,9 @@ def test_a_suggested_sibling_is_its_file_name(tmp_path: Path, monkeypatch: pytes
     assert issue.suggestion == "did you mean 'base-prof.yaml'?"
     monkeypatch.chdir(tmp_path)
     assert errors_of(Path("base-prf.yaml"))[0].suggestion == "did you mean 'base-prof.yaml'?"
+
+
+def test_a_folder_says_to_pass_its_files(tmp_path: Path) -> None:
+    (issue,) = errors_of(tmp_path)
+    assert issue.message == "is a directory, not a profile file"
+    assert issue.suggestion == f"pass its profiles: {tmp_path}/*.yaml (shipped ones: profiles/*/*.yaml)"
