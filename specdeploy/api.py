@@ -95,11 +95,11 @@ def profiles_list() -> list[dict[str, str]]:
 
 
 def profile_show(name: str) -> str:
-    from specdeploy.profile.shipped import find_shipped
+    from specdeploy.profile.shipped import find_shipped, shipped_hint
 
     path = find_shipped(name)
     if path is None:
-        raise UsageError(f"no shipped profile named '{name}'", hint="see `specdeploy profiles list`")
+        raise UsageError(f"no shipped profile named '{name}'", hint=shipped_hint(name))
     return path.read_text()
 
 
@@ -108,11 +108,11 @@ def profile_copy(name: str, dest: Path, *, force: bool = False) -> Path:
     (created if missing), else to that file; never overwrites unless asked."""
     import shutil
 
-    from specdeploy.profile.shipped import find_shipped
+    from specdeploy.profile.shipped import find_shipped, shipped_hint
 
     path = find_shipped(name)
     if path is None:
-        raise UsageError(f"no shipped profile named '{name}'", hint="see `specdeploy profiles list`")
+        raise UsageError(f"no shipped profile named '{name}'", hint=shipped_hint(name))
     try:  # any OSError (a file in the way, read-only, a name too long) is the destination's fault
         into = dest.is_dir() or dest.suffix not in (".yaml", ".yml")  # `copy NAME dir/`: dir/NAME.yaml, created
         target = dest / path.name if into else dest
@@ -121,7 +121,8 @@ def profile_copy(name: str, dest: Path, *, force: bool = False) -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, target)
     except OSError as exc:
-        raise UsageError(f"cannot write {str(dest)[:200]}: {exc.strerror or exc}") from None
+        raise UsageError(f"cannot write {str(dest)[:200]}: {exc.strerror or exc}",
+                         hint="DEST must be a folder (or a .yaml file) in a writable place") from None
     return target
 
 

@@ -111,3 +111,15 @@ def test_render_target_refusal_names_the_option_not_deploy_targets() -> None:
     assert code == 2 and "--target: deploy targets serve the llmapi Triton layout" in err, err
     assert "remove deploy.targets" not in err
     assert "cpu-smollm2.yaml: deploy.gpus_per_node: the node size" in err  # the profile's issues: in the profile
+
+
+@pytest.mark.parametrize("command", [("profiles", "show", "h200-eagl"), ("profiles", "copy", "h200-eagl")])
+def test_a_misspelt_shipped_name_is_suggested(tmp_path: Path, command: tuple[str, ...]) -> None:
+    code, _, err = run_cli(*command, str(tmp_path)) if command[1] == "copy" else run_cli(*command)
+    assert code == 2 and "hint: did you mean 'h200-eagle3'? (`specdeploy profiles list`)" in err, err
+
+
+def test_profiles_copy_into_an_unusable_folder_names_the_fix(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("")
+    code, _, err = run_cli("profiles", "copy", "h100-ngram", str(tmp_path / "file" / "x"))
+    assert code == 2 and "hint: DEST must be a folder (or a .yaml file) in a writable place" in err, err
