@@ -65,14 +65,19 @@ def plan(source: str, sets: tuple[str, ...] = ()) -> tuple[Resolved, Plan]:
     return resolved, make_plan(resolved)
 
 
-def dry_run(source: str, sets: tuple[str, ...] = ()) -> tuple[Resolved, Plan, dict[str, str]]:
-    """What `build --dry-run` shows: the plan and the text of the files the emit step would write (the LLM-API
-    YAML, serve.sh); nothing written, nothing fetched."""
+def dry_run(source: str, sets: tuple[str, ...] = (), *, only: tuple[str, ...] = (), start: str | None = None
+            ) -> tuple[Resolved, Plan, dict[str, str], list[str]]:
+    """What `build --dry-run` shows: the plan, the text of the files the emit step would write (the LLM-API
+    YAML, serve.sh) and the steps `--only`/`--from` select (refused as the build refuses them); nothing written,
+    nothing fetched."""
+    from specdeploy.execute.runner import select
     from specdeploy.plan.planner import make_plan
     from specdeploy.trtllm.actions import preview
 
     resolved = load_and_resolve(source, sets)
-    return resolved, make_plan(resolved), preview(resolved)
+    the_plan = make_plan(resolved)
+    chosen = select(the_plan, only, start)
+    return resolved, the_plan, preview(resolved), [s.id for s in the_plan.steps if s.id in chosen]
 
 
 def profiles_list() -> list[dict[str, str]]:
@@ -90,11 +95,11 @@ def profiles_list() -> list[dict[str, str]]:
 
 
 def profile_show(name: str) -> str:
-    from specdeploy.profile.shipped import find_shipped
+    from specdeploy.profile.shipped import find_shipped, shipped_hint
 
     path = find_shipped(name)
     if path is None:
-        raise UsageError(f"no shipped profile named '{name}'", hint="see `specdeploy profiles list`")
+        raise UsageError(f"no shipped profile named '{name}'", hint=shipped_hint(name))
     return path.read_text()
 
 
@@ -103,11 +108,11 @@ def profile_copy(name: str, dest: Path, *, force: bool = False) -> Path:
     (created if missing), else to that file; never overwrites unless asked."""
     import shutil
 
-    from specdeploy.profile.shipped import find_shipped
+    from specdeploy.profile.shipped import find_shipped, shipped_hint
 
     path = find_shipped(name)
     if path is None:
-        raise UsageError(f"no shipped profile named '{name}'", hint="see `specdeploy profiles list`")
+        raise UsageError(f"no shipped profile named '{name}'", hint=shipped_hint(name))
     try:  # any OSError (a file in the way, read-only, a name too long) is the destination's fault
         into = dest.is_dir() or dest.suffix not in (".yaml", ".yml")  # `copy NAME dir/`: dir/NAME.yaml, created
         target = dest / path.name if into else dest
@@ -116,7 +121,8 @@ def profile_copy(name: str, dest: Path, *, force: bool = False) -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, target)
     except OSError as exc:
-        raise UsageError(f"cannot write {str(dest)[:200]}: {exc.strerror or exc}") from None
+        raise UsageError(f"cannot write {str(dest)[:200]}: {exc.strerror or exc}",
+                         hint="DEST must be a folder (or a .yaml file) in a writable place") from None
     return target
 
 
@@ -179,9 +185,14 @@ def build(source: str, sets: tuple[str, ...] = (), *, out: Path = Path("artifact
           start: str | None = None, keep_going: bool = False, tune: bool = False, lock_timeout: float | None = None,
           report: Any = None) -> Any:
     """Run a profile's plan into `out/<profile>/` (cached steps reused); returns the BuildResult."""
+    from specdeploy.execute.artifact import check_folder
     from specdeploy.execute.build import run_build
+    from specdeploy.execute.runner import select
     from specdeploy.plan.planner import make_plan
 
+    offline = load_and_resolve(source, sets)  # profile, --only/--from and --out refused before the hub is asked
+    select(make_plan(offline), only, start)  # the steps are the profile's; only their arguments need the model
+    check_folder(out, offline.loaded.name)
     resolved = load_and_resolve(source, sets, online=True)
     if resolved.line is not None:  # the pinned release's contract must be the installed one's
         from specdeploy.trtllm.selfcheck import installed_release, require_pinned
@@ -237,9 +248,11 @@ def check_deploy(path: Path) -> list[str]:
     if not path.is_dir():
         raise UsageError(f"{path} is not a folder")
     files = {p.relative_to(path).as_posix(): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
-    if not files:
-        raise UsageError(f"{path} holds no rendered deploy files", hint="run `specdeploy render PROFILE --target ...`")
-    return check_files(files)[0]
+    problems, checked = check_files(files) if files else ([], "")
+    if not checked:  # nothing there is a deploy file: "no problems" would be untrue
+        raise UsageError(f"{path} holds no deploy files (Kubernetes YAML, shell scripts, a Dockerfile)",
+                         hint="run `specdeploy render PROFILE --target ...`, or pass the folder it wrote")
+    return problems
 
 
 def check_repo(path: Path) -> list[Any]:
@@ -322,7 +335,13 @@ def ask(prompt: str, *, artifact: Path | None = None, url: str | None = None, mo
         raise UsageError("the prompt is empty")
     _check_utf8(prompt)
     if url is None or model is None:
-        state = endpoint_of(artifact or Path())
+        try:
+            state = endpoint_of(artifact or Path())
+        except UsageError:
+            if url is None:
+                raise
+            raise UsageError(f"--url needs --model: no `specdeploy serve` recorded under {artifact or Path()} names "
+                             "the model at that endpoint", hint=f"e.g. --url {url} --model smollm2") from None
         url = url or str(state["grpc"])
         models = [str(m) for m in state["models"]]  # type: ignore[attr-defined]
         model = model or entry_model(models)

@@ -32,6 +32,8 @@ def _error(code: int, exc: BaseException | None, message: str, hint: str | None 
         message = message.splitlines()[0].rstrip(":")  # "2 errors in profile"; `issues` has each one
     elif isinstance(exc, click.BadParameter) and exc.param is not None:
         location = {"option": exc.param.opts[0] if exc.param.opts else exc.param.name}
+    elif isinstance(exc, click.NoSuchOption):
+        location = {"option": exc.option_name}
     return {"code": code, "type": type(exc).__name__ if exc else "Interrupted", "message": message,
             "hint": hint, "location": location, "issues": issues}
 

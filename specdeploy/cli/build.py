@@ -12,12 +12,14 @@ from specdeploy.console import console
 from specdeploy.errors import StepFailed
 
 
-def _show_plan(resolved: Any, the_plan: Any, files: dict[str, str]) -> None:
+def _show_plan(resolved: Any, the_plan: Any, files: dict[str, str], selected: list[str]) -> None:
     from specdeploy.plan.text import plan_text
 
     text = plan_text(resolved, the_plan) + "".join(f"\n\n--- {name} (would be written) ---\n{body.rstrip()}"
                                                   for name, body in files.items())
-    console().data({**the_plan.to_dict(), "files": files}, text=text)
+    if len(selected) < len(the_plan.steps):  # --only / --from
+        text += f"\n\nruns only: {', '.join(selected) or 'nothing'}"
+    console().data({**the_plan.to_dict(), "files": files, "selected": selected}, text=text)
 
 
 def _show_build(result: Any) -> None:
@@ -35,19 +37,20 @@ def _show_build(result: Any) -> None:
 @set_option
 @click.option("--out", type=click.Path(path_type=Path), default=Path("artifacts"), show_default=True,
               help="Artifacts root; the build writes OUT/<profile name>/.")
-@click.option("--dry-run", is_flag=True, help="Print the plan and the files the emit step would write; run nothing.")
+@click.option("--dry-run", is_flag=True,
+              help="Print the plan, the files the emit step would write, the steps --only/--from select; run nothing.")
 @click.option("--only", multiple=True, metavar="STEP", help="Run only this step id or stage (repeatable).")
 @click.option("--from", "start", metavar="STEP", help="Start at this step id or stage (earlier steps: from stamps).")
 @click.option("--keep-going", is_flag=True, help="After a failure, still run steps that do not depend on it.")
 @click.option("--tune", is_flag=True, help="Run the tune step even if its result is cached.")
-@click.option("--lock-timeout", type=float, default=None, metavar="S",
+@click.option("--lock-timeout", type=click.FloatRange(min=0), default=None, metavar="S",
               help="Give up after S seconds if another build of this profile holds the lock (default: wait).")
 def build(profile: str, sets: tuple[str, ...], out: Path, dry_run: bool, only: tuple[str, ...], start: str | None,
           keep_going: bool, tune: bool, lock_timeout: float | None) -> None:
     """Build PROFILE into OUT/<name>/: fetch, emit or compile, render; cached steps are reused."""
     from specdeploy import api
     if dry_run:
-        return _show_plan(*api.dry_run(profile, sets))
+        return _show_plan(*api.dry_run(profile, sets, only=only, start=start))
     result = api.build(profile, sets, out=out, only=only, start=start, keep_going=keep_going, tune=tune,
                        lock_timeout=lock_timeout, report=console().info)
     _show_build(result)

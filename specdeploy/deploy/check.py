@@ -43,15 +43,19 @@ def check_files(files: dict[str, bytes], context: DeployContext | None = None) -
         raise MissingDependency("the offline deploy checks need kubernetes-validate and shellcheck",
                                hint=_INSTALL)
     problems: list[str] = []
+    ran: dict[str, None] = {}  # what was checked, in order: said, never more ("Kubernetes ..." for a Dockerfile)
     for rel, data in sorted(files.items()):
         text = data.decode()
         if rel.endswith(".yaml"):
             problems += [f"{rel}: {p}" for p in check_manifest(text)]
+            ran[f"Kubernetes {KUBERNETES_VERSION} OpenAPI (strict), LeaderWorkerSet v1 CRD"] = None
         elif rel.endswith(".sh"):
             problems += [f"{rel}: {p}" for p in shellcheck(text)]
+            ran["shellcheck"] = None
         elif rel.endswith("Dockerfile"):
             problems += [f"{rel}: {p}" for p in check_dockerfile(text, context)]
-    return problems, f"Kubernetes {KUBERNETES_VERSION} OpenAPI (strict), LeaderWorkerSet v1 CRD, shellcheck"
+            ran["Dockerfile"] = None
+    return problems, ", ".join(ran)
 
 
 def check_manifest(text: str) -> list[str]:

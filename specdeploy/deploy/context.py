@@ -12,7 +12,7 @@ commit: UNKNOWN, not read here).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from specdeploy.deploy.images import image_for
 from specdeploy.deploy.topology import Topology, deploy_name, gpu_product, topology, topology_issues
@@ -71,7 +71,10 @@ def build_context(resolved: Resolved, targets: list[str] | tuple[str, ...]) -> D
     unknown = [t for t in targets if t not in TARGETS]
     if unknown:
         raise UsageError(f"unknown deploy target(s) {', '.join(unknown)}", hint=f"choose from {', '.join(TARGETS)}")
-    issues = list(topology_issues(profile, targets))
+    issues = [resolved.loaded.locate(i) for i in topology_issues(profile, targets)]
+    if list(targets) != list(profile.deploy.targets):  # `render --target`: the profile does not name them
+        issues = [replace(i, path=("--target",), suggestion="set runtime.backend: pytorch", file=None, line=None,
+                          col=None, snippet=None) if i.path == ("deploy", "targets") else i for i in issues]
     if issues:
         raise ProfileError(issues)
     deploy, kube, slurm = profile.deploy, profile.deploy.kubernetes, profile.deploy.slurm

@@ -81,8 +81,13 @@ def write_deploy(context: DeployContext, targets: list[str] | tuple[str, ...], o
         report.files.update(_status(out / target, mine, target))
         if pretend:
             continue
-        out.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{target}.new-", dir=out))
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            staging = Path(tempfile.mkdtemp(prefix=f".{target}.new-", dir=out))
+        except OSError as exc:  # was an internal error (exit 3)
+            raise UsageError(f"cannot write the deploy files at {out}: {exc.strerror or exc}",
+                             hint="--out must be a folder in a writable place (not under a file, not read-only)"
+                             ) from None
         try:
             for rel, data in mine.items():
                 path = staging / rel.split("/", 1)[1]

@@ -3,6 +3,7 @@ writing into it (build, tune) holds, so their outputs never mix."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -11,14 +12,19 @@ from specdeploy.errors import SpecdeployError, UsageError
 from specdeploy.profile.loader import check_name
 
 LOCK_FILE = Path(".specdeploy") / "build.lock"
+UNUSABLE = "--out must be a writable folder (not a file, not a read-only mount)"
+OURS = (".specdeploy", "manifest.json", "specdeploy.lock", "tune")
+"""Entries that mark a folder as an artifact folder (a committed one has no `.specdeploy/`, a tune-only one
+only `tune/`)."""
 
 
 class BuildLocked(SpecdeployError):
     """Another command holds this artifact folder's lock (exit 1)."""
 
 
-def artifact_folder(out: Path, name: str) -> Path:
-    """`out/name`, resolved and created (with its `.specdeploy/`); refused when it would leave `out`."""
+def check_folder(out: Path, name: str) -> Path:
+    """`out/name`, resolved, or the UsageError a build into it would meet; creates nothing (a build checks this
+    before it asks the hub, which offline retries for ~23 s a model)."""
     problem = check_name(name)
     if problem:
         raise UsageError(problem, hint="rename the profile file")
@@ -27,11 +33,24 @@ def artifact_folder(out: Path, name: str) -> Path:
     if folder.parent != root:
         raise UsageError(f"the artifact folder {folder} would be outside --out {root}", hint="rename the profile "
                          "file, or pass --out a plain folder")
+    if folder.is_dir() and any(folder.iterdir()) and not any((folder / n).exists() for n in OURS):
+        raise UsageError(f"refusing to build into {folder}: it is not empty and not an artifact folder specdeploy "
+                         "wrote", hint="pass --out a folder of artifacts (the build writes OUT/<profile name>/), or "
+                         "move that folder away")
+    existing = next(p for p in (folder, *folder.parents) if p.exists())  # an existing folder: its lock says
+    if existing != folder and (not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK)):
+        raise UsageError(f"cannot create the artifact folder {folder}: {existing} is "
+                         f"{'not a folder' if not existing.is_dir() else 'not writable'}", hint=UNUSABLE)
+    return folder
+
+
+def artifact_folder(out: Path, name: str) -> Path:
+    """`out/name`, checked (`check_folder`) and created (with its `.specdeploy/`)."""
+    folder = check_folder(out, name)
     try:
         (folder / ".specdeploy").mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise UsageError(f"cannot create the artifact folder {folder}: {exc.strerror or exc}",
-                         hint="--out must be a writable folder (not a file, not a read-only mount)") from None
+        raise UsageError(f"cannot create the artifact folder {folder}: {exc.strerror or exc}", hint=UNUSABLE) from None
     return folder
 
 

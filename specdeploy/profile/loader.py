@@ -59,19 +59,27 @@ class LoadedProfile:
     def source_of(self, path: Path) -> str:
         """'file:line', '--set' or 'default' for the value at `path` (plan prints this)."""
         origin = self.origins.get(path)
-        if origin is None:
-            return "default"
+        if origin is None:  # inside a mapping `--set` gave whole (`--set tune.sla={p99_itl_ms: 20}`)?
+            given = any(self.origins.get(path[:cut]) == (None, 0, 0) for cut in range(1, len(path)))
+            return "--set" if given else "default"
         doc, line, _ = origin
         return "--set" if doc is None else f"{doc.file}:{line}"
 
 
 def _locate(issue: Issue, origins: Origins, file: str) -> Issue:
+    if issue.path and issue.path not in origins and any(  # a mapping only --set gave (`schedule.8=2`)
+            origin[0] is None and path[:len(issue.path)] == issue.path for path, origin in origins.items()):
+        return replace(issue, file="--set")
     for cut in range(len(issue.path), -1, -1):
         origin = origins.get(issue.path[:cut])
         if origin is not None:
             doc, line, col = origin
             if doc is None:
                 return replace(issue, file="--set")
+            if doc.file != file and cut:  # a parent's value (often a shipped profile, not the user's to edit)
+                key = ".".join(str(k) for k in issue.path[:cut])
+                how = f"inherited: set {key} in {file} (null drops it)"
+                issue = replace(issue, suggestion=f"{issue.suggestion}; {how}" if issue.suggestion else how)
             return issue.located(doc.file, line, col, doc.snippet(line, col))
     return replace(issue, file=file)
 
@@ -85,12 +93,41 @@ def resolve_source(source: str) -> FsPath:
 
 
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """`over` on `base`: mappings merge, anything else replaces, and `key: null` drops the inherited value (a
+    child switching the mechanism drops its parent's options)."""
     merged = dict(base)
     for key, value in over.items():
+        if value is None:
+            merged.pop(key, None)
+            continue
         merged[key] = (
             _merge(merged[key], value) if isinstance(value, dict) and isinstance(merged.get(key), dict) else value
         )
     return merged
+
+
+def _origins(docs: list[Document]) -> Origins:
+    """Where each value comes from: a later document's key hides what an earlier one had under it, unless both
+    are mappings (which merge)."""
+    origins: Origins = {}
+    for doc in docs:
+        for key in doc.marks:
+            if not isinstance(_value_at(doc.data, key), dict):
+                for hidden in [p for p in origins if len(p) > len(key) and p[:len(key)] == key]:
+                    del origins[hidden]
+        origins.update({key: (doc, line, col) for key, (line, col) in doc.marks.items()})
+    return origins
+
+
+def _value_at(data: Any, path: Path) -> Any:
+    for part in path:
+        if isinstance(data, dict):
+            data = data.get(part)
+        elif isinstance(data, list) and isinstance(part, int) and part < len(data):
+            data = data[part]
+        else:
+            return None
+    return data
 
 
 def _load_chain(path: FsPath, seen: list[FsPath], issues: list[Issue],
@@ -145,9 +182,10 @@ def _extends_hint(ref: str, folder: FsPath) -> str:
     from specdeploy.profile.shipped import shipped_profiles
 
     stem = FsPath(ref).stem if ref.endswith((".yaml", ".yml")) else ref
-    siblings = [p.stem for p in folder.glob("*.y*ml")] if folder.is_dir() else []
-    close = get_close_matches(stem, [*shipped_profiles(), *siblings], n=1)
-    return f"did you mean '{close[0]}'?" if close else "a file path, or a name from `specdeploy profiles list`"
+    names = {p.stem: p.name for p in folder.glob("*.y*ml")} if folder.is_dir() else {}  # a sibling by its file name
+    names.update({name: name for name in shipped_profiles()})
+    close = get_close_matches(stem, list(names), n=1)
+    return f"did you mean '{names[close[0]]}'?" if close else "a file path, or a name from `specdeploy profiles list`"
 
 
 def load_profile(source: str, sets: tuple[str, ...] = (), *, fast: bool = False) -> LoadedProfile:
@@ -155,16 +193,18 @@ def load_profile(source: str, sets: tuple[str, ...] = (), *, fast: bool = False)
     path = resolve_source(source)
     issues: list[Issue] = []
     data, docs = _load_chain(path, [_real(path)], issues)
-    origins: Origins = {}
-    for doc in docs:
-        origins.update({key: (doc, line, col) for key, (line, col) in doc.marks.items()})
+    origins = _origins(docs)
     for text in sets:
         key, value, problem = overrides.parse_override(text)
         if problem:
             issues.append(problem)
             continue
         overrides.apply(data, key, value)
+        for stale in [p for p in origins if p[:len(key)] == key]:  # the file's marks inside what --set replaced
+            del origins[stale]
         origins[key] = (None, 0, 0)
+    if not docs and issues and issues[0].message == "file not found":  # `h200-eagle`: a shipped name misspelt?
+        issues[0] = replace(issues[0], suggestion=_extends_hint(source, path.parent))
     if not docs or any(i.path == ("extends",) for i in issues):
         raise ProfileError(issues)  # without its parent the profile's other errors would be noise ("Field required")
     name_problem = check_name(path.stem)

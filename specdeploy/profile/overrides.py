@@ -20,45 +20,62 @@ def _section(schema: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def check_path(parts: list[str]) -> str | None:
-    """None when `parts` names a settable profile key, else an error message with a suggestion.
+def check_path(parts: list[str]) -> tuple[str | None, dict[str, Any]]:
+    """(None, the key's schema) when `parts` names a settable profile key, else (an error message with a
+    suggestion, {}).
 
     Map keys (`speculative.options.*`, `speculative.schedule.*`) are free here: the mechanism's options
     model and the schedule's integer keys check them with the rest of the profile.
     """
-    section: dict[str, Any] | None = load_tables(str(PROFILE_TABLES))["Profile"]
+    schema: dict[str, Any] = load_tables(str(PROFILE_TABLES))["Profile"]
+    section: dict[str, Any] | None = schema
     walked: list[str] = []
     for part in parts:
         if section is None:
-            return f"'{'.'.join(walked)}' is a value, not a section; cannot set '{part}' inside it"
+            return f"'{'.'.join(walked)}' is a value, not a section; cannot set '{part}' inside it", {}
         fields = section.get("properties")
         if fields is None:
-            return None
+            return None, {}
         if part not in fields:
             close = get_close_matches(part, list(fields), n=1)
             where = ".".join(walked) or "the profile"
             hint = f"; did you mean '{'.'.join([*walked, close[0]])}'?" if close else ""
-            return f"unknown key '{part}' in {where}{hint}"
-        section = _section(fields[part])
+            return f"unknown key '{part}' in {where}{hint}", {}
+        schema = fields[part]
+        section = _section(schema)
         walked.append(part)
-    return None
+    return None, schema
+
+
+def _text_only(schema: dict[str, Any]) -> bool:
+    """Whether the key takes a string and nothing YAML would read a bare word as (a version, a name)."""
+    kinds = {s.get("type") for s in (schema, *schema.get("anyOf", ())) if "type" in s}
+    return "string" in kinds and kinds <= {"string", "null"} and "enum" not in schema
 
 
 def parse_override(text: str) -> tuple[Path, Any, Issue | None]:
     """`speculative.draft_len=4` -> (("speculative", "draft_len"), 4, None); an Issue when malformed."""
     key, sep, raw = text.partition("=")
-    parts = [p for p in key.strip().split(".") if p]
-    if not sep or not parts:
+    parts = key.strip().split(".")
+    if not sep or not key.strip():
         return (), None, Issue((), f"--set '{text}' is not KEY=VALUE", "e.g. --set speculative.draft_len=4",
                                file="--set")
-    problem = check_path(parts)
+    if "" in parts:  # `serving..max_seq_len` set serving.max_seq_len
+        return (), None, Issue((), f"--set '{key.strip()}' has an empty key between its dots",
+                               "e.g. --set serving.max_seq_len=4096", file="--set")
+    problem, schema = check_path(parts)
     path: Path = tuple(int(p) if p.isdigit() else p for p in parts)
     if problem:
         return path, None, Issue(path, problem, file="--set")
     try:
         value = yaml.load(raw, Loader=ProfileLoader) if raw.strip() else ""  # noqa: S506 - ProfileLoader is safe
-    except yaml.YAMLError as exc:
-        return path, None, Issue(path, f"--set value '{raw}' is not valid YAML: {exc}", file="--set")
+    except yaml.YAMLError as exc:  # the problem and its column, not the parser's multi-line dump
+        mark = getattr(exc, "problem_mark", None)
+        what = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        where = f" (column {mark.column + 1})" if mark is not None else ""
+        return path, None, Issue(path, f"--set value '{raw}' is not valid YAML: {what}{where}", file="--set")
+    if isinstance(value, (bool, int, float)) and _text_only(schema):  # trtllm_version=1.3 is the text '1.3'
+        value = raw.strip()
     return path, value, None
 
 

@@ -52,7 +52,8 @@ def markdown_reference() -> str:
         "Generated from the schema by `make schema`; a test fails when it drifts.",
         "",
         "Top-level keys: " + ", ".join(f"`{k}`" for k in Profile.model_fields) + ", and `extends` (a file or a "
-        "shipped profile name whose values this profile overrides; chains allowed, cycles are errors).",
+        "shipped profile name whose values this profile overrides: mappings merge, other values replace, `key: null` "
+        "drops an inherited value; chains allowed, cycles are errors).",
         "",
     ]
     for field, info in Profile.model_fields.items():

@@ -97,6 +97,11 @@ def _draft_len(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:
         if value > limit:
             yield Issue(("tune", "draft_lens"), f"candidate {value} exceeds {mech.name}'s limit of {limit}")
             break
+    top_candidate = max(ctx.profile.tune.draft_lens or [0])
+    if isinstance(spec.draft_len, int) and spec.draft_len < top_candidate <= limit:  # what `tune` refuses
+        yield Issue(("tune", "draft_lens"), f"candidates go up to {top_candidate}, beyond draft_len {spec.draft_len} "
+                    "(the engine's maximum): `specdeploy tune` refuses them",
+                    f"keep tune.draft_lens <= {spec.draft_len}, or set draft_len: auto", severity="warning")
     if spec.schedule:
         top = max(spec.schedule.values())
         if isinstance(spec.draft_len, int) and top > spec.draft_len:
@@ -173,6 +178,15 @@ def _tune(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:
     if tune.objective == "goodput" and not (tune.sla.p99_itl_ms or tune.sla.p99_ttft_ms):
         yield Issue(("tune", "objective"), "objective goodput needs an SLA to count good tokens against",
                     "set tune.sla.p99_itl_ms and/or tune.sla.p99_ttft_ms, or use objective: throughput")
+    batch = ctx.profile.serving.max_batch_size
+    above = [c for c in tune.concurrency if c > batch]  # what `tune` skips (tune.setup)
+    if above and len(above) == len(tune.concurrency):
+        yield Issue(("tune", "concurrency"), f"every tune.concurrency is above serving.max_batch_size {batch}: "
+                    "nothing to tune", f"include a concurrency <= {batch}",
+                    severity="error" if ctx.profile.speculative.draft_len == "auto" else "warning")
+    elif above and ctx.profile.speculative.draft_len == "auto":  # a build tunes
+        yield Issue(("tune", "concurrency"), f"{', '.join(map(str, above))} above serving.max_batch_size {batch}: "
+                    "tune skips them", "drop them or raise serving.max_batch_size", severity="warning")
     from specdeploy.errors import UsageError
     from specdeploy.runtime.prompts import BUILTIN_DATASETS, check_dataset  # light: no torch
 

@@ -29,12 +29,49 @@ def validate_models(data: dict[str, Any], mechanism: Mechanism | None
         try:
             options = mechanism.parse_options(raw)
         except ValidationError as exc:
-            option_issues = [_schema_issue(e, mechanism.Options, ("speculative", "options")) for e in exc.errors()]
+            option_issues = [_schema_issue(e, mechanism.Options, ("speculative", "options"))
+                             for e in _merge_unions(exc.errors())]
     try:
         profile = Profile.model_validate(data)
     except ValidationError as exc:
-        schema_issues = [_schema_issue(e) for e in exc.errors()]
+        schema_issues = [_schema_issue(e) for e in _merge_unions(exc.errors())]
     return profile, options, schema_issues, option_issues
+
+
+_UNION_TAG = re.compile(r"^(int|float|str|bool)$|^[a-z-]+\[.*\]$")
+"""How pydantic names a union member in an error's location: `draft_len.int`, `draft_len.literal['auto']`."""
+_KINDS = {"int": "an integer", "float": "a number", "str": "a string", "bool": "a boolean"}
+
+
+def _merge_unions(errors: list[ErrorDetails]) -> list[ErrorDetails]:
+    """One error at the key for a value no member of a union accepts (`int | Literal['auto']` gave two, located
+    at `draft_len.int` and `draft_len.literal['auto']`, neither a key): 'an integer or 'auto'', with the first
+    member's detail and the literal's suggestion."""
+    def parent(err: ErrorDetails) -> tuple[Any, ...] | None:
+        tag = err["loc"][-1] if err["loc"] else None
+        member = isinstance(tag, str) and _UNION_TAG.match(tag) and err["type"] != "extra_forbidden"
+        return tuple(err["loc"][:-1]) if member else None
+
+    groups: dict[tuple[Any, ...], list[ErrorDetails]] = {}
+    for err in errors:
+        key = parent(err)
+        if key is not None:
+            groups.setdefault(key, []).append(err)
+    merged: list[ErrorDetails] = []
+    for err in errors:
+        key = parent(err)
+        group = groups.get(key, []) if key is not None else []
+        if len(group) < 2:  # not a union (an unknown key named `int` is an ordinary error)
+            merged.append(err)
+        elif group[0] is err:
+            kinds = [_KINDS.get(str(e["loc"][-1]), str(e.get("ctx", {}).get("expected", e["loc"][-1])))
+                     for e in group]
+            detail = next((e["msg"].partition(", ")[2] for e in group if ", " in e["msg"]), "")
+            expected = [e.get("ctx", {}).get("expected", "") for e in group if e["type"] == "literal_error"]
+            merged.append({**err, "loc": err["loc"][:-1], "type": "union_merged",
+                           "ctx": {"expected": " ".join(expected)},
+                           "msg": f"Input should be {' or '.join(kinds)}" + (f", {detail}" if detail else "")})
+    return merged
 
 
 def _model_of(annotation: Any) -> type[BaseModel] | None:
@@ -48,6 +85,8 @@ def _schema_issue(err: ErrorDetails, root: type[BaseModel] = Profile, prefix: Pa
     """A pydantic error as an Issue; `root` is the model the error's location is relative to."""
     path: Path = (*prefix, *err["loc"])
     message, hint = err["msg"].removeprefix("Value error, "), None
+    if path and path[-1] == "[key]":  # pydantic's mark for a mapping's key (`schedule: {many: 2}`)
+        path, message = path[:-1], f"key: {message}"
     if err["type"] == "extra_forbidden":
         model: Any = root
         for part in err["loc"][:-1]:
@@ -62,7 +101,7 @@ def _schema_issue(err: ErrorDetails, root: type[BaseModel] = Profile, prefix: Pa
         close = get_close_matches(str(path[-1]), fields, n=1)
         message = f"unknown key '{path[-1]}'"
         hint = f"did you mean '{close[0]}'?" if close else (f"valid keys: {', '.join(fields)}" if fields else None)
-    elif err["type"] == "literal_error" and isinstance(err.get("input"), str):
+    elif err["type"] in ("literal_error", "union_merged") and isinstance(err.get("input"), str):
         expected = re.findall(r"'([^']*)'", str(err.get("ctx", {}).get("expected", "")))
         close = [e for e in expected if err["input"] and e.startswith(err["input"])] or get_close_matches(
             err["input"], expected, n=1, cutoff=0.5
@@ -71,6 +110,9 @@ def _schema_issue(err: ErrorDetails, root: type[BaseModel] = Profile, prefix: Pa
         message = f"{message} (got {err['input']!r:.60})"
     elif err["type"] == "string_type" and isinstance(err.get("input"), bool):
         hint = "YAML 1.1 reads on/off/yes/no as booleans: quote the value"
+    elif err["type"] == "string_type" and isinstance(err.get("input"), (int, float)):
+        hint = f"quote it: '{err['input']}'"  # `trtllm_version: 1.3` is a YAML float
+        message = f"{message} (got {err['input']!r:.60})"
     elif "input" in err and err["type"] not in ("missing", "value_error"):
         message = f"{message} (got {err['input']!r:.60})"
     return Issue(path, message, hint)

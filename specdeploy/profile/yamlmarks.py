@@ -113,7 +113,9 @@ def load_document(path: FsPath, *, show_lines: bool = True) -> tuple[Document | 
     except UnicodeDecodeError as exc:
         return None, [Issue((), f"not a UTF-8 text file (byte {exc.start})", file=file)]
     except ValueError as exc:
-        return None, [Issue((), str(exc), file=file)]
+        folder = "directory" in str(exc)  # `validate profiles/`: the shell expands what it should take
+        return None, [Issue((), str(exc), f"pass its profiles: {path}/*.yaml (shipped ones: profiles/*/*.yaml)"
+                            if folder else None, file=file)]
     except OSError as exc:
         return None, [Issue((), f"cannot read: {exc.strerror or exc}", file=file)]
     return parse_document(data, file, show_lines=show_lines and path.suffix in PROFILE_SUFFIXES)
@@ -139,6 +141,20 @@ def _read_regular(path: FsPath) -> str:
     return data.decode("utf-8")
 
 
+def _yaml_issue(exc: yaml.MarkedYAMLError, file: str, lines: list[str]) -> Issue:
+    """The parser's problem at its mark, where the construct it was in began (an unclosed `{` is lines above), and
+    a hint for the usual causes."""
+    problem = exc.problem or exc.context or "invalid YAML"
+    began = exc.context_mark if exc.problem and exc.context else None
+    if began is not None and (exc.problem_mark is None or began.line != exc.problem_mark.line):
+        problem += f" ({exc.context} that began at line {began.line + 1}, column {began.column + 1})"
+    hint = ("only plain YAML is allowed; tags like !!python/object are refused"
+            if "constructor" in type(exc).__name__.lower() else
+            "write the value out; anchors and aliases can expand without bound" if "aliases" in problem else
+            "indent with spaces: YAML does not allow tabs" if "'\\t'" in problem else None)
+    return _issue_at(file, lines, exc.problem_mark, f"YAML error: {problem}", hint)
+
+
 def parse_document(text: str, file: str, *, show_lines: bool = True) -> tuple[Document | None, list[Issue]]:
     """Parse profile text; `show_lines` False (not a profile's name) keeps its content out of every error."""
     if len(text) > MAX_BYTES:
@@ -146,7 +162,7 @@ def parse_document(text: str, file: str, *, show_lines: bool = True) -> tuple[Do
     lines = text.splitlines() if show_lines else []
     if "\x00" in text:
         return None, [Issue((), "not a text file (contains NUL bytes)", file=file)]
-    if not text.strip() or all(not ln.strip() or ln.lstrip().startswith("#") for ln in lines):
+    if all(not ln.strip() or ln.lstrip().startswith("#") for ln in text.splitlines()):  # `lines` may be hidden
         return None, [Issue((), "empty profile", "a profile needs at least `target: {model: ...}`", file=file)]
     loader: ProfileLoader | None = None
     try:
@@ -159,11 +175,7 @@ def parse_document(text: str, file: str, *, show_lines: bool = True) -> tuple[Do
         _walk(node, (), doc, issues)
         data = loader.construct_document(node)
     except yaml.MarkedYAMLError as exc:
-        problem = exc.problem or exc.context or "invalid YAML"
-        hint = ("only plain YAML is allowed; tags like !!python/object are refused"
-                if "constructor" in type(exc).__name__.lower() else
-                "write the value out; anchors and aliases can expand without bound" if "aliases" in problem else None)
-        return None, [_issue_at(file, lines, exc.problem_mark, f"YAML error: {problem}", hint)]
+        return None, [_yaml_issue(exc, file, lines)]
     except yaml.YAMLError as exc:
         return None, [Issue((), f"YAML error: {exc}", file=file)]
     except RecursionError:

@@ -117,6 +117,10 @@ class ModelSpec:
         return data
 
 
+MAX_SIZE = 2**40
+"""Bound of every size read from config.json (products of a few stay finite floats)."""
+
+
 def _first(config: dict[str, Any], *keys: str, default: Any = None) -> Any:
     for key in keys:
         if config.get(key) is not None:
@@ -135,6 +139,8 @@ def _count(config: dict[str, Any], *keys: str, default: int = 0, positive: bool 
     if not whole or value < 0 or (positive and value == 0):
         raise ValueError(f"config.json {keys[0]}: {value!r:.40} is not a {'positive' if positive else 'non-negative'} "
                          "whole number")
+    if value > MAX_SIZE:  # `hidden_size: 1.06e153` is whole, and its square overflowed the cost model
+        raise ValueError(f"config.json {keys[0]}: {value!r:.40} is larger than any model's (2**40 at most)")
     return int(value)
 
 

@@ -161,7 +161,7 @@ RANGES: tuple[VersionLine, ...] = (
                      "acceptance": "A: rc27 class pages", "eagle3_two_model": "A: rc27 signature has no "
                      "eagle3_one_model; HEAD forces one-model; PR #18721 raises"},
             unknown=("1.3.draft_target_alias", "cli.serve_bench")),
-    replace(_1_3, range="1.4 (UNKNOWN)", low="1.4.0rc0", high=None,
+    replace(_1_3, range="1.4 (UNKNOWN)", low="1.4.0rc0", high="1.5.0rc0",
             eagle3_two_model="refused", unknown=("1.4.contract", "1.3.draft_target_alias", "cli.serve_bench")),
 )
 

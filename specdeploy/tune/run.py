@@ -77,9 +77,20 @@ def make_backend(name: str, resolved: Resolved, setup: TuneSetup, work: Path) ->
     if name == "reference":
         from specdeploy.tune.backends.reference import ReferenceBackend
 
+        if resolved.profile.runtime.backend != "reference":  # it said "unknown model reference '<the target>'"
+            raise UsageError("--backend reference runs the CPU reference runtime: only profiles with "
+                             f"runtime.backend: reference (this one: {resolved.profile.runtime.backend})",
+                             hint="--backend model predicts here; trtllm measures on a GPU machine")
+
         return ReferenceBackend(resolved, setup), calibrated_prior(resolved)
     if name == "trtllm":
+        from specdeploy.execute.needs import install_hint, installed_trtllm
         from specdeploy.tune.backends.trtllm import TrtllmBackend
+
+        if installed_trtllm() is None:  # each measurement's subprocess failed: "the acceptance run failed twice"
+            wanted = resolved.profile.runtime.trtllm_version
+            raise MissingDependency(f"--backend trtllm needs TensorRT-LLM {wanted}, which is not installed here",
+                                    hint=f"{install_hint(wanted)}; or --backend model (predicted)")
 
         return TrtllmBackend(resolved, setup, work), calibrated_prior(resolved)
     raise UsageError(f"unknown tune backend {name!r}", hint="use auto, model, reference or trtllm")

@@ -47,3 +47,39 @@ def test_a_name_that_leaves_out_is_refused(tmp_path: Path) -> None:
         with pytest.raises(UsageError):
             artifact_folder(tmp_path / "out", name)
     assert not (tmp_path / "out").exists()
+
+
+def test_a_folder_holding_something_else_is_refused(tmp_path: Path) -> None:
+    """`build` wrote manifest.json, specdeploy.lock and .gitignore among a user's files (render refuses that)."""
+    mine = tmp_path / "out" / "h200-eagle3"
+    mine.mkdir(parents=True)
+    (mine / "notes.txt").write_text("mine")
+    with pytest.raises(UsageError) as err:
+        artifact_folder(tmp_path / "out", "h200-eagle3")
+    assert "not empty and not an artifact folder specdeploy wrote" in str(err.value)
+    assert sorted(p.name for p in mine.iterdir()) == ["notes.txt"]
+    for ours in ("manifest.json", "specdeploy.lock", "tune"):  # a committed artifact has no .specdeploy/
+        folder = tmp_path / ours / "x"
+        folder.mkdir(parents=True)
+        (folder / ours).touch()
+        assert artifact_folder(tmp_path / ours, "x") == folder.resolve()
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"only": ("nosuch",)}, "no step or stage 'nosuch'"),
+    ({"start": "rendr"}, "no step or stage 'rendr'"),
+    ({"out": "file/under"}, "cannot create the artifact folder"),
+])
+def test_build_refuses_bad_usage_before_asking_the_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       kwargs: dict, message: str) -> None:
+    """Offline, each hub lookup retried for ~23 s: a typo in --only was reported after 46 s of retries."""
+    from specdeploy.resolve import hub
+
+    asked: list[str] = []
+    monkeypatch.setattr(hub, "_fetch_online", lambda ref, *_: asked.append(ref))  # the network boundary
+    (tmp_path / "file").write_text("")
+    out = tmp_path / kwargs.pop("out", "out")
+    with pytest.raises(UsageError) as err:
+        build("h200-eagle3", out=out, **kwargs)
+    assert message in str(err.value) and asked == []
+    assert not (tmp_path / "out").exists()

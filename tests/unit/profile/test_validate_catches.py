@@ -64,7 +64,7 @@ def test_an_extends_typo_gets_a_suggestion_and_nothing_spurious(tmp_path: Path) 
     assert message == "extends: extends 'h200-eagle': no such file or shipped profile [did you mean 'h200-eagle3'?]"
     write_profile(tmp_path / "base-profile.yaml", "target: {model: m}\n")
     (message,) = errors(write_profile(tmp_path / "q.yaml", "extends: base-profil.yaml\n"))
-    assert message.endswith("[did you mean 'base-profile'?]")
+    assert message.endswith("[did you mean 'base-profile.yaml'?]")  # `extends: base-profile` is not found
 
 
 def test_a_mistyped_mechanism_is_reported_once_with_the_right_advice(tmp_path: Path) -> None:

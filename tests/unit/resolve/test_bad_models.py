@@ -26,6 +26,7 @@ def _profile(tmp_path: Path, model: str) -> Path:
     ({"intermediate_size": -1}, "config.json intermediate_size: -1 is not a non-negative whole number"),
     ({"vocab_size": "many"}, "config.json vocab_size: 'many' is not a non-negative whole number"),
     ({"num_hidden_layers": True}, "config.json num_hidden_layers: True is not a positive whole number"),
+    ({"hidden_size": 1.06e153}, "config.json hidden_size: 1.06e+153 is larger than any model's (2**40 at most)"),
 ])
 def test_impossible_config_json_is_invalid(tmp_path: Path, change: dict[str, object], message: str) -> None:
     model = local_model(tmp_path / "m", {**LLAMA_31_8B_CONFIG, **change})
