@@ -33,13 +33,14 @@ def marginal_stop(timer: StepTimer, profile: AcceptanceProfile, batch: int, k_ma
 
 def schedule_text(curves: Curves) -> str:
     parts = [f"K = {p.k} at c = {c}" for c, p in sorted(curves.best.items())]
-    mc = curves.max_concurrency
-    tail = "speculation never pays" if mc == 0 else "still pays at c = 4096" if mc is None else f"off above c = {mc}"
-    return ", ".join(parts) + f", {tail}"
+    return ", ".join(parts) + f", {off_text(curves.max_concurrency)}"
 
 
-def _fmt(c: int | None) -> str:
-    return "never" if c == 0 else "> 4096" if c is None else str(c)
+def off_text(max_concurrency: int | None) -> str:
+    """Where speculation stops paying: 0 never pays, None still pays at the largest concurrency tried (4096)."""
+    if max_concurrency == 0:
+        return "speculation never pays"
+    return "still pays at c = 4096" if max_concurrency is None else f"off above c = {max_concurrency}"
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,7 @@ class Advice:
         out.extend(
             f"  {m['mechanism']:<13} K*={m['best_k_low']:<2} speedup {m['speedup_low']:.2f}× at c = "
             f"{m['low']}, {m['speedup_high']:.2f}× at c = {m['high']}; AL {m['al']:.2f}; c_draft "
-            f"{m['draft_ratio']:.3f}; off above c = {_fmt(m['max_concurrency'])}; training: {m['training']}; "
+            f"{m['draft_ratio']:.3f}; {off_text(m['max_concurrency'])}; training: {m['training']}; "
             f"{band_text(m['mechanism'], s['gpu'])}"
             for m in self.mechanisms
         )

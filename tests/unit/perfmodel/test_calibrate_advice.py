@@ -21,6 +21,7 @@ from specdeploy.perfmodel import (
     pseudo_gpu,
     whatif,
 )
+from specdeploy.perfmodel.advice import off_text
 from specdeploy.perfmodel.shapes import EAGLE3_LLAMA_3_1_8B, LLAMA_3_1_8B, SMOLLM2_135M
 from specdeploy.resolve.gpus import GPUS
 
@@ -95,6 +96,15 @@ def test_advice_states_the_guidelines_with_numbers() -> None:
     assert "schedule: K = " in text and text.count("G4: c = ") == 3
     assert {row["mechanism"] for row in advice.mechanisms} >= {"eagle3", "ngram", "draft_target", "medusa"}
     json.dumps(advice.to_dict())
+    # where speculation stops, in words: never "off above c = > 4096" or "off above c = never"
+    assert "off above c = >" not in text and "off above c = never" not in text
+    for row in advice.mechanisms:
+        assert off_text(row["max_concurrency"]) in text
+
+
+def test_where_speculation_stops_reads_as_a_sentence() -> None:
+    assert [off_text(c) for c in (0, None, 48)] == ["speculation never pays", "still pays at c = 4096",
+                                                    "off above c = 48"]
 
 
 def test_whatif_result_shape() -> None:
