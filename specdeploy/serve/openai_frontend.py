@@ -3,9 +3,10 @@ tritonserver, so the `openai` client, AIPerf/GenAI-Perf `--endpoint-type chat` a
 trtllm-serve or vllm serve work unchanged.
 
 `/v1/models`, `/v1/chat/completions`, `/v1/completions` (SSE streaming ending in `data: [DONE]`, `usage`,
-errors as `{"error": {"message", "type", "param", "code"}}`). Each request becomes one Triton generate request
-(HTTP `/v2/models/M/generate[_stream]`) with the input names the model's own config declares (reference,
-engine ensemble or llmapi layout); an OpenAI parameter the model has no input for is refused (400), never
+errors as `{"error": {"message", "type", "param", "code"}}`). Each request becomes one Triton request over a gRPC
+stream (triton_grpc.py) with the input names the model's own metadata declares (reference, engine ensemble or
+llmapi layout); a client that disconnects, streamed or not, cancels it in Triton (aiohttp's handler cancellation),
+so the model stops decoding. An OpenAI parameter the model has no input for is refused (400), never
 dropped (null is "not given"); Triton unreachable, breaking off or sending garbage is a 502. Chat takes what
 the served model's chat template takes (system/developer, user and assistant messages, string or text-part
 content): the frontend renders the whole conversation with the model's own tokenizer and
@@ -17,12 +18,10 @@ counts the templated prompt. Completions send the raw prompt where the model can
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
 import threading
 import time
 import uuid
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,13 +61,22 @@ class TokenizerRef:
 
 
 @dataclass(frozen=True)
+class Input:
+    """A model input as its metadata declares it: Triton datatype and shape (-1: variable; the batch dimension
+    included where the model batches)."""
+
+    datatype: str
+    shape: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class Served:
-    """The Triton model behind the endpoint: its HTTP address, name, declared inputs, the repository's layout and
+    """The Triton model behind the endpoint: its gRPC address, name, inputs (by name), the repository's layout and
     where its tokenizer lives (openai_chat.tokenizer_of; None: not found)."""
 
-    http: str
+    grpc: str
     model: str
-    inputs: frozenset[str]
+    inputs: Mapping[str, Input]
     decoupled: bool
     layout: str = "unknown"
     tokenizer: TokenizerRef | None = None
@@ -147,57 +155,6 @@ def prompt_of(body: dict[str, Any]) -> str:
     return prompt
 
 
-async def generate(session: Any, served: Served, request: dict[str, Any], stream: bool) -> AsyncGenerator[dict]:
-    """Triton's responses for one request: SSE events from /generate_stream, or /generate's one answer; a Triton
-    that cannot be reached, or breaks off, is a 502. Closing it closes the request to Triton at once."""
-    from aiohttp import ClientConnectorError, ClientError
-
-    try:
-        async with contextlib.aclosing(_events(session, served, request, stream)) as events:
-            async for event in events:
-                yield event
-    except ClientConnectorError as exc:
-        raise ApiError(502, f"could not reach Triton at {served.http}: {exc}", kind="server_error") from None
-    except ClientError as exc:
-        raise ApiError(502, f"the request to Triton at {served.http} broke off: {exc}", kind="server_error") from None
-
-
-async def _events(session: Any, served: Served, request: dict[str, Any], stream: bool) -> AsyncGenerator[dict]:
-    path = "generate_stream" if stream or served.decoupled else "generate"
-    async with session.post(f"http://{served.http}/v2/models/{served.model}/{path}", json=request) as response:
-        if response.status != 200:
-            message = _triton_error(await response.text())
-            raise ApiError(400 if response.status == 400 else 502, message,
-                           kind="invalid_request_error" if response.status == 400 else "server_error")
-        if path == "generate":
-            yield await response.json()
-            return
-        sent = 0
-        async for line in response.content:
-            if line.startswith(b"data:"):
-                try:
-                    event = json.loads(line[5:])
-                except ValueError:
-                    raise ApiError(502, f"model {served.model} sent an event that is not JSON: {line[:200]!r}",
-                                   kind="server_error") from None
-                if "error" in event:
-                    raise ApiError(400, str(event["error"]))
-                sent += 1
-                yield event
-        if not sent:  # every model answers at least one response: an empty answer here would be a made-up one
-            raise ApiError(502, f"model {served.model} ended the request without a response", kind="server_error")
-
-
-def _triton_error(text: str) -> str:
-    """Triton's error message: /generate answers `{"error": ...}`, /generate_stream the same as one SSE event."""
-    frame = text.strip()
-    try:
-        value = json.loads(frame[5:] if frame.startswith("data:") else frame)
-    except ValueError:
-        return text
-    return str(value.get("error", text)) if isinstance(value, dict) else text
-
-
 def usage(events: list[dict[str, Any]], counted: int | None = None,
           count: Callable[[str], int] | None = None) -> dict[str, int]:
     """Token counts from the model's own outputs, else the prompt tokens `counted` by the frontend (else 0), and
@@ -267,7 +224,7 @@ class Frontend:
         from specdeploy.serve.openai_routes import routes
 
         asyncio.set_event_loop(self.loop)
-        runner = web.AppRunner(routes(self.served))
+        runner = web.AppRunner(routes(self.served), handler_cancellation=True)  # a client that leaves cancels
         try:
             self.loop.run_until_complete(runner.setup())
             site = web.TCPSite(runner, self.host, self.port)
