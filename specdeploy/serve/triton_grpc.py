@@ -7,10 +7,15 @@ Inputs are built as Triton's /generate built them from the same JSON (server src
 GenerateRequestClass::ExactMappingInput): datatype and shape from the model's metadata, a value or a 1-D list filling
 the fixed dimensions and then the innermost variable one, the others 1. Outputs come back as /generate wrote them
 (ExactMappingOutput): one element as a value, more as a list, strings as text. gRPC carries every datatype /generate's
-JSON did (it refused FP16 and BF16 inputs). Errors: stream opened with the `triton_grpc_error` header
-(docs/customization_guide/inference_protocols.md @ v2.51.0, "GRPC Status Codes"), a model's error ends the stream with
-its status code: INVALID_ARGUMENT is a 400, any other a 502, as /generate's 400 and 5xx were; an error Triton raises
-before inference arrives in the stream without a code and is a 400, as /generate_stream's in-stream errors were.
+JSON did (it refused FP16 and BF16 inputs).
+
+Errors: Triton sends a request's error (its model's, or its own before inference) in the stream as a message without
+its status code, and it is a 400, as /generate_stream's in-stream errors were; /generate and a first-response error
+of /generate_stream had the code in the HTTP status, and a 5xx there was a 502. The `triton_grpc_error` header that
+makes Triton end the stream with the code instead (docs/customization_guide/inference_protocols.md @ v2.51.0, "GRPC
+Status Codes") crashed the bundled tritonserver 2.51 (signal 11 after "HandleCancellation called even when the
+context was not cancelled") on a decoupled model's INVALID_ARG error, so it is not sent. A stream that fails is a
+502: Triton unreachable, or gone mid-request.
 """
 
 from __future__ import annotations
@@ -27,7 +32,6 @@ from specdeploy.serve.openai_frontend import ApiError, Input, Served
 NUMPY = {"BOOL": np.bool_, "INT8": np.int8, "INT16": np.int16, "INT32": np.int32, "INT64": np.int64,
          "UINT8": np.uint8, "UINT16": np.uint16, "UINT32": np.uint32, "UINT64": np.uint64, "FP16": np.float16,
          "FP32": np.float32, "FP64": np.float64, "BYTES": np.object_}
-STRICT = {"triton_grpc_error": "true"}
 
 
 async def generate(client: Any, served: Served, request: dict[str, Any]) -> AsyncGenerator[dict[str, Any]]:
@@ -40,7 +44,7 @@ async def generate(client: Any, served: Served, request: dict[str, Any]) -> Asyn
     async def one() -> AsyncIterator[dict[str, Any]]:  # one request, then the stream is half-closed
         yield {"model_name": served.model, "inputs": inputs}
 
-    call = client.stream_infer(one(), headers=STRICT)
+    call = client.stream_infer(one())
     sent = 0
     try:
         async for result, error in call:
@@ -113,8 +117,6 @@ def event(served: Served, result: Any) -> dict[str, Any]:
 
 def _failed(served: Served, exc: grpc.aio.AioRpcError, sent: int) -> ApiError:
     code, details = exc.code(), exc.details() or str(exc.code())
-    if code == grpc.StatusCode.INVALID_ARGUMENT:
-        return ApiError(400, details)
     if code == grpc.StatusCode.UNAVAILABLE and not sent:
         return ApiError(502, f"could not reach Triton at {served.grpc}: {details}", kind="server_error")
     return ApiError(502, f"the request to Triton at {served.grpc} broke off: {code.name} {details}",
