@@ -2,7 +2,7 @@
 the served SmolLM2: models, chat, completions, streaming (SSE ending in [DONE]), usage, errors in OpenAI's
 shape. Before: 404, there was no such endpoint. Chat takes system messages and whole conversations, rendered
 with the model's own chat template (before: a 400 for any system message or second turn). A client that leaves
-mid-request cancels its Triton request (before: it decoded on to max_tokens beside the next ones)."""
+mid-request cancels its Triton request (before, unstreamed: it decoded on to max_tokens beside the next ones)."""
 
 from __future__ import annotations
 
@@ -242,9 +242,10 @@ def leave(base: str, path: str, body: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("stream", [True, False], ids=["streamed", "unstreamed"])
 def test_a_client_that_leaves_cancels_its_request(served: dict[str, Any], stream: bool) -> None:
-    """The endpoint cancels the Triton request of a client that disconnects (gRPC cancellation: Triton takes none
-    over HTTP), so the model stops decoding it: a request sent after decodes alone (batch_size 1). Before: the
-    abandoned request decoded on to max_tokens, in the batch beside it (batch_size 2)."""
+    """The endpoint cancels the Triton request of a client that disconnects (a gRPC cancel), so the model stops
+    decoding it: a request sent after decodes alone (batch_size 1). Before (HTTP to Triton): an unstreamed request
+    decoded on to max_tokens beside it (batch_size 2); a streamed one already stopped, as the endpoint closed its
+    /generate_stream connection, which tritonserver 2.51 cancels (specdeploy/render/README.md)."""
     if stream:
         leave(served["openai"], "chat/completions", {**LONG, "stream": True, "messages": [
             {"role": "user", "content": "Tell me a long story about a lighthouse."}]})
