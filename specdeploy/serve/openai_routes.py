@@ -1,4 +1,5 @@
-"""The aiohttp routes of the OpenAI-compatible endpoint (openai_frontend.py has the translation)."""
+"""The aiohttp routes of the OpenAI-compatible endpoint (openai_frontend.py describes it, openai_request.py and
+triton_grpc.py translate a request and talk to Triton)."""
 
 from __future__ import annotations
 
@@ -20,10 +21,9 @@ from specdeploy.serve.openai_frontend import (
     finish_of,
     new_id,
     now,
-    prompt_of,
-    triton_body,
     usage,
 )
+from specdeploy.serve.openai_request import prompt_of, triton_body
 from specdeploy.serve.triton_grpc import generate
 
 SERVED = web.AppKey("served", Served)

@@ -36,7 +36,7 @@ NUMPY = {"BOOL": np.bool_, "INT8": np.int8, "INT16": np.int16, "INT32": np.int32
 
 async def generate(client: Any, served: Served, request: dict[str, Any]) -> AsyncGenerator[dict[str, Any]]:
     """Triton's responses to one request; closing this (or cancelling its task) cancels the request in Triton."""
-    missing = sorted(set(request) - set(served.inputs))  # openai_frontend.triton_body sends declared inputs only
+    missing = sorted(set(request) - set(served.inputs))  # openai_request.triton_body sends declared inputs only
     if missing:
         raise ApiError(400, f"model {served.model} has no input {missing[0]}")
     inputs = [tensor(name, served.inputs[name], value) for name, value in request.items()]

@@ -18,7 +18,8 @@ import pytest
 from aiohttp import ClientSession
 from aiohttp.test_utils import TestClient, TestServer
 
-from specdeploy.serve.openai_frontend import ApiError, Frontend, Served, triton_body
+from specdeploy.serve.openai_frontend import ApiError, Frontend, Served
+from specdeploy.serve.openai_request import triton_body
 from specdeploy.serve.openai_routes import routes
 from tests.unit.serve.triton_double import Answer, inputs, response, triton_double
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from specdeploy.serve.openai_frontend import ApiError, Served, triton_body
+from specdeploy.serve.openai_frontend import ApiError, Served
+from specdeploy.serve.openai_request import triton_body
 from tests.unit.serve.triton_double import inputs
 
 INPUTS = inputs("text_input", "max_tokens", "stream", "exclude_input_in_output", "chat_template")
