@@ -137,7 +137,8 @@ class Frontend:
         from specdeploy.serve.openai_routes import routes
 
         asyncio.set_event_loop(self.loop)
-        runner = web.AppRunner(routes(self.served), handler_cancellation=True)  # a client that leaves cancels
+        # a client that leaves cancels its handler, and so its Triton call (aiohttp 3.9.0's handler_cancellation, #7056)
+        runner = web.AppRunner(routes(self.served), handler_cancellation=True)
         try:
             self.loop.run_until_complete(runner.setup())
             site = web.TCPSite(runner, self.host, self.port)
