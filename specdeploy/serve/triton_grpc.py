@@ -1,7 +1,11 @@
-"""The OpenAI endpoint's transport to Triton: each request is one gRPC ModelStreamInfer call (tritonclient.grpc.aio
-`stream_infer`), decoupled model or not, so a client that leaves cancels its request in Triton and the model stops
-decoding. Triton 2.51 takes cancellation from gRPC clients and the C API only, never HTTP (server docs/user_guide/
-request_cancellation.md @ 0362057): over /generate[_stream] a request decoded on to max_tokens, holding its slot.
+"""The OpenAI endpoint's transport to Triton, over gRPC so that a client that leaves cancels its request in Triton and
+the model stops decoding (tritonclient.grpc.aio): a model that is not decoupled gets one unary ModelInfer call
+(`infer`), a decoupled one a ModelStreamInfer call carrying the one request (`stream_infer`). Triton 2.51 cancels
+both on a cancelled RPC: each RPC's context registers AsyncNotifyWhenDone, and a cancelled one has every request it
+issued cancelled with TRITONSERVER_InferenceRequestCancel (server src/grpc/infer_handler.h @ v2.51.0,
+HandleCancellation / IssueRequestCancellation; ModelInferHandler::Process in infer_handler.cc calls it too). Over
+HTTP, measured on the bundled 2.51: a /generate_stream whose connection closes is cancelled (src/http_server.cc
+RequestFiniHook, server commit b876a90fe), a /generate is not and decodes on to max_tokens, holding its slot.
 
 Inputs are built as Triton's /generate built them from the same JSON (server src/http_server.cc @ v2.51.0,
 GenerateRequestClass::ExactMappingInput): datatype and shape from the model's metadata, a value or a 1-D list filling
@@ -9,13 +13,16 @@ the fixed dimensions and then the innermost variable one, the others 1. Outputs 
 (ExactMappingOutput): one element as a value, more as a list, strings as text. gRPC carries every datatype /generate's
 JSON did (it refused FP16 and BF16 inputs).
 
-Errors: Triton sends a request's error (its model's, or its own before inference) in the stream as a message without
-its status code, and it is a 400, as /generate_stream's in-stream errors were; /generate and a first-response error
-of /generate_stream had the code in the HTTP status, and a 5xx there was a 502. The `triton_grpc_error` header that
-makes Triton end the stream with the code instead (docs/customization_guide/inference_protocols.md @ v2.51.0, "GRPC
-Status Codes") crashed the bundled tritonserver 2.51 (signal 11 after "HandleCancellation called even when the
-context was not cancelled") on a decoupled model's INVALID_ARG error, so it is not sent. A stream that fails is a
-502: Triton unreachable, or gone mid-request.
+Errors. Unary: Triton's gRPC status (its error code, src/grpc/grpc_utils.cc @ v2.51.0, GrpcStatusUtil::CodeToStatus)
+and message: INVALID_ARGUMENT is a 400, any other status a 502 server_error, as a 5xx from the HTTP /generate this
+replaced was. Stream (decoupled): Triton sends a request's error as a response holding only the message, no code
+(src/grpc/stream_infer_handler.cc @ v2.51.0): Triton's refusal before inference (an unknown model, an input the
+config does not take) and an error response (the model's own, whatever its code: INVALID_ARGUMENT for a bad request,
+INTERNAL for a failure) both lose their code and are a 400, as /generate_stream's in-stream errors were. The
+`triton_grpc_error` header that makes Triton end the stream with the code instead (docs/customization_guide/
+inference_protocols.md @ v2.51.0, "GRPC Status Codes") crashed the bundled tritonserver 2.51 (signal 11 after
+"HandleCancellation called even when the context was not cancelled") on a decoupled model's INVALID_ARG error, so it
+is not sent. A stream whose RPC fails (Triton unreachable, or gone mid-request) keeps its status and is a 502.
 """
 
 from __future__ import annotations
@@ -40,6 +47,9 @@ async def generate(client: Any, served: Served, request: dict[str, Any]) -> Asyn
     if missing:
         raise ApiError(400, f"model {served.model} has no input {missing[0]}")
     inputs = [tensor(name, served.inputs[name], value) for name, value in request.items()]
+    if not served.decoupled:
+        yield event(served, await _infer(client, served, inputs))
+        return
 
     async def one() -> AsyncIterator[dict[str, Any]]:  # one request, then the stream is half-closed
         yield {"model_name": served.model, "inputs": inputs}
@@ -48,7 +58,7 @@ async def generate(client: Any, served: Served, request: dict[str, Any]) -> Asyn
     sent = 0
     try:
         async for result, error in call:
-            if error is not None:
+            if error is not None:  # Triton's error without its code (the module's docstring says which)
                 raise ApiError(400, error.message())
             sent += 1
             yield event(served, result)
@@ -58,6 +68,21 @@ async def generate(client: Any, served: Served, request: dict[str, Any]) -> Asyn
         call.cancel()  # a no-op once the stream has ended
     if not sent:  # every model answers at least one response: an empty answer here would be a made-up one
         raise ApiError(502, f"model {served.model} ended the request without a response", kind="server_error")
+
+
+async def _infer(client: Any, served: Served, inputs: list[Any]) -> Any:
+    """One unary ModelInfer (its task cancelled: the RPC is, and Triton cancels the request); Triton's status kept:
+    INVALID_ARGUMENT is the client's fault (400), any other status Triton's or its model's (502)."""
+    from tritonclient.utils import InferenceServerException
+
+    try:
+        return await client.infer(served.model, inputs)
+    except InferenceServerException as exc:  # tritonclient's wrapping of the RPC's error: status "StatusCode.X"
+        code = str(exc.status()).rsplit(".", 1)[-1]
+        if code == grpc.StatusCode.INVALID_ARGUMENT.name:
+            raise ApiError(400, str(exc.message())) from None
+        raise ApiError(502, f"model {served.model} in Triton at {served.grpc} failed: {code} {exc.message()}",
+                       kind="server_error") from None
 
 
 def tensor(name: str, spec: Input, value: Any) -> Any:

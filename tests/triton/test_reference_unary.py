@@ -1,8 +1,9 @@
 """The reference model rendered NOT decoupled (serving.streaming false) on a real tritonserver with SmolLM2:
 unary gRPC ModelInfer and HTTP /generate answer, concurrent unary requests still decode together in flight
 (each answer equal to its sequential one), `stream` is refused with INVALID_ARGUMENT, and the OpenAI endpoint
-answers without `stream`, refuses it in OpenAI's shape and cancels the request of a client that leaves (before:
-it decoded on to max_tokens). Before, the reference model was always decoupled: unary ModelInfer (perf_analyzer
+answers without `stream`, refuses it in OpenAI's shape, cancels the request of a client that leaves (before:
+it decoded on to max_tokens) and keeps Triton's status, INVALID_ARGUMENT a 400 and the model gone a 502 (before: any
+Triton error was a 400). Before, the reference model was always decoupled: unary ModelInfer (perf_analyzer
 without --streaming, tritonclient `infer`) was refused.
 
 The same server also serves cpu-smollm2 as shipped (decoupled) as `smollm2`, for GenAI-Perf 0.0.16's kserve
@@ -130,6 +131,18 @@ def test_openai_endpoint_in_front_of_a_model_that_is_not_decoupled(served: Any) 
         leave(frontend.url, "completions", {**LONG, "prompt": PROMPTS[2]})  # its client left: cancelled
         time.sleep(1.5)  # more than the model's cancel check interval (0.25 s) and a step
         assert unary(served.grpc_url, "unary", {"text_input": PROMPTS[0], "max_tokens": 4})["batch_size"] == 1
+        # Triton's status is kept (unary ModelInfer): the model's INVALID_ARGUMENT is a 400, a model gone a 502
+        status, refused = _post(f"{frontend.url}/completions", {"prompt": PROMPTS[0], "max_tokens": 0})
+        assert status == 400 and refused["error"]["message"] == "max_tokens must be at least 1, got 0", refused
+        served.client().unload_model("unary")
+        try:
+            while served.client().is_model_ready("unary"):
+                time.sleep(0.1)
+            status, failed = _post(f"{frontend.url}/completions", {"prompt": PROMPTS[0], "max_tokens": 4})
+        finally:
+            served.load("unary", timeout=300)
+        assert status == 502 and failed["error"]["type"] == "server_error", failed
+        assert "has no available versions" in failed["error"]["message"], failed  # Triton's message kept
     finally:
         frontend.stop()
 

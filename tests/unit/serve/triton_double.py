@@ -1,6 +1,9 @@
 """A TEST DOUBLE of tritonserver at the OpenAI endpoint's gRPC boundary: a grpc.aio server (tritonclient's own
 GRPCInferenceService stubs) whose ModelStreamInfer answers each request with what a test's `answer(request,
-context)` async generator yields; and the reference model's input metadata (templates/triton/reference)."""
+context)` async generator yields, and whose unary ModelInfer answers with the first one's infer_response; a
+`TritonError` the answer raises is sent as Triton 2.51 sends an error: ModelInfer ends with its status, the stream
+answers a response holding the message only (server src/grpc/stream_infer_handler.cc @ v2.51.0, without the
+triton_grpc_error header); and the reference model's input metadata (templates/triton/reference)."""
 
 from __future__ import annotations
 
@@ -27,14 +30,34 @@ def inputs(*names: str) -> dict[str, Input]:
     return {name: REFERENCE[name] for name in names}
 
 
+class TritonError(Exception):
+    """An error Triton or its model answers, with its gRPC status code."""
+
+    def __init__(self, code: grpc.StatusCode, message: str) -> None:
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
 class _Service(service_pb2_grpc.GRPCInferenceServiceServicer):
     def __init__(self, answer: Answer) -> None:
         self.answer = answer
 
     async def ModelStreamInfer(self, requests: Any, context: Any) -> AsyncIterator[Any]:  # noqa: N802 - gRPC's name
         async for request in requests:
-            async for response in self.answer(request, context):
-                yield response
+            try:
+                async for response in self.answer(request, context):
+                    yield response
+            except TritonError as exc:  # the code is lost on the stream
+                yield service_pb2.ModelStreamInferResponse(error_message=exc.message)
+
+    async def ModelInfer(self, request: Any, context: Any) -> Any:  # noqa: N802 - gRPC's name
+        try:
+            async with contextlib.aclosing(self.answer(request, context)) as responses:
+                async for response in responses:
+                    return response.infer_response
+        except TritonError as exc:
+            await context.abort(exc.code, exc.message)
+        return service_pb2.ModelInferResponse()
 
 
 @contextlib.asynccontextmanager
