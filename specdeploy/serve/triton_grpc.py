@@ -33,6 +33,7 @@ from typing import Any
 import grpc
 import numpy as np
 import tritonclient.grpc as grpcclient
+from tritonclient.utils import InferenceServerException
 
 from specdeploy.serve.openai_frontend import ApiError, Input, Served
 
@@ -73,8 +74,6 @@ async def generate(client: Any, served: Served, request: dict[str, Any]) -> Asyn
 async def _infer(client: Any, served: Served, inputs: list[Any]) -> Any:
     """One unary ModelInfer (its task cancelled: the RPC is, and Triton cancels the request); Triton's status kept:
     INVALID_ARGUMENT is the client's fault (400), any other status Triton's or its model's (502)."""
-    from tritonclient.utils import InferenceServerException
-
     try:
         return await client.infer(served.model, inputs)
     except InferenceServerException as exc:  # tritonclient's wrapping of the RPC's error: status "StatusCode.X"
