@@ -102,10 +102,11 @@ def entry_model(models: list[str]) -> str:
 
 
 def start_frontend(server: TritonServer, model: str, port: int) -> Any:
-    """The OpenAI-compatible endpoint on 127.0.0.1:`port` for `model`, described by its own config and its
-    repository (the layout, where the tokenizer that renders chat lives)."""
+    """The OpenAI-compatible endpoint on 127.0.0.1:`port` for `model` (talking to it over gRPC), described by its
+    metadata (the inputs /generate would have built), its config and its repository (the layout, where the
+    tokenizer that renders chat lives)."""
     from specdeploy.serve.openai_chat import tokenizer_of
-    from specdeploy.serve.openai_frontend import Frontend, Served
+    from specdeploy.serve.openai_frontend import Frontend, Input, Served
 
     client = server.client()
 
@@ -117,9 +118,10 @@ def start_frontend(server: TritonServer, model: str, port: int) -> Any:
         layout = find_repository(server.repo).layout
     except UsageError:  # a repository without specdeploy's manifest: chat stays single-turn
         layout = "unknown"
-    served = Served(f"127.0.0.1:{server.http_port}", model, frozenset(i["name"] for i in config.get("input", [])),
-                    bool(config.get("model_transaction_policy", {}).get("decoupled")), layout,
-                    tokenizer_of(server.repo, layout, model, config_of))
+    metadata = client.get_model_metadata(model, as_json=True, client_timeout=30)
+    inputs = {i["name"]: Input(i["datatype"], tuple(int(d) for d in i.get("shape", []))) for i in metadata["inputs"]}
+    served = Served(server.grpc_url, model, inputs, bool(config.get("model_transaction_policy", {}).get("decoupled")),
+                    layout, tokenizer_of(server.repo, layout, model, config_of))
     try:
         return Frontend(served, "127.0.0.1", port).start()
     except OSError as exc:

@@ -2,43 +2,31 @@
 tritonserver, so the `openai` client, AIPerf/GenAI-Perf `--endpoint-type chat` and curl scripts written for
 trtllm-serve or vllm serve work unchanged.
 
-`/v1/models`, `/v1/chat/completions`, `/v1/completions` (SSE streaming ending in `data: [DONE]`, `usage`,
-errors as `{"error": {"message", "type", "param", "code"}}`). Each request becomes one Triton generate request
-(HTTP `/v2/models/M/generate[_stream]`) with the input names the model's own config declares (reference,
-engine ensemble or llmapi layout); an OpenAI parameter the model has no input for is refused (400), never
-dropped (null is "not given"); Triton unreachable, breaking off or sending garbage is a 502. Chat takes what
-the served model's chat template takes (system/developer, user and assistant messages, string or text-part
-content): the frontend renders the whole conversation with the model's own tokenizer and
-sends the text raw (openai_chat.py; where it cannot, one user message, as the model takes it); `usage`
-counts the templated prompt. Completions send the raw prompt where the model can skip the template
-(`chat_template`). An llmapi deployment on a GPU machine has trtllm-serve's own endpoint as the equivalent.
+`/v1/models`, `/v1/chat/completions`, `/v1/completions` (SSE streaming ending in `data: [DONE]`, `usage`, errors as
+`{"error": {"message", "type", "param", "code"}}`). Each request becomes one Triton request over gRPC (triton_grpc.py:
+a unary ModelInfer for a model that is not decoupled, a ModelStreamInfer call for a decoupled one) with the input
+names the model's own metadata declares (reference, engine ensemble or llmapi layout); a client that disconnects,
+streamed or not, cancels it in Triton (aiohttp's handler cancellation), so the model stops decoding. An OpenAI
+parameter the model has no input for is refused (400), never dropped (null is "not given": openai_request.py). Triton
+unreachable, breaking off or sending garbage is a 502; Triton's own error is a 400 for INVALID_ARGUMENT and a 502
+for any other status where its status reaches the endpoint (unary), always a 400 from a decoupled model's stream,
+which carries the message only (triton_grpc.py says which errors). Chat takes what the served model's
+chat template takes (system/developer, user and assistant messages, string or text-part content): the frontend renders
+the whole conversation with the model's own tokenizer and sends the text raw (openai_chat.py; where it cannot, one user
+message, as the model takes it); `usage` counts the templated prompt. Completions send the raw prompt where the model
+can skip the template (`chat_template`). An llmapi deployment on a GPU machine has trtllm-serve's own endpoint as the
+equivalent.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
 import threading
 import time
 import uuid
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
-
-# OpenAI parameter -> the Triton input names that carry it, first declared wins (reference/ensemble, llmapi)
-CANDIDATES = {
-    "max_tokens": ("max_tokens", "sampling_param_max_tokens"),
-    "temperature": ("temperature", "sampling_param_temperature"),
-    "top_p": ("top_p", "sampling_param_top_p"),
-    "stop": ("stop_words", "sampling_param_stop"),
-    "seed": ("seed", "random_seed", "sampling_param_seed"),
-    "min_tokens": ("min_tokens", "min_length"),  # vLLM's and trtllm-serve's extension
-}
-STREAM = ("stream", "streaming")
-EXCLUDE = ("exclude_input_in_output", "sampling_param_exclude_input_from_output")
-NEUTRAL = {"n": 1, "frequency_penalty": 0, "presence_penalty": 0, "logprobs": False, "echo": False}
-IGNORED = ("model", "user", "stream_options", "messages", "prompt", "stream", "max_completion_tokens", "ignore_eos")
 
 
 class ApiError(Exception):
@@ -62,140 +50,25 @@ class TokenizerRef:
 
 
 @dataclass(frozen=True)
+class Input:
+    """A model input as its metadata declares it: Triton datatype and shape (-1: variable; the batch dimension
+    included where the model batches)."""
+
+    datatype: str
+    shape: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class Served:
-    """The Triton model behind the endpoint: its HTTP address, name, declared inputs, the repository's layout and
+    """The Triton model behind the endpoint: its gRPC address, name, inputs (by name), the repository's layout and
     where its tokenizer lives (openai_chat.tokenizer_of; None: not found)."""
 
-    http: str
+    grpc: str
     model: str
-    inputs: frozenset[str]
+    inputs: Mapping[str, Input]
     decoupled: bool
     layout: str = "unknown"
     tokenizer: TokenizerRef | None = None
-
-
-def triton_body(served: Served, body: dict[str, Any], prompt: str, raw: bool) -> tuple[dict[str, Any], bool]:
-    """The generate request for an OpenAI body (`raw`: the prompt skips the model's chat template), and whether to
-    stream; unsupported parameters raise."""
-    _refuse_unsupported(served, body)
-    out: dict[str, Any] = {"text_input": prompt}
-    if "max_completion_tokens" in body and body["max_completion_tokens"] is not None:
-        body = {**body, "max_tokens": body["max_completion_tokens"]}
-    if body.get("ignore_eos"):  # vLLM's extension (AIPerf's fixed output lengths): EOS held back to max_tokens
-        if body.get("max_tokens") is None:
-            raise ApiError(400, "ignore_eos needs max_tokens", "ignore_eos")
-        body = {**body, "min_tokens": body["max_tokens"]}
-    for name, names in CANDIDATES.items():
-        value = body.get(name)
-        if value is None:
-            continue
-        target = next((n for n in names if n in served.inputs), None)
-        if target is None:
-            raise ApiError(400, f"{name} is not supported by model {served.model}", name)
-        out[target] = ([value] if isinstance(value, str) else value) if name == "stop" else value
-    exclude = next((n for n in EXCLUDE if n in served.inputs), None)
-    if exclude:
-        out[exclude] = True
-    if raw and "chat_template" in served.inputs:
-        out["chat_template"] = False
-    stream = bool(body.get("stream"))
-    flag = next((n for n in STREAM if n in served.inputs), None)
-    if stream and flag:
-        out[flag] = True
-    return out, stream
-
-
-def _refuse_unsupported(served: Served, body: dict[str, Any]) -> None:
-    given = {k: v for k, v in body.items() if v is not None}  # null is "not given", as OpenAI's own clients mean it
-    unknown = sorted(set(given) - set(CANDIDATES) - set(NEUTRAL) - set(IGNORED))
-    if unknown:
-        raise ApiError(400, f"{', '.join(unknown)} not supported by this endpoint", unknown[0])
-    for name, neutral in NEUTRAL.items():  # `logprobs: 0` asks for logprobs and `n: true` is no count: not neutral
-        value = given.get(name, neutral)
-        if value != neutral or isinstance(value, bool) != isinstance(neutral, bool):
-            raise ApiError(400, f"{name} must be {neutral!r} for model {served.model}", name)
-    _check_stream_options(body)
-    if body.get("stream") and not served.decoupled:  # one response per request: the model refuses `stream`
-        raise ApiError(400, f"stream is not supported by model {served.model}: it is not decoupled (one response "
-                            "per request); serve a profile with serving.streaming: true to stream", "stream")
-
-
-def _check_stream_options(body: dict[str, Any]) -> None:
-    """An object whose only key is include_usage (a bool), and only with `stream`: vLLM and trtllm-serve refuse
-    stream_options without stream (their validate_stream_options)."""
-    options = body.get("stream_options")
-    if options is None:
-        return
-    if not isinstance(options, dict):
-        raise ApiError(400, "stream_options must be an object", "stream_options")
-    if options and not body.get("stream"):
-        raise ApiError(400, "stream_options can only be given with stream: true", "stream_options")
-    for key, value in options.items():
-        if key != "include_usage" and value is not None:
-            raise ApiError(400, f"stream_options.{key} is not supported (only include_usage)", "stream_options")
-        if key == "include_usage" and not isinstance(value, (bool, type(None))):
-            raise ApiError(400, "stream_options.include_usage must be true or false", "stream_options")
-
-
-def prompt_of(body: dict[str, Any]) -> str:
-    """A completion's prompt (openai_chat.chat_prompt has the chat one)."""
-    prompt = body.get("prompt")
-    if isinstance(prompt, list) and len(prompt) == 1:
-        prompt = prompt[0]
-    if not isinstance(prompt, str) or not prompt:
-        raise ApiError(400, "prompt must be one non-empty string", "prompt")
-    return prompt
-
-
-async def generate(session: Any, served: Served, request: dict[str, Any], stream: bool) -> AsyncGenerator[dict]:
-    """Triton's responses for one request: SSE events from /generate_stream, or /generate's one answer; a Triton
-    that cannot be reached, or breaks off, is a 502. Closing it closes the request to Triton at once."""
-    from aiohttp import ClientConnectorError, ClientError
-
-    try:
-        async with contextlib.aclosing(_events(session, served, request, stream)) as events:
-            async for event in events:
-                yield event
-    except ClientConnectorError as exc:
-        raise ApiError(502, f"could not reach Triton at {served.http}: {exc}", kind="server_error") from None
-    except ClientError as exc:
-        raise ApiError(502, f"the request to Triton at {served.http} broke off: {exc}", kind="server_error") from None
-
-
-async def _events(session: Any, served: Served, request: dict[str, Any], stream: bool) -> AsyncGenerator[dict]:
-    path = "generate_stream" if stream or served.decoupled else "generate"
-    async with session.post(f"http://{served.http}/v2/models/{served.model}/{path}", json=request) as response:
-        if response.status != 200:
-            message = _triton_error(await response.text())
-            raise ApiError(400 if response.status == 400 else 502, message,
-                           kind="invalid_request_error" if response.status == 400 else "server_error")
-        if path == "generate":
-            yield await response.json()
-            return
-        sent = 0
-        async for line in response.content:
-            if line.startswith(b"data:"):
-                try:
-                    event = json.loads(line[5:])
-                except ValueError:
-                    raise ApiError(502, f"model {served.model} sent an event that is not JSON: {line[:200]!r}",
-                                   kind="server_error") from None
-                if "error" in event:
-                    raise ApiError(400, str(event["error"]))
-                sent += 1
-                yield event
-        if not sent:  # every model answers at least one response: an empty answer here would be a made-up one
-            raise ApiError(502, f"model {served.model} ended the request without a response", kind="server_error")
-
-
-def _triton_error(text: str) -> str:
-    """Triton's error message: /generate answers `{"error": ...}`, /generate_stream the same as one SSE event."""
-    frame = text.strip()
-    try:
-        value = json.loads(frame[5:] if frame.startswith("data:") else frame)
-    except ValueError:
-        return text
-    return str(value.get("error", text)) if isinstance(value, dict) else text
 
 
 def usage(events: list[dict[str, Any]], counted: int | None = None,
@@ -267,7 +140,8 @@ class Frontend:
         from specdeploy.serve.openai_routes import routes
 
         asyncio.set_event_loop(self.loop)
-        runner = web.AppRunner(routes(self.served))
+        # a client that leaves cancels its handler, and so its Triton call (aiohttp 3.9.0's handler_cancellation, #7056)
+        runner = web.AppRunner(routes(self.served), handler_cancellation=True)
         try:
             self.loop.run_until_complete(runner.setup())
             site = web.TCPSite(runner, self.host, self.port)

@@ -1,13 +1,16 @@
-"""The aiohttp routes of the OpenAI-compatible endpoint (openai_frontend.py has the translation)."""
+"""The aiohttp routes of the OpenAI-compatible endpoint (openai_frontend.py describes it, openai_request.py and
+triton_grpc.py translate a request and talk to Triton)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from collections.abc import Callable
 from typing import Any
 
-from aiohttp import ClientSession, ClientTimeout, web
+from aiohttp import web
+from tritonclient.grpc.aio import InferenceServerClient
 
 from specdeploy.serve.openai_chat import Templater, chat_prompt
 from specdeploy.serve.openai_frontend import (
@@ -16,17 +19,16 @@ from specdeploy.serve.openai_frontend import (
     choice,
     envelope,
     finish_of,
-    generate,
     new_id,
     now,
-    prompt_of,
-    triton_body,
     usage,
 )
+from specdeploy.serve.openai_request import prompt_of, triton_body
+from specdeploy.serve.triton_grpc import generate
 
 SERVED = web.AppKey("served", Served)
 TEMPLATER = web.AppKey("templater", Templater)
-SESSION = web.AppKey("session", ClientSession)
+TRITON = web.AppKey("triton", InferenceServerClient)
 
 
 def routes(served: Served) -> web.Application:
@@ -34,10 +36,10 @@ def routes(served: Served) -> web.Application:
     app[SERVED] = served
     app[TEMPLATER] = Templater(served)
 
-    async def open_session(app: web.Application) -> Any:
-        app[SESSION] = ClientSession(timeout=ClientTimeout(total=None, sock_read=600))
+    async def open_channel(app: web.Application) -> Any:
+        app[TRITON] = InferenceServerClient(served.grpc)  # in the serving loop: its gRPC channel belongs to it
         yield
-        await app[SESSION].close()
+        await app[TRITON].close()
 
     async def load_tokenizer(app: web.Application) -> None:
         app[TEMPLATER].start()
@@ -48,7 +50,7 @@ def routes(served: Served) -> web.Application:
     async def text_completion(request: web.Request) -> web.StreamResponse:
         return await completion(request, chat=False)
 
-    app.cleanup_ctx.append(open_session)
+    app.cleanup_ctx.append(open_channel)
     app.on_startup.append(load_tokenizer)
     app.router.add_get("/v1/models", models)
     app.router.add_get("/v1/models/{model}", model)
@@ -106,16 +108,28 @@ async def completion(request: web.Request, chat: bool) -> web.StreamResponse:
     triton, stream = triton_body(served, body, prompt, raw)
     rid, created = new_id(chat), now()
     head = envelope(chat, served.model, rid, created, chunk=stream)
-    events = generate(request.app[SESSION], served, triton, stream)
-    if not stream:
-        seen = [e async for e in events]
-        text = "".join(str(e.get("text_output", "")) for e in seen)
-        return web.json_response({**head, "choices": [choice(chat, text, finish_of(seen[-1]) if seen else "stop",
-                                                             delta=False)],
-                                  "usage": usage(seen, counted, await _counter(request, seen))})
-    first = await _first(events)  # an error before anything was sent is still a JSON error response
-    response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
-    await response.prepare(request)
+    async with contextlib.aclosing(generate(request.app[TRITON], served, triton)) as events:
+        if not stream:
+            seen = [e async for e in events]
+            text = "".join(str(e.get("text_output", "")) for e in seen)
+            return web.json_response({**head, "choices": [choice(chat, text, finish_of(seen[-1]), delta=False)],
+                                      "usage": usage(seen, counted, await _counter(request, seen))})
+        first = await _first(events)  # an error before anything was sent is still a JSON error response
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+        await response.prepare(request)
+        try:
+            await _stream(request, response, events, first, head, chat, counted,
+                          bool((body.get("stream_options") or {}).get("include_usage")))
+        except ConnectionResetError:  # the client left before its handler was cancelled: Triton's call is closed
+            return response
+    await response.write(b"data: [DONE]\n\n")
+    await response.write_eof()
+    return response
+
+
+async def _stream(request: web.Request, response: web.StreamResponse, events: Any, first: dict[str, Any] | None,
+                  head: dict[str, Any], chat: bool, counted: int | None, include_usage: bool) -> None:
+    """The chunks of a streamed answer (an error once streaming: as the last event, OpenAI's shape)."""
     seen = []
     try:
         event = first
@@ -126,16 +140,10 @@ async def completion(request: web.Request, chat: bool) -> web.StreamResponse:
             await _send(response, {**head, "choices": [choice(chat, str(event.get("text_output", "")), finish,
                                                               delta=True)]})
             event = following
-        if (body.get("stream_options") or {}).get("include_usage"):
+        if include_usage:
             await _send(response, {**head, "choices": [], "usage": usage(seen, counted, await _counter(request, seen))})
     except ApiError as exc:
         await _send(response, exc.body())
-    except ConnectionResetError:  # the client left: close Triton's stream for it now, not when collected
-        await events.aclose()
-        return response
-    await response.write(b"data: [DONE]\n\n")
-    await response.write_eof()
-    return response
 
 
 async def _counter(request: web.Request, seen: list[dict[str, Any]]) -> Callable[[str], int] | None:

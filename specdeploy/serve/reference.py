@@ -25,7 +25,8 @@ Send = Callable[[dict[str, Any], bool], None]  # (outputs, final)
 
 
 class RequestCancelled(Exception):
-    """The client cancelled the request (gRPC; Triton's HTTP endpoints have no cancellation): answered CANCELLED."""
+    """The client cancelled the request (a gRPC cancel, or a /generate_stream connection closed; specdeploy/render/
+    README.md): answered CANCELLED."""
 
     cancelled = True
 

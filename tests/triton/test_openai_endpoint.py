@@ -1,14 +1,18 @@
 """`specdeploy serve` answers the OpenAI API (issue #21 item 4), checked with the real `openai` client against
 the served SmolLM2: models, chat, completions, streaming (SSE ending in [DONE]), usage, errors in OpenAI's
 shape. Before: 404, there was no such endpoint. Chat takes system messages and whole conversations, rendered
-with the model's own chat template (before: a 400 for any system message or second turn)."""
+with the model's own chat template (before: a 400 for any system message or second turn). A client that leaves
+mid-request cancels its Triton request (before, unstreamed: it decoded on to max_tokens beside the next ones)."""
 
 from __future__ import annotations
 
 import functools
+import http.client
 import json
 import os
 import signal
+import time
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,22 +21,29 @@ from typing import Any
 import pytest
 
 from specdeploy.api import generate
+from tests.triton.reference_client import answer
 from tests.triton.test_serve_ask import SETS, serve
 
 QUESTION = "What is 2 + 2?"
 
 
 @pytest.fixture(scope="module")
-def base(tmp_path_factory: pytest.TempPathFactory, backends: Path) -> Iterator[str]:  # noqa: ARG001
-    """`specdeploy serve` of cpu-smollm2 (one for this module): its OpenAI endpoint's base URL."""
+def served(tmp_path_factory: pytest.TempPathFactory, backends: Path) -> Iterator[dict[str, Any]]:  # noqa: ARG001
+    """`specdeploy serve` of cpu-smollm2 (one for this module): what it recorded (`openai`, `grpc`, ...)."""
     pytest.importorskip("torch")
     pytest.importorskip("openai")
     server, state, _ = serve(tmp_path_factory.mktemp("openai") / "art")
     try:
-        yield str(json.loads(state.read_text())["openai"])
+        yield dict(json.loads(state.read_text()))
     finally:
         os.killpg(server.pid, signal.SIGINT)
         server.communicate(timeout=60)
+
+
+@pytest.fixture(scope="module")
+def base(served: dict[str, Any]) -> str:
+    """The served model's OpenAI endpoint's base URL."""
+    return str(served["openai"])
 
 
 def test_openai_client_against_the_served_model(base: str) -> None:
@@ -209,3 +220,37 @@ def test_llmapi_chat_reaches_the_llm_templated(write_profile, tiny_tokenizer: Pa
         if server.frontend is not None:
             server.frontend.stop()
         server.stop()
+
+
+LONG = {"max_tokens": 1000, "ignore_eos": True}  # 1000 tokens, tens of seconds on the CPU: still going when checked
+
+
+def leave(base: str, path: str, body: dict[str, Any]) -> None:
+    """Send a request and disconnect: after the first SSE event when streamed, else after 3 s of decoding."""
+    url = urllib.parse.urlsplit(base)
+    connection = http.client.HTTPConnection(url.hostname or "127.0.0.1", url.port, timeout=300)
+    connection.request("POST", f"{url.path}/{path}", json.dumps(body), {"Content-Type": "application/json"})
+    if body.get("stream"):
+        response = connection.getresponse()
+        assert response.status == 200
+        while not response.readline().startswith(b"data:"):
+            pass
+    else:
+        time.sleep(3.0)
+    connection.close()
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["streamed", "unstreamed"])
+def test_a_client_that_leaves_cancels_its_request(served: dict[str, Any], stream: bool) -> None:
+    """The endpoint cancels the Triton request of a client that disconnects (a gRPC cancel), so the model stops
+    decoding it: a request sent after decodes alone (batch_size 1). Before (HTTP to Triton): an unstreamed request
+    decoded on to max_tokens beside it (batch_size 2); a streamed one already stopped, as the endpoint closed its
+    /generate_stream connection, which tritonserver 2.51 cancels (specdeploy/render/README.md)."""
+    if stream:
+        leave(served["openai"], "chat/completions", {**LONG, "stream": True, "messages": [
+            {"role": "user", "content": "Tell me a long story about a lighthouse."}]})
+    else:
+        leave(served["openai"], "completions", {**LONG, "prompt": "Once upon a time, in a lighthouse,"})
+    time.sleep(1.5)  # more than the model's cancel check interval (0.25 s) and a step
+    alone = answer(str(served["grpc"]), "smollm2", {"text_input": QUESTION, "max_tokens": 4})
+    assert alone["batch_size"] == 1, "the abandoned request was still decoding beside it"

@@ -1,8 +1,10 @@
 """The reference model rendered NOT decoupled (serving.streaming false) on a real tritonserver with SmolLM2:
 unary gRPC ModelInfer and HTTP /generate answer, concurrent unary requests still decode together in flight
 (each answer equal to its sequential one), `stream` is refused with INVALID_ARGUMENT, and the OpenAI endpoint
-answers without `stream` and refuses it in OpenAI's shape. Before, the reference model was always decoupled:
-unary ModelInfer (perf_analyzer without --streaming, tritonclient `infer`) was refused.
+answers without `stream`, refuses it in OpenAI's shape, cancels the request of a client that leaves (before:
+it decoded on to max_tokens) and keeps Triton's status, INVALID_ARGUMENT a 400 and the model gone a 502 (before: any
+Triton error was a 400). Before, the reference model was always decoupled: unary ModelInfer (perf_analyzer
+without --streaming, tritonclient `infer`) was refused.
 
 The same server also serves cpu-smollm2 as shipped (decoupled) as `smollm2`, for GenAI-Perf 0.0.16's kserve
 inputs, transcribed from triton-inference-server/perf_analyzer @ f5203fa8 (identical to the genai-perf 0.0.16
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import json
 import sysconfig
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -36,6 +39,7 @@ from specdeploy.api import load_and_resolve
 from specdeploy.render.actions import render_resolved
 from specdeploy.render.context import RenderInputs
 from tests.triton.reference_client import http_generate, stream, unary
+from tests.triton.test_openai_endpoint import LONG, leave
 
 PROMPTS = ["What is 2 + 2?", "Name three colors.", "Write a haiku about GPUs.", "Why is the sky blue?"]
 SETS = ("speculative.draft_len=2", "serving.max_batch_size=4", "tune.output_len=16")
@@ -124,6 +128,21 @@ def test_openai_endpoint_in_front_of_a_model_that_is_not_decoupled(served: Any) 
         status, refused = _post(f"{frontend.url}/chat/completions", {**chat, "stream": True})
         assert status == 400 and refused["error"]["param"] == "stream"
         assert "serving.streaming: true" in refused["error"]["message"]
+        leave(frontend.url, "completions", {**LONG, "prompt": PROMPTS[2]})  # its client left: cancelled
+        time.sleep(1.5)  # more than the model's cancel check interval (0.25 s) and a step
+        assert unary(served.grpc_url, "unary", {"text_input": PROMPTS[0], "max_tokens": 4})["batch_size"] == 1
+        # Triton's status is kept (unary ModelInfer): the model's INVALID_ARGUMENT is a 400, a model gone a 502
+        status, refused = _post(f"{frontend.url}/completions", {"prompt": PROMPTS[0], "max_tokens": 0})
+        assert status == 400 and refused["error"]["message"] == "max_tokens must be at least 1, got 0", refused
+        served.client().unload_model("unary")
+        try:
+            while served.client().is_model_ready("unary"):
+                time.sleep(0.1)
+            status, failed = _post(f"{frontend.url}/completions", {"prompt": PROMPTS[0], "max_tokens": 4})
+        finally:
+            served.load("unary", timeout=300)
+        assert status == 502 and failed["error"]["type"] == "server_error", failed
+        assert "has no available versions" in failed["error"]["message"], failed  # Triton's message kept
     finally:
         frontend.stop()
 

@@ -11,15 +11,16 @@ from typing import Any
 import pytest
 
 from specdeploy.serve.openai_chat import Templater, chat_prompt, conversation, render, tokenizer_of
-from specdeploy.serve.openai_frontend import ApiError, Served, TokenizerRef
+from specdeploy.serve.openai_frontend import ApiError, Input, Served, TokenizerRef
 from tests.helpers import hub_cache_model
+from tests.unit.serve.triton_double import inputs
 
 WORDS = ["<unk>", "<s>", "</s>", "system", "user", "assistant", "hello", "world", "is", "fast", "be", "brief"]
 # ChatML-like, in words the vocabulary knows; a BOS first, as Llama's templates write it
 TEMPLATE = ("{{ bos_token }}{% for m in messages %}{% if m['role'] == 'assistant' and loop.first %}"
             "{{ raise_exception('Conversation must start with system or user') }}{% endif %}"
             "{{ m['role'] }} {{ m['content'] }} </s> {% endfor %}{% if add_generation_prompt %}assistant{% endif %}")
-REFERENCE_INPUTS = frozenset({"text_input", "max_tokens", "chat_template"})
+REFERENCE_INPUTS = inputs("text_input", "max_tokens", "chat_template")
 
 
 def tokenizer(adds_bos: bool, template: str | None = TEMPLATE) -> Any:
@@ -82,11 +83,11 @@ def test_rendered_text_encodes_to_the_templates_own_ids() -> None:
         render(tokenizer(False), [{"role": "assistant", "content": "hello"}])
 
 
-def served(tmp_path: Path, layout: str, inputs: frozenset[str] = REFERENCE_INPUTS, template: str | None = TEMPLATE,
+def served(tmp_path: Path, layout: str, names: dict[str, Input] = REFERENCE_INPUTS, template: str | None = TEMPLATE,
            found: bool = True) -> Served:
     tokenizer(False, template).save_pretrained(tmp_path / "tok")
     (tmp_path / "tok" / "config.json").write_text('{"model_type": "llama"}')  # a model folder, as the runtime wants
-    return Served("127.0.0.1:1", "m", inputs, True, layout, TokenizerRef(str(tmp_path / "tok")) if found else None)
+    return Served("127.0.0.1:1", "m", names, True, layout, TokenizerRef(str(tmp_path / "tok")) if found else None)
 
 
 def prompt(where: Served, messages: list[dict[str, Any]]) -> tuple[str, bool, int | None]:
@@ -99,15 +100,15 @@ TURNS = [{"role": "system", "content": "be brief"}, {"role": "user", "content": 
 
 def test_every_layout_gets_the_rendered_conversation(tmp_path: Path) -> None:
     # reference: sent with chat_template false; engine, llmapi: text_input is tokenized as it is
-    for layout, inputs in (("reference", REFERENCE_INPUTS), ("engine", frozenset({"text_input"})),
-                           ("llmapi", frozenset({"text_input"}))):
-        text, raw, count = prompt(served(tmp_path / layout, layout, inputs), TURNS)
+    for layout, names in (("reference", REFERENCE_INPUTS), ("engine", inputs("text_input")),
+                          ("llmapi", inputs("text_input"))):
+        text, raw, count = prompt(served(tmp_path / layout, layout, names), TURNS)
         assert (text, raw, count) == ("<s>system be brief </s> user hello </s> assistant world </s> user fast </s> "
                                       "assistant", True, 15)
 
 
 @pytest.mark.parametrize(("kwargs", "why"), [
-    ({"inputs": frozenset({"text_input"})}, "applies its own single-turn chat template"),
+    ({"names": inputs("text_input")}, "applies its own single-turn chat template"),
     ({"found": False}, "no tokenizer was found"),
     ({"template": None}, "has no chat template"),
 ])
@@ -160,6 +161,6 @@ def test_a_pinned_hub_tokenizer_loads_at_its_revision(tmp_path: Path, monkeypatc
     (tmp_path / "m" / "1").mkdir(parents=True)
     (tmp_path / "m" / "1" / "model.yaml").write_text(f"model: test-openai-chat/pinned\nrevision: {'a' * 40}\n")
     ref = tokenizer_of(tmp_path, "llmapi", "m", {}.__getitem__)
-    where = Served("127.0.0.1:1", "m", frozenset({"text_input"}), True, "llmapi", ref)
+    where = Served("127.0.0.1:1", "m", inputs("text_input"), True, "llmapi", ref)
     text, _, _ = prompt(where, [{"role": "user", "content": "fast"}])
     assert text.endswith("</s> hello")

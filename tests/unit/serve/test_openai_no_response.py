@@ -1,33 +1,31 @@
 """Triton ending a request with no response is a 502 in OpenAI's shape, streamed or not, never an empty answer
-with finish_reason "stop". The Triton side is a TEST DOUBLE at the HTTP boundary: an aiohttp app answering
-/generate_stream with 200 and no event (what a decoupled model sending only its FINAL flag gives)."""
+with finish_reason "stop". The Triton side is a TEST DOUBLE at the gRPC boundary (tests/unit/serve/triton_double.py)
+ending the stream with no response (what a decoupled model sending only its FINAL flag gives)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator
+from typing import Any
 
-from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
 from specdeploy.serve.openai_frontend import Served
 from specdeploy.serve.openai_routes import routes
+from tests.unit.serve.triton_double import inputs, triton_double
 
-INPUTS = frozenset({"text_input", "max_tokens", "stream", "chat_template"})
+INPUTS = inputs("text_input", "max_tokens", "stream", "chat_template")
 
 
-async def silent_stream(_request: web.Request) -> web.StreamResponse:
-    response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
-    await response.prepare(_request)
-    await response.write_eof()
-    return response
+async def nothing(_request: Any, _context: Any) -> AsyncIterator[Any]:
+    return
+    yield
 
 
 async def ask(stream: bool) -> tuple[int, str]:
-    triton = web.Application()
-    triton.router.add_post("/v2/models/m/generate_stream", silent_stream)
-    async with TestServer(triton) as fake_triton:
-        served = Served(f"127.0.0.1:{fake_triton.port}", "m", INPUTS, decoupled=True)
+    async with triton_double(nothing) as address:
+        served = Served(address, "m", INPUTS, decoupled=True)
         async with TestClient(TestServer(routes(served))) as client:
             response = await client.post("/v1/completions", json={"prompt": "hi", "max_tokens": 4, "stream": stream})
             return response.status, await response.text()

@@ -3,23 +3,27 @@ null is a field not given (as every known parameter already was); a non-neutral 
 where Python would call it equal to the neutral one (`logprobs: 0` asks for the sampled token's logprob);
 `stream_options` is an object and only goes with `stream` (vLLM and trtllm-serve refuse it otherwise); a Triton
 that cannot be reached is a 502, not aiohttp's plain-text 500. The Triton side, where one is needed, is a TEST
-DOUBLE at the HTTP boundary (an aiohttp app answering /generate_stream with one event)."""
+DOUBLE at the gRPC boundary (tests/unit/serve/triton_double.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import socket
+from collections.abc import AsyncIterator
 from typing import Any
 
+import grpc
 import pytest
-from aiohttp import ClientSession, web
+from aiohttp import ClientSession
 from aiohttp.test_utils import TestClient, TestServer
 
-from specdeploy.serve.openai_frontend import ApiError, Frontend, Served, triton_body
+from specdeploy.serve.openai_frontend import ApiError, Frontend, Served
+from specdeploy.serve.openai_request import triton_body
 from specdeploy.serve.openai_routes import routes
+from tests.unit.serve.triton_double import Answer, inputs, response, triton_double
 
-INPUTS = frozenset({"text_input", "max_tokens", "stream", "chat_template", "exclude_input_in_output"})
+INPUTS = inputs("text_input", "max_tokens", "stream", "chat_template", "exclude_input_in_output")
 SERVED = Served("127.0.0.1:1", "m", INPUTS, decoupled=True)
 
 
@@ -36,22 +40,16 @@ def test_non_neutral_values_are_refused(body: dict[str, Any], param: str) -> Non
     assert refused.value.status == 400 and refused.value.param == param
 
 
-async def one_event(request: web.Request) -> web.StreamResponse:
-    response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
-    await response.prepare(request)
-    await response.write(b'data: {"text_output": "ok", "output_ids": [5], "finish_reason": "length"}\n\n')
-    await response.write_eof()
-    return response
+async def one_event(_request: Any, _context: Any) -> AsyncIterator[Any]:
+    yield response("ok", [5], "length")
 
 
-async def ask(body: dict[str, Any], http: str | None = None) -> tuple[int, str, str]:
-    triton = web.Application()
-    triton.router.add_post("/v2/models/m/generate_stream", one_event)
-    async with TestServer(triton) as fake_triton:
-        served = Served(http or f"127.0.0.1:{fake_triton.port}", "m", INPUTS, decoupled=True)
+async def ask(body: dict[str, Any], address: str | None = None, answer: Answer = one_event) -> tuple[int, str, str]:
+    async with triton_double(answer) as double:
+        served = Served(address or double, "m", INPUTS, decoupled=True)
         async with TestClient(TestServer(routes(served))) as client:
-            response = await client.post("/v1/completions", json={"prompt": "hi", "max_tokens": 4, **body})
-            return response.status, response.content_type, await response.text()
+            reply = await client.post("/v1/completions", json={"prompt": "hi", "max_tokens": 4, **body})
+            return reply.status, reply.content_type, await reply.text()
 
 
 @pytest.mark.parametrize("body", [{"stream": True, "stream_options": True},
@@ -77,63 +75,60 @@ def closed_port() -> int:
 
 @pytest.mark.parametrize("stream", [False, True])
 def test_an_unreachable_triton_is_a_502_in_openai_shape(stream: bool) -> None:
-    status, kind, text = asyncio.run(ask({"stream": stream}, http=f"127.0.0.1:{closed_port()}"))
+    status, kind, text = asyncio.run(ask({"stream": stream}, address=f"127.0.0.1:{closed_port()}"))
     assert (status, kind) == (502, "application/json"), text
     error = json.loads(text)["error"]
     assert error["type"] == "server_error" and "could not reach Triton" in error["message"]
 
 
-async def refused_stream(_request: web.Request) -> web.Response:
-    """What tritonserver 2.51 answers /generate_stream for a request its model refuses: 400, the error as one SSE
-    event (seen with the served SmolLM2 and max_tokens 0)."""
-    return web.Response(status=400, text='data: {"error":"max_tokens must be at least 1, got 0"}\n\n',
-                        content_type="text/event-stream")
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_refused_request_carries_tritons_message(stream: bool) -> None:
+    """What tritonserver 2.51 answers over the stream for a request its model refuses (the served SmolLM2,
+    max_tokens 0): one response carrying only the message, no status code."""
+    message = "max_tokens must be at least 1, got 0"
+
+    async def refuse(_request: Any, _context: Any) -> AsyncIterator[Any]:
+        from tritonclient.grpc import service_pb2
+
+        yield service_pb2.ModelStreamInferResponse(error_message=message)
+
+    status, _, text = asyncio.run(ask({"max_tokens": 0, "stream": stream}, answer=refuse))
+    assert status == 400 and json.loads(text)["error"]["message"] == message, text
 
 
-def test_a_refused_streamed_request_carries_tritons_message_not_its_sse_frame() -> None:
-    async def run() -> tuple[int, dict[str, Any]]:
-        triton = web.Application()
-        triton.router.add_post("/v2/models/m/generate_stream", refused_stream)
-        async with TestServer(triton) as fake_triton:
-            served = Served(f"127.0.0.1:{fake_triton.port}", "m", INPUTS, decoupled=True)
-            async with TestClient(TestServer(routes(served))) as client:
-                response = await client.post("/v1/completions", json={"prompt": "hi", "max_tokens": 0})
-                return response.status, await response.json()
+def test_a_stream_triton_breaks_off_is_a_server_error() -> None:
+    async def fail(_request: Any, context: Any) -> AsyncIterator[Any]:
+        await context.abort(grpc.StatusCode.INTERNAL, "shutting down")
+        yield
 
-    status, body = asyncio.run(run())
-    assert status == 400 and body["error"]["message"] == "max_tokens must be at least 1, got 0", body
+    status, _, text = asyncio.run(ask({}, answer=fail))
+    error = json.loads(text)["error"]
+    assert status == 502 and error["type"] == "server_error" and "broke off: INTERNAL shutting down" in error["message"]
 
 
 def test_a_client_leaving_mid_stream_closes_the_triton_stream_without_an_error(
         caplog: pytest.LogCaptureFixture) -> None:
-    """The real Frontend (aiohttp's default: a handler is not cancelled when its client leaves). Before: Triton's
-    stream stayed open after the client left (until the garbage collector found it) and every disconnect logged
-    'Error handling request' with a traceback."""
+    """The real Frontend. Before: Triton's stream stayed open after the client left (until the garbage collector
+    found it) and every disconnect logged 'Error handling request' with a traceback."""
     dropped = asyncio.Event()
 
-    async def slow_stream(request: web.Request) -> web.StreamResponse:
-        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
-        await response.prepare(request)
+    async def slow_stream(_request: Any, _context: Any) -> AsyncIterator[Any]:
         try:
             for _ in range(200):
-                await response.write(b'data: {"text_output": "a", "output_ids": [5]}\n\n')
+                yield response("a", [5])
                 await asyncio.sleep(0.02)
-        except (ConnectionResetError, asyncio.CancelledError):  # the frontend closed its request
+        except asyncio.CancelledError:  # the frontend cancelled its call
             dropped.set()
             raise
-        return response
 
     async def run() -> bool:
-        triton = web.Application()
-        triton.router.add_post("/v2/models/m/generate_stream", slow_stream)
-        async with TestServer(triton) as fake_triton:
-            served = Served(f"127.0.0.1:{fake_triton.port}", "m", INPUTS, decoupled=True)
-            frontend = Frontend(served, "127.0.0.1", 0).start()
+        async with triton_double(slow_stream) as address:
+            frontend = Frontend(Served(address, "m", INPUTS, decoupled=True), "127.0.0.1", 0).start()
             try:
                 async with ClientSession() as session:
-                    response = await session.post(f"{frontend.url}/completions", json={"prompt": "hi", "stream": True})
-                    await response.content.readline()
-                    response.close()  # the client goes away after its first chunk
+                    reply = await session.post(f"{frontend.url}/completions", json={"prompt": "hi", "stream": True})
+                    await reply.content.readline()
+                    reply.close()  # the client goes away after its first chunk
                 try:
                     await asyncio.wait_for(dropped.wait(), 2)
                 except TimeoutError:
@@ -148,27 +143,27 @@ def test_a_client_leaving_mid_stream_closes_the_triton_stream_without_an_error(
     assert not [r for r in caplog.records if r.name == "aiohttp.server"], caplog.text
 
 
-async def garbled_stream(_request: web.Request) -> web.Response:
-    return web.Response(text="data: {not json\n\n", content_type="text/event-stream")
+async def garbled_response(_request: Any, _context: Any) -> AsyncIterator[Any]:
+    out = response("ok", [5])
+    out.infer_response.raw_output_contents[1] = b"\x05\x00\x00"  # three bytes for an INT32
+    yield out
 
 
 def test_a_garbled_triton_event_and_an_endpoint_bug_are_json_errors(monkeypatch: pytest.MonkeyPatch) -> None:
     """Before: both were aiohttp's plain-text '500 Internal Server Error', which OpenAI clients cannot read."""
     async def run() -> list[tuple[int, str, dict[str, Any]]]:
-        triton = web.Application()
-        triton.router.add_post("/v2/models/m/generate_stream", garbled_stream)
-        async with TestServer(triton) as fake_triton:
-            served = Served(f"127.0.0.1:{fake_triton.port}", "m", INPUTS, decoupled=True)
+        async with triton_double(garbled_response) as address:
+            served = Served(address, "m", INPUTS, decoupled=True)
             async with TestClient(TestServer(routes(served))) as client:
                 out = []
                 for _ in range(2):
-                    response = await client.post("/v1/completions", json={"prompt": "hi"})
-                    out.append((response.status, response.content_type, await response.json()))
+                    reply = await client.post("/v1/completions", json={"prompt": "hi"})
+                    out.append((reply.status, reply.content_type, await reply.json()))
                     monkeypatch.setattr("specdeploy.serve.openai_routes.triton_body", _a_bug)
                 return out
 
     garbled, bug = asyncio.run(run())
-    assert garbled[:2] == (502, "application/json") and "not JSON" in garbled[2]["error"]["message"]
+    assert garbled[:2] == (502, "application/json") and "cannot be read" in garbled[2]["error"]["message"]
     assert bug[:2] == (500, "application/json") and bug[2]["error"]["type"] == "server_error"
 
 

@@ -1,13 +1,15 @@
 """An OpenAI `stream: true` request to a model that is not decoupled is a clear 400 naming the fix (the model
-answers one response per request); without `stream` the request goes to /generate as before."""
+answers one response per request); without `stream` the request is sent as before."""
 
 from __future__ import annotations
 
 import pytest
 
-from specdeploy.serve.openai_frontend import ApiError, Served, triton_body
+from specdeploy.serve.openai_frontend import ApiError, Served
+from specdeploy.serve.openai_request import triton_body
+from tests.unit.serve.triton_double import inputs
 
-INPUTS = frozenset({"text_input", "max_tokens", "stream", "exclude_input_in_output", "chat_template"})
+INPUTS = inputs("text_input", "max_tokens", "stream", "exclude_input_in_output", "chat_template")
 
 
 def test_stream_to_a_model_that_is_not_decoupled_is_refused() -> None:
