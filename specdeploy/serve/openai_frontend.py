@@ -3,20 +3,20 @@ tritonserver, so the `openai` client, AIPerf/GenAI-Perf `--endpoint-type chat` a
 trtllm-serve or vllm serve work unchanged.
 
 `/v1/models`, `/v1/chat/completions`, `/v1/completions` (SSE streaming ending in `data: [DONE]`, `usage`, errors as
-`{"error": {"message", "type", "param", "code"}}`). Each request becomes one Triton request over gRPC (triton_grpc.py:
-a unary ModelInfer for a model that is not decoupled, a ModelStreamInfer call for a decoupled one) with the input
-names the model's own metadata declares (reference, engine ensemble or llmapi layout); a client that disconnects,
-streamed or not, cancels it in Triton (aiohttp's handler cancellation), so the model stops decoding. An OpenAI
-parameter the model has no input for is refused (400), never dropped (null is "not given": openai_request.py). Triton
-unreachable, breaking off or sending garbage is a 502; Triton's own error is a 400 for INVALID_ARGUMENT and a 502
-for any other status where its status reaches the endpoint (unary), always a 400 from a decoupled model's stream,
-which carries the message only (triton_grpc.py says which errors). Chat takes what the served model's
-chat template takes (system/developer, user and assistant messages, string or text-part content): the frontend renders
-the whole conversation with the model's own tokenizer and sends the text raw (openai_chat.py; where it cannot, one user
-message, as the model takes it); `usage` counts the templated prompt. Completions send the raw prompt where the model
-can skip the template (`chat_template`). An llmapi deployment on a GPU machine has trtllm-serve's own endpoint as the
-equivalent.
-"""
+`{"error": {"message", "type", "param", "code"}}`). Each request becomes one Triton request over gRPC
+(triton_grpc.py: a unary ModelInfer for a model that is not decoupled, a ModelStreamInfer call for a decoupled one)
+with the input names the model's own metadata declares (reference, engine ensemble or llmapi layout); a client that
+disconnects, streamed or not, cancels it in Triton (aiohttp's handler cancellation; what each layout does with it:
+README.md, "Serving: the clients users already run"). An OpenAI parameter the model has no input for is refused
+(400), never dropped (null is "not given": openai_request.py). Triton unreachable, breaking off or sending garbage
+is a 502; Triton's own error is a 400 for INVALID_ARGUMENT and a 502 for any other status where its status reaches
+the endpoint (unary); a decoupled model's stream carries the message only, so there an early error is a 502 when the
+model is not ready and a 400 otherwise (triton_grpc.py says which). Chat takes what the served model's chat template
+takes (system/developer, user and assistant messages, string or text-part content): the frontend renders the whole
+conversation with the model's own tokenizer and sends the text raw (openai_chat.py; where it cannot, one user
+message, as the model takes it); `usage` counts the templated prompt. Completions send the raw prompt where the
+model can skip the template (`chat_template`). An llmapi deployment on a GPU machine has trtllm-serve's own endpoint
+as the equivalent. """
 
 from __future__ import annotations
 

@@ -120,10 +120,10 @@ async def completion(request: web.Request, chat: bool) -> web.StreamResponse:
         try:
             await _stream(request, response, events, first, head, chat, counted,
                           bool((body.get("stream_options") or {}).get("include_usage")))
+            await response.write(b"data: [DONE]\n\n")
+            await response.write_eof()
         except ConnectionResetError:  # the client left before its handler was cancelled: Triton's call is closed
-            return response
-    await response.write(b"data: [DONE]\n\n")
-    await response.write_eof()
+            pass
     return response
 
 

@@ -18,15 +18,21 @@ and message: INVALID_ARGUMENT is a 400, any other status a 502 server_error, as 
 replaced was. Stream (decoupled): Triton sends a request's error as a response holding only the message, no code
 (src/grpc/stream_infer_handler.cc @ v2.51.0): Triton's refusal before inference (an unknown model, an input the
 config does not take) and an error response (the model's own, whatever its code: INVALID_ARGUMENT for a bad request,
-INTERNAL for a failure) both lose their code and are a 400, as /generate_stream's in-stream errors were. The
+INTERNAL for a failure) both lose their code. Before any response, such an error from a model that is not ready
+(unloaded, failed: is_model_ready) is a 502, as /generate_stream's 404/503 were; otherwise a 400, as /generate_stream's
+in-stream errors were, so a ready model's INTERNAL error in its first response reads as a 400. The
 `triton_grpc_error` header that makes Triton end the stream with the code instead (docs/customization_guide/
 inference_protocols.md @ v2.51.0, "GRPC Status Codes") crashed the bundled tritonserver 2.51 (signal 11 after
 "HandleCancellation called even when the context was not cancelled") on a decoupled model's INVALID_ARG error, so it
-is not sent. A stream whose RPC fails (Triton unreachable, or gone mid-request) keeps its status and is a 502.
+is not sent. A stream whose RPC fails (Triton unreachable, or gone mid-request) keeps its status and is a 502. Triton
+silent on a request for IDLE_S: a 504, and the request is cancelled. Text inputs must be valid Unicode and float
+inputs finite and within their type (400), as Triton's JSON parser required of /generate's body.
 """
 
 from __future__ import annotations
 
+import asyncio
+import math
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
@@ -40,6 +46,10 @@ from specdeploy.serve.openai_frontend import ApiError, Input, Served
 NUMPY = {"BOOL": np.bool_, "INT8": np.int8, "INT16": np.int16, "INT32": np.int32, "INT64": np.int64,
          "UINT8": np.uint8, "UINT16": np.uint16, "UINT32": np.uint32, "UINT64": np.uint64, "FP16": np.float16,
          "FP32": np.float32, "FP64": np.float64, "BYTES": np.object_}
+IDLE_S = 600.0
+"""The longest Triton may stay silent on a request (no answer, no next response) before the endpoint gives up with a
+504 and cancels it: the read timeout the HTTP transport had (aiohttp sock_read 600 s). Not gRPC keepalive: Triton
+answers pings more often than every 5 minutes with GOAWAY (http2_min_recv_ping_interval_without_data)."""
 
 
 async def generate(client: Any, served: Served, request: dict[str, Any]) -> AsyncGenerator[dict[str, Any]]:
@@ -49,18 +59,23 @@ async def generate(client: Any, served: Served, request: dict[str, Any]) -> Asyn
         raise ApiError(400, f"model {served.model} has no input {missing[0]}")
     inputs = [tensor(name, served.inputs[name], value) for name, value in request.items()]
     if not served.decoupled:
-        yield event(served, await _infer(client, served, inputs))
+        yield event(served, await _within(_infer(client, served, inputs), served))
         return
 
     async def one() -> AsyncIterator[dict[str, Any]]:  # one request, then the stream is half-closed
         yield {"model_name": served.model, "inputs": inputs}
 
     call = client.stream_infer(one())
+    responses = aiter(call)
     sent = 0
     try:
-        async for result, error in call:
+        while True:
+            try:
+                result, error = await _within(anext(responses), served)
+            except StopAsyncIteration:
+                break
             if error is not None:  # Triton's error without its code (the module's docstring says which)
-                raise ApiError(400, error.message())
+                raise await _refused(client, served, error.message(), sent)
             sent += 1
             yield event(served, result)
     except grpc.aio.AioRpcError as exc:
@@ -69,6 +84,29 @@ async def generate(client: Any, served: Served, request: dict[str, Any]) -> Asyn
         call.cancel()  # a no-op once the stream has ended
     if not sent:  # every model answers at least one response: an empty answer here would be a made-up one
         raise ApiError(502, f"model {served.model} ended the request without a response", kind="server_error")
+
+
+async def _within(waiting: Any, served: Served) -> Any:
+    """`waiting`, unless Triton stays silent for IDLE_S: then a 504 (the caller's cancel frees the request)."""
+    try:
+        return await asyncio.wait_for(waiting, IDLE_S)
+    except asyncio.TimeoutError:
+        raise ApiError(504, f"model {served.model} in Triton at {served.grpc} sent nothing for {IDLE_S:g} s",
+                       kind="server_error") from None
+
+
+async def _refused(client: Any, served: Served, message: str, sent: int) -> ApiError:
+    """An error in the stream comes without its code: before any response, a model that is not ready (unloaded,
+    failed) makes it Triton's fault, a 502 as /generate_stream's 404/503 were; otherwise the request's, a 400."""
+    if not sent:
+        try:
+            ready = bool(await asyncio.wait_for(client.is_model_ready(served.model), 10))
+        except Exception:  # noqa: BLE001 - Triton gone or silent: not the request's fault either
+            ready = False
+        if not ready:
+            return ApiError(502, f"model {served.model} is not ready in Triton at {served.grpc}: {message}",
+                            kind="server_error")
+    return ApiError(400, message)
 
 
 async def _infer(client: Any, served: Served, inputs: list[Any]) -> Any:
@@ -90,7 +128,10 @@ def tensor(name: str, spec: Input, value: Any) -> Any:
     dtype = NUMPY.get(spec.datatype)
     if dtype is None or not all(_fits(spec.datatype, item) for item in items):
         raise ApiError(400, f"input {name} ({spec.datatype}) cannot take {value!r}")
-    data = [item.encode() if isinstance(item, str) else item for item in items]
+    try:
+        data = [item.encode() if isinstance(item, str) else item for item in items]
+    except UnicodeEncodeError:  # a lone surrogate ("\ud800") is valid JSON, not text
+        raise ApiError(400, f"input {name} is not valid Unicode text") from None
     array = np.array(data, dtype=dtype).reshape(_shape(name, spec.shape, len(items)))
     out = grpcclient.InferInput(name, list(array.shape), spec.datatype)
     out.set_data_from_numpy(array)
@@ -104,8 +145,8 @@ def _fits(datatype: str, item: Any) -> bool:
         return isinstance(item, bool)
     if isinstance(item, bool) or not isinstance(item, (int, float)):
         return False
-    if datatype.startswith("FP"):
-        return True
+    if datatype.startswith("FP"):  # finite and within the type: 1e39 is inf in FP32, NaN is JSON-able in Python
+        return math.isfinite(item) and abs(item) <= float(np.finfo(datatype.lower().replace("fp", "float")).max)
     info = np.iinfo(NUMPY[datatype])  # type: ignore[type-var]  # an integer type here
     return isinstance(item, int) and info.min <= item <= info.max
 

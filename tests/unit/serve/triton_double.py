@@ -1,9 +1,9 @@
 """A TEST DOUBLE of tritonserver at the OpenAI endpoint's gRPC boundary: a grpc.aio server (tritonclient's own
-GRPCInferenceService stubs) whose ModelStreamInfer answers each request with what a test's `answer(request,
-context)` async generator yields, and whose unary ModelInfer answers with the first one's infer_response; a
-`TritonError` the answer raises is sent as Triton 2.51 sends an error: ModelInfer ends with its status, the stream
-answers a response holding the message only (server src/grpc/stream_infer_handler.cc @ v2.51.0, without the
-triton_grpc_error header); and the reference model's input metadata (templates/triton/reference)."""
+GRPCInferenceService stubs) whose ModelReady answers as told, whose ModelStreamInfer answers each request with what a
+test's `answer(request, context)` async generator yields, and whose unary ModelInfer answers with the first one's
+infer_response; a `TritonError` the answer raises is sent as Triton 2.51 sends an error: ModelInfer ends with its
+status, the stream answers a response holding the message only (server src/grpc/stream_infer_handler.cc @ v2.51.0,
+without the triton_grpc_error header); and the reference model's input metadata (templates/triton/reference)."""
 
 from __future__ import annotations
 
@@ -39,8 +39,11 @@ class TritonError(Exception):
 
 
 class _Service(service_pb2_grpc.GRPCInferenceServiceServicer):
-    def __init__(self, answer: Answer) -> None:
-        self.answer = answer
+    def __init__(self, answer: Answer, ready: bool) -> None:
+        self.answer, self.ready = answer, ready
+
+    async def ModelReady(self, request: Any, context: Any) -> Any:  # noqa: N802 - gRPC's name
+        return service_pb2.ModelReadyResponse(ready=self.ready)
 
     async def ModelStreamInfer(self, requests: Any, context: Any) -> AsyncIterator[Any]:  # noqa: N802 - gRPC's name
         async for request in requests:
@@ -61,10 +64,10 @@ class _Service(service_pb2_grpc.GRPCInferenceServiceServicer):
 
 
 @contextlib.asynccontextmanager
-async def triton_double(answer: Answer) -> AsyncIterator[str]:
-    """The double listening on 127.0.0.1: its address."""
+async def triton_double(answer: Answer, ready: bool = True) -> AsyncIterator[str]:
+    """The double listening on 127.0.0.1: its address; `ready`: what ModelReady answers for any model."""
     server = grpc.aio.server()
-    service_pb2_grpc.add_GRPCInferenceServiceServicer_to_server(_Service(answer), server)
+    service_pb2_grpc.add_GRPCInferenceServiceServicer_to_server(_Service(answer, ready), server)
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
     try:
