@@ -92,30 +92,37 @@ def resolve_source(source: str) -> FsPath:
     return find_shipped(source) or path
 
 
-def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    """`over` on `base`: mappings merge, anything else replaces, and `key: null` drops the inherited value (a
-    child switching the mechanism drops its parent's options)."""
+def _merge(base: dict[str, Any], over: dict[str, Any], at: Path = ()) -> dict[str, Any]:
+    """`over` on `base`: mappings merge, anything else replaces, and `key: null` on a key that cannot be null drops
+    the inherited value, at any depth (a child switching the mechanism drops its parent's options)."""
     merged = dict(base)
     for key, value in over.items():
-        if value is None:
+        if value is None and overrides.null_drops((*at, key)):
             merged.pop(key, None)
             continue
-        merged[key] = (
-            _merge(merged[key], value) if isinstance(value, dict) and isinstance(merged.get(key), dict) else value
-        )
+        if isinstance(value, dict):
+            inherited = merged.get(key)
+            value = _merge(inherited if isinstance(inherited, dict) else {}, value, (*at, key))
+        merged[key] = value
     return merged
 
 
 def _origins(docs: list[Document]) -> Origins:
     """Where each value comes from: a later document's key hides what an earlier one had under it, unless both
-    are mappings (which merge)."""
+    are mappings (which merge); a child's `key: null` that drops the value leaves it to its default."""
     origins: Origins = {}
-    for doc in docs:
+    for index, doc in enumerate(docs):
+        marks = dict(doc.marks)
         for key in doc.marks:
-            if not isinstance(_value_at(doc.data, key), dict):
+            value = _value_at(doc.data, key)
+            dropped = index > 0 and value is None and overrides.null_drops(key)
+            if dropped or not isinstance(value, dict):
                 for hidden in [p for p in origins if len(p) > len(key) and p[:len(key)] == key]:
                     del origins[hidden]
-        origins.update({key: (doc, line, col) for key, (line, col) in doc.marks.items()})
+            if dropped:
+                origins.pop(key, None)
+                del marks[key]
+        origins.update({key: (doc, line, col) for key, (line, col) in marks.items()})
     return origins
 
 

@@ -53,6 +53,14 @@ def _text_only(schema: dict[str, Any]) -> bool:
     return "string" in kinds and kinds <= {"string", "null"} and "enum" not in schema
 
 
+def null_drops(path: Path) -> bool:
+    """Whether `key: null` (in an `extends` child, or `--set KEY=null`) drops the value back to its default: so on
+    a key that cannot be null. On a nullable key null is a value (`hf_token_secret: null` is "no token", not the
+    default `hf-token`); an unknown key is kept for the schema to report; a key inside a free map drops."""
+    problem, schema = check_path([str(part) for part in path])
+    return problem is None and not any(s.get("type") == "null" for s in (schema, *schema.get("anyOf", ())))
+
+
 def parse_override(text: str) -> tuple[Path, Any, Issue | None]:
     """`speculative.draft_len=4` -> (("speculative", "draft_len"), 4, None); an Issue when malformed."""
     key, sep, raw = text.partition("=")
