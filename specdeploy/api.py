@@ -244,9 +244,14 @@ def render_deploy(source: str, targets: tuple[str, ...], sets: tuple[str, ...] =
 def check_deploy(path: Path) -> list[str]:
     """Every problem in a rendered deploy folder: Kubernetes and LeaderWorkerSet schemas, shellcheck, Dockerfile."""
     from specdeploy.deploy.check import check_files
+    from specdeploy.render.context import MANIFEST
 
     if not path.is_dir():
         raise UsageError(f"{path} is not a folder")
+    if (path / MANIFEST).is_file():
+        raise UsageError(f"{path} is a Triton repository, not rendered deploy files",
+                         hint="pass deploy/<profile> (what `render --target` wrote); `specdeploy check-repo` "
+                         "checks a Triton repository")
     files = {p.relative_to(path).as_posix(): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
     problems, checked = check_files(files) if files else ([], "")
     if not checked:  # nothing there is a deploy file: "no problems" would be untrue
