@@ -279,11 +279,13 @@ def tune(source: str, sets: tuple[str, ...] = (), *, backend: str = "auto", out:
     `say`: one line per measurement instead (logs, CI); `warn`: told when `auto` falls back to predictions.
     `ray`/`ray_address`: the points run as Ray tasks on this machine or that cluster, at most `tune.parallel` at
     once, each reserving its TP x PP GPUs."""
-    from specdeploy.execute.artifact import artifact_folder, artifact_lock
-    from specdeploy.tune.run import raise_problems, record_in_lock, tune_resolved
+    from specdeploy.execute.artifact import artifact_folder, artifact_lock, check_folder
+    from specdeploy.tune.run import check_tune, raise_problems, record_in_lock, tune_resolved
 
     resolved = load_and_resolve(source, sets)
     name = resolved.loaded.name
+    check_folder(out, name)
+    check_tune(resolved, backend, strategy)  # before the folder is made: a refused tune leaves nothing behind
     artifact_dir = artifact_folder(out, name)
     with artifact_lock(artifact_dir, name, report=say or (lambda _: None)):  # a build into it waits, and vice versa
         res = tune_resolved(resolved, artifact_dir, backend=backend, strategy=strategy, fresh=fresh,
