@@ -78,7 +78,7 @@ def _locate(issue: Issue, origins: Origins, file: str) -> Issue:
                 return replace(issue, file="--set")
             if doc.file != file and cut:  # a parent's value (often a shipped profile, not the user's to edit)
                 key = ".".join(str(k) for k in issue.path[:cut])
-                how = f"inherited: set {key} in {file} (null drops it)"
+                how = f"inherited: set {key} in {file}{'' if issue.default_fails else ' (null drops it)'}"
                 issue = replace(issue, suggestion=f"{issue.suggestion}; {how}" if issue.suggestion else how)
             return issue.located(doc.file, line, col, doc.snippet(line, col))
     return replace(issue, file=file)

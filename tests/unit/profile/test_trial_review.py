@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from specdeploy.profile.issues import Issue
 from specdeploy.profile.loader import load_profile
 from tests.helpers import write_profile
 
@@ -29,3 +30,45 @@ def test_a_child_null_drops_a_non_nullable_value_at_any_depth(tmp_path: Path) ->
     assert loaded.profile.serving.max_batch_size == 64 and loaded.profile.triton.layout == "auto"
     assert loaded.source_of(("serving", "max_batch_size")) == "default"  # plan said child.yaml:5
     assert loaded.source_of(("triton", "layout")) == "default"
+
+
+def _tune_notes(path: Path, *sets: str) -> list[Issue]:
+    from specdeploy.api import validate
+
+    (result,) = validate([str(path)], sets)
+    assert result.ok, result.errors
+    return [n for n in result.notes if n.dotted == "tune.concurrency"]
+
+
+BASELINE = ("target: {model: meta-llama/Llama-3.1-8B-Instruct}\nhardware: {gpu: h200}\n"
+            "runtime: {trtllm_version: 1.2.1}\n")
+
+
+def test_tune_concurrency_is_checked_only_where_a_build_tunes(tmp_path: Path) -> None:
+    # a pinned schedule never tunes: "every tune.concurrency is above serving.max_batch_size 8" was an error
+    sched = write_profile(tmp_path / "sched.yaml", "extends: h200-eagle3\nspeculative:\n  schedule: {1: 4, 8: 2}\n"
+                          "serving:\n  max_batch_size: 8\ntune: {concurrency: [16, 32], draft_lens: null}\n")
+    assert [n.severity for n in _tune_notes(sched)] == ["warning"]  # `specdeploy tune` would still refuse it
+    none = write_profile(tmp_path / "none.yaml", BASELINE + "speculative: {mechanism: none}\n"
+                         "serving: {max_batch_size: 8}\ntune: {concurrency: [16, 32]}\n")
+    assert _tune_notes(none) == []  # nothing can tune it (`tune` says "mechanism is none")
+    # the default list on a baseline warned "64 above serving.max_batch_size 32: tune skips them"
+    base32 = write_profile(tmp_path / "base32.yaml", BASELINE + "speculative: {mechanism: none}\n"
+                           "serving: {max_batch_size: 32}\n")
+    assert _tune_notes(base32) == []
+
+
+def test_a_partly_skipped_tune_concurrency_warns_only_when_the_user_set_it(tmp_path: Path) -> None:
+    mine = write_profile(tmp_path / "mine.yaml", BASELINE + "speculative: {mechanism: ngram}\n"
+                         "serving: {max_batch_size: 16}\n")
+    assert _tune_notes(mine) == []  # the default list: tune skips 32 and 64 as designed
+    (note,) = _tune_notes(mine, "tune.concurrency=[8, 16, 32]")
+    assert note.file == "--set" and note.message == "32 above serving.max_batch_size 16: tune skips them"
+
+
+def test_an_inherited_tune_concurrency_hint_does_not_offer_null_when_the_default_fails_too(tmp_path: Path) -> None:
+    child = write_profile(tmp_path / "child.yaml", "extends: h200-eagle3\nserving: {max_batch_size: 16}\n")
+    (note,) = _tune_notes(child)
+    assert note.file.endswith("h200-eagle3.yaml")
+    # "(null drops it)": the default [1, ..., 64] is above 16 as well
+    assert note.suggestion == f"drop them or raise serving.max_batch_size; inherited: set tune.concurrency in {child}"
