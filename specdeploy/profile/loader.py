@@ -126,6 +126,12 @@ def _origins(docs: list[Document]) -> Origins:
     return origins
 
 
+def _typed(origins: Origins, path: Path) -> str | None:
+    """What the file that gave the value at `path` had typed there (None for --set, a string or a mapping)."""
+    doc = origins.get(path, (None, 0, 0))[0]
+    return doc.typed.get(path) if doc is not None else None
+
+
 def _value_at(data: Any, path: Path) -> Any:
     for part in path:
         if isinstance(data, dict):
@@ -228,7 +234,7 @@ def load_profile(source: str, sets: tuple[str, ...] = (), *, fast: bool = False)
             return LoadedProfile(path.stem, str(path), decided[0], mechanism, decided[1], origins, chain)
     from specdeploy.profile.validation import validate_models
 
-    profile, options, schema_issues, option_issues = validate_models(data, mechanism)
+    profile, options, schema_issues, option_issues = validate_models(data, mechanism, lambda at: _typed(origins, at))
     issues[:0] = schema_issues
     option_issues[:0] = name_issues
     if issues or profile is None:  # the profile is None exactly when it has schema issues

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from specdeploy.profile.issues import Issue
 from specdeploy.profile.loader import load_profile
 from tests.helpers import write_profile
@@ -72,3 +74,15 @@ def test_an_inherited_tune_concurrency_hint_does_not_offer_null_when_the_default
     assert note.file.endswith("h200-eagle3.yaml")
     # "(null drops it)": the default [1, ..., 64] is above 16 as well
     assert note.suggestion == f"drop them or raise serving.max_batch_size; inherited: set tune.concurrency in {child}"
+
+
+@pytest.mark.parametrize(("line", "typed"), [("target:\n  model: m\n  revision: 0755\n", "0755"),
+                                            ("runtime:\n  trtllm_version: 1.10\n", "1.10")])
+def test_the_quote_it_hint_quotes_what_was_typed(tmp_path: Path, line: str, typed: str) -> None:
+    from specdeploy.profile.issues import ProfileError
+
+    path = write_profile(tmp_path / "p.yaml", line if line.startswith("target") else "target:\n  model: m\n" + line)
+    with pytest.raises(ProfileError) as info:
+        load_profile(str(path))
+    (issue,) = info.value.issues
+    assert issue.suggestion == f"quote it: '{typed}'"  # "quote it: '493'", "quote it: '1.1'"
