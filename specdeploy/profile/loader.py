@@ -207,15 +207,7 @@ def load_profile(source: str, sets: tuple[str, ...] = (), *, fast: bool = False)
     issues: list[Issue] = []
     data, docs = _load_chain(path, [_real(path)], issues)
     origins = _origins(docs)
-    for text in sets:
-        key, value, problem = overrides.parse_override(text)
-        if problem:
-            issues.append(problem)
-            continue
-        overrides.apply(data, key, value)
-        for stale in [p for p in origins if p[:len(key)] == key]:  # the file's marks inside what --set replaced
-            del origins[stale]
-        origins[key] = (None, 0, 0)
+    _apply_sets(sets, data, origins, issues)
     if not docs and issues and issues[0].message == "file not found":  # `h200-eagle`: a shipped name misspelt?
         issues[0] = replace(issues[0], suggestion=_extends_hint(source, path.parent))
     if not docs or any(i.path == ("extends",) for i in issues):
@@ -245,6 +237,20 @@ def load_profile(source: str, sets: tuple[str, ...] = (), *, fast: bool = False)
     loaded = LoadedProfile(path.stem, str(path), profile, mechanism, options, origins, chain)
     loaded.pending = [loaded.locate(i) for i in option_issues]
     return loaded
+
+
+def _apply_sets(sets: tuple[str, ...], data: dict[str, Any], origins: Origins, issues: list[Issue]) -> None:
+    """Apply each `--set` in order, its value's origin `--set` (a dropped key's: its default)."""
+    for text in sets:
+        key, value, problem = overrides.parse_override(text)
+        if problem:
+            issues.append(problem)
+            continue
+        given = overrides.apply(data, key, value)
+        for stale in [p for p in origins if p[:len(key)] == key]:  # the file's marks inside what --set replaced
+            del origins[stale]
+        if given:
+            origins[key] = (None, 0, 0)
 
 
 def check_name(name: str) -> str | None:

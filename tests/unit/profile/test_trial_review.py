@@ -86,3 +86,29 @@ def test_the_quote_it_hint_quotes_what_was_typed(tmp_path: Path, line: str, type
         load_profile(str(path))
     (issue,) = info.value.issues
     assert issue.suggestion == f"quote it: '{typed}'"  # "quote it: '493'", "quote it: '1.1'"
+
+
+@pytest.mark.parametrize("text", ["EAGLE-3: fast", "#1 pick", "[draft] fast", "a: b: c"])
+def test_set_of_a_string_key_takes_the_text_as_typed(tmp_path: Path, text: str) -> None:
+    # a mapping was refused, a comment set None, `a: b: c` was "not valid YAML"
+    loaded = load_profile(str(write_profile(tmp_path / "p.yaml", BASELINE)), (f"description={text}",))
+    assert loaded.profile.description == text
+
+
+def test_set_false_on_a_string_key_is_a_type_error(tmp_path: Path) -> None:
+    from specdeploy.profile.issues import ProfileError
+
+    path = write_profile(tmp_path / "p.yaml", BASELINE)
+    with pytest.raises(ProfileError) as info:  # it named the secret "false"
+        load_profile(str(path), ("deploy.kubernetes.hf_token_secret=false",))
+    (issue,) = info.value.issues
+    assert issue.file == "--set" and issue.dotted == "deploy.kubernetes.hf_token_secret"
+    assert load_profile(str(path), ("deploy.kubernetes.hf_token_secret=null",)).profile.deploy.kubernetes \
+        .hf_token_secret is None  # null is "no token" here
+
+
+def test_set_null_drops_a_key_that_cannot_be_null_as_extends_does() -> None:
+    loaded = load_profile("h200-eagle3", ("speculative.options=null", "speculative.mechanism=ngram",
+                                          "speculative.draft_model=null"))  # options=null was a type error
+    assert loaded.profile.speculative.options == {} and loaded.source_of(("speculative", "options")) == "default"
+    assert load_profile("h200-eagle3", ("serving.max_batch_size=null",)).profile.serving.max_batch_size == 64
