@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path as FsPath
 from typing import TYPE_CHECKING, Any
@@ -59,9 +60,8 @@ class LoadedProfile:
     def source_of(self, path: Path) -> str:
         """'file:line', '--set' or 'default' for the value at `path` (plan prints this)."""
         origin = self.origins.get(path)
-        if origin is None:  # inside a mapping `--set` gave whole (`--set tune.sla={p99_itl_ms: 20}`)?
-            given = any(self.origins.get(path[:cut]) == (None, 0, 0) for cut in range(1, len(path)))
-            return "--set" if given else "default"
+        if origin is None:
+            return "default"
         doc, line, _ = origin
         return "--set" if doc is None else f"{doc.file}:{line}"
 
@@ -188,14 +188,15 @@ def _load_chain(path: FsPath, seen: list[FsPath], issues: list[Issue],
     return _merge(base, doc.data), [*docs, doc]
 
 
-def _extends_hint(ref: str, folder: FsPath) -> str:
-    """The closest shipped profile name or sibling file, else where names come from."""
+def _extends_hint(ref: str, folder: FsPath, *, from_here: bool = False) -> str:
+    """The closest shipped profile name or sibling file (by its path from the current folder when `from_here`, as
+    a command names it; else by its name in `folder`, as `extends` does), else where names come from."""
     from difflib import get_close_matches
 
     from specdeploy.profile.shipped import shipped_profiles
 
     stem = FsPath(ref).stem if ref.endswith((".yaml", ".yml")) else ref
-    names = {p.stem: p.name for p in folder.glob("*.y*ml")} if folder.is_dir() else {}  # a sibling by its file name
+    names = {p.stem: str(p) if from_here else p.name for p in folder.glob("*.y*ml")} if folder.is_dir() else {}
     names.update({name: name for name in shipped_profiles()})
     close = get_close_matches(stem, list(names), n=1)
     return f"did you mean '{names[close[0]]}'?" if close else "a file path, or a name from `specdeploy profiles list`"
@@ -209,7 +210,7 @@ def load_profile(source: str, sets: tuple[str, ...] = (), *, fast: bool = False)
     origins = _origins(docs)
     _apply_sets(sets, data, origins, issues)
     if not docs and issues and issues[0].message == "file not found":  # `h200-eagle`: a shipped name misspelt?
-        issues[0] = replace(issues[0], suggestion=_extends_hint(source, path.parent))
+        issues[0] = replace(issues[0], suggestion=_extends_hint(source, path.parent, from_here=True))
     if not docs or any(i.path == ("extends",) for i in issues):
         raise ProfileError(issues)  # without its parent the profile's other errors would be noise ("Field required")
     name_problem = check_name(path.stem)
@@ -249,8 +250,15 @@ def _apply_sets(sets: tuple[str, ...], data: dict[str, Any], origins: Origins, i
         given = overrides.apply(data, key, value)
         for stale in [p for p in origins if p[:len(key)] == key]:  # the file's marks inside what --set replaced
             del origins[stale]
-        if given:
-            origins[key] = (None, 0, 0)
+        if given:  # every key inside a mapping it gave (`--set tune.sla={p99_itl_ms: 20}`), none it did not
+            origins.update({at: (None, 0, 0) for at in _paths_in(value, key)})
+
+
+def _paths_in(value: Any, at: Path) -> Iterator[Path]:
+    yield at
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        yield from _paths_in(item, (*at, key))
 
 
 def check_name(name: str) -> str | None:

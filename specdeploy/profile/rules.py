@@ -99,9 +99,11 @@ def _draft_len(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:
             break
     top_candidate = max(ctx.profile.tune.draft_lens or [0])
     if isinstance(spec.draft_len, int) and spec.draft_len < top_candidate <= limit:  # what `tune` refuses
+        kept = ", ".join(str(k) for k in [k for k in ctx.profile.tune.draft_lens or [] if k <= spec.draft_len]
+                         or range(1, spec.draft_len + 1))
         yield Issue(("tune", "draft_lens"), f"candidates go up to {top_candidate}, beyond draft_len {spec.draft_len} "
-                    "(the engine's maximum): `specdeploy tune` refuses them",
-                    f"keep tune.draft_lens <= {spec.draft_len}, or set draft_len: auto", severity="warning")
+                    "(the engine's maximum): `specdeploy tune` refuses them", f"keep tune.draft_lens <= "
+                    f"{spec.draft_len} (--set 'tune.draft_lens=[{kept}]'), or set draft_len: auto", severity="warning")
     if spec.schedule:
         top = max(spec.schedule.values())
         if isinstance(spec.draft_len, int) and top > spec.draft_len:

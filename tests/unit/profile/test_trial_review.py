@@ -112,3 +112,30 @@ def test_set_null_drops_a_key_that_cannot_be_null_as_extends_does() -> None:
                                           "speculative.draft_model=null"))  # options=null was a type error
     assert loaded.profile.speculative.options == {} and loaded.source_of(("speculative", "options")) == "default"
     assert load_profile("h200-eagle3", ("serving.max_batch_size=null",)).profile.serving.max_batch_size == 64
+
+
+def test_a_missing_profile_in_a_folder_suggests_its_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from specdeploy.profile.issues import ProfileError
+
+    write_profile(tmp_path / "sub" / "myprofile.yaml", BASELINE)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ProfileError) as info:
+        load_profile("sub/myprofle.yaml")
+    # 'myprofile.yaml', which is not found from the current folder either
+    assert info.value.issues[0].suggestion == "did you mean 'sub/myprofile.yaml'?"
+
+
+def test_only_keys_a_set_mapping_holds_come_from_the_set() -> None:
+    loaded = load_profile("h200-eagle3", ("tune={concurrency: [1]}",))
+    assert loaded.source_of(("tune", "concurrency")) == "--set"
+    assert loaded.source_of(("tune", "concurrency", 0)) == "--set"
+    assert loaded.source_of(("tune", "dataset")) == "default"  # it said "--set"
+
+
+def test_the_draft_lens_hint_says_how_to_fix_it_from_the_command_line() -> None:
+    from specdeploy.api import validate
+
+    (result,) = validate(["h200-eagle3"], ("speculative.draft_len=3",))
+    (note,) = [n for n in result.notes if n.dotted == "tune.draft_lens"]
+    # the warning sits on a line of the shipped file, which the user cannot edit
+    assert note.suggestion == "keep tune.draft_lens <= 3 (--set 'tune.draft_lens=[1, 2, 3]'), or set draft_len: auto"
