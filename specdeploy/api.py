@@ -244,9 +244,14 @@ def render_deploy(source: str, targets: tuple[str, ...], sets: tuple[str, ...] =
 def check_deploy(path: Path) -> list[str]:
     """Every problem in a rendered deploy folder: Kubernetes and LeaderWorkerSet schemas, shellcheck, Dockerfile."""
     from specdeploy.deploy.check import check_files
+    from specdeploy.render.context import MANIFEST
 
     if not path.is_dir():
         raise UsageError(f"{path} is not a folder")
+    if (path / MANIFEST).is_file():
+        raise UsageError(f"{path} is a Triton repository, not rendered deploy files",
+                         hint="pass deploy/<profile> (what `render --target` wrote); `specdeploy check-repo` "
+                         "checks a Triton repository")
     files = {p.relative_to(path).as_posix(): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
     problems, checked = check_files(files) if files else ([], "")
     if not checked:  # nothing there is a deploy file: "no problems" would be untrue
@@ -274,11 +279,13 @@ def tune(source: str, sets: tuple[str, ...] = (), *, backend: str = "auto", out:
     `say`: one line per measurement instead (logs, CI); `warn`: told when `auto` falls back to predictions.
     `ray`/`ray_address`: the points run as Ray tasks on this machine or that cluster, at most `tune.parallel` at
     once, each reserving its TP x PP GPUs."""
-    from specdeploy.execute.artifact import artifact_folder, artifact_lock
-    from specdeploy.tune.run import raise_problems, record_in_lock, tune_resolved
+    from specdeploy.execute.artifact import artifact_folder, artifact_lock, check_folder
+    from specdeploy.tune.run import check_tune, raise_problems, record_in_lock, tune_resolved
 
     resolved = load_and_resolve(source, sets)
     name = resolved.loaded.name
+    check_folder(out, name)
+    check_tune(resolved, backend, strategy)  # before the folder is made: a refused tune leaves nothing behind
     artifact_dir = artifact_folder(out, name)
     with artifact_lock(artifact_dir, name, report=say or (lambda _: None)):  # a build into it waits, and vice versa
         res = tune_resolved(resolved, artifact_dir, backend=backend, strategy=strategy, fresh=fresh,

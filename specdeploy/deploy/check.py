@@ -45,32 +45,50 @@ def check_files(files: dict[str, bytes], context: DeployContext | None = None) -
     problems: list[str] = []
     ran: dict[str, None] = {}  # what was checked, in order: said, never more ("Kubernetes ..." for a Dockerfile)
     for rel, data in sorted(files.items()):
-        text = data.decode()
-        if rel.endswith(".yaml"):
-            problems += [f"{rel}: {p}" for p in check_manifest(text)]
-            ran[f"Kubernetes {KUBERNETES_VERSION} OpenAPI (strict), LeaderWorkerSet v1 CRD"] = None
+        if rel.endswith((".yaml", ".yml")):
+            label, check = f"Kubernetes {KUBERNETES_VERSION} OpenAPI (strict), LeaderWorkerSet v1 CRD", check_manifest
         elif rel.endswith(".sh"):
-            problems += [f"{rel}: {p}" for p in shellcheck(text)]
-            ran["shellcheck"] = None
+            label, check = "shellcheck", shellcheck
         elif rel.endswith("Dockerfile"):
-            problems += [f"{rel}: {p}" for p in check_dockerfile(text, context)]
-            ran["Dockerfile"] = None
+            label, check = "Dockerfile", lambda text: check_dockerfile(text, context)
+        else:
+            continue
+        ran[label] = None
+        try:
+            text = data.decode()
+        except UnicodeDecodeError:
+            problems.append(f"{rel}: not UTF-8 text")
+            continue
+        problems += [f"{rel}: {p}" for p in check(text)]
     return problems, ", ".join(ran)
 
 
 def check_manifest(text: str) -> list[str]:
-    """Every object of a multi-document YAML file against its schema; a ConfigMap's scripts through shellcheck."""
+    """Every object of a multi-document YAML file against its schema; a ConfigMap's scripts through shellcheck.
+    A file that is not YAML, or an object without apiVersion and kind, is a problem (check-deploy takes any
+    folder)."""
     import yaml
 
+    try:
+        objects = list(yaml.safe_load_all(text))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        return [f"not valid YAML: {getattr(exc, 'problem', None) or str(exc).splitlines()[0]}{where}"]
     problems = []
-    for index, obj in enumerate(yaml.safe_load_all(text)):
+    for index, obj in enumerate(objects):
         if obj is None:
             continue
-        where = f"object {index} ({obj.get('kind', '?')} {obj.get('metadata', {}).get('name', '?')})"
+        if not isinstance(obj, dict) or not all(isinstance(obj.get(k), str) for k in ("apiVersion", "kind")):
+            problems.append(f"object {index}: not a Kubernetes object (a mapping with apiVersion and kind)")
+            continue
+        metadata = obj.get("metadata")
+        where = f"object {index} ({obj['kind']} {metadata.get('name', '?') if isinstance(metadata, dict) else '?'})"
         problems += [f"{where}: {p}" for p in validate_object(obj)]
-        if obj.get("kind") == "ConfigMap":
-            for key, value in (obj.get("data") or {}).items():
-                if key.endswith(".sh"):
+        data = obj.get("data")
+        if obj["kind"] == "ConfigMap" and isinstance(data, dict):
+            for key, value in data.items():
+                if str(key).endswith(".sh") and isinstance(value, str):
                     problems += [f"{where} data.{key}: {p}" for p in shellcheck(value)]
     return problems
 

@@ -12,10 +12,12 @@ from specdeploy.errors import SpecdeployError, UsageError
 from specdeploy.profile.loader import check_name
 
 LOCK_FILE = Path(".specdeploy") / "build.lock"
-UNUSABLE = "--out must be a writable folder (not a file, not a read-only mount)"
+UNUSABLE = "--out must be a writable, readable folder (not a file, not a read-only mount)"
 OURS = (".specdeploy", "manifest.json", "specdeploy.lock", "tune")
 """Entries that mark a folder as an artifact folder (a committed one has no `.specdeploy/`, a tune-only one
 only `tune/`)."""
+NOT_CONTENT = frozenset({".gitignore", ".gitkeep", ".DS_Store"})
+"""What an empty folder may hold (a checked-in placeholder, Finder's metadata)."""
 
 
 class BuildLocked(SpecdeployError):
@@ -33,14 +35,19 @@ def check_folder(out: Path, name: str) -> Path:
     if folder.parent != root:
         raise UsageError(f"the artifact folder {folder} would be outside --out {root}", hint="rename the profile "
                          "file, or pass --out a plain folder")
-    if folder.is_dir() and any(folder.iterdir()) and not any((folder / n).exists() for n in OURS):
+    existing = next(p for p in (folder, *folder.parents) if p.exists())  # the folder, or where it would be made
+    if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        what = "it" if existing == folder else str(existing)
+        raise UsageError(f"cannot {'use' if existing == folder else 'create'} the artifact folder {folder}: {what} "
+                         f"is {'not a folder' if not existing.is_dir() else 'not writable'}", hint=UNUSABLE)
+    try:
+        held = {p.name for p in folder.iterdir()} - NOT_CONTENT if existing == folder else set()
+    except OSError as exc:
+        raise UsageError(f"cannot read the artifact folder {folder}: {exc.strerror or exc}", hint=UNUSABLE) from None
+    if held and not any((folder / n).exists() for n in OURS):
         raise UsageError(f"refusing to build into {folder}: it is not empty and not an artifact folder specdeploy "
                          "wrote", hint="pass --out a folder of artifacts (the build writes OUT/<profile name>/), or "
                          "move that folder away")
-    existing = next(p for p in (folder, *folder.parents) if p.exists())  # an existing folder: its lock says
-    if existing != folder and (not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK)):
-        raise UsageError(f"cannot create the artifact folder {folder}: {existing} is "
-                         f"{'not a folder' if not existing.is_dir() else 'not writable'}", hint=UNUSABLE)
     return folder
 
 

@@ -40,13 +40,10 @@ def _fetch_steps(resolved: Resolved) -> list[Step]:
 
 
 def needs_tune(resolved: Resolved) -> bool:
-    """Whether the draft length is left to the tuner (`draft_len: auto`, no schedule, a tunable mechanism)."""
-    spec, mechanism = resolved.profile.speculative, resolved.loaded.mechanism
-    if spec.mechanism == "none" or spec.draft_len != "auto" or spec.schedule is not None:
-        return False
-    # e.g. lookahead: (W, N, G) fix the draft length, there is nothing to tune
-    return not (mechanism is not None and resolved.loaded.options is not None
-                and mechanism.fixed_draft_len(resolved.loaded.options) is not None)
+    """Whether the draft length is left to the tuner (`specdeploy.profile.rules.tunes`)."""
+    from specdeploy.profile.rules import tunes
+
+    return tunes(resolved.profile, resolved.loaded.mechanism, resolved.loaded.options)
 
 
 def _tune_step(resolved: Resolved, after: tuple[str, ...]) -> list[Step]:

@@ -18,13 +18,14 @@ validates the profile: correct, only slower (pydantic's import and model constru
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from specdeploy.profile.fast import PROFILE_TABLES
 from specdeploy.profile.issues import Issue
+from specdeploy.profile.issues import Path as KeyPath
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -74,6 +75,9 @@ class CheckContext:
     draft: ModelSpec | None
     line: VersionLine | None
     gpu: GpuSpec | None
+    given: Callable[[KeyPath], bool] = lambda _path: True
+    """Whether the profile (its file, a parent it extends, or `--set`) gave the value at a path, rather than the
+    schema's default: a rule may stay quiet about a default the user never chose."""
 
     def issue(self, field: str, message: str, suggestion: str | None = None) -> Issue:
         """An error located at `speculative.<field>` (dotted sub-paths allowed)."""

@@ -23,6 +23,8 @@ class Issue:
     line: int | None = None
     col: int | None = None
     snippet: str | None = field(default=None, compare=False)
+    default_fails: bool = field(default=False, compare=False)
+    """The key's default fails the same check: an inherited value's hint does not offer `null` (the default)."""
 
     @property
     def dotted(self) -> str:

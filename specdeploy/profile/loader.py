@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path as FsPath
 from typing import TYPE_CHECKING, Any
@@ -59,9 +60,8 @@ class LoadedProfile:
     def source_of(self, path: Path) -> str:
         """'file:line', '--set' or 'default' for the value at `path` (plan prints this)."""
         origin = self.origins.get(path)
-        if origin is None:  # inside a mapping `--set` gave whole (`--set tune.sla={p99_itl_ms: 20}`)?
-            given = any(self.origins.get(path[:cut]) == (None, 0, 0) for cut in range(1, len(path)))
-            return "--set" if given else "default"
+        if origin is None:
+            return "default"
         doc, line, _ = origin
         return "--set" if doc is None else f"{doc.file}:{line}"
 
@@ -78,7 +78,7 @@ def _locate(issue: Issue, origins: Origins, file: str) -> Issue:
                 return replace(issue, file="--set")
             if doc.file != file and cut:  # a parent's value (often a shipped profile, not the user's to edit)
                 key = ".".join(str(k) for k in issue.path[:cut])
-                how = f"inherited: set {key} in {file} (null drops it)"
+                how = f"inherited: set {key} in {file}{'' if issue.default_fails else ' (null drops it)'}"
                 issue = replace(issue, suggestion=f"{issue.suggestion}; {how}" if issue.suggestion else how)
             return issue.located(doc.file, line, col, doc.snippet(line, col))
     return replace(issue, file=file)
@@ -92,31 +92,44 @@ def resolve_source(source: str) -> FsPath:
     return find_shipped(source) or path
 
 
-def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    """`over` on `base`: mappings merge, anything else replaces, and `key: null` drops the inherited value (a
-    child switching the mechanism drops its parent's options)."""
+def _merge(base: dict[str, Any], over: dict[str, Any], at: Path = ()) -> dict[str, Any]:
+    """`over` on `base`: mappings merge, anything else replaces, and `key: null` on a key that cannot be null drops
+    the inherited value, at any depth (a child switching the mechanism drops its parent's options)."""
     merged = dict(base)
     for key, value in over.items():
-        if value is None:
+        if value is None and overrides.null_drops((*at, key)):
             merged.pop(key, None)
             continue
-        merged[key] = (
-            _merge(merged[key], value) if isinstance(value, dict) and isinstance(merged.get(key), dict) else value
-        )
+        if isinstance(value, dict):
+            inherited = merged.get(key)
+            value = _merge(inherited if isinstance(inherited, dict) else {}, value, (*at, key))
+        merged[key] = value
     return merged
 
 
 def _origins(docs: list[Document]) -> Origins:
     """Where each value comes from: a later document's key hides what an earlier one had under it, unless both
-    are mappings (which merge)."""
+    are mappings (which merge); a child's `key: null` that drops the value leaves it to its default."""
     origins: Origins = {}
-    for doc in docs:
+    for index, doc in enumerate(docs):
+        marks = dict(doc.marks)
         for key in doc.marks:
-            if not isinstance(_value_at(doc.data, key), dict):
+            value = _value_at(doc.data, key)
+            dropped = index > 0 and value is None and overrides.null_drops(key)
+            if dropped or not isinstance(value, dict):
                 for hidden in [p for p in origins if len(p) > len(key) and p[:len(key)] == key]:
                     del origins[hidden]
-        origins.update({key: (doc, line, col) for key, (line, col) in doc.marks.items()})
+            if dropped:
+                origins.pop(key, None)
+                del marks[key]
+        origins.update({key: (doc, line, col) for key, (line, col) in marks.items()})
     return origins
+
+
+def _typed(origins: Origins, path: Path) -> str | None:
+    """What the file that gave the value at `path` had typed there (None for --set, a string or a mapping)."""
+    doc = origins.get(path, (None, 0, 0))[0]
+    return doc.typed.get(path) if doc is not None else None
 
 
 def _value_at(data: Any, path: Path) -> Any:
@@ -175,14 +188,15 @@ def _load_chain(path: FsPath, seen: list[FsPath], issues: list[Issue],
     return _merge(base, doc.data), [*docs, doc]
 
 
-def _extends_hint(ref: str, folder: FsPath) -> str:
-    """The closest shipped profile name or sibling file, else where names come from."""
+def _extends_hint(ref: str, folder: FsPath, *, from_here: bool = False) -> str:
+    """The closest shipped profile name or sibling file (by its path from the current folder when `from_here`, as
+    a command names it; else by its name in `folder`, as `extends` does), else where names come from."""
     from difflib import get_close_matches
 
     from specdeploy.profile.shipped import shipped_profiles
 
     stem = FsPath(ref).stem if ref.endswith((".yaml", ".yml")) else ref
-    names = {p.stem: p.name for p in folder.glob("*.y*ml")} if folder.is_dir() else {}  # a sibling by its file name
+    names = {p.stem: str(p) if from_here else p.name for p in folder.glob("*.y*ml")} if folder.is_dir() else {}
     names.update({name: name for name in shipped_profiles()})
     close = get_close_matches(stem, list(names), n=1)
     return f"did you mean '{names[close[0]]}'?" if close else "a file path, or a name from `specdeploy profiles list`"
@@ -194,17 +208,9 @@ def load_profile(source: str, sets: tuple[str, ...] = (), *, fast: bool = False)
     issues: list[Issue] = []
     data, docs = _load_chain(path, [_real(path)], issues)
     origins = _origins(docs)
-    for text in sets:
-        key, value, problem = overrides.parse_override(text)
-        if problem:
-            issues.append(problem)
-            continue
-        overrides.apply(data, key, value)
-        for stale in [p for p in origins if p[:len(key)] == key]:  # the file's marks inside what --set replaced
-            del origins[stale]
-        origins[key] = (None, 0, 0)
+    _apply_sets(sets, data, origins, issues)
     if not docs and issues and issues[0].message == "file not found":  # `h200-eagle`: a shipped name misspelt?
-        issues[0] = replace(issues[0], suggestion=_extends_hint(source, path.parent))
+        issues[0] = replace(issues[0], suggestion=_extends_hint(source, path.parent, from_here=True))
     if not docs or any(i.path == ("extends",) for i in issues):
         raise ProfileError(issues)  # without its parent the profile's other errors would be noise ("Field required")
     name_problem = check_name(path.stem)
@@ -221,7 +227,7 @@ def load_profile(source: str, sets: tuple[str, ...] = (), *, fast: bool = False)
             return LoadedProfile(path.stem, str(path), decided[0], mechanism, decided[1], origins, chain)
     from specdeploy.profile.validation import validate_models
 
-    profile, options, schema_issues, option_issues = validate_models(data, mechanism)
+    profile, options, schema_issues, option_issues = validate_models(data, mechanism, lambda at: _typed(origins, at))
     issues[:0] = schema_issues
     option_issues[:0] = name_issues
     if issues or profile is None:  # the profile is None exactly when it has schema issues
@@ -232,6 +238,27 @@ def load_profile(source: str, sets: tuple[str, ...] = (), *, fast: bool = False)
     loaded = LoadedProfile(path.stem, str(path), profile, mechanism, options, origins, chain)
     loaded.pending = [loaded.locate(i) for i in option_issues]
     return loaded
+
+
+def _apply_sets(sets: tuple[str, ...], data: dict[str, Any], origins: Origins, issues: list[Issue]) -> None:
+    """Apply each `--set` in order, its value's origin `--set` (a dropped key's: its default)."""
+    for text in sets:
+        key, value, problem = overrides.parse_override(text)
+        if problem:
+            issues.append(problem)
+            continue
+        given = overrides.apply(data, key, value)
+        for stale in [p for p in origins if p[:len(key)] == key]:  # the file's marks inside what --set replaced
+            del origins[stale]
+        if given:  # every key inside a mapping it gave (`--set tune.sla={p99_itl_ms: 20}`), none it did not
+            origins.update({at: (None, 0, 0) for at in _paths_in(value, key)})
+
+
+def _paths_in(value: Any, at: Path) -> Iterator[Path]:
+    yield at
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        yield from _paths_in(item, (*at, key))
 
 
 def check_name(name: str) -> str | None:

@@ -53,6 +53,14 @@ def _text_only(schema: dict[str, Any]) -> bool:
     return "string" in kinds and kinds <= {"string", "null"} and "enum" not in schema
 
 
+def null_drops(path: Path) -> bool:
+    """Whether `key: null` (in an `extends` child, or `--set KEY=null`) drops the value back to its default: so on
+    a key that cannot be null. On a nullable key null is a value (`hf_token_secret: null` is "no token", not the
+    default `hf-token`); an unknown key is kept for the schema to report; a key inside a free map drops."""
+    problem, schema = check_path([str(part) for part in path])
+    return problem is None and not any(s.get("type") == "null" for s in (schema, *schema.get("anyOf", ())))
+
+
 def parse_override(text: str) -> tuple[Path, Any, Issue | None]:
     """`speculative.draft_len=4` -> (("speculative", "draft_len"), 4, None); an Issue when malformed."""
     key, sep, raw = text.partition("=")
@@ -67,24 +75,45 @@ def parse_override(text: str) -> tuple[Path, Any, Issue | None]:
     path: Path = tuple(int(p) if p.isdigit() else p for p in parts)
     if problem:
         return path, None, Issue(path, problem, file="--set")
+    text_only = _text_only(schema)
     try:
         value = yaml.load(raw, Loader=ProfileLoader) if raw.strip() else ""  # noqa: S506 - ProfileLoader is safe
     except yaml.YAMLError as exc:  # the problem and its column, not the parser's multi-line dump
+        if text_only:  # `description=a: b: c`
+            return path, raw.strip(), None
         mark = getattr(exc, "problem_mark", None)
         what = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         where = f" (column {mark.column + 1})" if mark is not None else ""
         return path, None, Issue(path, f"--set value '{raw}' is not valid YAML: {what}{where}", file="--set")
-    if isinstance(value, (bool, int, float)) and _text_only(schema):  # trtllm_version=1.3 is the text '1.3'
+    if text_only and _typed_as_text(value, raw):
         value = raw.strip()
     return path, value, None
 
 
-def apply(data: dict[str, Any], path: Path, value: Any) -> None:
+def _typed_as_text(value: Any, raw: str) -> bool:
+    """Whether a string key takes `raw` as typed rather than what YAML read: a version (`1.3`), a mapping
+    (`EAGLE-3: fast`), a list, a comment (`#1 pick`). A boolean stays one (the schema refuses it: `false` is not
+    a secret's name) and a YAML null stays null."""
+    if value is None:
+        return raw.strip() not in ("null", "Null", "NULL", "~")
+    return not isinstance(value, (str, bool))
+
+
+def apply(data: dict[str, Any], path: Path, value: Any) -> bool:
+    """Set the value at `path`; `null` on a key that cannot be null drops it back to its default, as in an
+    `extends` child (False then)."""
     # Below the top level the keys are not all strings: `--set speculative.schedule.8=2` sets an int key.
+    dropped = value is None and null_drops(path)
     node: dict[Any, Any] = data
     for part in path[:-1]:
         child = node.get(part)
         if not isinstance(child, dict):
+            if dropped:
+                return False
             child = node[part] = {}
         node = child
+    if dropped:
+        node.pop(path[-1], None)
+        return False
     node[path[-1]] = value
+    return True

@@ -53,7 +53,8 @@ def markdown_reference() -> str:
         "",
         "Top-level keys: " + ", ".join(f"`{k}`" for k in Profile.model_fields) + ", and `extends` (a file or a "
         "shipped profile name whose values this profile overrides: mappings merge, other values replace, `key: null` "
-        "drops an inherited value; chains allowed, cycles are errors).",
+        "drops an inherited value back to its default, at any depth, except where null is itself a value "
+        "(`deploy.kubernetes.hf_token_secret: null` is no token); chains allowed, cycles are errors).",
         "",
     ]
     for field, info in Profile.model_fields.items():

@@ -99,9 +99,11 @@ def _draft_len(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:
             break
     top_candidate = max(ctx.profile.tune.draft_lens or [0])
     if isinstance(spec.draft_len, int) and spec.draft_len < top_candidate <= limit:  # what `tune` refuses
+        kept = ", ".join(str(k) for k in [k for k in ctx.profile.tune.draft_lens or [] if k <= spec.draft_len]
+                         or range(1, spec.draft_len + 1))
         yield Issue(("tune", "draft_lens"), f"candidates go up to {top_candidate}, beyond draft_len {spec.draft_len} "
-                    "(the engine's maximum): `specdeploy tune` refuses them",
-                    f"keep tune.draft_lens <= {spec.draft_len}, or set draft_len: auto", severity="warning")
+                    "(the engine's maximum): `specdeploy tune` refuses them", f"keep tune.draft_lens <= "
+                    f"{spec.draft_len} (--set 'tune.draft_lens=[{kept}]'), or set draft_len: auto", severity="warning")
     if spec.schedule:
         top = max(spec.schedule.values())
         if isinstance(spec.draft_len, int) and top > spec.draft_len:
@@ -178,15 +180,7 @@ def _tune(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:
     if tune.objective == "goodput" and not (tune.sla.p99_itl_ms or tune.sla.p99_ttft_ms):
         yield Issue(("tune", "objective"), "objective goodput needs an SLA to count good tokens against",
                     "set tune.sla.p99_itl_ms and/or tune.sla.p99_ttft_ms, or use objective: throughput")
-    batch = ctx.profile.serving.max_batch_size
-    above = [c for c in tune.concurrency if c > batch]  # what `tune` skips (tune.setup)
-    if above and len(above) == len(tune.concurrency):
-        yield Issue(("tune", "concurrency"), f"every tune.concurrency is above serving.max_batch_size {batch}: "
-                    "nothing to tune", f"include a concurrency <= {batch}",
-                    severity="error" if ctx.profile.speculative.draft_len == "auto" else "warning")
-    elif above and ctx.profile.speculative.draft_len == "auto":  # a build tunes
-        yield Issue(("tune", "concurrency"), f"{', '.join(map(str, above))} above serving.max_batch_size {batch}: "
-                    "tune skips them", "drop them or raise serving.max_batch_size", severity="warning")
+    yield from _tune_concurrency(ctx, mech)
     from specdeploy.errors import UsageError
     from specdeploy.runtime.prompts import BUILTIN_DATASETS, check_dataset  # light: no torch
 
@@ -195,6 +189,35 @@ def _tune(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:
     except UsageError as exc:
         yield Issue(("tune", "dataset"), exc.message, f"use {' or '.join(BUILTIN_DATASETS)}, or a SPEED-Bench "
                     "JSONL file (question_id, category, turns); a relative path is read from the current folder")
+
+
+def tunes(profile: Any, mech: Mechanism | None, options: Any) -> bool:
+    """Whether a build tunes the draft length (`draft_len: auto`, no schedule, a mechanism whose options do not
+    fix K, as lookahead's (W, N, G) do); the plan's tune step and validate's tune rules ask the same."""
+    spec = profile.speculative
+    if spec.mechanism == "none" or spec.draft_len != "auto" or spec.schedule is not None:
+        return False
+    return not (mech is not None and options is not None and mech.fixed_draft_len(options) is not None)
+
+
+def _tune_concurrency(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:
+    """What `tune` skips (tune.setup): all of tune.concurrency above the batch fails a build that tunes (and an
+    explicit `specdeploy tune` of a profile that does not); some above only matters when the user chose them."""
+    batch, concurrency = ctx.profile.serving.max_batch_size, ctx.profile.tune.concurrency
+    above = [c for c in concurrency if c > batch]
+    if not above or ctx.profile.speculative.mechanism == "none":  # `tune` refuses mechanism none outright
+        return
+    tuned = tunes(ctx.profile, mech, ctx.options)
+    if len(above) == len(concurrency):
+        yield Issue(("tune", "concurrency"), f"every tune.concurrency is above serving.max_batch_size {batch}: "
+                    "nothing to tune", f"include a concurrency <= {batch}", severity="error" if tuned else "warning")
+    elif tuned and ctx.given(("tune", "concurrency")):
+        from specdeploy.profile.fast import PROFILE_TABLES, load_tables
+
+        default = load_tables(str(PROFILE_TABLES))["Profile"]["properties"]["tune"]["properties"]["concurrency"]
+        yield Issue(("tune", "concurrency"), f"{', '.join(map(str, above))} above serving.max_batch_size {batch}: "
+                    "tune skips them", "drop them or raise serving.max_batch_size", severity="warning",
+                    default_fails=any(c > batch for c in default["default"]))
 
 
 def _deploy(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:

@@ -6,6 +6,7 @@ Every profile error comes from here (the fast path only ever accepts), so messag
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from difflib import get_close_matches
 from typing import TYPE_CHECKING, Any
 
@@ -19,9 +20,11 @@ if TYPE_CHECKING:
     from specdeploy.plugin.base import Mechanism
 
 
-def validate_models(data: dict[str, Any], mechanism: Mechanism | None
+def validate_models(data: dict[str, Any], mechanism: Mechanism | None,
+                    typed: Callable[[Path], str | None] = lambda _path: None,
                     ) -> tuple[Profile | None, BaseModel | None, list[Issue], list[Issue]]:
-    """(profile, options, schema issues, option issues); a part is None when it has issues."""
+    """(profile, options, schema issues, option issues); a part is None when it has issues. `typed`: the text
+    the user typed for the value at a path, when known (a hint quotes it)."""
     profile, options, schema_issues, option_issues = None, None, [], []
     raw_spec = data.get("speculative")
     raw = (raw_spec.get("options") if isinstance(raw_spec, dict) else None) or {}
@@ -29,12 +32,12 @@ def validate_models(data: dict[str, Any], mechanism: Mechanism | None
         try:
             options = mechanism.parse_options(raw)
         except ValidationError as exc:
-            option_issues = [_schema_issue(e, mechanism.Options, ("speculative", "options"))
+            option_issues = [_schema_issue(e, typed, mechanism.Options, ("speculative", "options"))
                              for e in _merge_unions(exc.errors())]
     try:
         profile = Profile.model_validate(data)
     except ValidationError as exc:
-        schema_issues = [_schema_issue(e) for e in _merge_unions(exc.errors())]
+        schema_issues = [_schema_issue(e, typed) for e in _merge_unions(exc.errors())]
     return profile, options, schema_issues, option_issues
 
 
@@ -81,7 +84,8 @@ def _model_of(annotation: Any) -> type[BaseModel] | None:
     return None
 
 
-def _schema_issue(err: ErrorDetails, root: type[BaseModel] = Profile, prefix: Path = ()) -> Issue:
+def _schema_issue(err: ErrorDetails, typed: Callable[[Path], str | None], root: type[BaseModel] = Profile,
+                  prefix: Path = ()) -> Issue:
     """A pydantic error as an Issue; `root` is the model the error's location is relative to."""
     path: Path = (*prefix, *err["loc"])
     message, hint = err["msg"].removeprefix("Value error, "), None
@@ -111,7 +115,7 @@ def _schema_issue(err: ErrorDetails, root: type[BaseModel] = Profile, prefix: Pa
     elif err["type"] == "string_type" and isinstance(err.get("input"), bool):
         hint = "YAML 1.1 reads on/off/yes/no as booleans: quote the value"
     elif err["type"] == "string_type" and isinstance(err.get("input"), (int, float)):
-        hint = f"quote it: '{err['input']}'"  # `trtllm_version: 1.3` is a YAML float
+        hint = f"quote it: '{typed(path) or err['input']}'"  # `trtllm_version: 1.10` is the YAML float 1.1
         message = f"{message} (got {err['input']!r:.60})"
     elif "input" in err and err["type"] not in ("missing", "value_error"):
         message = f"{message} (got {err['input']!r:.60})"

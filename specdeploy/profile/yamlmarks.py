@@ -50,6 +50,9 @@ class Document:
     data: dict[str, Any]
     marks: dict[Path, tuple[int, int]] = field(default_factory=dict)
     lines: list[str] = field(default_factory=list)
+    typed: dict[Path, str] = field(default_factory=dict)
+    """The text of each unquoted value YAML read as something else than a string: a "quote it" hint quotes what
+    was typed (`1.10` is the float 1.1, `0755` the int 493)."""
 
     def snippet(self, line: int, col: int) -> str | None:
         if not 1 <= line <= len(self.lines):
@@ -88,6 +91,8 @@ def _walk(node: yaml.Node, path: Path, doc: Document, issues: list[Issue]) -> No
         for index, item in enumerate(node.value):
             doc.marks.setdefault((*path, index), (item.start_mark.line + 1, item.start_mark.column + 1))
             _walk(item, (*path, index), doc, issues)
+    elif isinstance(node, yaml.ScalarNode) and node.style is None and node.tag != "tag:yaml.org,2002:str":
+        doc.typed.setdefault(path, node.value)
 
 
 def _as_key(key_node: yaml.Node) -> str | int:

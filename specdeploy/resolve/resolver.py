@@ -109,7 +109,8 @@ def resolve(loaded: LoadedProfile, *, probe: EnvironmentProbe | None = None, onl
     gpu, gpu_notes = _gpu(loaded, probe)
     notes.extend(gpu_notes)
     line = None if profile.runtime.backend == "reference" else version_line(profile.runtime.trtllm_version)
-    ctx = CheckContext(profile, loaded.options, target.spec, draft.spec if draft else None, line, gpu)
+    ctx = CheckContext(profile, loaded.options, target.spec, draft.spec if draft else None, line, gpu,
+                       given=lambda path: loaded.source_of(path) != "default")
     issues = [*invalid, *loaded.pending, *check_rules(ctx, loaded.mechanism)]
     k = planned_draft_len(ctx, loaded.mechanism)
     serving = profile.serving

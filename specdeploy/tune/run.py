@@ -63,9 +63,36 @@ def evidence(backend: str) -> str:
     return "predicted" if backend in PREDICTING else "measured"
 
 
+def check_backend(name: str, resolved: Resolved) -> None:
+    """The usage error `make_backend(name, ...)` would meet, raised before anything is written (`api.tune` asks
+    before it creates the artifact folder)."""
+    if name == "reference" and resolved.profile.runtime.backend != "reference":  # "unknown model reference '...'"
+        raise UsageError("--backend reference runs the CPU reference runtime: only profiles with "
+                         f"runtime.backend: reference (this one: {resolved.profile.runtime.backend})",
+                         hint="--backend model predicts here; trtllm measures on a GPU machine")
+    if name == "trtllm":
+        from specdeploy.execute.needs import install_hint, installed_trtllm
+
+        if installed_trtllm() is None:  # each measurement's subprocess failed: "the acceptance run failed twice"
+            wanted = resolved.profile.runtime.trtllm_version
+            raise MissingDependency(f"--backend trtllm needs TensorRT-LLM {wanted}, which is not installed here",
+                                    hint=f"{install_hint(wanted)}; or --backend model (predicted)")
+    if name not in ("model", "reference", "trtllm"):
+        raise UsageError(f"unknown tune backend {name!r}", hint="use auto, model, reference or trtllm")
+
+
+def check_tune(resolved: Resolved, backend: str, strategy: str) -> None:
+    """The usage errors of a tune's backend and strategy (`auto` picks a backend that can run)."""
+    if strategy not in STRATEGIES:
+        raise UsageError(f"unknown strategy {strategy!r}", hint=f"known: {', '.join(STRATEGIES)}")
+    if backend != "auto":
+        check_backend(backend, resolved)
+
+
 def make_backend(name: str, resolved: Resolved, setup: TuneSetup, work: Path) -> tuple[MeasureFn, Any]:
     from specdeploy.tune.prior import calibrated_prior
 
+    check_backend(name, resolved)
     if name == "model":
         from specdeploy.perfmodel.engines import engine_efficiency
         from specdeploy.tune.backends.model import ModelBackend, profile_world
@@ -77,23 +104,10 @@ def make_backend(name: str, resolved: Resolved, setup: TuneSetup, work: Path) ->
     if name == "reference":
         from specdeploy.tune.backends.reference import ReferenceBackend
 
-        if resolved.profile.runtime.backend != "reference":  # it said "unknown model reference '<the target>'"
-            raise UsageError("--backend reference runs the CPU reference runtime: only profiles with "
-                             f"runtime.backend: reference (this one: {resolved.profile.runtime.backend})",
-                             hint="--backend model predicts here; trtllm measures on a GPU machine")
-
         return ReferenceBackend(resolved, setup), calibrated_prior(resolved)
-    if name == "trtllm":
-        from specdeploy.execute.needs import install_hint, installed_trtllm
-        from specdeploy.tune.backends.trtllm import TrtllmBackend
+    from specdeploy.tune.backends.trtllm import TrtllmBackend
 
-        if installed_trtllm() is None:  # each measurement's subprocess failed: "the acceptance run failed twice"
-            wanted = resolved.profile.runtime.trtllm_version
-            raise MissingDependency(f"--backend trtllm needs TensorRT-LLM {wanted}, which is not installed here",
-                                    hint=f"{install_hint(wanted)}; or --backend model (predicted)")
-
-        return TrtllmBackend(resolved, setup, work), calibrated_prior(resolved)
-    raise UsageError(f"unknown tune backend {name!r}", hint="use auto, model, reference or trtllm")
+    return TrtllmBackend(resolved, setup, work), calibrated_prior(resolved)
 
 
 @contextlib.contextmanager
@@ -158,8 +172,7 @@ def tune_resolved(resolved: Resolved, artifact_dir: Path, *, backend: str = "aut
     from specdeploy.execute.manifest import profile_hash
 
     setup = setup_from(resolved)
-    if strategy not in STRATEGIES:
-        raise UsageError(f"unknown strategy {strategy!r}", hint=f"known: {', '.join(STRATEGIES)}")
+    check_tune(resolved, backend, strategy)
     name, why = pick_backend(resolved, backend)
     predicted = name in PREDICTING
     if warn and backend == "auto" and predicted:

@@ -83,3 +83,54 @@ def test_build_refuses_bad_usage_before_asking_the_hub(tmp_path: Path, monkeypat
         build("h200-eagle3", out=out, **kwargs)
     assert message in str(err.value) and asked == []
     assert not (tmp_path / "out").exists()
+
+
+def test_an_artifact_folder_that_is_a_file_is_refused_before_the_hub(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """OUT/<profile> a file passed the check: the error came after ~46 s of offline hub retries."""
+    from specdeploy.resolve import hub
+
+    asked: list[str] = []
+    monkeypatch.setattr(hub, "_fetch_online", lambda ref, *_: asked.append(ref))  # the network boundary
+    (tmp_path / "h200-eagle3").touch()
+    with pytest.raises(UsageError) as err:
+        build("h200-eagle3", out=tmp_path, only=("emit.llm_api",))
+    assert "h200-eagle3: it is not a folder" in str(err.value) and asked == []
+
+
+def test_an_unwritable_or_unreadable_artifact_folder_is_a_usage_error(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """These run as root, whom permissions do not stop: doubles stand in for the OS's answers."""
+    import os
+
+    folder = tmp_path / "h200-eagle3"
+    folder.mkdir()
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode: Path(p) != folder and real_access(p, mode))  # read-only
+    with pytest.raises(UsageError) as err:
+        artifact_folder(tmp_path, "h200-eagle3")  # it passed the check
+    assert "h200-eagle3: it is not writable" in str(err.value)
+    monkeypatch.setattr(os, "access", real_access)
+
+    def unreadable(self: Path) -> None:  # mode 0o300: a PermissionError traceback, exit 3
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "iterdir", unreadable)
+    with pytest.raises(UsageError) as err:
+        artifact_folder(tmp_path, "h200-eagle3")
+    assert "cannot read the artifact folder" in str(err.value) and "Permission denied" in str(err.value)
+
+
+def test_a_folder_holding_only_vcs_and_finder_files_is_empty(tmp_path: Path) -> None:
+    folder = tmp_path / "h200-eagle3"
+    folder.mkdir()
+    for name in (".gitignore", ".gitkeep", ".DS_Store"):
+        (folder / name).touch()
+    assert artifact_folder(tmp_path, "h200-eagle3") == folder.resolve()  # "not empty and not an artifact folder"
+
+
+def test_tune_refuses_a_backend_before_creating_the_artifact_folder(tmp_path: Path) -> None:
+    with pytest.raises(UsageError) as err:
+        tune("h200-eagle3", backend="reference", out=tmp_path)
+    assert "runtime.backend: reference" in str(err.value)
+    assert not (tmp_path / "h200-eagle3").exists()  # it left h200-eagle3/.specdeploy/build.lock behind
