@@ -8,9 +8,9 @@ from typing import Any
 
 from specdeploy.render.check import Model
 from specdeploy.render.check_pbtxt import RepoIssue, params
+from specdeploy.render.context import MANIFEST as MANIFEST_FILE
 
 KIND_GPU = 1
-MANIFEST_FILE = "specdeploy-repo.json"
 
 
 def _dtype(value: int) -> str:
