@@ -93,14 +93,15 @@ def resolve_source(source: str) -> FsPath:
 
 
 def _merge(base: dict[str, Any], over: dict[str, Any], at: Path = ()) -> dict[str, Any]:
-    """`over` on `base`: mappings merge, anything else replaces, and `key: null` on a key that cannot be null drops
-    the inherited value, at any depth (a child switching the mechanism drops its parent's options)."""
+    """`over` on `base`: mappings merge, anything else replaces (a table like `speculative.schedule` is one value),
+    and `key: null` on a key that cannot be null drops the inherited value, at any depth (a child switching the
+    mechanism drops its parent's options)."""
     merged = dict(base)
     for key, value in over.items():
         if value is None and overrides.null_drops((*at, key)):
             merged.pop(key, None)
             continue
-        if isinstance(value, dict):
+        if isinstance(value, dict) and not overrides.is_table((*at, key)):
             inherited = merged.get(key)
             value = _merge(inherited if isinstance(inherited, dict) else {}, value, (*at, key))
         merged[key] = value
@@ -109,14 +110,14 @@ def _merge(base: dict[str, Any], over: dict[str, Any], at: Path = ()) -> dict[st
 
 def _origins(docs: list[Document]) -> Origins:
     """Where each value comes from: a later document's key hides what an earlier one had under it, unless both
-    are mappings (which merge); a child's `key: null` that drops the value leaves it to its default."""
+    are mappings that merge (not tables); a child's `key: null` that drops the value leaves it to its default."""
     origins: Origins = {}
     for index, doc in enumerate(docs):
         marks = dict(doc.marks)
         for key in doc.marks:
             value = _value_at(doc.data, key)
             dropped = index > 0 and value is None and overrides.null_drops(key)
-            if dropped or not isinstance(value, dict):
+            if dropped or not isinstance(value, dict) or (index > 0 and overrides.is_table(key)):
                 for hidden in [p for p in origins if len(p) > len(key) and p[:len(key)] == key]:
                     del origins[hidden]
             if dropped:

@@ -61,6 +61,16 @@ def null_drops(path: Path) -> bool:
     return problem is None and not any(s.get("type") == "null" for s in (schema, *schema.get("anyOf", ())))
 
 
+def is_table(path: Path) -> bool:
+    """Whether the key holds one value that is a mapping of scalars (`speculative.schedule`: concurrency -> K), which
+    a later file replaces whole, where sections and free maps (`speculative.options`) merge key by key."""
+    problem, schema = check_path([str(part) for part in path])
+    return problem is None and any(
+        s.get("type") == "object" and "properties" not in s and isinstance(s.get("additionalProperties"), dict)
+        and s["additionalProperties"].get("type") in ("integer", "number", "string", "boolean")
+        for s in (schema, *schema.get("anyOf", ())))
+
+
 def parse_override(text: str) -> tuple[Path, Any, Issue | None]:
     """`speculative.draft_len=4` -> (("speculative", "draft_len"), 4, None); an Issue when malformed."""
     key, sep, raw = text.partition("=")

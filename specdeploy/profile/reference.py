@@ -52,7 +52,8 @@ def markdown_reference() -> str:
         "Generated from the schema by `make schema`; a test fails when it drifts.",
         "",
         "Top-level keys: " + ", ".join(f"`{k}`" for k in Profile.model_fields) + ", and `extends` (a file or a "
-        "shipped profile name whose values this profile overrides: mappings merge, other values replace, `key: null` "
+        "shipped profile name whose values this profile overrides: mappings merge, other values replace (a "
+        "`speculative.schedule` is one value), `key: null` "
         "drops an inherited value back to its default, at any depth, except where null is itself a value "
         "(`deploy.kubernetes.hf_token_secret: null` is no token); chains allowed, cycles are errors).",
         "",

@@ -34,6 +34,18 @@ def test_a_child_null_drops_a_non_nullable_value_at_any_depth(tmp_path: Path) ->
     assert loaded.source_of(("triton", "layout")) == "default"
 
 
+def test_a_childs_schedule_replaces_its_parents(tmp_path: Path) -> None:
+    """A schedule is one table: merged key by key, the child's {1: 4, 8: 2} over the parent's {1: 3, 16: 1} served
+    K = 1 from 16 rows on, a row the child never wrote."""
+    write_profile(tmp_path / "parent.yaml", "extends: h200-eagle3\nspeculative:\n  schedule: {1: 3, 16: 1}\n")
+    child = write_profile(tmp_path / "child.yaml", "extends: parent.yaml\nspeculative:\n  schedule: {1: 4, 8: 2}\n")
+    loaded = load_profile(str(child))
+    assert loaded.profile.speculative.schedule == {1: 4, 8: 2}
+    assert loaded.source_of(("speculative", "schedule", 16)) != f"{tmp_path / 'parent.yaml'}:3"
+    options = write_profile(tmp_path / "options.yaml", "extends: parent.yaml\nspeculative:\n  options: {}\n")
+    assert load_profile(str(options)).profile.speculative.schedule == {1: 3, 16: 1}  # untouched, inherited
+
+
 def _tune_notes(path: Path, *sets: str) -> list[Issue]:
     from specdeploy.api import validate
 
