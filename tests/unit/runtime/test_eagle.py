@@ -10,9 +10,7 @@ from specdeploy.errors import UsageError
 from specdeploy.runtime import generate
 from specdeploy.runtime.eagle_model import EagleHead, load_eagle, save_eagle
 from specdeploy.runtime.models import ModelPair, load_drafter
-from tests.unit.runtime.tiny import random_prompts, repetitive_prompts, tiny_head, tiny_llama
-
-MAX_NEW = 12
+from tests.unit.runtime.tiny import MAX_NEW, random_prompts, repetitive_prompts, tiny_head, tiny_llama
 
 
 @pytest.fixture(scope="module")

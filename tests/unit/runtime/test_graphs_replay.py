@@ -20,9 +20,7 @@ import torch
 from specdeploy.runtime import generate, graphs, static_step
 from specdeploy.runtime.models import ModelPair
 from tests.unit.runtime.test_static_decode import drafting
-from tests.unit.runtime.tiny import hf_greedy, noisy_copy, random_prompts, repetitive_prompts, tiny_head
-
-MAX_NEW = 12
+from tests.unit.runtime.tiny import MAX_NEW, noisy_copy, random_prompts, repetitive_prompts, tiny_head
 
 
 class FakeStream:
@@ -81,11 +79,6 @@ def fake_cuda(monkeypatch):  # type: ignore[no-untyped-def]
 @pytest.fixture(scope="module")
 def prompts():
     return random_prompts(7, 96, seed=1) + repetitive_prompts(5, 96, seed=2)
-
-
-@pytest.fixture(scope="module")
-def reference(target, prompts):
-    return hf_greedy(target, prompts, MAX_NEW)
 
 
 @pytest.mark.usefixtures("fake_cuda")

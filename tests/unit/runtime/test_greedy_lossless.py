@@ -10,19 +10,12 @@ from specdeploy.runtime.drafters import make_drafter
 from specdeploy.runtime.engine import Batch, RowSpec, run_batched
 from specdeploy.runtime.models import ModelPair
 from specdeploy.runtime.stats import Recorder
-from tests.unit.runtime.tiny import hf_greedy, noisy_copy, random_prompts, repetitive_prompts, tiny_llama
-
-MAX_NEW = 12
+from tests.unit.runtime.tiny import MAX_NEW, hf_greedy, noisy_copy, random_prompts, repetitive_prompts, tiny_llama
 
 
 @pytest.fixture(scope="module")
 def prompts():
     return random_prompts(12, 96, seed=1) + repetitive_prompts(10, 96, seed=2)
-
-
-@pytest.fixture(scope="module")
-def reference(target, prompts):
-    return hf_greedy(target, prompts, MAX_NEW)
 
 
 def test_plain_runtime_matches_transformers_generate(target, prompts, reference):

@@ -16,19 +16,12 @@ from specdeploy.runtime.cache import KVState
 from specdeploy.runtime.drafters import ChainDrafter, right_aligned
 from specdeploy.runtime.models import ModelPair
 from specdeploy.runtime.static_step import bucket, new_state
-from tests.unit.runtime.tiny import hf_greedy, noisy_copy, random_prompts, repetitive_prompts, tiny_head, tiny_llama
-
-MAX_NEW = 12
+from tests.unit.runtime.tiny import MAX_NEW, noisy_copy, random_prompts, repetitive_prompts, tiny_head, tiny_llama
 
 
 @pytest.fixture(scope="module")
 def prompts():
     return random_prompts(7, 96, seed=1) + repetitive_prompts(5, 96, seed=2)  # 2..23 tokens each
-
-
-@pytest.fixture(scope="module")
-def reference(target, prompts):
-    return hf_greedy(target, prompts, MAX_NEW)
 
 
 @pytest.mark.parametrize("concurrency", [1, 2, 3])  # buckets 1, 2 and 4 (3 rows + a padding row), then the drain

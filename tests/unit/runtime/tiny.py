@@ -8,6 +8,10 @@ import torch
 torch.set_num_threads(1)  # tiny matmuls: thread hand-offs cost more than they save on a loaded box
 
 
+MAX_NEW = 12
+"""New tokens each lossless test decodes per prompt."""
+
+
 def tiny_llama(seed: int, layers: int = 2, vocab: int = 96, hidden: int = 48, init: float = 0.3, context: int = 256):
     from transformers import LlamaConfig, LlamaForCausalLM
 
