@@ -42,6 +42,11 @@ def _plain(r: dict[str, Any], p: dict[str, Any], engine: dict[str, Any], cal_tps
             f"{1e6 * eff['layer_overhead_s']:.0f} µs, all-reduce {1e6 * eff['allreduce_latency_s']:.0f} µs; {where}")
 
 
+def tree_of(cfg: dict[str, Any] | None) -> Tree | None:
+    """A record row's `tree` setting as the model's Tree."""
+    return Tree(cfg["steps"], cfg["topk"], cfg["draft_tokens"]) if cfg else None
+
+
 def reason(r: dict[str, Any], p: dict[str, Any], engine: dict[str, Any], cal_tps: set[int], scale: int,
            gamma: float) -> str | None:
     """One line naming the term the row contradicts, with the numbers; None when the row is within MISS (`gamma`:
@@ -75,7 +80,7 @@ def reason(r: dict[str, Any], p: dict[str, Any], engine: dict[str, Any], cal_tps
                 f"{t0:.2f} ms carries the `{p['engine']}` fixed terms fitted at TP {sorted(cal_tps)} only (this row: "
                 f"TP {tp}), so drafting and verification weigh too much against it")
     tree = record.setting(r, "tree")
-    shape = Tree(tree["steps"], tree["topk"], tree["draft_tokens"]) if tree else None
+    shape = tree_of(tree)
     rule = (f"tree acceptance (the `{r['mechanism']}` prior widened to {shape.effective_width(gamma):.2f} independent "
             f"candidates: width {shape.width():.3g} ** gamma {gamma:g}, for topk {tree['topk']} / "
             f"{tree['draft_tokens']} nodes / depth {tree['steps']})" if shape else f"the `{r['mechanism']}` prior")

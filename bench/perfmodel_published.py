@@ -30,7 +30,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
 import numpy as np  # noqa: E402
-from perfmodel_misses import reason  # noqa: E402
+from perfmodel_misses import reason, tree_of  # noqa: E402
 
 from specdeploy.perfmodel import record  # noqa: E402
 from specdeploy.perfmodel.acceptance import AcceptanceProfile, iid_alpha  # noqa: E402
@@ -83,10 +83,6 @@ def setup(r: dict[str, Any], eff: Efficiency, gamma: float) -> tuple[AnalyticTim
         profile = tree.acceptance(profile, gamma) if tree else profile
     per_user = "per user" in r["metric"] or "speed-up" in r["metric"] or "speedup" in r["metric"]
     return timer, profile, record.setting(r, "batch", 1), per_user
-
-
-def tree_of(cfg: dict[str, Any] | None) -> Tree | None:
-    return Tree(cfg["steps"], cfg["topk"], cfg["draft_tokens"]) if cfg else None
 
 
 def tree_al(alpha: float, tree: Tree, gamma: float) -> float:
@@ -176,6 +172,12 @@ def nnls(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return x
 
 
+def step_seconds(r: dict[str, Any], eff: Efficiency, gamma: float, k: int) -> float:
+    """The model's step time for the row's deployment at K."""
+    timer, _, batch, _ = setup(r, eff, gamma)
+    return timer.step_seconds(batch, k)
+
+
 def fit_engine(engine: str, cal: list[dict[str, Any]], gamma: float) -> dict[str, Any]:
     """Bandwidth efficiency on a grid (0.3-1.0, not above the datasheet), the engine's linear terms by NNLS on
     relative step-time error; each step time is linear in those terms, so columns are unit differences."""
@@ -186,7 +188,7 @@ def fit_engine(engine: str, cal: list[dict[str, Any]], gamma: float) -> dict[str
         base = replace(BASE, bandwidth=float(bw))
 
         def seconds(e: Efficiency) -> np.ndarray:
-            return np.array([setup(r, e, gamma)[0].step_seconds(setup(r, e, gamma)[2], k) for r, k, _ in pts])
+            return np.array([step_seconds(r, e, gamma, k) for r, k, _ in pts])
 
         y, r0 = np.array([t for *_, t in pts]), seconds(base)
         cols = np.stack([(seconds(replace(base, **{n: 1e-3})) - r0) / 1e-3 for n in names], axis=1)
@@ -196,8 +198,7 @@ def fit_engine(engine: str, cal: list[dict[str, Any]], gamma: float) -> dict[str
         if best is None or loss < best[0]:
             best = (loss, eff)
     assert best is not None
-    rel = [abs(setup(r, best[1], gamma)[0].step_seconds(setup(r, best[1], gamma)[2], k) - t) / t
-           for r, k, t in pts]
+    rel = [abs(step_seconds(r, best[1], gamma, k) - t) / t for r, k, t in pts]
     return {"efficiency": best[1].to_dict(), "fitted": list(names), "fitted_on": sorted({r["id"] for r, *_ in pts}),
             "points": len(pts), "step_rel_err": {"mean": statistics.mean(rel), "max": max(rel)}}
 

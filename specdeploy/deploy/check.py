@@ -72,9 +72,9 @@ def check_manifest(text: str) -> list[str]:
     try:
         objects = list(yaml.safe_load_all(text))
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
-        return [f"not valid YAML: {getattr(exc, 'problem', None) or str(exc).splitlines()[0]}{where}"]
+        from specdeploy.profile.yamlmarks import yaml_problem
+
+        return [f"not valid YAML: {yaml_problem(exc)}"]
     problems = []
     for index, obj in enumerate(objects):
         if obj is None:

@@ -9,7 +9,7 @@ import yaml
 
 from specdeploy.profile.fast import PROFILE_TABLES, load_tables
 from specdeploy.profile.issues import Issue, Path
-from specdeploy.profile.yamlmarks import ProfileLoader
+from specdeploy.profile.yamlmarks import ProfileLoader, yaml_problem
 
 
 def _section(schema: dict[str, Any]) -> dict[str, Any] | None:
@@ -91,10 +91,8 @@ def parse_override(text: str) -> tuple[Path, Any, Issue | None]:
     except yaml.YAMLError as exc:  # the problem and its column, not the parser's multi-line dump
         if text_only:  # `description=a: b: c`
             return path, raw.strip(), None
-        mark = getattr(exc, "problem_mark", None)
-        what = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        where = f" (column {mark.column + 1})" if mark is not None else ""
-        return path, None, Issue(path, f"--set value '{raw}' is not valid YAML: {what}{where}", file="--set")
+        return path, None, Issue(path, f"--set value '{raw}' is not valid YAML: {yaml_problem(exc, line=False)}",
+                                 file="--set")
     if text_only and _typed_as_text(value, raw):
         value = raw.strip()
     return path, value, None

@@ -146,6 +146,16 @@ def _read_regular(path: FsPath) -> str:
     return data.decode("utf-8")
 
 
+def yaml_problem(exc: yaml.YAMLError, *, line: bool = True) -> str:
+    """The parser's problem and where it is, in one line (not its multi-line dump): a `--set` value (`line` False:
+    it has one) or a file that is not a profile."""
+    mark = getattr(exc, "problem_mark", None)
+    what = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    if mark is None:
+        return what
+    return f"{what} ({f'line {mark.line + 1}, ' if line else ''}column {mark.column + 1})"
+
+
 def _yaml_issue(exc: yaml.MarkedYAMLError, file: str, lines: list[str]) -> Issue:
     """The parser's problem at its mark, where the construct it was in began (an unclosed `{` is lines above), and
     a hint for the usual causes."""

@@ -49,7 +49,9 @@ NUMPY = {"BOOL": np.bool_, "INT8": np.int8, "INT16": np.int16, "INT32": np.int32
 IDLE_S = 600.0
 """The longest Triton may stay silent on a request (no answer, no next response) before the endpoint gives up with a
 504 and cancels it: the read timeout the HTTP transport had (aiohttp sock_read 600 s). Not gRPC keepalive: Triton
-answers pings more often than every 5 minutes with GOAWAY (http2_min_recv_ping_interval_without_data)."""
+keeps gRPC's server defaults (server docs/customization_guide/inference_protocols.md, "GRPC KeepAlive", search index
+id 69818380629), under which a client pinging more often than every 5 minutes without data is sent GOAWAY after 2
+strikes (grpc doc/keepalive.md, GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, MAX_PING_STRIKES)."""
 
 
 async def generate(client: Any, served: Served, request: dict[str, Any]) -> AsyncGenerator[dict[str, Any]]:
@@ -146,7 +148,7 @@ def _fits(datatype: str, item: Any) -> bool:
     if isinstance(item, bool) or not isinstance(item, (int, float)):
         return False
     if datatype.startswith("FP"):  # finite and within the type: 1e39 is inf in FP32, NaN is JSON-able in Python
-        return math.isfinite(item) and abs(item) <= float(np.finfo(datatype.lower().replace("fp", "float")).max)
+        return math.isfinite(item) and abs(item) <= float(np.finfo(NUMPY[datatype]).max)  # type: ignore[arg-type]
     info = np.iinfo(NUMPY[datatype])  # type: ignore[type-var]  # an integer type here
     return isinstance(item, int) and info.min <= item <= info.max
 
