@@ -194,7 +194,7 @@ def test_the_h200_grid_is_better_explained_with_the_sdpa_proxy() -> None:
     assert proxy.mean_rel_err < shipped.mean_rel_err and proxy.max_rel_err < shipped.max_rel_err / 2
 
 
-README = Path(__file__).resolve().parents[3] / "specdeploy" / "perfmodel" / "README.md"
+README = Path(__file__).resolve().parents[3] / "docs" / "design" / "perfmodel.md"
 RESULT = Path(__file__).resolve().parents[3] / "bench" / "results" / "perfmodel_published.json"
 
 
