@@ -204,7 +204,7 @@ def _published_section() -> str:
 
 
 def test_readme_terms_name_the_rows_that_justify_them() -> None:
-    """Each term of the design page's table names rows of the record (or the H200 grid), and every id it names exists."""
+    """Each term of docs/design/perfmodel.md names rows of the record (or the H200 grid); every id it names exists."""
     import re
 
     section = _published_section()
