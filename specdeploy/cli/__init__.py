@@ -88,4 +88,4 @@ def main(argv: list[str] | None = None) -> None:
     if "--json" in words:  # also when click failed before it reached the option
         console().json_mode = True
     console().finish(error)
-    sys.exit(code)
+    sys.exit(int(code))  # a plain int on every Python (3.10 prints an IntEnum by its name)

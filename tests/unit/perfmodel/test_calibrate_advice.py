@@ -121,6 +121,7 @@ def test_whatif_result_shape() -> None:
 
 
 def test_step_cost_bench_tiny_runs_on_cpu(tmp_path: Path) -> None:
+    pytest.importorskip("torch", reason="bench/gpu/step_cost.py runs torch (the reference extra)")
     proc = subprocess.run(
         [
             sys.executable,
