@@ -18,8 +18,8 @@ $(STAMP): pyproject.toml Makefile
 	$(PY) -m compileall -q specdeploy plugins
 	touch $(STAMP)
 
-# The quick loop: the CLI and the unit tier's tools only (`make test-unit` then skips what needs torch, Triton,
-# numpy or matplotlib, each test saying which).
+# The quick loop: the CLI and the unit tier's tools only (`make test-unit` then skips what needs torch, Triton's
+# schema or the SmolLM2 wheel, each test saying which extra).
 install-dev:
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q -e '.[dev]'
