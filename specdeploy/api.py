@@ -149,6 +149,7 @@ def doctor() -> dict[str, Any]:
     import platform
 
     from specdeploy import __version__
+    from specdeploy.render.backends import stub_report
     from specdeploy.resolve.probe import probe_environment
     from specdeploy.trtllm.selfcheck import trtllm_report
 
@@ -164,6 +165,7 @@ def doctor() -> dict[str, Any]:
         "driver": probe.driver or "no NVIDIA driver", "nvml": probe.nvml_error or "ok",
         **trtllm,
         "tritonserver": probe.tritonserver or "not found (pip install 'specdeploy[triton]')",
+        "triton_python_stub": stub_report(),
         "reference_runtime": _reference_runtime(),
         "gpu_builds": "ready" if not missing else "not on this machine", "missing": missing,
     }

@@ -77,6 +77,32 @@ def stub_env(extra: dict[str, str] | None = None, *, environ: dict[str, str] | N
     return {**env, **(extra or {})}
 
 
+def stub_report() -> str:
+    """doctor's line: the Python the stub embeds, and what the first `python3` of the stub's environment is when
+    run isolated there (as the stub's embedded interpreter is): the same X.Y, with a working `ssl`."""
+    import shutil
+    import subprocess
+
+    try:
+        env = stub_env()
+    except MissingDependency:
+        return "no bundled tritonserver (pip install 'specdeploy[triton]')"
+    version = system_python_version()
+    found = shutil.which("python3", path=env["PATH"])
+    if found is None:
+        return f"BROKEN: the stub links Python {version} but finds no python3 on PATH ({env['PATH']})"
+    code = "import ssl, sys; print('%d.%d' % sys.version_info[:2], sys.prefix)"
+    probe = subprocess.run([found, "-I", "-c", code], env=env, capture_output=True, text=True, timeout=60, check=False)
+    if probe.returncode != 0:
+        return f"BROKEN: {found} cannot import ssl in the stub's environment: {probe.stderr.strip()[-200:]}"
+    seen, prefix = probe.stdout.split(maxsplit=1)
+    if seen != version:
+        return f"BROKEN: the stub links Python {version} but its PATH leads to Python {seen} ({prefix.strip()})"
+    dropped = sorted(k for k in os.environ if k not in env and k.startswith(("PYTHON", "VIRTUAL_ENV", "CONDA")))
+    return (f"Python {version}, standard library of {prefix.strip()}; environment from an allowlist"
+            + (f" (without {', '.join(dropped)})" if dropped else ""))
+
+
 def _sources(version: str, extra: dict[str, Path]) -> dict[str, Path]:
     """Destination (relative to the folder) -> source file."""
     root = bundle() / "tritonserver"

@@ -167,6 +167,21 @@ def _claim(owner: Path) -> int:
     return fd
 
 
+def served_by(owner: Path) -> dict[str, object] | None:
+    """What serves `owner` now: its record ({} while it loads), or None when no `serve` holds its lock."""
+    try:
+        fd = os.open(owner / STATE.with_name("serve.lock"), os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return _recorded(owner) or {}
+    finally:
+        os.close(fd)
+    return None
+
+
 def _alive(pid: object) -> bool:
     """Whether `pid` is a running (not zombie) tritonserver."""
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
