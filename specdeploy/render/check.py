@@ -6,7 +6,6 @@ Everything Triton would refuse at load time, and what the tensorrtllm backend on
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -86,7 +85,6 @@ def check_repo(root: Path, *, gpus: int | None = None) -> list[RepoIssue]:
         check_parallel,
     )
     from specdeploy.render.check_upstream import check_engine_upstream, check_instance_groups, check_llmapi_upstream
-
     from specdeploy.render.planted import planted, repo_manifest
 
     root = Path(root)

@@ -110,6 +110,6 @@ def _odd(root: Path, path: Path) -> list[RepoIssue]:
         except (OSError, RuntimeError):
             return [RepoIssue(rel, None, "a symbolic link that resolves nowhere (a loop, or dangling): render "
                                          "writes no links")]
-        return [RepoIssue(rel, None, f"a symbolic link (to {os.readlink(path)}): render writes no links, and "
+        return [RepoIssue(rel, None, f"a symbolic link (to {path.readlink()}): render writes no links, and "
                                      "Triton would follow it out of the repository")]
     return [RepoIssue(rel, None, "not a regular file or folder (a FIFO, socket or device)")]

@@ -22,8 +22,8 @@ from specdeploy.errors import StepFailed, UsageError
 from specdeploy.render.backends import prepare_backends
 from specdeploy.render.context import MANIFEST
 from specdeploy.render.server import TritonServer, start_server
-from specdeploy.serve.sealed import gate, seal
 from specdeploy.runtime.models import cache_dir
+from specdeploy.serve.sealed import gate, seal
 
 STATE = Path(".specdeploy") / "serve.json"
 SERVED = Path(".specdeploy") / "served"  # the copy tritonserver serves (serve/sealed.py), removed at stop

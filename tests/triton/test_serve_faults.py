@@ -68,7 +68,6 @@ def wait_gone(pid: int, seconds: float = 30) -> bool:
 
 
 def test_two_serves_side_by_side_then_hup_and_kill(tmp_path: Path) -> None:
-    import tritonclient.grpc as grpcclient
 
     a, b = echo_repo(tmp_path / "a", 1), echo_repo(tmp_path / "b", 100)
     serve_a, state_a = start(a)

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.triton.test_serve_faults import MODEL, echo_repo, infer
 from tests.triton.test_serve_ask import ENV
+from tests.triton.test_serve_faults import MODEL, echo_repo, infer
 
 PAYLOAD = """import pathlib
 pathlib.Path({marker!r}).write_text("ran")
