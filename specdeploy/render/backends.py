@@ -7,8 +7,9 @@ The python backend stub embeds the *system* libpython and ignores venvs, so the 
 that Python and `numpy<2` installed into it (triton.md §8).
 
 The stub's interpreter is isolated (pybind11's `scoped_interpreter`, python_backend src/pb_stub.cc @ r24.10: it
-ignores every PYTHON* variable) but finds its standard library from the first `python3` on PATH
-(CPython Modules/getpath.py: a `pyvenv.cfg` beside it names another `home`). With a virtualenv of another
+ignores every PYTHON* variable) but finds its standard library from the first `python3` on PATH (CPython
+Modules/getpath.py @ v3.11.2: the program name is resolved against PATH, "The use_environment value is ignored
+for this lookup", and a `pyvenv.cfg` beside it names another `home`). With a virtualenv of another
 Python activated, that is the other Python's `lib-dynload` (`_ssl...so: undefined symbol`). So tritonserver,
 whose environment the stub inherits (it starts it through `bash -c`, src/stub_launcher.cc @ r24.10), gets an
 environment built from an allowlist (`stub_env`), with the stub Python's own bin folder first on PATH.

@@ -7,7 +7,7 @@ docs/user_guide/model_configuration.md @ v2.51.0, "Version Policy"), so a plante
 model; the python stub puts the model folder and its version folder on `sys.path` and prefers a
 `triton_python_backend_stub` in the model folder to the backend's (python_backend src/pb_stub.cc and
 src/stub_launcher.cc @ r24.10); Triton looks for a backend library in the version and model folders before the
-backend directory (server docs/user_guide/model_repository.md @ v2.51.0, "Backends"); and Python runs a
+backend directory (triton-inference-server/backend README.md @ r24.10, "Backend Shared Library"); and Python runs a
 `__pycache__/*.pyc` whose header carries the source's mtime and size instead of the source.
 """
 
