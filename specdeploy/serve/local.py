@@ -86,8 +86,8 @@ def start(path: Path, *, report: Callable[[str], None] = lambda _: None, load_ti
         client = server.client()
         failed = [m for m in repo.models if not client.is_model_ready(m, client_timeout=30)]
         if failed:
-            raise StepFailed(f"tritonserver could not load {', '.join(failed)}",
-                             hint=f"server log: {log_path}\n{server.log()[-2000:]}")
+            raise StepFailed(f"tritonserver could not load {', '.join(failed)}:\n{_why(server.log(), failed)}",
+                             hint=f"server log: {log_path}")
         record = {"pid": server.process.pid, "grpc": server.grpc_url, "http": f"127.0.0.1:{server.http_port}",
                   "layout": repo.layout, "models": list(repo.models), "log": str(log_path)}
         if openai_port is not None:
@@ -98,6 +98,13 @@ def start(path: Path, *, report: Callable[[str], None] = lambda _: None, load_ti
         stop(repo, server)
         raise
     return repo, server
+
+
+def _why(log: str, models: list[str]) -> str:
+    """Triton's reasons (its `failed to load 'M'` lines, unescaped), else the log's tail."""
+    lines = [line.split('] "', 1)[-1].rstrip('"').replace("\\n", "\n") for line in log.splitlines()
+             if any(f"failed to load '{m}'" in line for m in models)]
+    return "\n".join(lines)[-3000:] if lines else log[-2000:]
 
 
 def entry_model(models: list[str]) -> str:

@@ -140,3 +140,14 @@ def test_a_repository_holding_what_render_never_writes_is_not_served(tmp_path: P
     output = stop(process)
     assert state is None and process.returncode == 1, output
     assert f"{named}: " in output and "never writes" in output
+
+
+def test_a_model_that_fails_to_load_is_named_with_tritons_reason(tmp_path: Path) -> None:
+    """Loaded at start (no load request to answer with the reason): the reason comes from Triton's log."""
+    repo = echo_repo(tmp_path / "repo", 1)
+    (repo / "echo" / "1" / "model.py").write_text("raise RuntimeError('no weights here')\n")
+    process, state = serve(repo, ENV)
+    output = stop(process)
+    assert state is None and process.returncode == 1, output
+    assert "tritonserver could not load echo:\nfailed to load 'echo' version 1: Internal: RuntimeError: no weights " \
+           "here" in output
