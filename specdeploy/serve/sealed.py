@@ -25,9 +25,11 @@ MANIFEST_NAME = "manifest.json"  # a built artifact's (execute/manifest.py MANIF
 
 
 def artifact_of(root: Path) -> Path | None:
-    """The built artifact holding repository `root` (its `triton/`), if any."""
+    """The built artifact holding repository `root` (its `triton/`), if any: one whose manifest is missing or
+    not a file is still one (verify refuses it), never a bare repository."""
     owner = root.parent
-    return owner if root.name == "triton" and (owner / MANIFEST_NAME).is_file() else None
+    marks = (owner / MANIFEST_NAME, owner / "specdeploy.lock")
+    return owner if root.name == "triton" and any(os.path.lexists(m) for m in marks) else None
 
 
 def gate(root: Path, models: tuple[str, ...], report: Callable[[str], None]) -> dict[str, str | None]:
@@ -38,15 +40,20 @@ def gate(root: Path, models: tuple[str, ...], report: Callable[[str], None]) -> 
         return _bare(root, models, report)
     from specdeploy.execute.verify import drift_line, verify
 
+    path = artifact / MANIFEST_NAME
+    manifest = path.read_bytes() if path.is_file() else b""  # a FIFO is never opened: verify refuses it
     result = verify(artifact)
     if not result["ok"]:
         lines = [f"  drift: {drift_line(d)}" for d in result["drift"]] + [f"  problem: {p}" for p in result["problems"]]
         raise StepFailed(f"{artifact} fails `specdeploy verify`; serve runs only what verify passes:\n"
                          + "\n".join(lines[:20]) + (f"\n  ... {len(lines) - 20} more" if len(lines) > 20 else ""),
                          hint="rebuild it (`specdeploy build`), or serve a clean copy")
+    if (artifact / MANIFEST_NAME).read_bytes() != manifest:
+        raise StepFailed(f"{artifact / MANIFEST_NAME} changed while `verify` read it: not served",
+                         hint="something is writing into the artifact; serve a copy nobody else writes")
     import json
 
-    files = json.loads((artifact / MANIFEST_NAME).read_text())["files"]
+    files = json.loads(manifest)["files"]
     prefix = f"{root.name}/"
     return {rel[len(prefix):]: digest for rel, digest in files.items() if rel.startswith(prefix)}
 

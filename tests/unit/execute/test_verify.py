@@ -151,9 +151,9 @@ def test_bytecode_is_named_for_what_it_is(art: Path) -> None:
     """A planted .pyc showed only the "not listed" drift an innocent serve caused."""
     from specdeploy.execute.verify import drift_line
 
-    (art / "triton" / "tiny" / "1" / "__pycache__").mkdir(parents=True, exist_ok=True)
-    (art / "triton" / "tiny" / "1" / "__pycache__" / "model.cpython-311.pyc").write_bytes(b"\0" * 16)
+    (art / "triton" / "tensorrt_llm" / "1" / "__pycache__").mkdir()
+    (art / "triton" / "tensorrt_llm" / "1" / "__pycache__" / "model.cpython-311.pyc").write_bytes(b"\0" * 16)
     report = verify(art)
     assert not report["ok"]
     line = drift_line(report["drift"][0])
-    assert line.startswith("triton/tiny/1/__pycache__/model.cpython-311.pyc (") and "Python bytecode" in line
+    assert line.startswith("triton/tensorrt_llm/1/__pycache__/model.cpython-311.pyc (") and "Python bytecode" in line
