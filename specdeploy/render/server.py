@@ -154,9 +154,10 @@ every load and unload request, file overrides included (server docs/user_guide/m
 "Model Control Mode NONE"; core src/model_repository_manager/model_repository_manager.cc @ r24.10,
 `LoadUnloadModel`). On top, these groups answer only requests carrying a header whose value is a random key
 nobody is told (`--http-restricted-api` / `--grpc-restricted-protocol`, server
-docs/customization_guide/inference_protocols.md @ v2.51.0, "Limit Endpoint Access (BETA)"): the load request is refused
-before its payload is read, and no client can register shared memory (a region the server would write outputs
-into) or change tracing and logging. Health, metadata, model-config, inference and statistics stay open."""
+docs/customization_guide/inference_protocols.md @ v2.51.0, "Limit Endpoint Access (BETA)"): the load request
+is refused before its payload is read, and no client can register shared memory (a region the server would
+write outputs into) or change tracing and logging. Health, metadata, model-config, inference and statistics
+stay open."""
 
 
 def sealed_args() -> list[str]:

@@ -235,7 +235,7 @@ def test_llmapi_model_yaml_names_the_model_llm_requires() -> None:
 
 
 @pytest.mark.parametrize("manifest", ['{"models": "postprocessing"}', "fifo"])
-def test_a_malformed_manifest_is_a_problem_and_planted_folders_are_still_found(engine_repo, manifest: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_bad_manifest_is_a_problem_and_planted_folders_still_found(engine_repo, manifest: str) -> None:  # type: ignore[no-untyped-def]
     """`{"models": "smollm2"}` or a FIFO as specdeploy-repo.json skipped the planted-folder check."""
     import os
 
@@ -254,7 +254,7 @@ def test_a_malformed_manifest_is_a_problem_and_planted_folders_are_still_found(e
     assert any(m.startswith("postprocessing/2: version folder 2/ not rendered by specdeploy") for m in messages)
 
 
-def test_planted_versions_bytecode_stubs_and_link_loops_are_reported(engine_repo, resolve_inline) -> None:  # type: ignore[no-untyped-def]
+def test_planted_versions_bytecode_stubs_and_loops_are_reported(engine_repo, resolve_inline) -> None:  # type: ignore[no-untyped-def]
     """check-repo said "no problems" to a planted version folder (Triton serves the highest), a .pyc beside
     model.py, a stub in the model folder, and a symlink loop that render refuses."""
     repo = engine_repo()
