@@ -105,9 +105,9 @@ def profile_show(name: str) -> str:
 
 def profile_copy(name: str, dest: Path, *, force: bool = False) -> Path:
     """Copy a shipped profile to start your own: into `dest` when it is a folder or names no .yaml/.yml file
-    (created if missing), else to that file; never overwrites unless asked."""
-    import shutil
-
+    (created if missing), else to that file; never overwrites unless asked, and a link in the file's place is
+    replaced, never written through."""
+    from specdeploy._io import write_bytes_atomic
     from specdeploy.profile.shipped import find_shipped, shipped_hint
 
     path = find_shipped(name)
@@ -116,10 +116,9 @@ def profile_copy(name: str, dest: Path, *, force: bool = False) -> Path:
     try:  # any OSError (a file in the way, read-only, a name too long) is the destination's fault
         into = dest.is_dir() or dest.suffix not in (".yaml", ".yml")  # `copy NAME dir/`: dir/NAME.yaml, created
         target = dest / path.name if into else dest
-        if target.exists() and not force:
+        if (target.exists() or target.is_symlink()) and not force:
             raise UsageError(f"{target} exists", hint="pass --force to overwrite")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, target)
+        write_bytes_atomic(target, path.read_bytes())
     except OSError as exc:
         raise UsageError(f"cannot write {str(dest)[:200]}: {exc.strerror or exc}",
                          hint="DEST must be a folder (or a .yaml file) in a writable place") from None
@@ -150,6 +149,7 @@ def doctor() -> dict[str, Any]:
     import platform
 
     from specdeploy import __version__
+    from specdeploy.render.backends import stub_report
     from specdeploy.resolve.probe import probe_environment
     from specdeploy.trtllm.selfcheck import trtllm_report
 
@@ -165,6 +165,7 @@ def doctor() -> dict[str, Any]:
         "driver": probe.driver or "no NVIDIA driver", "nvml": probe.nvml_error or "ok",
         **trtllm,
         "tritonserver": probe.tritonserver or "not found (pip install 'specdeploy[triton]')",
+        "triton_python_stub": stub_report(),
         "reference_runtime": _reference_runtime(),
         "gpu_builds": "ready" if not missing else "not on this machine", "missing": missing,
     }

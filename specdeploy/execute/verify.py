@@ -9,7 +9,7 @@ one the LLM-API YAML carries.
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from specdeploy.errors import UsageError
@@ -87,6 +87,10 @@ def verify(artifact_dir: str | Path) -> dict[str, Any]:
         steps = run.get("steps", []) if isinstance(run, dict) and isinstance(run.get("steps"), list) else []
         failed = [str(s.get("id")) for s in steps if isinstance(s, dict) and s.get("status") == "failed"]
         problems.append(f"{MANIFEST}: records a failed build (steps failed: {', '.join(failed) or 'unknown'})")
+    outside = [f"{MANIFEST}: {label} {rel!r} is outside the artifact folder" for label, rel in _entries(manifest)
+               if not _inside(rel)]
+    if outside:  # a build never records one: reading it would check (or serve) a file of someone else's choosing
+        return _report(folder, 0, [], problems + outside)
     drift, checked = _hash_drift(folder, manifest)
     drift += _unlisted(folder, set(manifest["files"]))
     problems += lock_problems(folder, manifest)
@@ -98,18 +102,41 @@ def _report(folder: Path, checked: int, drift: list[dict[str, str]], problems: l
             "ok": not drift and not problems}
 
 
+def _entries(manifest: dict[str, Any]) -> list[tuple[str, str]]:
+    """Every relative path the manifest records: the artifact's files and each model's files in its folder."""
+    return [("files entry", rel) for rel in manifest["files"]] + [
+        (f"models.{role} file", rel) for role, model in manifest["models"].items() for rel in model["files"]]
+
+
+def _inside(rel: str) -> bool:
+    path = PurePosixPath(rel)
+    return bool(path.parts) and not path.is_absolute() and ".." not in path.parts
+
+
+def _linked(folder: Path, rel: str) -> bool:
+    """Whether the file, or a folder on its way from the artifact folder, is a symbolic link."""
+    path = folder
+    for part in PurePosixPath(rel).parts:
+        path = path / part
+        if path.is_symlink():
+            return True
+    return False
+
+
 def _hash_drift(folder: Path, manifest: dict[str, Any]) -> tuple[list[dict[str, str]], int]:
     cache = HashCache(None)
-    expected: list[tuple[str, Path, str]] = []
-    for role, model in manifest["models"].items():
+    expected: list[tuple[str, Path, str, bool]] = []
+    for role, model in manifest["models"].items():  # checkpoints: a hub cache's files are links to its blobs
         base = expand(model["path"], folder)
         for rel, digest in model["files"].items():
-            expected.append((f"{role}:{rel}", base if base.is_file() and rel == base.name else base / rel, digest))
-    expected += [(rel, folder / rel, digest) for rel, digest in manifest["files"].items()]
+            path = base if base.is_file() and rel == base.name else base / rel
+            expected.append((f"{role}:{rel}", path, digest, False))
+    expected += [(rel, folder / rel, digest, _linked(folder, rel)) for rel, digest in manifest["files"].items()]
     drift = []
-    for label, path, digest in expected:
+    for label, path, digest, linked in expected:
         try:  # a FIFO or device in a recorded file's place would be read forever: only regular files are hashed
-            actual = cache.digest(path, verify=True) if path.is_file() or not path.exists() else "not a regular file"
+            actual = ("a symbolic link (the build wrote a file)" if linked else
+                      cache.digest(path, verify=True) if path.is_file() or not path.exists() else "not a regular file")
         except OSError:
             actual = None
         if actual != digest:
@@ -122,9 +149,17 @@ def drift_line(entry: dict[str, str]) -> str:
     def short(value: str) -> str:
         return value[:12] if len(value) == 64 else value
 
-    how = ("not listed in the manifest" if entry["actual"] == "unlisted"
+    how = ("not listed in the manifest" + BYTECODE * _bytecode(entry["file"]) if entry["actual"] == "unlisted"
            else f"expected {short(entry['expected'])}, now {short(entry['actual'])}")
     return f"{entry['file']} ({entry['path']}): {how}"
+
+
+BYTECODE = (": Python bytecode, which an import runs instead of the listed source beside it when its header "
+            "carries the source's mtime and size (a build writes none, `serve` never writes any)")
+
+
+def _bytecode(rel: str) -> bool:
+    return rel.endswith(".pyc") or "__pycache__" in PurePosixPath(rel).parts
 
 
 def _unlisted(folder: Path, listed: set[str]) -> list[dict[str, str]]:

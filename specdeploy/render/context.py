@@ -18,6 +18,8 @@ from specdeploy.resolve.resolver import Resolved
 
 LAYOUTS = ("llmapi", "engine", "reference")
 MANIFEST = "specdeploy-repo.json"
+VERSION = "1"
+"""The one version folder render writes per model (`check-repo` and `serve` refuse any other)."""
 ORCHESTRATOR = {"TRTLLM_ORCHESTRATOR": "1"}
 """Two tensorrtllm models in one server need orchestrator mode (tensorrtllm_backend model_instance_state.cc
 :247-253 @ c2e65b8; `launch_triton_server.py --multi-model` sets it)."""

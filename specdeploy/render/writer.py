@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 
 from specdeploy.errors import StepFailed, UsageError
 from specdeploy.render.check_pbtxt import RepoIssue
-from specdeploy.render.context import MANIFEST, RepoContext
+from specdeploy.render.context import MANIFEST, VERSION, RepoContext
 
 _RENAME_EXCHANGE = 2
 
@@ -53,7 +53,7 @@ def render_files(context: RepoContext) -> dict[str, bytes]:
                 files[f"{model_folder}/{rel.with_suffix('').as_posix()}"] = render_template(name, context).encode()
             else:
                 files[f"{model_folder}/{rel.as_posix()}"] = path.read_bytes()
-        files.setdefault(f"{model_folder}/1/", b"")
+        files.setdefault(f"{model_folder}/{VERSION}/", b"")
     return files
 
 
