@@ -6,11 +6,11 @@ Everything Triton would refuse at load time, and what the tensorrtllm backend on
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from specdeploy.boundedio import InputError, read_json, walk
 from specdeploy.execute.portable import HUB_CACHE_REF  # the one variable a repository may name
 from specdeploy.render.check_pbtxt import RepoIssue, line_of, parse_config
 
@@ -35,7 +35,7 @@ class Model:
 
 def _placeholders(root: Path) -> list[RepoIssue]:
     issues = []
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+    for path in sorted(p for p in walk(root) if p.is_file()):
         try:
             text = path.read_text(encoding="utf-8")
         except (UnicodeDecodeError, OSError):
@@ -75,11 +75,22 @@ def load_models(root: Path) -> tuple[dict[str, Model], list[RepoIssue]]:
     return models, issues
 
 
-def read_manifest(root: Path) -> dict[str, Any]:
+def read_manifest(root: Path) -> tuple[dict[str, Any], list[RepoIssue]]:
+    """The repository's manifest ({} where it has none) and why it could not be read."""
     from specdeploy.render.context import MANIFEST
 
     path = root / MANIFEST
-    return json.loads(path.read_text()) if path.is_file() else {}
+    if not path.exists() and not path.is_symlink():
+        return {}, []
+    try:
+        data = read_json(path)
+    except InputError as exc:
+        return {}, [RepoIssue(MANIFEST, exc.line, f"not readable: {exc.problem}", exc.col)]
+    except OSError as exc:
+        return {}, [RepoIssue(MANIFEST, None, f"not readable: {exc.strerror or exc}")]
+    if not isinstance(data, dict):
+        return {}, [RepoIssue(MANIFEST, None, f"must be a JSON object, not a {type(data).__name__}")]
+    return data, []
 
 
 def check_repo(root: Path, *, gpus: int | None = None) -> list[RepoIssue]:
@@ -96,10 +107,10 @@ def check_repo(root: Path, *, gpus: int | None = None) -> list[RepoIssue]:
     from specdeploy.render.check_upstream import check_engine_upstream, check_instance_groups, check_llmapi_upstream
 
     root = Path(root)
-    manifest = read_manifest(root)
+    manifest, issues = read_manifest(root)
     if gpus is not None:
         manifest = {**manifest, "gpus": gpus}
-    issues = _placeholders(root)
+    issues += _placeholders(root)
     models, found = load_models(root)
     issues += found
     if any(i.file.endswith("config.pbtxt") and i.line for i in found if "name '" not in i.message):
