@@ -35,8 +35,9 @@ def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
 
 
 def write_json_atomic(path: str | os.PathLike[str], obj: Any, *, indent: int = 2) -> Path:
-    """Atomically write `obj` as JSON (sorted keys, trailing newline); serialization errors leave no file."""
-    text = json.dumps(obj, indent=indent, sort_keys=True, default=_default) + "\n"
+    """Atomically write `obj` as JSON (RFC 8259: never NaN or Infinity; sorted keys, trailing newline);
+    serialization errors leave no file."""
+    text = json.dumps(obj, indent=indent, sort_keys=True, default=_default, allow_nan=False) + "\n"
     return write_text_atomic(path, text)
 
 

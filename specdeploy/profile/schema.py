@@ -40,7 +40,7 @@ def _accepts_bool(annotation: Any) -> bool:
 class Section(BaseModel):
     """Base of every profile section: unknown keys are errors, every field is documented."""
 
-    model_config = ConfigDict(extra="forbid", validate_default=True)
+    model_config = ConfigDict(extra="forbid", validate_default=True, allow_inf_nan=False)
 
     @field_validator("*", mode="before")
     @classmethod
