@@ -10,19 +10,18 @@ import contextlib
 import io
 import json
 import os
-import shutil
 from collections.abc import Callable, Iterator
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
 
-from specdeploy.api import load_and_resolve
 from specdeploy.boundedio import MAX_DEPTH, InputError, loads_json, loads_yaml
 from specdeploy.cli import main
-from specdeploy.execute.build import run_build
-from specdeploy.plan.planner import make_plan
-from tests.helpers import LLAMA_31_8B_CONFIG, local_model, write_profile
+from tests.helpers import write_profile
+from tests.unit.execute import test_verify
+
+built, art = test_verify.built, test_verify.art  # a built artifact (per module) and a copy of it (per test)
 
 DEEP = 3000
 LEVELS = 1500
@@ -73,25 +72,6 @@ def _inside(folder: Path) -> Iterator[None]:
         yield
     finally:
         os.chdir(here)
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("deep")
-    model = local_model(root / "llama", LLAMA_31_8B_CONFIG)
-    profile = write_profile(root / "tiny.yaml", {
-        "target": {"model": str(model)}, "hardware": {"gpu": "h200"},
-        "speculative": {"mechanism": "ngram", "draft_len": 4}, "serving": {"max_batch_size": 16}})
-    resolved = load_and_resolve(str(profile))
-    assert run_build(make_plan(resolved), resolved, root / "out").ok
-    return root / "out" / "tiny"
-
-
-@pytest.fixture
-def art(built: Path, tmp_path: Path) -> Path:
-    copy = tmp_path / "tiny"
-    shutil.copytree(built, copy, symlinks=True)
-    return copy
 
 
 def test_a_set_value_3000_deep_is_a_profile_error() -> None:
