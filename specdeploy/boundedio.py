@@ -74,9 +74,9 @@ def read_regular(path: str | os.PathLike[str], max_bytes: int = MAX_BYTES, what:
     return data
 
 
-def read_json(path: str | os.PathLike[str], max_bytes: int = MAX_BYTES) -> Any:
+def read_json(path: str | os.PathLike[str], max_bytes: int = MAX_BYTES, *, constants: bool = False) -> Any:
     """The JSON value in the file at `path` (see `loads_json`)."""
-    return loads_json(read_regular(path, max_bytes), str(path))
+    return loads_json(read_regular(path, max_bytes), str(path), constants=constants)
 
 
 def read_yaml(path: str | os.PathLike[str], max_bytes: int = MAX_BYTES) -> Any:
@@ -89,11 +89,12 @@ def read_yaml(path: str | os.PathLike[str], max_bytes: int = MAX_BYTES) -> Any:
     return loads_yaml(text, str(path))
 
 
-def loads_json(data: str | bytes, source: str = "JSON", *, line: int = 1) -> Any:
-    """One JSON value, checked as the module says; `line` is where `data` begins in `source` (a JSONL line)."""
+def loads_json(data: str | bytes, source: str = "JSON", *, line: int = 1, constants: bool = False) -> Any:
+    """One JSON value, checked as the module says; `line` is where `data` begins in `source` (a JSONL line).
+    `constants`: NaN and Infinity read as Python's json reads them (a config.json Python wrote, checked later)."""
     try:
         text = data.decode("utf-8") if isinstance(data, bytes) else data
-        value = json.loads(text, parse_constant=_refuse_constant)
+        value = json.loads(text, parse_constant=None if constants else _refuse_constant)
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text (byte {exc.start})", source) from None
     except RecursionError:

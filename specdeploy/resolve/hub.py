@@ -56,7 +56,7 @@ def cached_snapshot(repo_id: str, revision: str | None) -> Path | None:
 
 
 def _read(path: Path) -> dict[str, Any]:
-    data = read_json(path)
+    data = read_json(path, constants=True)  # transformers writes and reads Infinity: its sizes are checked after
     if not isinstance(data, dict):
         raise ValueError(f"{path} is not a JSON object")
     return data

@@ -133,6 +133,14 @@ def test_check_repo_walks_a_1500_level_tree(art: Path, deep_tree: Callable[[Path
     assert code == 1 and "a: model folder without config.pbtxt" in out
 
 
+def test_render_pretend_over_a_1500_level_tree_lists_it(tmp_path: Path, deep_tree: Callable[[Path], None]) -> None:
+    code, _, err = run("render", "cpu-smollm2", "--out", str(tmp_path / "repo"))
+    assert code == 0, err
+    deep_tree(tmp_path / "repo")
+    code, out, _ = run("render", "cpu-smollm2", "--out", str(tmp_path / "repo"), "--pretend", "--json")
+    assert code == 0 and json.loads(out)["files"]["/".join(["a"] * LEVELS) + "/planted.txt"] == "delete"
+
+
 def test_deep_yaml_in_check_deploy_is_a_reported_problem(tmp_path: Path) -> None:
     pytest.importorskip("kubernetes_validate")
     (tmp_path / "deploy.yaml").write_text("apiVersion: v1\nkind: ConfigMap\ndata:\n  x: " + nested(DEEP) + "\n")
