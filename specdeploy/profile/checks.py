@@ -138,6 +138,8 @@ def model_ref(value: str | None) -> str | None:
     `-` would change what they run."""
     import re
 
+    if value is not None and not value.strip():
+        raise ValueError("the model reference is empty")
     if value is None or (re.fullmatch(HUB_ID, value) and ".." not in value and "--" not in value
                          and not value.endswith(".git")):
         return value
