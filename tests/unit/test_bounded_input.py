@@ -10,6 +10,7 @@ import contextlib
 import io
 import json
 import os
+import re
 from collections.abc import Callable, Iterator
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
@@ -154,6 +155,16 @@ def test_a_deep_dataset_line_is_a_located_error(tmp_path: Path) -> None:
     dataset.write_text(json.dumps({"question_id": 1, "category": "qa", "turns": ["hi"]}) + "\n" + nested(DEEP) + "\n")
     code, _, err = run("validate", "cpu-smollm2", "--set", f"tune.dataset={dataset}")
     assert code == 2 and f"{dataset}:2: nested deeper than {MAX_DEPTH} levels" in err
+
+
+@pytest.mark.parametrize(("raw", "problem"), [(nested(DEEP), "nested deeper than 64 levels (line 1)"),
+                                              ('{"stop": "\\ud800"}', "a lone surrogate: not Unicode text")])
+def test_sampling_parameters_a_client_sends_are_bounded(raw: str, problem: str) -> None:
+    from specdeploy.serve.llm_inputs import BadRequest, parse
+    from tests.unit.serve.test_llm_inputs import request
+
+    with pytest.raises(BadRequest, match=re.escape(problem)):
+        parse(request(sampling_parameters=raw), 32)
 
 
 @pytest.mark.parametrize(("text", "problem"), [
