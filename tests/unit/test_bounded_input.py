@@ -167,6 +167,15 @@ def test_sampling_parameters_a_client_sends_are_bounded(raw: str, problem: str) 
         parse(request(sampling_parameters=raw), 32)
 
 
+def test_a_deep_step_cost_file_is_a_usage_error(tmp_path: Path) -> None:
+    from specdeploy.errors import UsageError
+    from specdeploy.perfmodel.calibrate import load_step_costs
+
+    (tmp_path / "steps.json").write_text(nested(DEEP))
+    with pytest.raises(UsageError, match=f"nested deeper than {MAX_DEPTH} levels"):
+        load_step_costs(str(tmp_path / "steps.json"))
+
+
 @pytest.mark.parametrize(("text", "problem"), [
     (nested(MAX_DEPTH + 1), f"x:1: nested deeper than {MAX_DEPTH} levels"),
     ('{"a":\n NaN}', "x:2: not valid JSON: NaN is not a JSON number (RFC 8259 allows finite numbers only)"),
