@@ -5,7 +5,7 @@ Python's parsers recurse once per level of nesting (json's scanner, PyYAML's com
 `rglob`: a file nested a few thousand levels deep, or a folder tree that deep, ended in a RecursionError. Here
 nesting stops at MAX_DEPTH, only a regular file within its size limit is read (a FIFO or /dev/zero would be read
 forever), strings must be Unicode text (a lone surrogate cannot be written out as UTF-8), JSON numbers finite
-(RFC 8259 has no NaN or Infinity), and YAML aliases may not expand past MAX_VALUES values (nested ones expand
+(RFC 8259 has no NaN or Infinity; a file Python's json wrote may be read with them), and YAML aliases may not expand past MAX_VALUES values (nested ones expand
 without bound). Every refusal is an `InputError` (a ValueError) that names the file and line.
 """
 
