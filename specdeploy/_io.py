@@ -37,8 +37,9 @@ def write_text_atomic(path: str | os.PathLike[str], text: str, *, private: bool 
 
 
 def write_json_atomic(path: str | os.PathLike[str], obj: Any, *, indent: int = 2, private: bool = False) -> Path:
-    """Atomically write `obj` as JSON (sorted keys, trailing newline); serialization errors leave no file."""
-    text = json.dumps(obj, indent=indent, sort_keys=True, default=_default) + "\n"
+    """Atomically write `obj` as JSON (RFC 8259: never NaN or Infinity; sorted keys, trailing newline);
+    serialization errors leave no file."""
+    text = json.dumps(obj, indent=indent, sort_keys=True, default=_default, allow_nan=False) + "\n"
     return write_text_atomic(path, text, private=private)
 
 

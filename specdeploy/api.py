@@ -244,6 +244,7 @@ def render_deploy(source: str, targets: tuple[str, ...], sets: tuple[str, ...] =
 
 def check_deploy(path: Path) -> list[str]:
     """Every problem in a rendered deploy folder: Kubernetes and LeaderWorkerSet schemas, shellcheck, Dockerfile."""
+    from specdeploy.boundedio import walk
     from specdeploy.deploy.check import check_files
     from specdeploy.render.context import MANIFEST
 
@@ -253,7 +254,7 @@ def check_deploy(path: Path) -> list[str]:
         raise UsageError(f"{path} is a Triton repository, not rendered deploy files",
                          hint="pass deploy/<profile> (what `render --target` wrote); `specdeploy check-repo` "
                          "checks a Triton repository")
-    files = {p.relative_to(path).as_posix(): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
+    files = {p.relative_to(path).as_posix(): p.read_bytes() for p in sorted(walk(path)) if p.is_file()}
     problems, checked = check_files(files) if files else ([], "")
     if not checked:  # nothing there is a deploy file: "no problems" would be untrue
         raise UsageError(f"{path} holds no deploy files (Kubernetes YAML, shell scripts, a Dockerfile)",
@@ -371,8 +372,7 @@ def generate(source: str, prompt: str, sets: tuple[str, ...] = (), *, artifact: 
     The draft length is the tuned one when ARTIFACT (a build of this profile) holds a tune result, else the
     profile's fixed `draft_len`, else the mechanism's default.
     """
-    import json
-
+    from specdeploy.boundedio import read_json
     from specdeploy.runtime import generate_text, load_pair_for
 
     if not prompt.strip():
@@ -387,7 +387,10 @@ def generate(source: str, prompt: str, sets: tuple[str, ...] = (), *, artifact: 
     k = spec.draft_len if isinstance(spec.draft_len, int) else (mechanism.default_draft_len if mechanism else 0)
     lock = artifact / "specdeploy.lock" if artifact else None
     if lock is not None and lock.is_file():
-        tuned = json.loads(lock.read_text()).get("tuned") or {}
+        try:
+            tuned = read_json(lock).get("tuned") or {}
+        except (OSError, ValueError, AttributeError) as exc:
+            raise UsageError(f"{lock} is not a lock specdeploy wrote: {exc}") from None
         schedule = {int(c): int(v) for c, v in (tuned.get("schedule") or {}).items()}
         k = schedule[min(schedule)] if schedule else k
     name = spec.mechanism if k > 0 else "none"

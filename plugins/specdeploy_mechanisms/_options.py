@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class DflashOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     block_size: int = Field(
         16,
         ge=2,
@@ -20,7 +20,7 @@ class DflashOptions(BaseModel):
 
 
 class EagleOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     num_eagle_layers: int = Field(
         4, ge=1, le=16, description="Tree depth the engine is built for (`--num_eagle_layers`)."
     )
@@ -34,7 +34,7 @@ class EagleOptions(BaseModel):
 
 
 class Eagle3Options(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     one_model: bool = Field(
         True,
         description="Drafter inside the target's CUDA graph (`eagle3_one_model`); false = two-model (no overlap).",
@@ -48,7 +48,7 @@ class Eagle3Options(BaseModel):
 
 
 class LookaheadOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     window_size: int = Field(4, ge=1, le=64, description="W: lookahead window (`max_window_size`).")
     ngram_size: int = Field(3, ge=1, le=64, description="N: n-gram size (`max_ngram_size`).")
     verification_set_size: int = Field(
@@ -57,7 +57,7 @@ class LookaheadOptions(BaseModel):
 
 
 class MedusaOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     num_heads: int = Field(4, ge=1, le=16, description="Medusa heads in the checkpoint (`--num_medusa_heads`).")
     choices: list[list[int]] | None = Field(
         None, description="Static token tree (`medusa_choices`); paths of head indices, depth <= num_heads."
@@ -65,7 +65,7 @@ class MedusaOptions(BaseModel):
 
 
 class MtpOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     vanilla: bool = Field(
         False, description="Use one MTP layer per draft position (`use_mtp_vanilla`); needs that many MTP layers."
     )
@@ -77,7 +77,7 @@ class MtpOptions(BaseModel):
 
 
 class NgramOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     max_matching_ngram_size: int = Field(
         3,
         ge=1,
@@ -90,7 +90,7 @@ class NgramOptions(BaseModel):
 
 
 class RedrafterOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     num_beams: int = Field(5, ge=1, le=32, description="Beams drafted per step (`--redrafter_num_beams`).")
 
 

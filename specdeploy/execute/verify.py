@@ -12,6 +12,7 @@ import json
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from specdeploy.boundedio import InputError, read_json, read_yaml, walk
 from specdeploy.errors import UsageError
 from specdeploy.execute.hashing import HashCache
 from specdeploy.execute.manifest import LOCK, MANIFEST, RUN
@@ -61,12 +62,12 @@ _ABSENT = object()
 def _read_json(path: Path) -> Any:
     """The parsed file, `_ABSENT`, or the exception that kept it from being read (a FIFO is never read)."""
     try:
-        if path.exists() and not path.is_file():
-            return ValueError("not a regular file")
-        return json.loads(path.read_bytes())
+        return read_json(path)
     except FileNotFoundError:
         return _ABSENT
-    except (OSError, ValueError) as exc:
+    except InputError as exc:
+        return ValueError(exc.detail)
+    except OSError as exc:
         return exc
 
 
@@ -165,7 +166,7 @@ def _bytecode(rel: str) -> bool:
 def _unlisted(folder: Path, listed: set[str]) -> list[dict[str, str]]:
     """Every file (or link, fifo, ...) the manifest does not list, outside the tool's own bookkeeping."""
     drift = []
-    for path in sorted(folder.rglob("*")):
+    for path in sorted(walk(folder)):
         rel = path.relative_to(folder).as_posix()
         if rel.split("/", 1)[0] == INTERNAL or rel in (MANIFEST, LOCK) or rel in listed:
             continue
@@ -198,14 +199,14 @@ def lock_problems(folder: Path, manifest: dict[str, Any]) -> list[str]:
 
 
 def _schedule_problems(folder: Path, tuned: Any) -> list[str]:
-    import yaml
-
     options = folder / "llm_api_options.yaml"
     if tuned is None or not options.is_file():
         return []
     try:
-        spec = (yaml.safe_load(options.read_text()) or {}).get("speculative_config") or {}
-    except (OSError, ValueError, yaml.YAMLError, AttributeError) as exc:
+        spec = (read_yaml(options) or {}).get("speculative_config") or {}
+    except InputError as exc:
+        return [f"{options.name}: unreadable ({exc.detail})"]
+    except (OSError, AttributeError) as exc:
         return [f"{options.name}: unreadable ({exc})"]
     emitted = tuned.get("emitted") if isinstance(tuned, dict) else "?"
     if emitted is None:

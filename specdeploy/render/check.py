@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from specdeploy.boundedio import walk
 from specdeploy.execute.portable import HUB_CACHE_REF  # the one variable a repository may name
 from specdeploy.render.check_pbtxt import RepoIssue, line_of, parse_config
 
@@ -34,7 +35,7 @@ class Model:
 
 def _placeholders(root: Path) -> list[RepoIssue]:
     issues = []
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+    for path in sorted(p for p in walk(root) if p.is_file()):
         try:
             text = path.read_text(encoding="utf-8")
         except (UnicodeDecodeError, OSError):

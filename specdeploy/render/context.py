@@ -46,7 +46,7 @@ class RepoManifest:
     """The TensorRT-LLM release the repository was rendered for (`check-repo` checks model.yaml against it)."""
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), indent=2, sort_keys=True) + "\n"
+        return json.dumps(asdict(self), indent=2, sort_keys=True, allow_nan=False) + "\n"
 
 
 @dataclass(frozen=True)

@@ -13,12 +13,11 @@ backend directory (triton-inference-server/backend README.md @ r24.10, "Backend 
 
 from __future__ import annotations
 
-import json
-import os
 import stat
 from pathlib import Path
 from typing import Any
 
+from specdeploy.boundedio import InputError, read_json, walk
 from specdeploy.render.check_pbtxt import RepoIssue
 from specdeploy.render.context import MANIFEST, VERSION
 
@@ -36,9 +35,11 @@ def repo_manifest(root: Path) -> tuple[dict[str, Any], list[str] | None, list[Re
     if not stat.S_ISREG(mode):
         return {}, None, [RepoIssue(MANIFEST, None, "not a regular file: the models it names are unknown")]
     try:
-        manifest = json.loads(path.read_bytes())
-    except (OSError, ValueError, RecursionError) as exc:
-        return {}, None, [RepoIssue(MANIFEST, None, f"not readable JSON ({str(exc)[:80]})")]
+        manifest = read_json(path)
+    except InputError as exc:
+        return {}, None, [RepoIssue(MANIFEST, exc.line, f"not readable: {exc.problem}", exc.col)]
+    except OSError as exc:
+        return {}, None, [RepoIssue(MANIFEST, None, f"unreadable: {exc.strerror or exc}")]
     if not isinstance(manifest, dict):
         return {}, None, [RepoIssue(MANIFEST, None, "not a JSON object")]
     listed = manifest.get("models")
@@ -89,16 +90,15 @@ def _model_folder(root: Path, folder: Path) -> list[RepoIssue]:
 def _tree(root: Path, top: Path) -> list[RepoIssue]:
     """Bytecode, links and special files anywhere under `top` (links are reported, never followed)."""
     issues = []
-    for folder, dirs, files in os.walk(top):
-        for name in sorted(dirs + files):
-            path = Path(folder) / name
-            if path.is_symlink() or not (path.is_dir() or path.is_file()):
-                issues += _odd(root, path)
-            elif name == "__pycache__" or name.endswith(".pyc"):
-                issues.append(RepoIssue(path.relative_to(root).as_posix(), None, "Python bytecode: an import runs "
-                                        "it instead of the source beside it when its header matches the source's "
-                                        "mtime and size; render writes none"))
-        dirs[:] = [d for d in dirs if d != "__pycache__" and not (Path(folder) / d).is_symlink()]
+    for path in sorted(walk(top)):  # a stack, not recursion: a planted tree may be thousands of folders deep
+        if "__pycache__" in path.relative_to(top).parts[:-1]:
+            continue  # the folder itself is reported
+        if path.is_symlink() or not (path.is_dir() or path.is_file()):
+            issues += _odd(root, path)
+        elif path.name == "__pycache__" or path.name.endswith(".pyc"):
+            issues.append(RepoIssue(path.relative_to(root).as_posix(), None, "Python bytecode: an import runs "
+                                    "it instead of the source beside it when its header matches the source's "
+                                    "mtime and size; render writes none"))
     return issues
 
 

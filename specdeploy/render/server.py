@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from specdeploy.errors import StepFailed
+from specdeploy.errors import MissingDependency, StepFailed
 from specdeploy.render.backends import bundle, stub_env
 
 PR_SET_DEATHSIG = 1  # linux/prctl.h
@@ -137,8 +137,13 @@ def start_server(
     ]
     log_path.parent.mkdir(parents=True, exist_ok=True)
     log = log_path.open("wb")
-    process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=stub_env(env), start_new_session=True,
-                               preexec_fn=_die_with(os.getpid()))
+    try:
+        process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=stub_env(env),
+                                   start_new_session=True, preexec_fn=_die_with(os.getpid()))
+    except OSError as exc:  # not executable, not a binary for this machine
+        log.close()
+        raise MissingDependency(f"cannot run the bundled tritonserver {binary}: {exc.strerror or exc}",
+                                hint="reinstall it: pip install --force-reinstall nvidia-pytriton==0.7.0") from None
     server = TritonServer(process, http, grpc, log_path, repo, log)
     try:
         server.wait_live(timeout)

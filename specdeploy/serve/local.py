@@ -9,7 +9,6 @@ tritonserver is gone (a killed `serve`) is stale and said so.
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import shutil
 from collections.abc import Callable
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from specdeploy._io import write_json_atomic
+from specdeploy.boundedio import InputError, read_json
 from specdeploy.errors import StepFailed, UsageError
 from specdeploy.render.backends import prepare_backends
 from specdeploy.render.context import MANIFEST
@@ -48,9 +48,10 @@ def find_repository(path: Path) -> Repository:
         raise UsageError(f"{path} holds no rendered Triton repository ({MANIFEST} not found)",
                          hint="run `specdeploy build PROFILE` or `specdeploy render PROFILE` first")
     try:
-        manifest = json.loads((root / MANIFEST).read_text())
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"{root / MANIFEST} is unreadable: {exc}", hint="render the repository again") from None
+        manifest = read_json(root / MANIFEST)
+    except (OSError, InputError) as exc:
+        why = exc.detail if isinstance(exc, InputError) else exc
+        raise UsageError(f"{root / MANIFEST} is unreadable: {why}", hint="render the repository again") from None
     listed = manifest.get("models") if isinstance(manifest, dict) else None
     if not isinstance(listed, list) or not listed or not all(isinstance(m, str) for m in listed):
         raise UsageError(f"{root / MANIFEST} names no models to serve (rendered by an older specdeploy?)",
@@ -205,7 +206,7 @@ def _recorded(owner: Path) -> dict[str, object] | None:
     """The live endpoint recorded under `owner`; a stale or garbage record is removed (None)."""
     state = owner / STATE
     try:
-        data = json.loads(state.read_text())
+        data = read_json(state)
     except FileNotFoundError:
         return None
     except (OSError, ValueError):
