@@ -37,6 +37,8 @@ class ReleaseLine:
     """Long option name (no `--`) -> flag, type, source key: the `vllm serve` arguments specdeploy emits."""
     serve_command: tuple[str, ...]
     config_file: Mapping[str, str]
+    error_phrases: Mapping[str, str]
+    """A phrase of vLLM's refusal -> the speculative-config field it is about (when the message names none)."""
 
     def cite(self, key: str) -> str:
         """The upstream file at the release tag that a fact's `source` key names."""
@@ -53,7 +55,8 @@ def _load(path: Path) -> ReleaseLine:
         name=raw["line"], releases=raw["releases"], read=raw["read"], sources=raw["sources"],
         methods=tuple(spec["methods"]), fields=spec["fields"], mtp_model_types=tuple(spec["mtp_model_types"]),
         schedule_field=schedule["field"] if schedule else None, serve_args=serve["args"],
-        serve_command=tuple(serve["command"]), config_file=serve["config_file"])
+        serve_command=tuple(serve["command"]), config_file=serve["config_file"],
+        error_phrases=raw.get("errors", {}).get("phrases", {}))
 
 
 @lru_cache(maxsize=1)

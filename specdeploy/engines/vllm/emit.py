@@ -18,6 +18,12 @@ from specdeploy.profile.issues import Issue
 from specdeploy.trtllm.schedule import canonical
 
 KeyPath = tuple[str, ...]
+FIELD_ORIGIN: dict[str, KeyPath] = {
+    "method": ("speculative", "mechanism"), "model": ("speculative", "draft_model"),
+    "num_speculative_tokens": ("speculative", "draft_len"),
+    "num_speculative_tokens_per_batch_size": ("speculative", "schedule"),
+}
+"""The profile key behind each speculative-config field specdeploy derives from more than one option."""
 
 
 @dataclass(frozen=True)
@@ -87,10 +93,9 @@ def speculative_config(mechanism: str, options: Mapping[str, Any], k: int, line:
     if k <= 0:
         raise _refuse(("speculative", "draft_len"), f"vLLM needs num_speculative_tokens > 0, not {k}")
     spec: dict[str, Any] = {"method": method.method, "num_speculative_tokens": k}
-    origin: dict[str, KeyPath] = {"method": ("speculative", "mechanism"),
-                                  "num_speculative_tokens": ("speculative", "draft_len")}
+    origin = {key: FIELD_ORIGIN[key] for key in spec}
     if drafter and method.drafter != "none":
-        spec["model"], origin["model"] = drafter, ("speculative", "draft_model")
+        spec["model"], origin["model"] = drafter, FIELD_ORIGIN["model"]
     elif drafter:
         raise _refuse(("speculative", "draft_model"), f"vLLM's {method.method} takes no drafter model")
     elif method.drafter == "required":
@@ -136,7 +141,7 @@ def emit(mechanism: str | None, options: Mapping[str, Any], k: int, *, target: s
         ranges = schedule_ranges(schedule, k, limits, line, max_concurrency)
         if line.schedule_field is not None:
             spec[line.schedule_field] = [list(r) for r in ranges]
-            spec_origin[line.schedule_field] = ("speculative", "schedule")
+            spec_origin[line.schedule_field] = FIELD_ORIGIN[line.schedule_field]
         else:
             off = next((lo for lo, _, kk in ranges if kk == 0), None)
             notes.append(f"vLLM {line.releases} has no per-batch-size schedule: K = {k} at every batch size (tuned: "

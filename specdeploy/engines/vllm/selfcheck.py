@@ -1,8 +1,9 @@
-"""Self-check against the installed vLLM: would `vllm serve` accept what specdeploy emitted?
+"""Self-check against the installed vLLM: would `vllm serve --config FILE` accept what specdeploy emitted?
 
-vLLM's own parser, `EngineArgs.create_engine_config()` and schedule expansion judge the emitted arguments, in a
-subprocess of vLLM's environment (`_check_config.py`, run by path: argv in, one JSON line out), before anything
-launches. A refusal comes back as vLLM's own words, located at the profile key that wrote the refused setting.
+vLLM's own argument parser, `EngineArgs.create_engine_config()` and schedule expansion judge the emitted files in
+a subprocess of vLLM's environment (`_check_config.py`, run by path: files in, one JSON line out), before anything
+launches. One subprocess checks many files: importing vLLM costs seconds (a minute on a loaded 2-core box), a
+check well under one. A refusal comes back in vLLM's own words, located at the profile key that wrote it.
 """
 
 from __future__ import annotations
@@ -18,75 +19,95 @@ from pathlib import Path
 from typing import Any
 
 from specdeploy.engines.vllm import env
-from specdeploy.engines.vllm.emit import Emitted, KeyPath
+from specdeploy.engines.vllm.contract import ReleaseLine
+from specdeploy.engines.vllm.emit import FIELD_ORIGIN, Emitted, KeyPath
 from specdeploy.errors import StepFailed, UsageError
 from specdeploy.profile.issues import Issue
 
 CHILD = Path(__file__).resolve().with_name("_check_config.py")
 MARK = "specdeploy-vllm-check: "
 """Prefix of the child's answer line: vLLM logs on stdout too."""
-TIMEOUT_S = 180
-"""vLLM's import takes about 6 s on an idle 2-core CPU and the check under 1 s; a loaded box is much slower."""
+TIMEOUT_S = 600
+"""vLLM's import takes about 6 s on an idle 2-core CPU, 30-50 s on a loaded one; a check of an architecture vLLM
+has not inspected yet starts one more interpreter (its model registry), so a batch is given minutes."""
 
 
 @dataclass(frozen=True)
 class SelfCheck:
     ok: bool
-    version: str
     error: str | None
-    """vLLM's own refusal, `Type: message`; None when accepted."""
+    """vLLM's own refusal (`Type: message`, pydantic's boilerplate removed); None when accepted."""
     stage: str
-    """Where it stopped or ended: import, arguments, engine config, schedule."""
+    """Where it stopped or ended: arguments, engine config, schedule."""
     speculative: dict[str, Any] | None
-    """The speculative config vLLM resolved (method, K, n-gram bounds, ...); None without speculation or on error."""
-    import_s: float | None
-    check_s: float | None
+    """The speculative config vLLM resolved (method, K, n-gram bounds, ...); None without one or on error."""
+    check_s: float
+
+
+@dataclass(frozen=True)
+class Batch:
+    version: str
+    results: list[SelfCheck]
+    import_s: float
     wall_s: float
 
 
-def check_args(argv: Sequence[str], *, timeout_s: float = TIMEOUT_S) -> SelfCheck:
-    """vLLM's verdict on the arguments of `python -m vllm.entrypoints.openai.api_server` (e.g. `--config F`)."""
+def _clean(error: str) -> str:
+    lines = [re.sub(r"\s*\[type=.*$", "", line) for line in error.splitlines()
+             if not line.strip().startswith("For further information")]
+    return re.sub(r"\s+", " ", " ".join(lines)).strip()
+
+
+def check_files(config_files: Sequence[Path], *, timeout_s: float = TIMEOUT_S) -> Batch:
+    """vLLM's verdict on each `vllm serve --config` file, after one import of vLLM."""
     install = env.require()
     started = time.perf_counter()
     try:
-        proc = subprocess.run([str(install.python), str(CHILD), *argv], capture_output=True, text=True,
-                              timeout=timeout_s, env=env.child_env({"HF_HUB_OFFLINE": "1"}), check=False)
+        proc = subprocess.run([str(install.python), str(CHILD), *map(str, config_files)], capture_output=True,
+                              text=True, timeout=timeout_s, env=env.child_env({"HF_HUB_OFFLINE": "1"}), check=False)
     except subprocess.TimeoutExpired:
-        raise StepFailed(f"vLLM {install.version} did not check the configuration within {timeout_s:.0f} s",
-                         hint=env.HINT) from None
+        raise StepFailed(f"vLLM {install.version} did not check {len(config_files)} configuration(s) within "
+                         f"{timeout_s:.0f} s", hint=env.HINT) from None
     answer = [line for line in proc.stdout.splitlines() if line.startswith(MARK)]
     if not answer:
         tail = " | ".join((proc.stderr or proc.stdout).strip().splitlines()[-3:])
         raise StepFailed(f"vLLM's configuration check gave no answer (exit {proc.returncode}): {tail}", hint=env.HINT)
     out = json.loads(answer[-1].removeprefix(MARK))
-    return SelfCheck(ok=bool(out["ok"]), version=str(out.get("version", install.version)), error=out.get("error"),
-                     stage=str(out["stage"]), speculative=out.get("speculative"), import_s=out.get("import_s"),
-                     check_s=out.get("check_s"), wall_s=round(time.perf_counter() - started, 3))
+    if not out["ok"]:
+        raise StepFailed(f"importing vLLM {install.version} failed: {out.get('error')}", hint=env.HINT)
+    results = [SelfCheck(ok=bool(r["ok"]), error=_clean(r["error"]) if r.get("error") else None, stage=r["stage"],
+                         speculative=r.get("speculative"), check_s=float(r["check_s"])) for r in out["results"]]
+    return Batch(str(out["version"]), results, float(out["import_s"]), round(time.perf_counter() - started, 3))
 
 
-def check_emitted(emitted: Emitted, *, timeout_s: float = TIMEOUT_S) -> SelfCheck:
-    """vLLM's verdict on the `--config` file exactly as it would be written for `vllm serve`."""
+def check_emitted(emitted: Sequence[Emitted], *, timeout_s: float = TIMEOUT_S) -> Batch:
+    """vLLM's verdict on each `--config` file exactly as specdeploy writes it for `vllm serve`."""
     with tempfile.TemporaryDirectory(prefix="specdeploy-vllm-") as tmp:
-        path = Path(tmp) / "vllm-serve.yaml"
-        path.write_text(emitted.config_yaml())
-        return check_args(["--config", str(path)], timeout_s=timeout_s)
+        paths = []
+        for i, one in enumerate(emitted):
+            paths.append(Path(tmp) / f"vllm-serve-{i}.yaml")
+            paths[-1].write_text(one.config_yaml())
+        return check_files(paths, timeout_s=timeout_s)
 
 
-def locate(error: str, emitted: Emitted) -> KeyPath:
-    """The profile path behind the setting vLLM names in its error (the longest emitted key it mentions, as a
-    field or an option); the speculative section when it names none."""
-    mentioned = [key for key in emitted.origin if re.search(rf"(?<![\w-])(--)?{re.escape(key)}(?![\w-])", error)
-                 or re.search(rf"(?<![\w-]){re.escape(key.replace('-', '_'))}(?![\w-])", error)]
-    if not mentioned:
-        return ("speculative",) if emitted.speculative is not None else ("serving",)
-    return emitted.origin[max(mentioned, key=len)]
+def locate(error: str, emitted: Emitted, line: ReleaseLine) -> KeyPath:
+    """The profile path behind the setting vLLM's refusal is about: a known phrase of the release's messages,
+    else the emitted key it names first (pydantic puts a refused field on a line of its own)."""
+    keyed = {key.replace("-", "_"): key for key in emitted.origin}
+    for phrase, key in line.error_phrases.items():
+        if phrase in error and (key in keyed or key in FIELD_ORIGIN):
+            return emitted.origin[keyed[key]] if key in keyed else FIELD_ORIGIN[key]
+    words = ((m.start(), m.group(0).replace("-", "_")) for m in re.finditer(r"[A-Za-z][\w-]*", error))
+    named = [(at, keyed[word]) for at, word in words if word in keyed]
+    if named:
+        return emitted.origin[min(named)[1]]
+    return ("speculative",) if emitted.speculative is not None else ("serving",)
 
 
-def require_accepted(result: SelfCheck, emitted: Emitted) -> None:
+def require_accepted(result: SelfCheck, version: str, emitted: Emitted, line: ReleaseLine) -> None:
     """A refusal is the profile's fault (exit 2), located where the refused setting came from."""
     if result.ok:
         return
-    error = str(result.error)
-    path = locate(error, emitted)
-    message = f"vLLM {result.version} refuses the emitted configuration ({result.stage}): {error}"
+    path = locate(str(result.error), emitted, line)
+    message = f"vLLM {version} refuses the emitted configuration ({result.stage}): {result.error}"
     raise UsageError(f"{'.'.join(path)}: {message}", issues=[Issue(path, message)])
