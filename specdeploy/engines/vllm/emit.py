@@ -44,7 +44,8 @@ class Emitted:
     """The `vllm serve --config` mapping: long option names without `--`; `speculative-config` a mapping."""
     speculative: dict[str, Any] | None
     origin: dict[str, KeyPath] = field(default_factory=dict)
-    """Emitted key (a serve option, or a speculative-config field) -> the profile path it came from."""
+    """Emitted setting -> the profile path it came from: serve options as flags (`--max-num-seqs`),
+    speculative-config fields by name (`num_speculative_tokens`)."""
     notes: tuple[str, ...] = ()
 
     def argv(self) -> list[str]:
@@ -129,10 +130,11 @@ def emit(mechanism: str | None, options: Mapping[str, Any], k: int, *, target: s
     serve: dict[str, Any] = {"model": target, "host": limits.host, "port": limits.port,
                              "max-num-seqs": limits.max_num_seqs, "tensor-parallel-size": limits.tensor_parallel_size,
                              "dtype": limits.dtype}
-    origin: dict[str, KeyPath] = {"model": ("target", "model"), "max-num-seqs": ("serving", "max_batch_size"),
-                                  "tensor-parallel-size": ("hardware", "tensor_parallel"), "dtype": ("target", "dtype")}
+    origin: dict[str, KeyPath] = {"--model": ("target", "model"), "--max-num-seqs": ("serving", "max_batch_size"),
+                                  "--tensor-parallel-size": ("hardware", "tensor_parallel"),
+                                  "--dtype": ("target", "dtype")}
     if limits.max_model_len is not None:
-        serve["max-model-len"], origin["max-model-len"] = limits.max_model_len, ("serving", "max_seq_len")
+        serve["max-model-len"], origin["--max-model-len"] = limits.max_model_len, ("serving", "max_seq_len")
     if mechanism is None:
         return Emitted(serve, None, origin)
     spec, spec_origin = speculative_config(mechanism, options, k, line, drafter=drafter)

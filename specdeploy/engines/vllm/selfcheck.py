@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import tempfile
 import time
@@ -90,17 +91,36 @@ def check_emitted(emitted: Sequence[Emitted], *, timeout_s: float = TIMEOUT_S) -
         return check_files(paths, timeout_s=timeout_s)
 
 
+def config_folder(source: Path, dest: Path) -> Path:
+    """A copy of a model folder that vLLM can configure from, without weights: its config.json (less the GGUF
+    quantization that transformers keeps after loading a GGUF, which vLLM refuses) and tokenizer files."""
+    dest.mkdir(parents=True, exist_ok=True)
+    config = json.loads((source / "config.json").read_text())
+    if config.get("quantization_config", {}).get("quant_method") == "gguf":
+        del config["quantization_config"]
+    (dest / "config.json").write_text(json.dumps(config, indent=1))
+    for name in ("tokenizer.json", "tokenizer_config.json", "generation_config.json"):
+        if (source / name).is_file():
+            shutil.copy(source / name, dest / name)
+    return dest
+
+
 def locate(error: str, emitted: Emitted, line: ReleaseLine) -> KeyPath:
     """The profile path behind the setting vLLM's refusal is about: a known phrase of the release's messages,
-    else the emitted key it names first (pydantic puts a refused field on a line of its own)."""
-    keyed = {key.replace("-", "_"): key for key in emitted.origin}
+    else the first emitted setting it names (`--flag`, or a field by name: pydantic puts a refused field on a
+    line of its own); the section when it names none."""
     for phrase, key in line.error_phrases.items():
-        if phrase in error and (key in keyed or key in FIELD_ORIGIN):
-            return emitted.origin[keyed[key]] if key in keyed else FIELD_ORIGIN[key]
-    words = ((m.start(), m.group(0).replace("-", "_")) for m in re.finditer(r"[A-Za-z][\w-]*", error))
-    named = [(at, keyed[word]) for at, word in words if word in keyed]
-    if named:
-        return emitted.origin[min(named)[1]]
+        path = emitted.origin.get(key) or FIELD_ORIGIN.get(key)
+        if phrase in error and path:
+            return path
+    flags = {flag.lstrip("-").replace("-", "_"): flag for flag in emitted.origin if flag.startswith("--")}
+    for match in re.finditer(r"(?:--)?[A-Za-z][\w-]*", error):
+        word = match.group(0)
+        name = word.lstrip("-").replace("-", "_")
+        if word in emitted.origin or (not word.startswith("--") and name in emitted.origin):
+            return emitted.origin[word if word in emitted.origin else name]
+        if name in flags:
+            return emitted.origin[flags[name]]
     return ("speculative",) if emitted.speculative is not None else ("serving",)
 
 
