@@ -44,7 +44,7 @@ test: install
 	$(PY) -m pytest -q
 
 test-fast: install
-	$(PY) -m pytest -q -m "not slow and not triton"
+	$(PY) -m pytest -q -m "not slow and not triton and not vllm"
 
 bench: install
 	$(PY) bench/cli_latency.py
@@ -60,6 +60,7 @@ bench: install
 	bash bench/clients.sh    # AIPerf + perf_analyzer in a virtualenv of their own
 	$(PY) bench/serving.py
 	$(PY) bench/load.py
+	$(PY) bench/vllm_selfcheck.py
 
 lint: install
 	$(VENV)/bin/ruff check specdeploy plugins tests bench tools
