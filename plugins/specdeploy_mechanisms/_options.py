@@ -19,6 +19,21 @@ class DflashOptions(BaseModel):
     )
 
 
+class DsparkOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    draft_topk: int | None = Field(
+        None,
+        ge=1,
+        description="vLLM `dspark_draft_topk`: score only the top-k base-logit candidates in the Markov projection "
+        "(Qwen3 and Qwen3-Omni DSpark drafters only; draft tensor parallelism 1); unset: the drafter config's value.",
+    )
+    adaptive_verification: bool = Field(
+        False,
+        description="vLLM `enable_adaptive_verification`: size each request's verification from the drafter's "
+        "confidence.",
+    )
+
+
 class EagleOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     num_eagle_layers: int = Field(
@@ -94,6 +109,6 @@ class RedrafterOptions(BaseModel):
     num_beams: int = Field(5, ge=1, le=32, description="Beams drafted per step (`--redrafter_num_beams`).")
 
 
-MODELS: tuple[type[BaseModel], ...] = (DflashOptions, EagleOptions, Eagle3Options, LookaheadOptions, MedusaOptions,
-                                       MtpOptions, NgramOptions, RedrafterOptions)
+MODELS: tuple[type[BaseModel], ...] = (DflashOptions, DsparkOptions, EagleOptions, Eagle3Options, LookaheadOptions,
+                                       MedusaOptions, MtpOptions, NgramOptions, RedrafterOptions)
 """What `make schema` writes tables for."""
