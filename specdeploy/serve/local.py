@@ -106,7 +106,8 @@ def start_frontend(server: TritonServer, model: str, port: int) -> Any:
     metadata (the inputs /generate would have built), its config and its repository (the layout, where the
     tokenizer that renders chat lives)."""
     from specdeploy.serve.openai_chat import tokenizer_of
-    from specdeploy.serve.openai_frontend import Frontend, Input, Served
+    from specdeploy.serve.openai_frontend import Input, Served
+    from specdeploy.serve.openai_server import Frontend
 
     client = server.client()
 
