@@ -6,8 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from specdeploy.render.check import Model
-from specdeploy.render.check_pbtxt import RepoIssue, params
+from specdeploy.render.check_pbtxt import Model, RepoIssue, params
 from specdeploy.render.context import MANIFEST as MANIFEST_FILE
 
 KIND_GPU = 1

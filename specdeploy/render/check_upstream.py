@@ -10,8 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from specdeploy.render.check import Model
-from specdeploy.render.check_pbtxt import RepoIssue, params
+from specdeploy.render.check_pbtxt import Model, RepoIssue, params
 from specdeploy.render.check_rules import MANIFEST_FILE
 
 KV_KEY = "kv_cache_free_gpu_mem_fraction"
