@@ -13,8 +13,13 @@ from specdeploy.profile.loader import load_profile
 from specdeploy.resolve.resolver import Resolved, resolve
 
 if TYPE_CHECKING:  # `validate` never needs these modules
+    from specdeploy.deploy.render import DeployReport
+    from specdeploy.execute.runner import BuildResult
     from specdeploy.plan.model import Plan
+    from specdeploy.render.check_pbtxt import RepoCheck
+    from specdeploy.render.writer import RenderReport
     from specdeploy.resolve.probe import EnvironmentProbe
+    from specdeploy.tune.result import TuneResult
 
 
 @dataclass(frozen=True)
@@ -183,8 +188,8 @@ def mechanisms() -> list[dict[str, Any]]:
 
 def build(source: str, sets: tuple[str, ...] = (), *, out: Path = Path("artifacts"), only: tuple[str, ...] = (),
           start: str | None = None, keep_going: bool = False, tune: bool = False, lock_timeout: float | None = None,
-          report: Any = None) -> Any:
-    """Run a profile's plan into `out/<profile>/` (cached steps reused); returns the BuildResult."""
+          report: Callable[[str], None] | None = None) -> BuildResult:
+    """Run a profile's plan into `out/<profile>/` (cached steps reused); `report` hears each step's progress."""
     from specdeploy.execute.artifact import check_folder
     from specdeploy.execute.build import run_build
     from specdeploy.execute.runner import select
@@ -215,9 +220,10 @@ def verify(artifact_dir: Path) -> dict[str, Any]:
     return verify_artifacts(artifact_dir)
 
 
-def render(source: str, sets: tuple[str, ...] = (), *, out: Path | None = None, pretend: bool = False) -> Any:
+def render(source: str, sets: tuple[str, ...] = (), *, out: Path | None = None,
+           pretend: bool = False) -> RenderReport:
     """Render the profile's Triton repository into `out` (default `triton/<profile>`), checked, swapped in
-    atomically; returns the RenderReport (per-file create/identical/changed/delete)."""
+    atomically; the report says per file create/identical/changed/delete."""
     from specdeploy.plan.planner import needs_tune
     from specdeploy.render.actions import render_resolved
 
@@ -232,9 +238,9 @@ def render(source: str, sets: tuple[str, ...] = (), *, out: Path | None = None, 
 
 
 def render_deploy(source: str, targets: tuple[str, ...], sets: tuple[str, ...] = (), *, out: Path | None = None,
-                  pretend: bool = False) -> Any:
+                  pretend: bool = False) -> DeployReport:
     """Render deploy targets (container, k8s, slurm) into `out/<target>/` (default `deploy/<profile>`), checked
-    offline when the checkers are installed; returns the DeployReport."""
+    offline when the checkers are installed."""
     from specdeploy.deploy.actions import render_deploy_resolved
 
     resolved = load_and_resolve(source, sets)
@@ -260,19 +266,20 @@ def check_deploy(path: Path) -> list[str]:
     return problems
 
 
-def check_repo(path: Path) -> list[Any]:
+def check_repo(path: Path) -> RepoCheck:
     """Every problem in a Triton model repository (Triton's schema and load-time rules, specdeploy's own)."""
     from specdeploy.render.check import check_repo as check
+    from specdeploy.render.check_pbtxt import RepoCheck
 
     if not path.is_dir():
         raise UsageError(f"{path} is not a folder")
-    return check(path)
+    return RepoCheck(path, tuple(check(path)))
 
 
 def tune(source: str, sets: tuple[str, ...] = (), *, backend: str = "auto", out: Path = Path("artifacts"),
          strategy: str = "factorized", fresh: bool = False, progress: bool = False,
          say: Callable[[str], None] | None = None, warn: Callable[[str], None] | None = None,
-         ray: bool = False, ray_address: str | None = None) -> dict[str, Any]:
+         ray: bool = False, ray_address: str | None = None) -> TuneResult:
     """Tune the draft length per concurrency into `out/<profile>/tune/result.json` (+ report) and
     specdeploy.lock; resumes from the checkpoint unless `fresh`. Raises StepFailed (exit 1) after writing
     when the SLA is unreachable or the schedule collapses under mixed concurrency. `progress`: a live bar;

@@ -50,8 +50,8 @@ def check_deploy(folder: Path) -> None:
 def check_repo(repo: Path) -> None:
     """Check the Triton model repository REPO against Triton's schema and load-time rules."""
     from specdeploy import api
-    issues = api.check_repo(repo)
-    text = "\n".join(i.render() for i in issues) or f"{repo}: no problems"
-    console().data({"repo": str(repo), "issues": [i.to_dict() for i in issues]}, text=text)
-    if issues:
-        raise StepFailed(f"{len(issues)} problem(s) in {repo}")
+    found = api.check_repo(repo)
+    text = "\n".join(i.render() for i in found.issues) or f"{repo}: no problems"
+    console().data(found.to_dict(), text=text)
+    if not found.ok:
+        raise StepFailed(f"{len(found.issues)} problem(s) in {repo}")

@@ -37,4 +37,5 @@ def tune(profile: str, sets: tuple[str, ...], backend: str, out: Path, strategy:
                    ray=use_ray, ray_address=ray_address)
     from specdeploy.tune.summary import decision_lines
 
-    out_.data({k: v for k, v in res.items() if k != "measurements"}, text="\n".join(decision_lines(res)))
+    shown = res.to_dict()
+    out_.data({k: v for k, v in shown.items() if k != "measurements"}, text="\n".join(decision_lines(shown)))

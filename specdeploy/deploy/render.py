@@ -8,6 +8,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 from specdeploy.deploy.context import DeployContext
 from specdeploy.errors import StepFailed, UsageError
@@ -17,6 +18,7 @@ from specdeploy.errors import StepFailed, UsageError
 class DeployReport:
     """Per-file status (`create`, `identical`, `changed`, `delete`) and what the offline checks said."""
 
+    schema_version: ClassVar[int] = 1
     out: Path
     targets: list[str]
     files: dict[str, str] = field(default_factory=dict)
@@ -24,8 +26,8 @@ class DeployReport:
     pretend: bool = False
 
     def to_dict(self) -> dict[str, object]:
-        return {"out": str(self.out), "targets": self.targets, "files": self.files, "checks": self.checks,
-                "pretend": self.pretend}
+        return {"schema_version": self.schema_version, "out": str(self.out), "targets": self.targets,
+                "files": self.files, "checks": self.checks, "pretend": self.pretend}
 
 
 def render_files(context: DeployContext, targets: list[str] | tuple[str, ...]) -> dict[str, bytes]:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from specdeploy._io import write_json_atomic
 from specdeploy.errors import SpecdeployError, StepFailed, UsageError
@@ -65,6 +65,9 @@ def elapsed(seconds: float) -> str:
 
 @dataclass
 class BuildResult:
+    """Each step's outcome in the artifact folder (the manifest records the same steps)."""
+
+    schema_version: ClassVar[int] = 1
     artifact_dir: Path
     steps: list[StepResult]
     started_at: str

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from specdeploy.errors import MissingDependency
 
@@ -27,6 +27,23 @@ class RepoIssue:
 
     def to_dict(self) -> dict[str, Any]:
         return {"file": self.file, "line": self.line, "col": self.col, "message": self.message}
+
+
+@dataclass(frozen=True)
+class RepoCheck:
+    """What `check-repo` found in a repository (no issues: Triton loads it)."""
+
+    schema_version: ClassVar[int] = 1
+    repo: Path
+    issues: tuple[RepoIssue, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.issues
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema_version": self.schema_version, "repo": str(self.repo),
+                "issues": [i.to_dict() for i in self.issues]}
 
 
 def line_of(text: str, needle: str, after: int = 0) -> int | None:

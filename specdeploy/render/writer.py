@@ -11,6 +11,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
+from typing import ClassVar
 
 from specdeploy.errors import StepFailed, UsageError
 from specdeploy.render.check_pbtxt import RepoIssue
@@ -23,6 +24,7 @@ _RENAME_EXCHANGE = 2
 class RenderReport:
     """Per-file status (`create`, `identical`, `changed`, `delete`) and the check's findings."""
 
+    schema_version: ClassVar[int] = 1
     out: Path
     layout: str
     files: dict[str, str] = field(default_factory=dict)
@@ -31,8 +33,9 @@ class RenderReport:
     warnings: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, object]:
-        return {"out": str(self.out), "layout": self.layout, "pretend": self.pretend, "files": self.files,
-                "issues": [i.to_dict() for i in self.issues], "warnings": self.warnings}
+        return {"schema_version": self.schema_version, "out": str(self.out), "layout": self.layout,
+                "pretend": self.pretend, "files": self.files, "issues": [i.to_dict() for i in self.issues],
+                "warnings": self.warnings}
 
 
 def render_files(context: RepoContext) -> dict[str, bytes]:
