@@ -14,13 +14,11 @@ from typing import Any
 import click
 
 from specdeploy import __version__
-from specdeploy.cli import _commands
 from specdeploy.cli._group import cli
 from specdeploy.console import configure, console
 from specdeploy.errors import ExitCode, SpecdeployError, UsageError
 
 __all__ = ["cli", "main"]
-_ = _commands  # registers the commands on `cli`
 
 
 def _error(code: int, exc: BaseException | None, message: str, hint: str | None = None) -> dict[str, Any]:

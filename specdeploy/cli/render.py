@@ -6,12 +6,13 @@ from pathlib import Path
 
 import click
 
-from specdeploy.cli._group import cli, profile_argument, set_option
+from specdeploy import api
+from specdeploy.cli._group import command, profile_argument, set_option
 from specdeploy.console import console
 from specdeploy.errors import StepFailed
 
 
-@cli.command()
+@command()
 @profile_argument()
 @click.option("--out", type=click.Path(path_type=Path),
               help="Output folder (default: triton/<profile>, or deploy/<profile> with --target).")
@@ -21,8 +22,6 @@ from specdeploy.errors import StepFailed
 @click.option("--pretend", is_flag=True, help="Render and check, report what would change, write nothing.")
 @set_option
 def render(profile: str, out: Path | None, targets: tuple[str, ...], pretend: bool, sets: tuple[str, ...]) -> None:
-    """Render PROFILE's Triton model repository (or --target deploy files), check it, and swap it into place."""
-    from specdeploy import api
     report = (api.render_deploy(profile, targets, sets, out=out, pretend=pretend) if targets
               else api.render(profile, sets, out=out, pretend=pretend))
     for warning in getattr(report, "warnings", ()):
@@ -34,22 +33,18 @@ def render(profile: str, out: Path | None, targets: tuple[str, ...], pretend: bo
     console().data(report.to_dict(), text="\n".join(lines))
 
 
-@cli.command("check-deploy")
+@command("check-deploy")
 @click.argument("folder", type=click.Path(path_type=Path))
 def check_deploy(folder: Path) -> None:
-    """Check rendered deploy files offline: Kubernetes and LeaderWorkerSet schemas, shellcheck, the Dockerfile."""
-    from specdeploy import api
     problems = api.check_deploy(folder)
     console().data({"folder": str(folder), "problems": problems}, text="\n".join(problems) or f"{folder}: no problems")
     if problems:
         raise StepFailed(f"{len(problems)} problem(s) in {folder}")
 
 
-@cli.command("check-repo")
+@command("check-repo")
 @click.argument("repo", type=click.Path(path_type=Path))
 def check_repo(repo: Path) -> None:
-    """Check the Triton model repository REPO against Triton's schema and load-time rules."""
-    from specdeploy import api
     found = api.check_repo(repo)
     text = "\n".join(i.render() for i in found.issues) or f"{repo}: no problems"
     console().data(found.to_dict(), text=text)
