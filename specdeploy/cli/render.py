@@ -9,6 +9,8 @@ import click
 from specdeploy import api
 from specdeploy.cli._group import command, profile_argument, set_option
 from specdeploy.console import console
+from specdeploy.deploy.render import DeployReport
+from specdeploy.render.writer import RenderReport
 from specdeploy.errors import StepFailed
 
 
@@ -22,14 +24,18 @@ from specdeploy.errors import StepFailed
 @click.option("--pretend", is_flag=True, help="Render and check, report what would change, write nothing.")
 @set_option
 def render(profile: str, out: Path | None, targets: tuple[str, ...], pretend: bool, sets: tuple[str, ...]) -> None:
-    report = (api.render_deploy(profile, targets, sets, out=out, pretend=pretend) if targets
-              else api.render(profile, sets, out=out, pretend=pretend))
-    for warning in getattr(report, "warnings", ()):
-        console().warn(warning)
+    report: RenderReport | DeployReport
+    if targets:
+        report = api.render_deploy(profile, targets, sets, out=out, pretend=pretend)
+        what, checks = f"{', '.join(targets)} into", report.checks
+    else:
+        report = api.render(profile, sets, out=out, pretend=pretend)
+        what, checks = f"{report.layout} repository", ""
+        for warning in report.warnings:
+            console().warn(warning)
     lines = [f"{status:<9} {rel}" for rel, status in report.files.items()]
     verb = "would write" if pretend else "wrote"
-    what = f"{', '.join(targets)} into" if targets else f"{report.layout} repository"
-    lines.append(f"{verb} {what} {report.out} (checked: {getattr(report, 'checks', '') or 'no problems'})")
+    lines.append(f"{verb} {what} {report.out} (checked: {checks or 'no problems'})")
     console().data(report.to_dict(), text="\n".join(lines))
 
 

@@ -151,7 +151,7 @@ class Provenance:
     code: str
     result_path: str
     reproduce: list[str]
-    band: tuple[dict[str, Any], str] | None = None
+    band: tuple[dict[str, Any] | None, str] | None = None
     report: str | None = None
 
 

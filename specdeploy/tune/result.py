@@ -53,7 +53,8 @@ class TuneResult:
     result_path: str
     """Where `record()` is written (a failed build step moves it beside the step's evidence)."""
     error_band: dict[str, Any] | None = None
-    """The model backend only: how far the performance model was from published records on rows like this."""
+    """Predictions only: how far the performance model was from published records on rows like this (None:
+    no record to compare with)."""
     report: str | None = None
     """The HTML report beside the result, when one was written."""
 
@@ -65,7 +66,7 @@ class TuneResult:
                 "cost": self.cost, "stopped": self.stopped, "problems": self.problems, "failures": self.failures,
                 "measurements": self.measurements, "reproduce": self.reproduce,
                 "backend_choice": self.backend_choice.to_dict(), "profile_hash": self.profile_hash,
-                "code": self.code, **({"error_band": self.error_band} if self.error_band is not None else {})}
+                "code": self.code, **({"error_band": self.error_band} if self.evidence == "predicted" else {})}
 
     def to_dict(self) -> dict[str, Any]:
         """The record and where it and its report are (`tune --json` prints it without the measurements)."""

@@ -209,7 +209,7 @@ def tune_resolved(resolved: Resolved, artifact_dir: Path, *, backend: str = "aut
     return res
 
 
-def model_band(resolved: Resolved) -> tuple[dict[str, Any], str]:
+def model_band(resolved: Resolved) -> tuple[dict[str, Any] | None, str]:
     """The model backend measures nothing: how far the model was from the published record on rows like this
     (bench/perfmodel_published.py), as `plan` says, and the schedule's note that says so."""
     mechanism, gpu = resolved.profile.speculative.mechanism, resolved.gpu.name if resolved.gpu else "cpu"
