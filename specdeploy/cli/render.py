@@ -10,8 +10,8 @@ from specdeploy import api
 from specdeploy.cli._group import command, profile_argument, set_option
 from specdeploy.console import console
 from specdeploy.deploy.render import DeployReport
-from specdeploy.render.writer import RenderReport
 from specdeploy.errors import StepFailed
+from specdeploy.render.writer import RenderReport
 
 
 @command()
