@@ -40,12 +40,9 @@ class Validation:
 
 
 def load_and_resolve(source: str, sets: tuple[str, ...] = (), *, probe: EnvironmentProbe | None = None,
-                     online: bool = False, fast: bool = False) -> Resolved:
-    """Load, validate and resolve a profile; raises ProfileError with every located error.
-
-    `fast` (validate, plan: read-only uses) may hold the profile as Records decided without pydantic;
-    the commands that build, tune or render get the pydantic models.
-    """
+                     online: bool = False, fast: bool = True) -> Resolved:
+    """Load, validate and resolve a profile; raises ProfileError with every located error. A well-formed
+    profile is held as Records decided without pydantic, for every command (`fast=False`: the models decide)."""
     return resolve(load_profile(source, sets, fast=fast), probe=probe, online=online)
 
 
@@ -54,7 +51,7 @@ def validate(sources: list[str], sets: tuple[str, ...] = ()) -> list[Validation]
     results = []
     for source in sources:
         try:
-            resolved = load_and_resolve(source, sets, fast=True)
+            resolved = load_and_resolve(source, sets)
         except ProfileError as exc:
             results.append(Validation(source, tuple(exc.issues), ()))
         else:
@@ -66,7 +63,7 @@ def plan(source: str, sets: tuple[str, ...] = ()) -> tuple[Resolved, Plan]:
     """The resolved profile and the steps a build would run (pure: nothing written)."""
     from specdeploy.plan.planner import make_plan
 
-    resolved = load_and_resolve(source, sets, fast=True)
+    resolved = load_and_resolve(source, sets)
     return resolved, make_plan(resolved)
 
 

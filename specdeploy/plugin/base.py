@@ -6,7 +6,7 @@ call the hooks below (emission per TRT-LLM version, Triton parameters, drafter c
 
 Options: `Options` is a pydantic model with `extra="forbid"` and a description on every field. Set it to
 the class, or name it with `lazy_options("pkg.module:Model")` so that importing the plugin does not import
-pydantic. `validate` and `plan` decide a profile without pydantic only when the plugin also ships a table
+pydantic. Commands decide a profile without pydantic only when the plugin also ships a table
 of its options generated from the model (`lazy_options(..., tables=path)`, the file written by
 `specdeploy.profile.table.tables_json([Model])`; regenerate it whenever the model changes, as the
 built-ins' `make schema` and drift test do). Without a table, or with `parse_options` overridden, the model

@@ -1,7 +1,7 @@
 """The fast path: decide a well-formed profile from generated tables, without importing pydantic.
 
-`validate` and `plan` run it first (pydantic's import and model construction alone cost more than the
-commands' latency budget). It is conservative: it accepts only data that already has exactly the type each
+Every command runs it first (pydantic's import and model construction alone cost more than the latency budget
+of `validate` and `plan`). It is conservative: it accepts only data that already has exactly the type each
 slot wants (an int where an int goes, never `"64"`, `64.0` or a YAML boolean), and answers UNDECIDED for
 anything else: an error, a coercion, a key or type it does not know. The pydantic models then decide, and
 word the errors. Its only coercion is pydantic's own int -> float in a number slot. The tables are generated

@@ -1,8 +1,8 @@
 """Load a profile: resolve `extends` chains, apply `--set`, validate the schema and the mechanism options.
 
-Every problem is collected and located (`file:line:col key.path`) before anything is raised. With
-`fast=True` (validate, plan) a well-formed profile is decided from the generated tables without
-importing pydantic (`specdeploy.profile.fast`); anything else, and every error, goes through the models.
+Every problem is collected and located (`file:line:col key.path`) before anything is raised. One decision serves
+every command: a well-formed profile is decided from the tables generated from the models, without importing
+pydantic (`specdeploy.profile.fast`); anything else, and every error, goes through the models.
 """
 
 from __future__ import annotations
@@ -203,8 +203,9 @@ def _extends_hint(ref: str, folder: FsPath, *, from_here: bool = False) -> str:
     return f"did you mean '{names[close[0]]}'?" if close else "a file path, or a name from `specdeploy profiles list`"
 
 
-def load_profile(source: str, sets: tuple[str, ...] = (), *, fast: bool = False) -> LoadedProfile:
-    """Load, merge, override and validate; raise ProfileError with every located issue."""
+def load_profile(source: str, sets: tuple[str, ...] = (), *, fast: bool = True) -> LoadedProfile:
+    """Load, merge, override and validate; raise ProfileError with every located issue. `fast=False` has the
+    models decide alone (what the differential tests compare the tables' decision with)."""
     path = resolve_source(source)
     issues: list[Issue] = []
     data, docs = _load_chain(path, [_real(path)], issues)
