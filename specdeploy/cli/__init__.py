@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import sys
+import traceback
 from typing import Any
 
 import click
@@ -39,8 +40,6 @@ def _error(code: int, exc: BaseException | None, message: str, hint: str | None 
 def _failed(exc: SpecdeployError) -> tuple[int, dict[str, Any]]:
     """A user-facing error: its message (a traceback only with --debug) and its exit code."""
     if console().debug:
-        import traceback
-
         traceback.print_exc()
     console().error(str(exc))
     return exc.exit_code, _error(exc.exit_code, exc, exc.message, exc.hint)
@@ -64,8 +63,6 @@ def _run(args: list[str]) -> tuple[int, dict[str, Any] | None]:
         console().error("interrupted")
         return 130, _error(130, None, "interrupted")
     except Exception as exc:  # noqa: BLE001 - the last line of defence: an internal error, reported as such
-        import traceback
-
         if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:  # only a user's name is that long
             return _failed(UsageError(f"file name too long: {str(exc.filename)[:80]}...",
                                       hint="a path argument or profile value longer than the OS allows"))

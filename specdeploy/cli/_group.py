@@ -19,6 +19,7 @@ from click.shell_completion import CompletionItem
 
 from specdeploy import __version__
 from specdeploy.console import console
+from specdeploy.profile.shipped import shipped_profiles
 
 EPILOG = """\b
 Exit codes: 0 ok, 1 a step failed, 2 invalid profile or usage, 3 internal error.
@@ -133,8 +134,6 @@ def cli() -> None:
 
 def complete_profile(_ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
     """Shell completion for a profile argument: shipped names, then files (`name` arguments: names only)."""
-    from specdeploy.profile.shipped import shipped_profiles
-
     names = [CompletionItem(n) for n in shipped_profiles() if n.startswith(incomplete)]
     return names if param.name == "name" else [*names, CompletionItem(incomplete, type="file")]
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -13,11 +12,14 @@ from specdeploy.console import console
 from specdeploy.errors import StepFailed
 from specdeploy.execute.build import summary
 from specdeploy.execute.manifest import DriftFound
+from specdeploy.execute.runner import BuildResult
 from specdeploy.execute.verify import drift_line
+from specdeploy.plan.model import Plan
 from specdeploy.plan.text import plan_text
+from specdeploy.resolve.resolver import Resolved
 
 
-def _show_plan(resolved: Any, the_plan: Any, files: dict[str, str], selected: list[str]) -> None:
+def _show_plan(resolved: Resolved, the_plan: Plan, files: dict[str, str], selected: list[str]) -> None:
     text = plan_text(resolved, the_plan) + "".join(f"\n\n--- {name} (would be written) ---\n{body.rstrip()}"
                                                   for name, body in files.items())
     if len(selected) < len(the_plan.steps):  # --only / --from
@@ -25,7 +27,7 @@ def _show_plan(resolved: Any, the_plan: Any, files: dict[str, str], selected: li
     console().data({**the_plan.to_dict(), "files": files, "selected": selected}, text=text)
 
 
-def _show_build(result: Any) -> None:
+def _show_build(result: BuildResult) -> None:
     data = summary(result)
     failed = [s for s in result.steps if s.status == "failed"]
     text = "\n".join([f"{'ok' if result.ok else 'FAILED'}: {result.artifact_dir} ({result.duration_s:.2f} s)",

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from specdeploy.profile.fast import PROFILE_TABLES
+from specdeploy.profile.fast import PROFILE_TABLES, load_tables
 from specdeploy.profile.issues import Issue
 from specdeploy.profile.issues import Path as KeyPath
 
@@ -107,8 +107,6 @@ class Mechanism:
     def options_table(cls) -> dict[str, Any] | None:
         """The generated table of `Options` (the fast path validates with it); None when none ships, or when
         the plugin parses its options its own way (`parse_options` overridden)."""
-        from specdeploy.profile.fast import load_tables
-
         ref = options_ref(cls)
         if ref is None or cls.parse_options is not Mechanism.parse_options:
             return None

@@ -14,9 +14,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path as FsPath
 from typing import TYPE_CHECKING, Any
 
+from specdeploy._resources import data_dir
+from specdeploy.errors import UsageError
+from specdeploy.plugin.registry import get_mechanism
 from specdeploy.profile import overrides
+from specdeploy.profile.fast import PROFILE_TABLES, fast_profile, load_tables
 from specdeploy.profile.issues import Issue, Path, ProfileError
-from specdeploy.profile.shipped import find_shipped
+from specdeploy.profile.shipped import find_shipped, shipped_profiles
 from specdeploy.profile.yamlmarks import PROFILE_SUFFIXES, Document, load_document
 
 if TYPE_CHECKING:
@@ -194,8 +198,6 @@ def _extends_hint(ref: str, folder: FsPath, *, from_here: bool = False) -> str:
     a command names it; else by its name in `folder`, as `extends` does), else where names come from."""
     from difflib import get_close_matches
 
-    from specdeploy.profile.shipped import shipped_profiles
-
     stem = FsPath(ref).stem if ref.endswith((".yaml", ".yml")) else ref
     names = {p.stem: str(p) if from_here else p.name for p in folder.glob("*.y*ml")} if folder.is_dir() else {}
     names.update({name: name for name in shipped_profiles()})
@@ -222,8 +224,6 @@ def load_profile(source: str, sets: tuple[str, ...] = (), *, fast: bool = True) 
     mechanism, name_issues = _mechanism_of(raw_spec if isinstance(raw_spec, dict) else {})
     chain = [d.file for d in docs]
     if fast and not issues and not name_issues:
-        from specdeploy.profile.fast import fast_profile
-
         decided = fast_profile(data, mechanism)
         if decided is not None:
             return LoadedProfile(path.stem, str(path), decided[0], mechanism, decided[1], origins, chain)
@@ -273,14 +273,10 @@ def check_name(name: str) -> str | None:
 
 
 def _sections() -> set[str]:
-    from specdeploy.profile.fast import PROFILE_TABLES, load_tables
-
     return {"extends", *load_tables(str(PROFILE_TABLES))["Profile"]["properties"]}
 
 
 def _is_shipped(path: FsPath) -> bool:
-    from specdeploy._resources import data_dir
-
     return _real(path).is_relative_to(_real(data_dir("profiles")))
 
 
@@ -299,9 +295,6 @@ def _capped(issues: list[Issue]) -> list[Issue]:
 
 def _mechanism_of(raw: dict[str, Any]) -> tuple[Mechanism | None, list[Issue]]:
     """The named mechanism's plugin, or the issue with its name (options are checked with the schema)."""
-    from specdeploy.errors import UsageError
-    from specdeploy.plugin.registry import get_mechanism
-
     name, options = raw.get("mechanism", "none"), raw.get("options") or {}
     if not isinstance(name, str):
         return None, []  # the schema reports the type error

@@ -6,15 +6,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from specdeploy.render.check_pbtxt import Model, RepoIssue, params
+import yaml
+
+from specdeploy.render.check_pbtxt import Model, RepoIssue, model_config_pb2, params
 from specdeploy.render.context import MANIFEST as MANIFEST_FILE
 
 KIND_GPU = 1
 
 
 def _dtype(value: int) -> str:
-    from specdeploy.render.check_pbtxt import model_config_pb2
-
     return str(model_config_pb2().DataType.Name(value))
 
 
@@ -134,8 +134,6 @@ def check_instances(models: dict[str, Model], manifest: dict[str, Any]) -> list[
 
 def check_llmapi(root: Path, models: dict[str, Model], manifest: dict[str, Any]) -> list[RepoIssue]:
     """model.yaml's triton_config must say what config.pbtxt says (only one of them counts per launch style)."""
-    import yaml
-
     issues = []
     for model in models.values():
         path = root / model.name / "1" / "model.yaml"

@@ -10,8 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from specdeploy.render.check_pbtxt import Model, RepoIssue, params
 from specdeploy.render.check_rules import MANIFEST_FILE
+from specdeploy.trtllm.tables import check_llm_api_options, table_for
+from specdeploy.trtllm.versions import version_line
 
 KV_KEY = "kv_cache_free_gpu_mem_fraction"
 
@@ -28,9 +32,6 @@ def _llm_args(file: str, data: dict[str, Any], release: str | None) -> list[Repo
     """model.yaml's LLM() arguments against the contract table of the release the repository was rendered for."""
     if not release:
         return []  # rendered before the manifest recorded it
-    from specdeploy.trtllm.tables import check_llm_api_options, table_for
-    from specdeploy.trtllm.versions import version_line
-
     args = {k: v for k, v in data.items() if k != "triton_config"}
     return [RepoIssue(file, None, f"LLM() argument {problem.lstrip('.')} (TensorRT-LLM {release})")
             for problem in check_llm_api_options(args, table_for(version_line(release)))]
@@ -39,8 +40,6 @@ def _llm_args(file: str, data: dict[str, Any], release: str | None) -> list[Repo
 def check_llmapi_upstream(root: Path, models: dict[str, Model], manifest: dict[str, Any]) -> list[RepoIssue]:
     """model.yaml names the checkpoint and passes the release's table; stop strings are a list; several
     instances each get a GPU group."""
-    import yaml
-
     issues = []
     for model in models.values():
         path = root / model.name / "1" / "model.yaml"

@@ -13,9 +13,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import ClassVar
 
+from specdeploy._resources import data_dir
 from specdeploy.errors import StepFailed, UsageError
+from specdeploy.render.check import check_repo
 from specdeploy.render.check_pbtxt import RepoIssue
 from specdeploy.render.context import MANIFEST, RepoContext
+from specdeploy.render.env import render_template
 
 _RENAME_EXCHANGE = 2
 
@@ -40,9 +43,6 @@ class RenderReport:
 
 def render_files(context: RepoContext) -> dict[str, bytes]:
     """Relative path -> content: `*.j2` rendered with the strict env, other files copied as they are."""
-    from specdeploy._resources import data_dir
-    from specdeploy.render.env import render_template
-
     base = data_dir("templates") / "triton" / context.layout
     manifest = replace(context.manifest, models=tuple(sorted(context.folders.values())))
     files: dict[str, bytes] = {MANIFEST: manifest.to_json().encode()}
@@ -127,8 +127,6 @@ def _swap(new: Path, out: Path) -> None:
 
 def write_repo(context: RepoContext, out: Path, *, pretend: bool = False) -> RenderReport:
     """Render, check (errors raise StepFailed, nothing replaced), then swap into `out` unless pretending."""
-    from specdeploy.render.check import check_repo
-
     out = Path(out).absolute()
     _guard(out)
     files = render_files(context)

@@ -8,6 +8,7 @@ import os
 import shlex
 import sys
 from collections.abc import Callable, Iterator
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
@@ -15,11 +16,16 @@ from specdeploy._io import write_json_atomic
 from specdeploy.errors import MissingDependency, StepFailed, UsageError
 from specdeploy.execute.actions import code_hash
 from specdeploy.execute.manifest import profile_hash, update_lock
+from specdeploy.execute.needs import install_hint, installed_trtllm
+from specdeploy.execute.portable import profile_ref
 from specdeploy.perfmodel.record import band, band_text
+from specdeploy.resolve.probe import probe_nvml
 from specdeploy.resolve.resolver import Resolved
 from specdeploy.tune.checkpoint import Checkpoint, Recorder
 from specdeploy.tune.emit import lock_record
 from specdeploy.tune.engine import Provenance, drive, finish, result
+from specdeploy.tune.parallel import RayPool
+from specdeploy.tune.prior import calibrated_prior
 from specdeploy.tune.report import REPORT, write_report
 from specdeploy.tune.result import BackendChoice, TuneResult
 from specdeploy.tune.setup import TuneSetup, setup_from
@@ -48,11 +54,6 @@ def pick_backend(resolved: Resolved, backend: str) -> tuple[str, str]:
 def measuring_backend(resolved: Resolved) -> tuple[str, str]:
     """(backend, why): the CPU reference runtime for reference profiles, TensorRT-LLM where it is installed AND
     a GPU answers, else the performance model (TensorRT-LLM without a GPU cannot measure)."""
-    from importlib.util import find_spec
-
-    from specdeploy.execute.needs import installed_trtllm
-    from specdeploy.resolve.probe import probe_nvml
-
     if resolved.profile.runtime.backend == "reference":
         if find_spec("torch") and find_spec("transformers"):
             return "reference", "the CPU reference runtime measures"
@@ -75,8 +76,6 @@ def check_backend(name: str, resolved: Resolved) -> None:
                          f"runtime.backend: reference (this one: {resolved.profile.runtime.backend})",
                          hint="--backend model predicts here; trtllm measures on a GPU machine")
     if name == "trtllm":
-        from specdeploy.execute.needs import install_hint, installed_trtllm
-
         if installed_trtllm() is None:  # each measurement's subprocess failed: "the acceptance run failed twice"
             wanted = resolved.profile.runtime.trtllm_version
             raise MissingDependency(f"--backend trtllm needs TensorRT-LLM {wanted}, which is not installed here",
@@ -94,8 +93,6 @@ def check_tune(resolved: Resolved, backend: str, strategy: str) -> None:
 
 
 def make_backend(name: str, resolved: Resolved, setup: TuneSetup, work: Path) -> tuple[MeasureFn, Any]:
-    from specdeploy.tune.prior import calibrated_prior
-
     check_backend(name, resolved)
     if name == "model":
         from specdeploy.perfmodel.engines import engine_efficiency
@@ -153,8 +150,6 @@ def progress_line(m: Measurement, *, predicted: bool = False) -> str:
 
 def reproduce(resolved: Resolved, backend: str, strategy: str, artifact_dir: Path) -> list[str]:
     """The commands that redo this tune and build, run from the artifact folder (paths relative to it)."""
-    from specdeploy.execute.portable import profile_ref
-
     src = profile_ref(resolved, artifact_dir)
     return ["# from the artifact folder (OUT/<profile>/)",
             shlex.join(["specdeploy", "tune", src, "--backend", backend, "--strategy", strategy, "--out", "..",
@@ -218,8 +213,6 @@ def model_band(resolved: Resolved) -> tuple[dict[str, Any] | None, str]:
 
 def ray_pool(resolved: Resolved, backend: str, measure: MeasureFn, address: str | None) -> Any:
     """The point pool: a point reserves the GPUs of one server (TP x PP); the CPU runtime's reserve one CPU."""
-    from specdeploy.tune.parallel import RayPool
-
     hw = resolved.profile.hardware
     gpus = 0 if backend == "reference" else hw.tensor_parallel * hw.pipeline_parallel
     return RayPool(measure, gpus=gpus, parallel=resolved.profile.tune.parallel, address=address)
