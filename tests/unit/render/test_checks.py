@@ -55,8 +55,10 @@ def test_unknown_pbtxt_field_reports_line_and_column(engine_repo) -> None:  # ty
 
 def test_unfilled_placeholder(engine_repo) -> None:  # type: ignore[no-untyped-def]
     repo = engine_repo()
-    _edit(repo / "tensorrt_llm/config.pbtxt", '"/engines/target"', '"${engine_dir}"')
-    assert "tensorrt_llm/config.pbtxt:48: unfilled placeholder ${engine_dir}" in _messages(repo)
+    config = repo / "tensorrt_llm/config.pbtxt"
+    line = next(n for n, text in enumerate(config.read_text().splitlines(), 1) if '"/engines/target"' in text)
+    _edit(config, '"/engines/target"', '"${engine_dir}"')
+    assert f"tensorrt_llm/config.pbtxt:{line}: unfilled placeholder ${{engine_dir}}" in _messages(repo)
 
 
 def test_broken_ensemble_map(engine_repo) -> None:  # type: ignore[no-untyped-def]
@@ -118,8 +120,8 @@ def test_gpu_ids_against_tp_and_gpus(engine_repo) -> None:  # type: ignore[no-un
     repo = engine_repo("medusa")
     _edit(repo / "tensorrt_llm/config.pbtxt", 'string_value: "0" }', 'string_value: "0,1" }')
     assert _messages(repo) == [
-        "tensorrt_llm/config.pbtxt:55: gpu_device_ids group '0,1' has 2 GPU(s), TP x PP = 1",
-        "tensorrt_llm/config.pbtxt:55: gpu_device_ids '0,1' names a GPU beyond the profile's 1"]
+        "tensorrt_llm/config.pbtxt:62: gpu_device_ids group '0,1' has 2 GPU(s), TP x PP = 1",
+        "tensorrt_llm/config.pbtxt:62: gpu_device_ids '0,1' names a GPU beyond the profile's 1"]
 
 
 def test_kind_gpu_over_the_profile(engine_repo) -> None:  # type: ignore[no-untyped-def]
