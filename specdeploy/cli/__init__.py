@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import errno
 import sys
-import traceback
 from typing import Any
 
 import click
@@ -40,6 +39,8 @@ def _error(code: int, exc: BaseException | None, message: str, hint: str | None 
 def _failed(exc: SpecdeployError) -> tuple[int, dict[str, Any]]:
     """A user-facing error: its message (a traceback only with --debug) and its exit code."""
     if console().debug:
+        import traceback  # only on a failure: its import (linecache, tokenize) would cost every run ~10 ms
+
         traceback.print_exc()
     console().error(str(exc))
     return exc.exit_code, _error(exc.exit_code, exc, exc.message, exc.hint)
@@ -67,6 +68,8 @@ def _run(args: list[str]) -> tuple[int, dict[str, Any] | None]:
             return _failed(UsageError(f"file name too long: {str(exc.filename)[:80]}...",
                                       hint="a path argument or profile value longer than the OS allows"))
         console().error(f"internal error in specdeploy {__version__} (please report it):")
+        import traceback
+
         traceback.print_exc()
         return ExitCode.INTERNAL, _error(ExitCode.INTERNAL, exc, f"internal error: {exc!r}",
                                          "please report it with --debug output")
