@@ -31,7 +31,7 @@ def test_tune_waits_for_the_lock_a_build_holds(tmp_path: Path) -> None:
     messages: list[str] = []
     result = tune("h200-eagle3", backend="model", out=tmp_path, say=messages.append)
     assert released.is_set() and messages[0].startswith("waiting for another build of h200-eagle3")
-    assert result["schedule"]["schedule"]
+    assert result.schedule["schedule"]
 
 
 def test_out_that_is_a_file_is_a_usage_error(tmp_path: Path) -> None:

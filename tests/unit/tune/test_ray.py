@@ -108,7 +108,7 @@ def test_a_ray_tune_equals_the_serial_tune_and_survives_a_dead_worker(tmp_path: 
     double = _double(tmp_path, 0.0, die_once_on="cost/c1/k2/r0")
     parallel = tune_resolved(resolved, tmp_path / "ray", backend="model", report=False, measure=double, ray=True)
     for key in ("schedule", "decisions", "failures"):
-        assert parallel[key] == serial[key], key
+        assert getattr(parallel, key) == getattr(serial, key), key
     lines = [json.loads(line) for line in (tmp_path / "ray" / CHECKPOINT).read_text().splitlines()[1:]]
     died = [line for line in lines if not line["ok"]]  # the whole point (one server, K = 2) died with its worker
     assert "cost/c1/k2/r0" in {d["key"] for d in died} and {d["request"]["k"] for d in died} == {2}
@@ -145,8 +145,8 @@ tune_resolved(resolved, Path({str(artifact)!r}), backend="model", report=False, 
     resolved = load_and_resolve("h200-eagle3", SETS)
     resumed = tune_resolved(resolved, artifact, backend="model", report=False, ray=True)
     serial = tune_resolved(resolved, tmp_path / "serial", backend="model", report=False)
-    assert resumed["schedule"] == serial["schedule"]
-    assert resumed["cost"]["replayed"] >= kept
+    assert resumed.schedule == serial.schedule
+    assert resumed.cost["replayed"] >= kept
 
 
 def test_the_reference_runtime_runs_its_points_through_ray_on_cpus(tmp_path: Path) -> None:
