@@ -58,11 +58,9 @@ def _points(n: int) -> list[tuple[Request, ...]]:
     return [(Request("cost", 1, k),) for k in range(n)]
 
 
-def test_points_never_share_a_gpu_and_eight_take_about_one_points_time(tmp_path: Path) -> None:
+def test_points_never_share_a_gpu_and_run_side_by_side(tmp_path: Path) -> None:
     double = _double(tmp_path, 3.0)
-    start = time.monotonic()
     done = list(RayPool(double, gpus=1).run(_points(8)))
-    wall = time.monotonic() - start
     assert len(done) == 8 and all(isinstance(v, dict) for _, values in done for v in values)
     seen = intervals(double.log)
     assert all(len(p["gpus"]) == 1 for p in seen)
@@ -71,9 +69,7 @@ def test_points_never_share_a_gpu_and_eight_take_about_one_points_time(tmp_path:
             if a is not b and _overlap(a, b):
                 assert set(a["gpus"]).isdisjoint(b["gpus"]), (a, b)
     most = _most_at_once(seen)
-    assert most >= 6, f"only {most} points ran at once"
-    span = max(p["end"] for p in seen) - min(p["start"] for p in seen)
-    assert span < 8 * 3.0 / 2, f"8 points on 8 GPUs spanned {span:.1f} s (serially: 24 s; wall {wall:.1f} s)"
+    assert most >= 6, f"only {most} points ran at once"  # how long they took is bench/ray_points.py's question
 
 
 def test_a_tp2_point_waits_for_two_free_gpus(tmp_path: Path) -> None:
