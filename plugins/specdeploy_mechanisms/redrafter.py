@@ -21,7 +21,7 @@ class Redrafter(Mechanism):
 
     def check(self, ctx: CheckContext) -> Iterator[Issue]:
         """Its converter has no --pp_size (pipeline fixed at 1; redrafter convert_checkpoint.py, index id
-        907318533, upstream-audit.md §A)."""
+        907318533, docs/design/upstream-audit.md §A)."""
         if ctx.profile.hardware.pipeline_parallel != 1:
             yield Issue(("hardware", "pipeline_parallel"), "ReDrafter's converter has no pipeline parallelism "
                         "(pp fixed at 1)", "set hardware.pipeline_parallel: 1 (tensor_parallel is supported)")

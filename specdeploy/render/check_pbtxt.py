@@ -55,7 +55,7 @@ def line_of(text: str, needle: str, after: int = 0) -> int | None:
 @lru_cache(maxsize=1)
 def model_config_pb2() -> Any:
     """Triton's generated `model_config_pb2`, loaded from its file: it needs only google.protobuf, while
-    `import tritonclient.grpc` pulls grpc and costs about a second (triton.md §7)."""
+    `import tritonclient.grpc` pulls grpc and costs about a second (docs/design/triton.md §7)."""
     import importlib.util
 
     try:

@@ -95,7 +95,7 @@ def bench_script(argv: list[str], target: str, note: str = "") -> str:
 
 
 def bench_dataset(records: Sequence[PromptRecord], output_len: int) -> str:
-    """trtllm-bench's JSONL dataset: one `task_id, prompt, output_tokens` per line (trtllm.md §7)."""
+    """trtllm-bench's JSONL dataset: one `task_id, prompt, output_tokens` per line (docs/design/trtllm.md §7)."""
     return "".join(json.dumps({"task_id": i, "prompt": r.turns[0], "category": r.category,
                                "output_tokens": output_len}) + "\n" for i, r in enumerate(records))
 

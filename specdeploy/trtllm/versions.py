@@ -8,7 +8,7 @@ here is guessed silently. Sources (stored upstream text, by index id where a pat
 `P14` = `1.3.0rc14/.../llm_args.html` (c502768, id 56664574978); `P23` = `1.3.0rc23/.../llm_args.html`
 (4cadc0c, id 58837298844); `S1` = `tensorrt_llm/llmapi/llm_args.py` id 7019226376 (early 2026, before
 1.3.0rc7); `S2` = same path id 55143598664 (mid-2026 main); `D27` = `1.3.0rc27/_sources/features/
-speculative-decoding.md.txt` (7568f40, id 66194532540); `A` = ../shared/reference/upstream-audit.md §A.
+speculative-decoding.md.txt` (7568f40, id 66194532540); `A` = docs/design/upstream-audit.md §A.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ UNCONFIRMED: dict[str, str] = {
     "1.2.one_model_schedule": "draft_len_schedule/max_concurrency on one-model EAGLE-3/MTP in 1.2.1 (PR #10860 "
                               "likely absent); emitted anyway, may be ignored there",
     "1.2.build_plugin_flags": "the exact trtllm-build plugin flag list of 1.2.1 (build.py read at 008b2b8d only)",
-    "cli.serve_bench": "trtllm-serve / trtllm-bench flags come from secondary notes (trtllm.md §4, §7); "
+    "cli.serve_bench": "trtllm-serve / trtllm-bench flags come from secondary notes (docs/design/trtllm.md §4, §7); "
                        "their click definitions were not read",
     "convert.qwen": "examples/models/core/qwen/convert_checkpoint.py arguments were not read (assumed as llama)",
     "convert.eagle_max_non_leaves": "EAGLE convert --max_non_leaves_per_layer: absent from the stored script "
@@ -111,7 +111,8 @@ LINE_1_2 = VersionLine(
                               "DraftTarget, MTP, NGram, Medusa, Lookahead, SaveState, UserProvided, AUTO; no Eagle3)",
              "schedule": "P121 validate_draft_len_schedule_and_sort: key 1 required, schedule[1] == max_draft_len",
              "max_concurrency": "P121 DecodingBaseConfig (no exclusivity validator)",
-             "mtp": "S1/P14 MTPDecodingConfig.set_max_total_draft_tokens (1.2.1 region unread: trtllm.md §3)",
+             "mtp": "S1/P14 MTPDecodingConfig.set_max_total_draft_tokens "
+                    "(1.2.1 region unread: docs/design/trtllm.md §3)",
              "acceptance": "P121 DecodingBaseConfig fields", "eagle3_two_model": "P121 eagle3_one_model field"},
     unknown=("1.2.one_model_schedule", "1.2.build_plugin_flags", "cli.serve_bench", "convert.qwen",
              "convert.eagle_max_non_leaves"),

@@ -36,7 +36,7 @@ def test_a_tune_report_without_matplotlib_is_written_and_says_why(monkeypatch: p
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     resolved = api.load_and_resolve("h100-ngram")
     res = tune_run.tune_resolved(resolved, tmp_path, backend="model", say=lambda _: None, warn=lambda _: None)
-    report = Path(res["report"])
+    report = Path(str(res.report))
     assert "No figures: drawing them needs matplotlib (pip install 'specdeploy[report]')" in report.read_text()
     assert not list(report.parent.glob("*.png")) and (report.parent / "measurements.csv").is_file()
 
