@@ -6,7 +6,8 @@ per-batch-size schedule [[1, 1, 3], [2, 4, 1]] (does the CPU worker honour it?),
 at K = 3, and in bf16 plain decoding and the EAGLE head at K = 3. Every engine runs the tune prompts (MT-Bench
 first turns, spread over the 80) at concurrency 1 and 4 in waves, greedy, `ignore_eos`: output tok/s,
 requests/s, TTFT/TPOT/ITL, the spec-decode counters (acceptance per position) and whether the answers equal
-plain decoding's token for token (same dtype), else where they first differ. 8 engine starts.
+plain decoding's token for token (same dtype), else where they first differ. 8 engine starts, eager unless
+--compile (compiling took minutes per start on a loaded 2-core box).
 
     .venv/bin/python bench/vllm.py [--prompts 8] [--max-tokens 64]     # ~25 minutes on a shared 2-core box
 """
@@ -37,15 +38,17 @@ SCHEDULE = [[1, 1, 3], [2, 4, 1]]
 
 
 def engines() -> list[tuple[str, int, dict[str, Any] | None, str]]:
+    """Most telling first: a run cut short (results are written after every engine) keeps those."""
     eagle, draft = str(eagle3_folder()), str(draft_model_folder())
-    eagle3 = [{"method": "eagle3", "model": eagle, "num_speculative_tokens": k} for k in (1, 2, 3)]
+    eagle3 = {k: {"method": "eagle3", "model": eagle, "num_speculative_tokens": k} for k in (1, 2, 3)}
     return [("plain", 0, None, "float32"),
-            *[("eagle3", k + 1, spec, "float32") for k, spec in enumerate(eagle3)],
             ("ngram+schedule", 3, {"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4,
                                    "prompt_lookup_min": 2, "num_speculative_tokens_per_batch_size": SCHEDULE},
              "float32"),
-            ("draft_model", 3, {"model": draft, "num_speculative_tokens": 3}, "float32"),
-            ("plain-bf16", 0, None, "bfloat16"), ("eagle3-bf16", 3, eagle3[2], "bfloat16")]
+            ("eagle3", 3, eagle3[3], "float32"), ("draft_model", 3, {"model": draft, "num_speculative_tokens": 3},
+                                                  "float32"),
+            ("eagle3", 1, eagle3[1], "float32"), ("eagle3", 2, eagle3[2], "float32"),
+            ("plain-bf16", 0, None, "bfloat16"), ("eagle3-bf16", 3, eagle3[3], "bfloat16")]
 
 
 def first_difference(ours: list[list[int]], theirs: list[list[int]]) -> list[int | None]:
@@ -78,6 +81,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--prompts", type=int, default=8)
     ap.add_argument("--max-tokens", type=int, default=64)
+    ap.add_argument("--compile", action="store_true",
+                    help="let vLLM compile the model (torch.compile; minutes per start here) instead of running eager")
     ap.add_argument("--only", help="comma-separated engine names (compare with plain: name it too)")
     args = ap.parse_args()
     target = target_folder()
@@ -85,26 +90,24 @@ def main() -> None:
     logs = RESULTS / "tmp" / "vllm"
     rows: list[dict[str, Any]] = []
     plain: dict[str, Result] = {}
-    began = time.monotonic()
+    began, load = time.monotonic(), os.getloadavg()[0]
+    existing = RESULTS / "vllm.json"
+    kept = {k: v for k, v in json.loads(existing.read_text()).items() if k == "selfcheck"} if existing.is_file() else {}
     for name, k, spec, dtype in engines():
         if args.only and name not in args.only.split(","):
             continue
         print(f"[vllm bench] {name} K={k} {dtype}", flush=True)
-        job = Job(target, prompts, CONCURRENCY, args.max_tokens, spec, dtype)
+        job = Job(target, prompts, CONCURRENCY, args.max_tokens, spec, dtype, enforce_eager=not args.compile)
         result = measure(PYTHON, job, logs / f"{name}-{k}.log")
         if spec is None:
             plain[dtype] = result
         rows.append(row(name, k, spec, dtype, result, plain))
-    version = next(iter(plain.values())).vllm_version if plain else None
-    existing = RESULTS / "vllm.json"
-    kept = {k: v for k, v in json.loads(existing.read_text()).items() if k == "selfcheck"} if existing.is_file() else {}
-    write_result("vllm", {**kept, "setup": {
-        "vllm": version, "target": "HuggingFaceTB/SmolLM2-135M-Instruct (fp32)",
-        "prompts": f"{len(prompts)} MT-Bench first turns", "max_tokens": args.max_tokens, "ignore_eos": True,
-        "temperature": 0.0, "concurrency": list(CONCURRENCY), "VLLM_CPU_KVCACHE_SPACE_GiB": 1,
-        "load_average_at_start": os.getloadavg()[0], "engine_starts": len(rows)},
-        "engines": rows, "wall_s": round(time.monotonic() - began, 1)})
-
+        write_result("vllm", {**kept, "setup": {
+            "vllm": result.vllm_version, "target": "HuggingFaceTB/SmolLM2-135M-Instruct",
+            "prompts": f"{len(prompts)} MT-Bench first turns", "max_tokens": args.max_tokens, "ignore_eos": True,
+            "temperature": 0.0, "concurrency": list(CONCURRENCY), "enforce_eager": not args.compile,
+            "VLLM_CPU_KVCACHE_SPACE_GiB": 1, "load_average": {"start": load, "now": os.getloadavg()[0]},
+            "engine_starts": len(rows)}, "engines": rows, "wall_s": round(time.monotonic() - began, 1)})
 
 if __name__ == "__main__":
     main()
