@@ -22,7 +22,8 @@ def _free_port() -> int:
 @pytest.mark.slow
 def test_ngram_server_streams_and_counts_drafts(vllm_python: Path, target: Path, tmp_path: Path) -> None:
     spec = serve.ServerSpec(target, _free_port(), {"method": "ngram", "num_speculative_tokens": 3,
-                                                   "prompt_lookup_max": 4, "prompt_lookup_min": 2}, "smollm2")
+                                                   "prompt_lookup_max": 4, "prompt_lookup_min": 2}, "smollm2",
+                            enforce_eager=True)
     server = serve.start(vllm_python, spec, tmp_path / "server.log")
     try:
         body = {"model": "smollm2", "stream": True, "max_tokens": 48, "temperature": 0,

@@ -39,6 +39,8 @@ class ServerSpec:
     dtype: str = "float32"
     max_model_len: int = 2048
     kv_cache_gib: int = 1
+    enforce_eager: bool = False
+    """No torch.compile: the start skips minutes of compilation on a small CPU, decoding runs slower."""
 
 
 @dataclass
@@ -58,6 +60,8 @@ def server_argv(python: Path, spec: ServerSpec) -> list[str]:
             "--port", str(spec.port), "--dtype", spec.dtype, "--max-model-len", str(spec.max_model_len)]
     if spec.served_name:
         argv += ["--served-model-name", spec.served_name]
+    if spec.enforce_eager:
+        argv.append("--enforce-eager")
     if spec.speculative_config:
         argv += ["--speculative-config", json.dumps(spec.speculative_config, separators=(",", ":"))]
     return argv
