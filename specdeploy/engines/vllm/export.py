@@ -14,15 +14,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from specdeploy.engines.vllm.selfcheck import config_folder
 from specdeploy.errors import UsageError
 
-LAYOUT = 1
+LAYOUT = 2
 """Bump when what an export writes changes: the cache key changes with it."""
-TARGET_FILES = ("model.safetensors", "tokenizer.json", "tokenizer_config.json", "chat_template.jinja",
-                "generation_config.json")
-DROPPED_KEYS = ("quantization_config", "_name_or_path", "_model_name_or_path")
-"""The converted SmolLM2 config still names its GGUF source; vLLM reads a `quantization_config` as the method to
-load the weights with (`vllm/config/model.py @ v0.32.0`, `_verify_quantization`), but the folder holds plain fp32."""
+LINKED = ("model.safetensors", "chat_template.jinja")
+"""What a folder links from the converted target besides what selfcheck.config_folder copies (config.json less the
+GGUF `quantization_config` vLLM refuses, tokenizer files)."""
+TOKENIZER = ("tokenizer.json", "tokenizer_config.json", "generation_config.json", "chat_template.jinja")
+"""What the draft-model folder links from the exported target."""
 
 
 def export(ref: str) -> Path:
@@ -49,10 +50,8 @@ def target_folder() -> Path:
     source = resolve_target_folder(SMOLLM2_REF)
 
     def fill(tmp: Path) -> None:
-        _write_config(tmp, _config(source), {})
-        for name in TARGET_FILES:
-            if (source / name).is_file():
-                (tmp / name).symlink_to(source / name)
+        config_folder(source, tmp)
+        _link(source, tmp, LINKED)
 
     return _cached("smollm2-135m-instruct", [source.name], fill)
 
@@ -80,8 +79,10 @@ def draft_model_folder() -> Path:
         state = {k: v.to(torch.float32).contiguous() for k, v in own.items()}
         state.update({"model.embed_tokens.weight": embed, "lm_head.weight": head})
         save_file(state, str(tmp / "model.safetensors"), metadata={"format": "pt"})
-        _write_config(tmp, _config(DRAFTER_DIR), {"tie_word_embeddings": False, "dtype": "float32"})
-        _link_tokenizer(target, tmp)
+        config_folder(DRAFTER_DIR, tmp)
+        config = _config(tmp) | {"tie_word_embeddings": False, "dtype": "float32"}
+        (tmp / "config.json").write_text(json.dumps(config, indent=1), encoding="utf-8")
+        _link(target, tmp, TOKENIZER)
 
     return _cached("smollm2-135m-drafter", [target.name, *_digests(DRAFTER_DIR)], fill)
 
@@ -120,15 +121,10 @@ def _config(folder: Path) -> dict[str, Any]:
     return data
 
 
-def _write_config(folder: Path, config: dict[str, Any], changes: dict[str, Any]) -> None:
-    clean = {k: v for k, v in config.items() if k not in DROPPED_KEYS}
-    (folder / "config.json").write_text(json.dumps({**clean, **changes}, indent=2) + "\n", encoding="utf-8")
-
-
-def _link_tokenizer(target: Path, folder: Path) -> None:
-    for name in TARGET_FILES[1:]:
-        if (target / name).exists():
-            (folder / name).symlink_to((target / name).resolve())
+def _link(source: Path, folder: Path, names: tuple[str, ...]) -> None:
+    for name in names:
+        if (source / name).exists():
+            (folder / name).symlink_to((source / name).resolve())
 
 
 def _target_embedding(target: Path) -> Any:

@@ -87,7 +87,8 @@ class Result:
 
 def measure(python: Path, job: Job, log: Path, timeout_s: float = START_TIMEOUT_S) -> Result:
     """Start vLLM (with `python`, vLLM's interpreter) for `job`; StepFailed with the log's tail if it fails."""
-    from specdeploy.execute.process import child_env, run_process
+    from specdeploy.engines.vllm.env import child_env
+    from specdeploy.execute.process import run_process
 
     with tempfile.TemporaryDirectory(prefix="specdeploy-vllm-") as tmp:
         work = Path(tmp)

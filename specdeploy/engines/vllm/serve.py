@@ -70,7 +70,9 @@ def server_argv(python: Path, spec: ServerSpec) -> list[str]:
 def start(python: Path, spec: ServerSpec, log: Path, timeout_s: float = HEALTH_TIMEOUT_S) -> Server:
     """Start the server in its own process group and return once /health answers 200; StepFailed (and the group
     stopped) if it exits or stays unhealthy past `timeout_s`."""
-    env = dict(os.environ, HF_HUB_OFFLINE="1", VLLM_CPU_KVCACHE_SPACE=str(spec.kv_cache_gib))
+    from specdeploy.engines.vllm.env import child_env
+
+    env = child_env({"HF_HUB_OFFLINE": "1", "VLLM_CPU_KVCACHE_SPACE": str(spec.kv_cache_gib)})
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("ab") as handle:
         process = subprocess.Popen(server_argv(python, spec), stdin=subprocess.DEVNULL, stdout=handle,
