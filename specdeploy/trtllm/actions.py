@@ -86,7 +86,8 @@ def _header(resolved: Resolved, outputs: dict[str, dict[str, Any]]) -> str:
     if spec.draft_model and not Path(spec.draft_model).expanduser().is_dir():
         pinned = outputs.get("fetch.draft", {}).get("revision") or spec.draft_revision
         # ModelLoader._download_hf_model calls download_hf_model(speculative model name) with no revision= while
-        # the target's passes llm_args.revision: tensorrt_llm/llmapi/llm_utils.py, search index id 781189894
+        # the target's passes llm_args.revision: tensorrt_llm/llmapi/llm_utils.py
+        # @ 7b437aaa73bf5a44b1102aee5c631074da763b8f
         lines.append(f"# drafter {spec.draft_model}: TensorRT-LLM fetches it by name, without a revision "
                      "(llmapi/llm_utils.py _download_hf_model); "
                      + (f"specdeploy.lock pins {pinned}" if pinned else "the fetch step pins it in specdeploy.lock"))
