@@ -215,10 +215,12 @@ def model_band(res: dict[str, Any], resolved: Resolved) -> None:
     """The model backend measures nothing: say how far the model was from the published record on rows like this
     (bench/perfmodel_published.py), as `plan` does."""
     from specdeploy.perfmodel.record import band, band_text
+    from specdeploy.tune.prior import context_text
 
     mechanism, gpu = resolved.profile.speculative.mechanism, resolved.gpu.name if resolved.gpu else "cpu"
     res["error_band"] = band(mechanism, gpu)
-    res["schedule"]["notes"].append(f"performance model, not a measurement: speedups {band_text(mechanism, gpu)}")
+    res["schedule"]["notes"].append(f"performance model, not a measurement: speedups {band_text(mechanism, gpu)}; "
+                                    f"{context_text(resolved)} (as `plan` assumes)")
 
 
 def ray_pool(resolved: Resolved, backend: str, measure: MeasureFn, address: str | None) -> Any:
