@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from specdeploy.boundedio import walk
 from specdeploy.errors import StepFailed
 from specdeploy.execute.hashing import HashCache
 
@@ -44,7 +45,7 @@ def resolve_argv(argv: Sequence[str], *, out: Path, artifact_dir: Path,
 
 
 def _files(root: Path) -> list[str]:
-    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file() or p.is_symlink())
+    return sorted(p.relative_to(root).as_posix() for p in walk(root) if p.is_file() or p.is_symlink())
 
 
 def _move(src: Path, dest: Path) -> None:
@@ -69,7 +70,7 @@ def _replaced(src: Path, dest: Path) -> list[Path]:
         return [p for child in sorted(src.iterdir()) for p in _replaced(child, dest / child.name)]
     if not dest.is_dir() or dest.is_symlink() or not src.is_dir():
         return []
-    return [p for p in sorted(dest.rglob("*")) if (p.is_file() or p.is_symlink())
+    return [p for p in sorted(walk(dest)) if (p.is_file() or p.is_symlink())
             and not (src / p.relative_to(dest)).exists()]
 
 

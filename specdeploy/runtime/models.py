@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import json
 import os
 import shutil
 import tempfile
@@ -17,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from specdeploy.boundedio import read_json
 from specdeploy.errors import UsageError
 from specdeploy.runtime.health import Tally, read_record
 
@@ -110,7 +110,19 @@ def load_pair(
 
 
 def cache_dir() -> Path:
-    return Path(os.environ.get("SPECDEPLOY_CACHE") or Path.home() / ".cache" / "specdeploy")
+    """specdeploy's cache ($SPECDEPLOY_CACHE, else ~/.cache/specdeploy), made on first use. One that cannot be made or
+    written to is a usage error naming where it came from, before any work that would need it."""
+    given = os.environ.get("SPECDEPLOY_CACHE")
+    folder = Path(given or Path.home() / ".cache" / "specdeploy")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=folder).close()
+    except OSError as exc:
+        where = f"SPECDEPLOY_CACHE={given}" if given else f"{folder} (the default, under HOME)"
+        why = "a file, not a folder" if folder.exists() and not folder.is_dir() else exc.strerror or exc
+        raise UsageError(f"specdeploy's cache folder {where} is not usable: {why}",
+                         hint="set SPECDEPLOY_CACHE to a writable folder") from None
+    return folder
 
 
 def smollm2_gguf() -> Path:
@@ -192,6 +204,16 @@ def _tokenizer(folder: Path) -> Any:
         return None
 
 
+def _shared_meta(folder: Path, ref: str) -> dict[str, Any]:
+    try:
+        meta = read_json(folder / SHARED_META)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"drafter {ref}: {SHARED_META} is unreadable: {exc}") from None
+    if not isinstance(meta, dict):
+        raise UsageError(f"drafter {ref}: {SHARED_META} is not a JSON object")
+    return meta
+
+
 def load_drafter(ref: str, target: Any) -> Any:
     """A drafter folder; if it carries SHARED_META, its embedding/LM head are the target's tensors."""
     from specdeploy.runtime_paths import packaged_model
@@ -202,7 +224,7 @@ def load_drafter(ref: str, target: Any) -> Any:
     if not (folder / SHARED_META).is_file():
         drafter = _from_pretrained(folder, ref)
         check_same_vocab(target, drafter)
-    elif (meta := json.loads((folder / SHARED_META).read_text(encoding="utf-8"))).get("kind") == "eagle3":
+    elif (meta := _shared_meta(folder, ref)).get("kind") == "eagle3":
         from specdeploy.runtime.eagle_model import load_eagle
 
         drafter = load_eagle(folder, target, meta)

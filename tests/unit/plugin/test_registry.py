@@ -21,6 +21,7 @@ BUILTINS = {
     "dflash",
     "pard",
     "sa",
+    "dspark",
 }
 
 

@@ -1,0 +1,1 @@
+"""Engines: one package per inference engine specdeploy emits for, builds with, measures and serves."""
