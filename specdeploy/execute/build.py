@@ -58,7 +58,7 @@ def unverified(artifact_dir: Path, cache: HashCache) -> list[str]:
 
 def summary(result: BuildResult) -> dict[str, Any]:
     """The machine-readable summary `build --json` prints (for CI)."""
-    return {"ok": result.ok, "artifact_dir": str(result.artifact_dir), "duration_s": result.duration_s,
-            "problems": result.problems,
+    return {"schema_version": result.schema_version, "ok": result.ok, "artifact_dir": str(result.artifact_dir),
+            "duration_s": result.duration_s, "problems": result.problems,
             "manifest": str(result.artifact_dir / "manifest.json"),
             "steps": [{k: v for k, v in s.to_dict().items() if k != "outputs"} for s in result.steps]}

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from specdeploy.perfmodel import record
 from specdeploy.perfmodel.acceptance import AcceptanceProfile, iid_alpha
+from specdeploy.perfmodel.record import row
 
 PRIOR_POSITIONS = 64
 
@@ -30,9 +30,9 @@ class PublishedAcceptance:
 
 def from_sweep(mechanism: str, ids: tuple[str, ...]) -> PublishedAcceptance:
     """Prefix acceptance from an AL sweep over K = 1..n (one row per K)."""
-    als = [record.row(i)["al"] for i in ids]
+    als = [row(i)["al"] for i in ids]
     prefix = tuple(b - a for a, b in zip((1.0, *als[:-1]), als))
-    src = record.row(ids[0])["source"]
+    src = row(ids[0])["source"]
     return PublishedAcceptance(mechanism, _cond_from_prefix(prefix),
                                "a_i = AL(K=i) - AL(K=i-1) from the published sweep AL = " + ", ".join(
                                    f"{a:.2f}" for a in als) + "; the last rate repeats", src, ids)
@@ -40,7 +40,7 @@ def from_sweep(mechanism: str, ids: tuple[str, ...]) -> PublishedAcceptance:
 
 def from_one(mechanism: str, row_id: str, note: str = "") -> PublishedAcceptance:
     """i.i.d. alpha fitted to one published AL at one K."""
-    r = record.row(row_id)
+    r = row(row_id)
     alpha = iid_alpha(r["al"], r["k"])
     return PublishedAcceptance(mechanism, (alpha,), f"i.i.d. alpha = {alpha:.3f}, the rate whose chain of "
                                f"K = {r['k']} gives the published AL {r['al']}{note}", r["source"], (row_id,))

@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from specdeploy.boundedio import InputError, loads_yaml
-from specdeploy.render.check import Model
-from specdeploy.render.check_pbtxt import RepoIssue, params
+from specdeploy.render.check_pbtxt import Model, RepoIssue, params
 from specdeploy.render.check_rules import MANIFEST_FILE
+from specdeploy.trtllm.tables import check_llm_api_options, table_for
+from specdeploy.trtllm.versions import version_line
 
 KV_KEY = "kv_cache_free_gpu_mem_fraction"
 
@@ -30,9 +31,6 @@ def _llm_args(file: str, data: dict[str, Any], release: str | None) -> list[Repo
     """model.yaml's LLM() arguments against the contract table of the release the repository was rendered for."""
     if not release:
         return []  # rendered before the manifest recorded it
-    from specdeploy.trtllm.tables import check_llm_api_options, table_for
-    from specdeploy.trtllm.versions import version_line
-
     args = {k: v for k, v in data.items() if k != "triton_config"}
     return [RepoIssue(file, None, f"LLM() argument {problem.lstrip('.')} (TensorRT-LLM {release})")
             for problem in check_llm_api_options(args, table_for(version_line(release)))]
