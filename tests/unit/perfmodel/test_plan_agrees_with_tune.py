@@ -27,7 +27,7 @@ def test_plan_advises_the_k_the_model_tune_chooses(name: str, tmp_path: Path,
     if not advised:  # no GPU named (the CPU runtime's profile): plan predicts nothing to compare
         assert resolved.gpu is None
         return
-    ranges = tune(name, backend="model", out=tmp_path)["schedule"]["ranges"]
+    ranges = tune(name, backend="model", out=tmp_path).schedule["ranges"]
     assert advised == {c: k_at(ranges, c) for c in advised}
 
 
@@ -36,7 +36,7 @@ def test_both_say_which_context_they_assume(tmp_path: Path, monkeypatch: pytest.
     _, the_plan = plan("h200-eagle3")
     said = "context 576 tokens: a 512-token prompt + half of tune.output_len 128"  # the tune's own assumption
     assert said in the_plan.advice[0]
-    assert any(said in note for note in tune("h200-eagle3", backend="model", out=tmp_path)["schedule"]["notes"])
+    assert any(said in note for note in tune("h200-eagle3", backend="model", out=tmp_path).schedule["notes"])
 
 
 def test_plan_advises_only_concurrencies_the_profile_serves() -> None:
