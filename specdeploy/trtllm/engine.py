@@ -11,6 +11,7 @@ from typing import Any
 from specdeploy.errors import UsageError
 from specdeploy.plan.model import Stage, Step
 from specdeploy.resolve.resolver import Resolved
+from specdeploy.trtllm.commands import BENCH_DATASET
 
 FAMILIES = {"llama": "llama", "mistral": "llama", "qwen2": "qwen", "qwen3": "qwen"}
 """model_type -> examples/models/core/<folder> holding its convert_checkpoint.py."""
@@ -149,5 +150,5 @@ def engine_steps(resolved: Resolved, after: tuple[str, ...]) -> list[Step]:
                            BUILD_NEEDS))
         engines += ("engine.draft",)
     steps.append(Step("emit.engine", Stage.EMIT, "write serve.sh and bench commands for the engine",
-                      depends_on=engines, action="emit_engine", outputs=("serve.sh",)))
+                      depends_on=engines, action="emit_engine", outputs=("serve.sh", "bench.sh", BENCH_DATASET)))
     return steps

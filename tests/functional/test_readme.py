@@ -71,7 +71,7 @@ def test_the_tour_copies_a_profile_and_pretends_without_writing(tmp_path: Path) 
     assert len([line for line in tour.splitlines() if line.startswith("specdeploy ")]) >= 10
     assert _shell(tour, work, _bin(tmp_path)).returncode == 0
     assert (work / "h200-eagle3.yaml").is_file()  # `profiles copy h200-eagle3 .`
-    assert not (work / "triton").exists()  # `render --pretend` writes nothing
+    assert not (work / "artifacts" / "h200-eagle3" / "triton").exists()  # `render --pretend` writes nothing
 
 
 def test_the_readme_shows_the_demo_and_the_test_suite() -> None:
