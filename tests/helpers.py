@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import importlib.util
 import json
 import shutil
 from pathlib import Path
@@ -10,6 +11,17 @@ from typing import Any
 
 import pytest
 import yaml
+
+
+def _has_triton_schema() -> bool:
+    try:
+        return all(importlib.util.find_spec(m) is not None for m in ("tritonclient", "google.protobuf"))
+    except ModuleNotFoundError:  # `google` itself is missing
+        return False
+
+
+needs_triton_schema = pytest.mark.skipif(
+    not _has_triton_schema(), reason="rendering checks config.pbtxt against Triton's schema: the triton extra")
 
 LLAMA_31_8B_CONFIG: dict[str, Any] = {
     # published values: huggingface.co/meta-llama/Llama-3.1-8B-Instruct/config.json

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 
 def lookahead_draft_len(w: int, n: int, g: int) -> int:
-    """D = (0 if N == 1 else N - 2) + (W - 1 + G) * (N - 1), the engine's max_draft_len (trtllm.md §6)."""
+    """D = (0 if N == 1 else N - 2) + (W - 1 + G) * (N - 1), the engine's max_draft_len (docs/design/trtllm.md §6)."""
     return (0 if n == 1 else n - 2) + (w - 1 + g) * (n - 1)
 
 

@@ -21,7 +21,8 @@ class Redrafter(Mechanism):
 
     def check(self, ctx: CheckContext) -> Iterator[Issue]:
         """Its converter has no --pp_size (pipeline fixed at 1; TensorRT-LLM
-        examples/redrafter/convert_checkpoint.py @ 31a9cd42fb507b50df39df4e03066fa370e4683c, upstream-audit.md §A)."""
+        examples/redrafter/convert_checkpoint.py @ 31a9cd42fb507b50df39df4e03066fa370e4683c,
+        docs/design/upstream-audit.md §A)."""
         if ctx.profile.hardware.pipeline_parallel != 1:
             yield Issue(("hardware", "pipeline_parallel"), "ReDrafter's converter has no pipeline parallelism "
                         "(pp fixed at 1)", "set hardware.pipeline_parallel: 1 (tensor_parallel is supported)")

@@ -92,4 +92,4 @@ def main(argv: list[str] | None = None) -> None:
         console().error(f"internal error in specdeploy {__version__} (please report it): {exc}")
         code = ExitCode.INTERNAL
         console().finish(_error(code, exc, f"internal error: {exc}", "please report it with --debug output"))
-    sys.exit(code)
+    sys.exit(int(code))  # a plain int on every Python (3.10 prints an IntEnum by its name)

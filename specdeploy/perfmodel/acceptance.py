@@ -1,4 +1,5 @@
-"""Acceptance profiles: prefix acceptance a_i per draft position, and E[AL](K) = 1 + sum_{i<=K} a_i (tuning.md §1.2).
+"""Acceptance profiles: prefix acceptance a_i per draft position, and E[AL](K) = 1 + sum_{i<=K} a_i
+(docs/design/draft-length.md §1.2).
 
 a_i is the probability that the first i drafted tokens are all accepted (a_i = prod_{j<=i} alpha_j). A profile
 comes from a measured histogram at K_max, from conditional rates, or from the shipped table of published figures

@@ -1,4 +1,5 @@
-"""The five draft-length guidelines (tuning.md §2) evaluated with the cost model, as numbers and sentences.
+"""The five draft-length guidelines (docs/design/draft-length.md §2) evaluated with the cost model, as numbers and
+sentences.
 
 The guidelines are hypotheses with no public source; every line states the numbers behind it so the tuner's
 measurements can confirm or refute it.

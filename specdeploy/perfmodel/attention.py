@@ -1,8 +1,8 @@
 """Attention work of one forward: KV bytes streamed and FLOPs, with the 128-row query tile (guidelines 2 and 3).
 
-Hypothesis (tuning.md §2, no public source): the decode attention kernel processes the G x T query rows that share
-one KV head in tiles of 128 rows, and each tile streams that head's KV cache once. So the cost is flat while
-G x T <= 128 (draft tokens ride in padding up to D = 128/G - 1) and steps up at every tile boundary.
+Hypothesis (docs/design/draft-length.md §2, no public source): the decode attention kernel processes the G x T query
+rows that share one KV head in tiles of 128 rows, and each tile streams that head's KV cache once. So the cost is
+flat while G x T <= 128 (draft tokens ride in padding up to D = 128/G - 1) and steps up at every tile boundary.
 A kernel without query tiles (`tile_rows=None`, the CPU SDPA kernel) does the FLOPs of the real G x T rows and
 streams each KV head once.
 

@@ -1,4 +1,4 @@
-"""Predicted goodput per (concurrency, K) and the schedule it implies (tuning.md §1.3).
+"""Predicted goodput per (concurrency, K) and the schedule it implies (docs/design/draft-length.md §1.3).
 
     T(B, K)  = draft(B, K) + verify(B, T = K + 1) + overheads      step_seconds
     user tok/s = E[AL](K) / T(B, K)   system tok/s = B x user tok/s   ITL = T(B, K) / E[AL](K)

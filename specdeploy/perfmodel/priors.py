@@ -1,5 +1,5 @@
-"""Published acceptance figures per mechanism, turned into prior profiles (tuning.md §5). Every one is a prior:
-the tuner must replace it by a measured histogram before a schedule ships.
+"""Published acceptance figures per mechanism, turned into prior profiles (docs/design/draft-length.md §3). Every one
+is a prior: the tuner must replace it by a measured histogram before a schedule ships.
 
 Where the published record (data/published.json) has acceptance lengths for a mechanism, the prior is derived from
 those rows at load time and cites them (`rows`): an AL sweep over K gives a_i = AL(i) - AL(i-1); one AL at one K
@@ -65,9 +65,9 @@ PUBLISHED: dict[str, PublishedAcceptance] = {p.mechanism: p for p in (
                         "lmsys blog 2023-11-21"),
     PublishedAcceptance("dflash", (0.88,), "i.i.d. alpha = 0.88 (6.17x on Qwen3-8B, ~2.5x EAGLE-3's)",
                         "z-lab.ai/projects/dflash; arXiv 2602.06036"),
-    PublishedAcceptance("pard", (0.75,), "i.i.d. alpha = 0.75 (parallel draft model; no figure in tuning.md)",
+    PublishedAcceptance("pard", (0.75,), "i.i.d. alpha = 0.75 (parallel draft model; no published figure)",
                         "assumed"),
-    PublishedAcceptance("redrafter", (0.70,), "i.i.d. alpha = 0.70 (no figure in tuning.md)", "assumed"),
+    PublishedAcceptance("redrafter", (0.70,), "i.i.d. alpha = 0.70 (no published figure)", "assumed"),
 )}
 
 GENERIC = PublishedAcceptance("*", (0.6,), "i.i.d. alpha = 0.6 for a mechanism without published figures", "assumed")

@@ -46,7 +46,7 @@ def planned_draft_len(ctx: CheckContext, mech: Mechanism | None) -> int:
     """The largest draft length a deployment may use: fixed, the tuning candidates' max, or the default."""
     spec = ctx.profile.speculative
     if mech is None:
-        return 0 if spec.mechanism == "none" else 5  # TRT-LLM AUTO uses up to 5 (trtllm.md §2)
+        return 0 if spec.mechanism == "none" else 5  # TRT-LLM AUTO uses up to 5 (docs/design/trtllm.md §2)
     fixed = mech.fixed_draft_len(ctx.options) if ctx.options is not None else None
     if fixed is not None:
         return fixed

@@ -4,7 +4,7 @@ A running tritonserver has `python/libtriton_python.so` mapped: rewriting it in 
 (SIGSEGV) and a concurrent copy fails with ETXTBSY. So the folder is named after a hash of everything in it,
 built under a temp name and renamed into place; an existing folder is complete and never written again.
 The python backend stub embeds the *system* libpython and ignores venvs, so the folder gets the stub for
-that Python and `numpy<2` installed into it (triton.md §8).
+that Python and `numpy<2` installed into it (docs/design/triton.md §8).
 
 The stub's interpreter is isolated (pybind11's `scoped_interpreter`, python_backend src/pb_stub.cc @ r24.10: it
 ignores every PYTHON* variable) but finds its standard library from the first `python3` on PATH (CPython

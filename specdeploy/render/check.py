@@ -1,4 +1,5 @@
-"""check_repo: Triton's load-time rules (triton.md §6) and specdeploy's own, on a repository folder, offline.
+"""check_repo: Triton's load-time rules (docs/design/triton.md §6) and specdeploy's own, on a repository folder,
+offline.
 
 Everything Triton would refuse at load time, and what the tensorrtllm backend only refuses at request time
 (draft tokens over the engine's max_draft_len, GPU ids that do not match TP x PP), reported with file:line.

@@ -55,7 +55,7 @@ def line_of(text: str, needle: str, after: int = 0) -> int | None:
 @lru_cache(maxsize=1)
 def model_config_pb2() -> Any:
     """Triton's generated `model_config_pb2`, loaded from its file: it needs only google.protobuf, while
-    `import tritonclient.grpc` pulls grpc and costs about a second (triton.md §7)."""
+    `import tritonclient.grpc` pulls grpc and costs about a second (docs/design/triton.md §7)."""
     import importlib.util
 
     try:
@@ -75,10 +75,11 @@ def model_config_pb2() -> Any:
 
 def parse_config(text: str, file: str) -> tuple[Any | None, RepoIssue | None]:
     """`(ModelConfig, None)` or `(None, issue)`; the issue carries the parser's line:col."""
+    schema = model_config_pb2()  # first: without the triton extra it says what to install (protobuf comes with it)
     from google.protobuf import text_format
 
     try:
-        return text_format.Parse(text, model_config_pb2().ModelConfig()), None
+        return text_format.Parse(text, schema.ModelConfig()), None
     except text_format.ParseError as exc:
         line, col = exc.GetLine(), exc.GetColumn()
         message = re.sub(r"^\d+:\d+ : ", "", str(exc))

@@ -2,7 +2,7 @@
 tensorrtllm backend need to run, so a repository rendered by an older specdeploy (or by hand) is caught.
 
 Sources: triton-inference-server/tensorrtllm_backend @ c2e65b8 (TB) and NVIDIA/TensorRT-LLM
-`triton_backend/` (TL) at the commit given per rule; shared/reference/upstream-audit.md section B.
+`triton_backend/` (TL) at the commit given per rule; docs/design/upstream-audit.md §B.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Start a real tritonserver (the 2.51 build nvidia-pytriton bundles) on 127.0.0.1, per triton.md §8.
+"""Start a real tritonserver (the 2.51 build nvidia-pytriton bundles) on 127.0.0.1, per docs/design/triton.md §8.
 
 LD_LIBRARY_PATH must hold nvidia_pytriton.libs or `load_model` hangs. tritonserver runs in a session of its
 own (a terminal's Ctrl-C reaches only `serve`, which stops it in order) and gets a parent-death signal, so

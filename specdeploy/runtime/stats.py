@@ -1,4 +1,4 @@
-"""Per-run statistics of the reference runtime, in the shape the tuner consumes (tuning.md §1.2)."""
+"""Per-run statistics of the reference runtime, in the shape the tuner consumes (docs/design/draft-length.md §1.2)."""
 
 from __future__ import annotations
 

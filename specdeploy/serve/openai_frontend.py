@@ -7,7 +7,7 @@ trtllm-serve or vllm serve work unchanged.
 (triton_grpc.py: a unary ModelInfer for a model that is not decoupled, a ModelStreamInfer call for a decoupled one)
 with the input names the model's own metadata declares (reference, engine ensemble or llmapi layout); a client that
 disconnects, streamed or not, cancels it in Triton (aiohttp's handler cancellation; what each layout does with it:
-README.md, "Serving: the clients users already run"). An OpenAI parameter the model has no input for is refused
+docs/serving.md, "Cancellation"). An OpenAI parameter the model has no input for is refused
 (400), never dropped (null is "not given": openai_request.py). Triton unreachable, breaking off or sending garbage
 is a 502; Triton's own error is a 400 for INVALID_ARGUMENT and a 502 for any other status where its status reaches
 the endpoint (unary); a decoupled model's stream carries the message only, so there an early error is a 502 when the

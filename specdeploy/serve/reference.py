@@ -25,8 +25,8 @@ Send = Callable[[dict[str, Any], bool], None]  # (outputs, final)
 
 
 class RequestCancelled(Exception):
-    """The client cancelled the request (a gRPC cancel, or a /generate_stream connection closed; specdeploy/render/
-    README.md): answered CANCELLED."""
+    """The client cancelled the request (a gRPC cancel, or a /generate_stream connection closed;
+    docs/serving.md, Cancellation): answered CANCELLED."""
 
     cancelled = True
 

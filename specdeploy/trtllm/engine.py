@@ -1,7 +1,7 @@
 """Engine backend (TensorRT-LLM <= 1.2.x): convert_checkpoint -> quantize -> trtllm-build, as argv steps.
 
 The argv carries `${...}` placeholders filled at run time (see specdeploy.execute.workdir); outputs
-land in `checkpoints/<step-id>-<key[:12]>/` and `engines/<step-id>-<key[:12]>/` (trtllm.md §6).
+land in `checkpoints/<step-id>-<key[:12]>/` and `engines/<step-id>-<key[:12]>/` (docs/design/trtllm.md §6).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Draft-length schedules: one canonical form, converted to each TensorRT-LLM line's `draft_len_schedule`.
 
-Canonical form = contiguous ranges `[(bs_lo, bs_hi, K), ...]` starting at batch 1 (trtllm.md §5).
+Canonical form = contiguous ranges `[(bs_lo, bs_hi, K), ...]` starting at batch 1 (docs/design/trtllm.md §5).
 The profile writes lower bounds `{concurrency_lo: K}`; 1.2.1 reads keys as lower bounds (largest key
 <= batch, key 1 required, `schedule[1] == max_draft_len`); the 1.3 line reads them as upper bounds
 (above the largest key speculation is off). The tuner and the emitter both go through `emit_schedule`.

@@ -10,7 +10,7 @@ built from its gh-pages branch at the commit named): `P121` = `1.2.1/_modules/te
 (4cadc0c613b11a9fe1e1d7fea0b328b5aa727c1b); `S1` = `tensorrt_llm/llmapi/llm_args.py` on main, early 2026, before
 1.3.0rc7 (commit unknown); `S2` = same path on main, mid-2026 (commit unknown); `D27` =
 `1.3.0rc27/_sources/features/speculative-decoding.md.txt` (7568f407f9f5ac8202a15e401aed2708c873fa09);
-`A` = ../shared/reference/upstream-audit.md §A.
+`A` = docs/design/upstream-audit.md §A.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ UNCONFIRMED: dict[str, str] = {
     "1.2.one_model_schedule": "draft_len_schedule/max_concurrency on one-model EAGLE-3/MTP in 1.2.1 (PR #10860 "
                               "likely absent); emitted anyway, may be ignored there",
     "1.2.build_plugin_flags": "the exact trtllm-build plugin flag list of 1.2.1 (build.py read at 008b2b8d only)",
-    "cli.serve_bench": "trtllm-serve / trtllm-bench flags come from secondary notes (trtllm.md §4, §7); "
+    "cli.serve_bench": "trtllm-serve / trtllm-bench flags come from secondary notes (docs/design/trtllm.md §4, §7); "
                        "their click definitions were not read",
     "convert.qwen": "examples/models/core/qwen/convert_checkpoint.py arguments were not read (assumed as llama)",
     "convert.eagle_max_non_leaves": "EAGLE convert --max_non_leaves_per_layer: absent from the stored script "
@@ -113,7 +113,8 @@ LINE_1_2 = VersionLine(
                               "DraftTarget, MTP, NGram, Medusa, Lookahead, SaveState, UserProvided, AUTO; no Eagle3)",
              "schedule": "P121 validate_draft_len_schedule_and_sort: key 1 required, schedule[1] == max_draft_len",
              "max_concurrency": "P121 DecodingBaseConfig (no exclusivity validator)",
-             "mtp": "S1/P14 MTPDecodingConfig.set_max_total_draft_tokens (1.2.1 region unread: trtllm.md §3)",
+             "mtp": "S1/P14 MTPDecodingConfig.set_max_total_draft_tokens "
+                    "(1.2.1 region unread: docs/design/trtllm.md §3)",
              "acceptance": "P121 DecodingBaseConfig fields", "eagle3_two_model": "P121 eagle3_one_model field"},
     unknown=("1.2.one_model_schedule", "1.2.build_plugin_flags", "cli.serve_bench", "convert.qwen",
              "convert.eagle_max_non_leaves"),

@@ -1,5 +1,5 @@
 """The build's `tune.draft_len` step: the schedule the emit/render steps use, decided one way a CI job can rely
-on (README "Builds without a GPU"):
+on (docs/ci.md, "Builds without a GPU"):
 
 1. a tune result already in the artifact folder (`specdeploy tune` writes one) for this profile (same profile
    hash and tuner code) is adopted, unless it is a prediction and this machine can measure;

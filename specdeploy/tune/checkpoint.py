@@ -1,5 +1,5 @@
 """The checkpoint: every measurement appended to a JSONL file and fsynced, so an interrupted or repeated tune
-replays what it has and measures only what is missing (model_analyzer's state manager, style.md lesson 10).
+replays what it has and measures only what is missing (model_analyzer's state manager, docs/design/tuning.md §1).
 
 Line 1 is a header with the hash of the tune setup; a checkpoint from another setup is never replayed.
 A crashed measurement is recorded (`ok: false`), retried once, then reported: the tune goes on without it.

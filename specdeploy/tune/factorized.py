@@ -1,5 +1,5 @@
-"""The `factorized` strategy (tuning.md §3.2): measure acceptance once and step cost once, predict the objective at
-every (c, K), confirm only the predicted best per concurrency end to end, and spend more only where the
+"""The `factorized` strategy (docs/design/tuning.md §2): measure acceptance once and step cost once, predict the
+objective at every (c, K), confirm only the predicted best per concurrency end to end, and spend more only where the
 measurements contradict the prediction.
 
 Probes: a slow probe (interference) would push its K out of the running, so the fastest of a point's probes

@@ -109,8 +109,12 @@ def _runs(res: dict[str, Any], word: str) -> Iterator[tuple[str, str, Draw]]:
 
 
 def figures(res: dict[str, Any], folder: Path) -> list[tuple[str, str]]:
-    """Draw every figure the result has data for into `folder`; returns (file name, title) pairs."""
-    import matplotlib
+    """Draw every figure the result has data for into `folder`; returns (file name, title) pairs, none without
+    matplotlib (the `report` extra): the report is still written, and says so."""
+    try:
+        import matplotlib
+    except ImportError:
+        return []
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

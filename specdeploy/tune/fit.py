@@ -1,7 +1,7 @@
 """The factorized model: acceptance from one run at K_max (chain drafters) or per K (others), step cost from a
 few probes on top of the calibrated performance model, and the objective predicted at every (c, K).
 
-    E[AL](K) = 1 + sum_{i<=K} a_i        T(B, K) = prior(B, K) x r(B, K)       (tuning.md §1.2, §1.3)
+    E[AL](K) = 1 + sum_{i<=K} a_i        T(B, K) = prior(B, K) x r(B, K)       (docs/design/draft-length.md §1.2, §1.3)
 
 r is the measured/prior ratio at the probed points, interpolated linearly in K and in log B (clamped outside).
 """

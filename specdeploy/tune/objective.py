@@ -1,4 +1,4 @@
-"""Objectives, SLA checks and the selection policy (tuning.md §3.3): median with a MAD penalty, noisy points
+"""Objectives, SLA checks and the selection policy (docs/design/tuning.md §3): median with a MAD penalty, noisy points
 rejected, candidates within 1% tied -> the smaller K."""
 
 from __future__ import annotations

@@ -124,6 +124,7 @@ def render_html(res: dict[str, Any], folder: Path, figs: list[tuple[str, str]]) 
             *(["<h2>Notes</h2><ul>" + "".join(notes) + "</ul>"] if notes else []),
             "<h2>Decision per concurrency</h2>", _decisions(res, word), _mixed(res, word),
             "<h2>Figures</h2>", *(_figure(folder, n, t) for n, t in figs),
+            "" if figs else "<p>No figures: drawing them needs matplotlib (pip install 'specdeploy[report]').</p>",
             "<h2>Every measurement</h2>" if word == "measured" else "<h2>Every prediction</h2>",
             f"<p><a href='{CSV}'>{CSV}</a>: {len(res['measurements'])} rows (kind, concurrency, K, repeat, evidence, "
             "tok/s, p99 TTFT/ITL in ms, step ms, acceptance length, run seconds where measured).</p>",

@@ -44,7 +44,7 @@ def test_a_negative_lock_timeout_is_a_usage_error(tmp_path: Path) -> None:
 def test_json_locates_an_unknown_option() -> None:
     code, out, _ = run_cli("plan", "h100-ngram", "--bogus", "--json")
     error = json.loads(out)["error"]
-    assert code == 2 and error["location"] == {"option": "--bogus"}  # it was null; README: "or the `option`"
+    assert code == 2 and error["location"] == {"option": "--bogus"}  # it was null; docs/cli.md: "or the `option`"
 
 
 def test_ask_with_url_but_no_model_names_what_is_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -55,13 +55,13 @@ def test_ask_with_url_but_no_model_names_what_is_missing(tmp_path: Path, monkeyp
 
 
 def test_the_readme_names_the_commands_that_take_set() -> None:
-    """README said "Every command accepts `--set`": doctor, verify, serve, ask, check-repo take no profile."""
+    """docs/cli.md names them (doctor, verify, serve, ask, check-repo take no profile)."""
     import re
 
     from specdeploy.cli import cli
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    named = re.search(r"The commands that\s+take a profile \(([^)]*)\) accept\s+`--set", readme)
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text()
+    named = re.search(r"The commands that\s+take a profile \(([^)]*)\) accept\s+`--set", guide)
     assert named is not None
     ctx = click.Context(cli)
     commands = [(name, cli.get_command(ctx, name)) for name in cli.list_commands(ctx)]

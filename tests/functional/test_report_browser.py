@@ -1,4 +1,4 @@
-"""The tune report in a real headless browser (Debian's chromium; `make install` adds it where apt is available):
+"""The tune report in a real headless browser (Debian's chromium; `make browser` installs it):
 self-contained, styled, tables not Python dicts, every figure decoded, the prediction banner and a clamp note
 visible. `--update-golden` keeps the screenshot as bench/results/report.png."""
 

@@ -38,6 +38,12 @@ def test_wheel_contains_data_and_plugins(wheel: Path) -> None:
     assert "specdeploy = specdeploy.cli:main" in text
 
 
+def test_wheel_carries_type_information_and_the_license(wheel: Path) -> None:
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert "specdeploy/py.typed" in names  # PEP 561: mypy reads the package's own annotations
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names), sorted(n for n in names if "dist-info" in n)
+
+
 def test_installed_command_runs_outside_the_checkout(wheel: Path, tmp_path: Path) -> None:
     site = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target", str(site),

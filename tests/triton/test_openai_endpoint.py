@@ -246,7 +246,7 @@ def test_a_client_that_leaves_cancels_its_request(served: dict[str, Any], stream
     """The endpoint cancels the Triton request of a client that disconnects (a gRPC cancel), so the model stops
     decoding it: a request sent after decodes alone (batch_size 1). Before (HTTP to Triton): an unstreamed request
     decoded on to max_tokens beside it (batch_size 2); a streamed one already stopped, as the endpoint closed its
-    /generate_stream connection, which tritonserver 2.51 cancels (specdeploy/render/README.md)."""
+    /generate_stream connection, which tritonserver 2.51 cancels (docs/serving.md, Cancellation)."""
     if stream:
         leave(served["openai"], "chat/completions", {**LONG, "stream": True, "messages": [
             {"role": "user", "content": "Tell me a long story about a lighthouse."}]})

@@ -1,6 +1,6 @@
 """A request its gRPC client cancels leaves the in-flight batch (python_backend's `response_sender.is_cancelled()`;
 Triton's docs name gRPC clients and the C API: server docs/user_guide/request_cancellation.md @ 0362057; an HTTP
-/generate_stream connection that closes cancels too, /generate does not: specdeploy/render/README.md). Checked on a
+/generate_stream connection that closes cancels too, /generate does not: docs/serving.md, Cancellation). Checked on a
 real tritonserver with SmolLM2: a request decoding beside a cancelled one decodes alone. Before: a cancelled request
 decoded on to max_tokens, holding its batch slot."""
 

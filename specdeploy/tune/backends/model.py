@@ -20,7 +20,7 @@ from specdeploy.perfmodel.predict import StepTimer
 from specdeploy.tune.types import Request
 
 E2E_OVERHEAD_S = 10.0
-"""Simulated warm-up (and amortised restart: PyTorch restarts per K, trtllm.md §5) per end-to-end run."""
+"""Simulated warm-up (and amortised restart: PyTorch restarts per K, docs/design/trtllm.md §5) per end-to-end run."""
 PROBE_OVERHEAD_S = 1.0
 PROBE_STEPS = 32
 OUTLIER_P = 0.03

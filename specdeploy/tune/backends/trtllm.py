@@ -1,5 +1,5 @@
 """The `trtllm` backend: TensorRT-LLM at the process boundary. Each measurement writes an options YAML (restart
-per K: the PyTorch LLM cannot change max_draft_len live, trtllm.md §5) and runs `trtllm-bench throughput
+per K: the PyTorch LLM cannot change max_draft_len live, docs/design/trtllm.md §5) and runs `trtllm-bench throughput
 --report_json --iteration_log`, or, for the acceptance histogram, the LLM-API driver (`trtllm_driver`), through
 `run_process`. Parsing lives in `trtllm_parse` (tested on recorded/synthetic outputs; TRT-LLM cannot run here)."""
 
@@ -47,7 +47,7 @@ class TrtllmBackend:
                           num_requests=max(self.setup.prompts, 2 * c))
 
     def dataset(self, path: Path) -> None:
-        """trtllm-bench's JSONL: task_id, prompt, output_tokens (trtllm.md §7)."""
+        """trtllm-bench's JSONL: task_id, prompt, output_tokens (docs/design/trtllm.md §7)."""
         from specdeploy.runtime.prompts import sample_prompts
         from specdeploy.trtllm.commands import bench_dataset
 

@@ -1,7 +1,7 @@
 """Run by the trtllm backend in a subprocess (never imported by specdeploy itself): stream the dataset through
 `tensorrt_llm.LLM` with `stream_interval: 1` and `enable_iter_perf_stats`, record every streamed chunk's length
 (accepted = length - 1) and poll `get_stats()` during the run (its queue drains on read). UNVERIFIED: written
-against trtllm.md §8; settle on a real 1.2.1 install."""
+against docs/design/trtllm.md §8; settle on a real 1.2.1 install."""
 
 from __future__ import annotations
 

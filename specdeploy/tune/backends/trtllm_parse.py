@@ -1,4 +1,4 @@
-"""Parsers for what TensorRT-LLM reports (trtllm.md §7, §8), kept free of TRT-LLM so they are tested on
+"""Parsers for what TensorRT-LLM reports (docs/design/trtllm.md §7, §8), kept free of TRT-LLM so they are tested on
 recorded/synthetic outputs: `trtllm-bench --report_json`, iteration stats (`get_stats()` items or the
 `--iteration_log` lines) and the acceptance-bias correction for runs where a schedule shortened the drafts."""
 
@@ -74,7 +74,7 @@ def parse_iteration_stats(items: Iterable[Any]) -> dict[str, Any]:
 def correct_acceptance(values: dict[str, Any], *, configured_k: int, effective_k: int) -> dict[str, Any]:
     """trtllm-bench assumes `drafted = max_draft_len x (iter + 1)`: when a schedule ran at K_eff < K_cfg, the
     reported drafted count is K_cfg/K_eff too high and the DAR that much too low; at K_eff = 0 nothing was
-    drafted (AL 1, no DAR). AL stays tokens per step (trtllm.md §7 "Acceptance bias")."""
+    drafted (AL 1, no DAR). AL stays tokens per step (docs/design/trtllm.md §7 "Acceptance bias")."""
     out = dict(values)
     if values.get("dar_reported") is None:
         return out
@@ -90,7 +90,7 @@ def correct_acceptance(values: dict[str, Any], *, configured_k: int, effective_k
 
 def histogram_from_chunks(chunk_lengths: Sequence[int], k: int) -> list[int]:
     """Streaming chunk sizes with `stream_interval: 1` -> accepted drafts per step (chunk - 1, clipped to K);
-    unconfirmed on 1.2.1 (tuning.md §1.2): one chunk per iteration is assumed."""
+    unconfirmed on 1.2.1 (docs/design/draft-length.md §1.2): one chunk per iteration is assumed."""
     hist = [0] * (k + 1)
     for n in chunk_lengths:
         if n >= 1:

@@ -13,7 +13,9 @@ from specdeploy.execute.build import run_build
 from specdeploy.execute.manifest import update_lock
 from specdeploy.execute.verify import verify
 from specdeploy.plan.planner import make_plan
-from tests.helpers import LLAMA_31_8B_CONFIG, local_model, write_profile
+from tests.helpers import LLAMA_31_8B_CONFIG, local_model, needs_triton_schema, write_profile
+
+pytestmark = needs_triton_schema
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Acceptance profiles and predictions, checked against hand-computed figures (tuning.md §1)."""
+"""Acceptance profiles and predictions, checked against hand-computed figures (docs/design/draft-length.md §1)."""
 
 from __future__ import annotations
 

@@ -194,7 +194,7 @@ def test_the_h200_grid_is_better_explained_with_the_sdpa_proxy() -> None:
     assert proxy.mean_rel_err < shipped.mean_rel_err and proxy.max_rel_err < shipped.max_rel_err / 2
 
 
-README = Path(__file__).resolve().parents[3] / "specdeploy" / "perfmodel" / "README.md"
+README = Path(__file__).resolve().parents[3] / "docs" / "design" / "perfmodel.md"
 RESULT = Path(__file__).resolve().parents[3] / "bench" / "results" / "perfmodel_published.json"
 
 
@@ -204,7 +204,7 @@ def _published_section() -> str:
 
 
 def test_readme_terms_name_the_rows_that_justify_them() -> None:
-    """Each term of the README's table names rows of the record (or the H200 grid), and every id it names exists."""
+    """Each term of docs/design/perfmodel.md names rows of the record (or the H200 grid); every id it names exists."""
     import re
 
     section = _published_section()

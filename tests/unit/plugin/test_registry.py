@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import tomllib
+import pytest
 
 from specdeploy.plugin.registry import registry
 
@@ -26,6 +26,7 @@ BUILTINS = {
 
 
 def test_every_builtin_is_an_entry_point_and_a_plugin_file() -> None:
+    tomllib = pytest.importorskip("tomllib", reason="the standard library reads TOML from Python 3.11 on")
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]["specdeploy.mechanisms"]
     files = {p.stem for p in (ROOT / "plugins" / "specdeploy_mechanisms").glob("*.py") if not p.stem.startswith("_")}
     assert set(declared) == BUILTINS == files

@@ -12,6 +12,9 @@ from specdeploy.render.actions import render_resolved
 from specdeploy.render.check import check_repo
 from specdeploy.render.context import RenderInputs
 from specdeploy.render.env import pbtxt_str
+from tests.helpers import needs_triton_schema
+
+pytestmark = needs_triton_schema
 
 ENGINE = """
 target: {model: TARGET}

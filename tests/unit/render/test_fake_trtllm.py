@@ -38,7 +38,10 @@ out["generate"] = [o.outputs[0].text for o in llm.generate(["a b c", "x y"], Sam
 
 async def many():
     gens = [llm.generate_async(f"p {i}", SamplingParams(max_tokens=12)) for i in range(6)]
-    return [[o async for o in g][-1].outputs[0].text for g in gens]
+    last = []
+    for g in gens:  # an async comprehension inside another comprehension needs Python 3.11
+        last.append([o async for o in g][-1].outputs[0].text)
+    return last
 
 out["async"] = asyncio.run(many())
 out["stats"] = llm.engine.stats

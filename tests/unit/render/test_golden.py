@@ -11,7 +11,9 @@ from specdeploy.render.actions import llm_args_for
 from specdeploy.render.check import check_repo
 from specdeploy.render.context import RenderInputs, build_context, layout_of
 from specdeploy.render.writer import _write_tree, render_files
-from tests.helpers import match_golden_tree
+from tests.helpers import match_golden_tree, needs_triton_schema
+
+pytestmark = needs_triton_schema
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden" / "triton"
 INPUTS = RenderInputs(engine_dir="/engines/target", draft_engine_dir="/engines/draft",

@@ -11,6 +11,7 @@ from specdeploy.api import load_and_resolve
 from specdeploy.render.actions import llm_args_for
 from specdeploy.render.context import RenderInputs, build_context
 from specdeploy.render.writer import render_files
+from tests.helpers import needs_triton_schema
 
 HUB = """
 target: {model: meta-llama/Llama-3.1-8B-Instruct, revision: 0e9e39f249a16976918f6564b8830bc894c89659}
@@ -47,6 +48,7 @@ def test_a_local_folder_is_absolute(resolve_inline) -> None:  # type: ignore[no-
     assert "revision" not in data
 
 
+@needs_triton_schema
 def test_a_pinned_revision_passes_the_release_contract(tmp_path: Path) -> None:
     """LLM() takes `revision` (BaseLlmArgs): a repository pinned by it renders and passes check-repo."""
     from specdeploy.render.actions import render_resolved

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+pytest.importorskip("torch", reason="the reference runtime's tests need the reference extra (torch, transformers)")
+pytest.importorskip("transformers", reason="the reference runtime's tests need the reference extra")
+
 from tests.unit.runtime.tiny import MAX_NEW, hf_greedy, tiny_llama
 
 

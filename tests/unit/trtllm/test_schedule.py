@@ -1,4 +1,4 @@
-"""Schedule conversion: canonical ranges -> 1.2.1 lower-bound keys / 1.3 upper-bound keys (trtllm.md §5)."""
+"""Schedule conversion: canonical ranges -> 1.2.1 lower-bound keys / 1.3 upper-bound keys (docs/design/trtllm.md §5)."""
 
 from __future__ import annotations
 
