@@ -1,9 +1,16 @@
-"""Where optional executables live when they are installed (tritonserver from nvidia-pytriton)."""
+"""Where things live on this machine: specdeploy's cache, optional executables (tritonserver from nvidia-pytriton),
+the models shipped inside specdeploy."""
 
 from __future__ import annotations
 
 import importlib.util
+import os
 from pathlib import Path
+
+
+def cache_dir() -> Path:
+    """specdeploy's own cache (`SPECDEPLOY_CACHE`, else ~/.cache/specdeploy): converted models, Triton backends."""
+    return Path(os.environ.get("SPECDEPLOY_CACHE") or Path.home() / ".cache" / "specdeploy")
 
 
 def pytriton_root() -> Path | None:
@@ -31,5 +38,5 @@ def packaged_model(ref: str) -> Path | None:
     prefix = "specdeploy/"
     if not ref.startswith(prefix) or "/" in ref[len(prefix):]:
         return None
-    folder = Path(__file__).resolve().parent / "runtime" / "drafters" / ref[len(prefix):]
+    folder = Path(__file__).resolve().parent / "engines" / "reference" / "runtime" / "drafters" / ref[len(prefix):]
     return folder if (folder / "config.json").is_file() else None

@@ -8,7 +8,6 @@ import click
 
 from specdeploy.cli._group import cli, profile_argument, set_option
 from specdeploy.console import console
-from specdeploy.runtime import MAX_DRAFT_LEN
 
 
 @cli.command()
@@ -33,8 +32,9 @@ def serve(artifact_dir: Path, openai_port: int, no_openai: bool) -> None:
 @click.option("--url", default=None, metavar="HOST:PORT", help="gRPC endpoint instead of a served artifact.")
 @click.option("--model", default=None, help="Model name (default: the served repository's entry model).")
 @click.option("--max-tokens", type=click.IntRange(1, 65536), default=64, show_default=True)
-@click.option("--draft-len", type=click.IntRange(0, MAX_DRAFT_LEN), default=None,
-              help="This request's draft length instead of the served one (0: no speculation; reference layout).")
+@click.option("--draft-len", type=click.IntRange(0), default=None,
+              help="This request's draft length instead of the served one (0: no speculation; reference layout, "
+                   "which refuses more than its runtime drafts).")
 def ask(prompt: str, artifact: Path | None, url: str | None, model: str | None, max_tokens: int,
         draft_len: int | None) -> None:
     """Send PROMPT to a served model and print its answer."""

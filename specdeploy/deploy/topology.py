@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from specdeploy.plugin.registry import get_engine
 from specdeploy.profile.issues import Issue
 
 NODE_GPUS: dict[str, tuple[int, str]] = {
@@ -82,7 +83,8 @@ def topology_issues(profile: Any, targets: list[str] | tuple[str, ...]) -> Itera
     """Every reason these targets cannot be rendered for this profile (located at the field to change)."""
     if not targets:
         return
-    if profile.runtime.backend != "pytorch" or profile.triton.layout not in ("auto", "llmapi"):
+    layout = profile.triton.layout
+    if (get_engine(profile.runtime.backend).layouts[0] if layout == "auto" else layout) != "llmapi":
         yield Issue(("deploy", "targets"), f"deploy targets serve the llmapi Triton layout (PyTorch backend); this "
                     f"profile uses the {profile.runtime.backend} backend, whose repository names build-machine paths",
                     "set runtime.backend: pytorch, or remove deploy.targets")

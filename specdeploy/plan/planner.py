@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from specdeploy.plan.model import Plan, Stage, Step
+from specdeploy.plugin.registry import get_engine
 from specdeploy.resolve.resolver import Resolved
 
 if TYPE_CHECKING:  # the performance model is imported only when there is advice to give
@@ -65,12 +66,11 @@ def _tune_step(resolved: Resolved, after: tuple[str, ...]) -> list[Step]:
 
 def make_plan(resolved: Resolved) -> Plan:
     """The step graph a build of this profile runs, in dependency order."""
-    from specdeploy.trtllm.steps import backend_steps
-
     fetch = _fetch_steps(resolved)
     fetched = tuple(s.id for s in fetch)
     tune = _tune_step(resolved, fetched)
-    build = backend_steps(resolved, fetched + tuple(s.id for s in tune))
+    engine = get_engine(resolved.profile.runtime.backend)
+    build = engine.build_steps(resolved, fetched + tuple(s.id for s in tune))
     built = tuple(s.id for s in build)
     render = [
         Step(
@@ -121,7 +121,8 @@ def _advice(resolved: Resolved) -> Advice | None:
     from specdeploy.perfmodel.engines import engine_efficiency
     from specdeploy.plugin.registry import find, mechanism_names
 
-    backend, line = profile.runtime.backend, resolved.line.name if resolved.line else None
+    backend = profile.runtime.backend
+    line = get_engine(backend).support_line(resolved.line)
     usable = [
         m for m in mechanism_names() if m in DRAFTERS and (cls := find(m)) is not None and cls.supports(backend, line)
     ]
@@ -136,6 +137,6 @@ def _advice(resolved: Resolved) -> Advice | None:
         concurrency=profile.tune.concurrency,
         context=profile.serving.max_seq_len // 2,
         k_max=max(1, resolved.draft_len),
-        eff=engine_efficiency(backend),
+        eff=engine_efficiency(get_engine(backend).efficiency),
         profile=AcceptanceProfile.from_user(profile.tune.acceptance_al, profile.tune.acceptance_rates),
     )

@@ -34,7 +34,6 @@ if TYPE_CHECKING:
     from specdeploy.profile.schema import Profile
     from specdeploy.resolve.gpus import GpuSpec
     from specdeploy.resolve.model_spec import ModelSpec
-    from specdeploy.trtllm.versions import VersionLine
 
 
 class _LazyOptions:
@@ -73,7 +72,8 @@ class CheckContext:
     the mechanism's `check` is not called."""
     target: ModelSpec | None
     draft: ModelSpec | None
-    line: VersionLine | None
+    line: Any
+    """The engine's release line (`plugin.engine.ReleaseLine`: `.name` is what `support` names), None without."""
     gpu: GpuSpec | None
     given: Callable[[KeyPath], bool] = lambda _path: True
     """Whether the profile (its file, a parent it extends, or `--set`) gave the value at a path, rather than the
@@ -94,7 +94,7 @@ class Mechanism:
     chain: ClassVar[bool] = True
     """A K-token draft is the first K tokens of a K_max draft, so one K_max run gives AL for every K."""
     support: ClassVar[dict[str, tuple[str, ...]]] = {}
-    """backend -> TRT-LLM version lines (`1.2`, `1.3`) it works on; `reference` uses `("cpu",)`."""
+    """engine (`runtime.backend`) -> release lines (`1.2`, `1.3`) it works on; `reference` uses `("cpu",)`."""
     max_draft_len: ClassVar[int] = 64
     """Structural upper limit of the draft length."""
     default_draft_len: ClassVar[int] = 3
@@ -131,11 +131,9 @@ class Mechanism:
         return None
 
     @classmethod
-    def supports(cls, backend: str, line: str | None) -> bool:
-        lines = cls.support.get(backend)
-        if lines is None:
-            return False
-        return backend == "reference" or line in lines
+    def supports(cls, engine: str, line: str | None) -> bool:
+        """Whether it runs on `engine` at `line` (the engine's `support_line` of the profile's release)."""
+        return line in cls.support.get(engine, ())
 
 
 def options_ref(mechanism: type[Mechanism]) -> tuple[str, str] | None:

@@ -29,12 +29,12 @@ def _llm_args(file: str, data: dict[str, Any], release: str | None) -> list[Repo
     """model.yaml's LLM() arguments against the contract table of the release the repository was rendered for."""
     if not release:
         return []  # rendered before the manifest recorded it
-    from specdeploy.trtllm.tables import check_llm_api_options, table_for
-    from specdeploy.trtllm.versions import version_line
+    from specdeploy.plugin.registry import engines
 
     args = {k: v for k, v in data.items() if k != "triton_config"}
-    return [RepoIssue(file, None, f"LLM() argument {problem.lstrip('.')} (TensorRT-LLM {release})")
-            for problem in check_llm_api_options(args, table_for(version_line(release)))]
+    engine = next(e for e in engines().values() if "llmapi" in e.layouts)
+    return [RepoIssue(file, None, f"LLM() argument {problem.lstrip('.')} ({engine.product} {release})")
+            for problem in engine.check_serving_args(args, release)]
 
 
 def check_llmapi_upstream(root: Path, models: dict[str, Model], manifest: dict[str, Any]) -> list[RepoIssue]:

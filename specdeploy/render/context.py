@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from specdeploy.errors import UsageError
+from specdeploy.plugin.registry import get_engine
 from specdeploy.profile.rules import bad_model_name
 from specdeploy.resolve.resolver import Resolved
 
@@ -124,7 +125,8 @@ class EngineContext:
 
 @dataclass(frozen=True)
 class ReferenceContext:
-    """A python model around the CPU reference runtime (`specdeploy.runtime.load_pair` / `generate`)."""
+    """A python model around the CPU reference runtime (`specdeploy.engines.reference.runtime`: `load_pair`,
+    `generate`)."""
 
     model_name: str
     site_packages: str
@@ -188,7 +190,7 @@ def layout_of(resolved: Resolved) -> str:
     layout = resolved.profile.triton.layout
     if layout != "auto":
         return str(layout)
-    return {"pytorch": "llmapi", "tensorrt": "engine", "reference": "reference"}[resolved.profile.runtime.backend]
+    return get_engine(resolved.profile.runtime.backend).layouts[0]
 
 
 def model_name(resolved: Resolved) -> str:

@@ -20,7 +20,7 @@ from specdeploy.errors import StepFailed, UsageError
 from specdeploy.render.backends import prepare_backends
 from specdeploy.render.context import MANIFEST
 from specdeploy.render.server import TritonServer, start_server
-from specdeploy.runtime.models import cache_dir
+from specdeploy.runtime_paths import cache_dir
 
 STATE = Path(".specdeploy") / "serve.json"
 

@@ -1,8 +1,9 @@
 """The reference layout's model logic, apart from Triton's python backend (templates/triton/reference model.py
 hands each request's inputs here and sends what comes back through the request's response sender).
 
-Requests decode together in one background loop (`specdeploy.runtime.serving`), at most `max_batch_size` at
-once; the draft length follows the tuned schedule at the live batch size unless a request sets its own.
+Requests decode together in one background loop (`specdeploy.engines.reference.runtime.serving`), at most
+`max_batch_size` at once; the draft length follows the tuned schedule at the live batch size unless a request
+sets its own.
 With `stream` a response goes out after every verification step (the tokens it accepted); otherwise one
 response carries the whole answer. Either way the last one is marked final. `stream` needs a decoupled model
 (serving.streaming true); without it each request gets exactly one response, which Triton's default mode
@@ -35,8 +36,8 @@ class ReferenceModel:
     """Built once per model instance from its config.pbtxt parameters."""
 
     def __init__(self, params: dict[str, str], *, decoupled: bool) -> None:
-        from specdeploy.runtime import MAX_DRAFT_LEN, load_pair
-        from specdeploy.runtime.serving import InflightLoop
+        from specdeploy.engines.reference.runtime import MAX_DRAFT_LEN, load_pair
+        from specdeploy.engines.reference.runtime.serving import InflightLoop
 
         self.pair = load_pair(params["target_ref"], params.get("drafter_ref") or None, params.get("device") or "cpu")
         self.mechanism = params.get("mechanism") or "none"
@@ -57,9 +58,9 @@ class ReferenceModel:
         request whose client `cancelled` it leaves the batch with a RequestCancelled `fail`."""
         import torch
 
-        from specdeploy.runtime.engine import RowSpec
-        from specdeploy.runtime.prompts import PromptRecord, encode_prompt
-        from specdeploy.runtime.serving import Request
+        from specdeploy.engines.reference.runtime.engine import RowSpec
+        from specdeploy.engines.reference.runtime.serving import Request
+        from specdeploy.prompts import PromptRecord, encode_prompt
 
         r = parse(inputs, self.default_max_tokens)
         if self.max_seq_len and len(r.prompt) > self.max_seq_len * MAX_BYTES_PER_TOKEN:
@@ -173,7 +174,7 @@ def schedule(params: dict[str, str]) -> Callable[[int], int]:
     max_concurrency), else the fixed `draft_len` parameter (0: off)."""
     import json
 
-    from specdeploy.trtllm.schedule import canonical, draft_len_at
+    from specdeploy.schedule import canonical, draft_len_at
 
     fixed = int(params.get("draft_len") or 0)
     raw = params.get("schedule") or ""

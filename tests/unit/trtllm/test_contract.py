@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
+from specdeploy.engines.trtllm.llm_api import llm_api_options
+from specdeploy.engines.trtllm.tables import TABLES, check_llm_api_options, table_for
+from specdeploy.engines.trtllm.versions import version_line
 from specdeploy.profile.issues import ProfileError
-from specdeploy.trtllm.llm_api import llm_api_options
-from specdeploy.trtllm.tables import TABLES, check_llm_api_options, table_for
-from specdeploy.trtllm.versions import version_line
 from tests.unit.trtllm.cases import EAGLE3, LLAMA, PYTORCH, SCHEDULE, _case, _mtp
 
 

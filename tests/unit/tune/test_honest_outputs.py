@@ -127,8 +127,8 @@ def test_a_clamped_k_shows_wherever_the_k_does(tmp_path: Path) -> None:
     lock = json.loads(json.dumps(tune_run.record_in_lock(res, tmp_path)["tuned"]))
     assert lock["clamped"]["16"]["emitted"] == 1 and any("clamped" in n for n in lock["notes"])  # lock
     # the emitted YAML (the build's emit step reads the tune step's outputs = the lock record)
+    from specdeploy.engines.trtllm.actions import emit_llm_api
     from specdeploy.execute.context import ActionContext
-    from specdeploy.trtllm.actions import emit_llm_api
 
     the_plan = api.plan(str(_auto_profile(tmp_path)))[1]
     ctx = ActionContext(full, the_plan, the_plan.step("emit.llm_api"), tmp_path / "emit",
