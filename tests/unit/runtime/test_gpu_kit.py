@@ -7,6 +7,8 @@ import hashlib
 import importlib.util
 import json
 import os
+import subprocess
+import sys
 import zlib
 from pathlib import Path
 
@@ -95,3 +97,21 @@ def test_a_failed_row_names_the_error_its_exception_interrupted(capsys):
     assert reason == ("RuntimeError: CUDA error: operation failed due to a previous error during capture <- during: "
                       "RuntimeError: operation not permitted when stream is capturing")
     assert "Traceback" in capsys.readouterr().err
+
+
+def test_every_phase_of_the_kit_starts_from_this_tree(kit, tmp_path):
+    """A module the redesign moves must not break the next GPU loan: each phase's script (and graphs_check.py, the
+    loan's first call) imports the tree and parses its own arguments; doctor, the cheapest phase, runs whole."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(map(str, (REPO, REPO / "plugins"))), "HF_HUB_OFFLINE": "1"}
+    phases = kit.phases("cpu", True, tmp_path)
+    assert [name for name, *_ in phases] == ["doctor", "step_cost", "e2e", "tune", "tuner"]
+    scripts = [argv[1] for _, argv, *_ in phases if argv[1].endswith(".py")] + ["bench/gpu/graphs_check.py"]
+    assert len(scripts) == 4
+    for script in scripts:
+        proc = subprocess.run([sys.executable, script, "--help"], cwd=REPO, env=env, capture_output=True, text=True,
+                              timeout=300)
+        assert proc.returncode == 0 and "usage:" in proc.stdout, f"{script}: {proc.stderr[-1500:]}"
+    (_, doctor, *_), *_ = phases
+    proc = subprocess.run(doctor, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode in (0, 1), proc.stderr[-1500:]  # 1: no GPU builds here, said in the report
+    assert "reference_runtime" in json.loads(proc.stdout)["result"]
