@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from specdeploy.errors import UsageError
-from specdeploy.profile.issues import Issue, ProfileError
+from specdeploy.issues import Issue, ProfileError
 from specdeploy.profile.loader import load_profile
 from specdeploy.resolve.resolver import Resolved, resolve
 
@@ -165,8 +165,8 @@ def mechanisms() -> list[dict[str, Any]]:
 
     installed = engines()
     return [{"name": name, "summary": cls.summary, "needs_draft_model": cls.needs_draft_model,
-             "support": {b: list(v) for b, v in cls.support.items()}, "max_draft_len": cls.max_draft_len,
-             "trtllm_ranges": {b: installed[b].range_notes(name, tuple(v)) for b, v in cls.support.items()
+             "support": {b: list(v) for b, v in cls.supported().items()}, "max_draft_len": cls.max_draft_len,
+             "trtllm_ranges": {b: installed[b].range_notes(name, tuple(v)) for b, v in cls.supported().items()
                                if b in installed and installed[b].version_field},
              "source": f"{cls.__module__}:{cls.__qualname__}"} for name, cls in sorted(registry().items())]
 

@@ -36,14 +36,8 @@ from drafter_data import generate_runtime_answers, load_answers
 from drafter_prompts import chat_prompts, docstring_prompts, stdlib_files, vocab_words, wide_prompts
 
 from specdeploy._io import write_json_atomic
-from specdeploy.engines.reference.runtime.models import (
-    DRAFTER_DIR,
-    SMOLLM2_REF,
-    load_pair,
-    own_drafter_state,
-    share_embeddings,
-    write_shared_meta,
-)
+from specdeploy.engines.reference.runtime.models import DRAFTER_DIR, SMOLLM2_REF, load_pair
+from specdeploy.engines.reference.runtime.shared_drafter import own_drafter_state, share_embeddings, write_shared_meta
 
 
 def log(msg: str) -> None:

@@ -34,7 +34,8 @@ import torch
 from specdeploy._io import write_json_atomic
 from specdeploy.engines.reference.runtime.eagle import FeatureTap
 from specdeploy.engines.reference.runtime.eagle_model import EagleHead, default_feature_layers, save_eagle
-from specdeploy.engines.reference.runtime.models import DRAFTER_DIR, SMOLLM2_REF, load_pair, share_embeddings
+from specdeploy.engines.reference.runtime.models import DRAFTER_DIR, SMOLLM2_REF, load_pair
+from specdeploy.engines.reference.runtime.shared_drafter import share_embeddings
 
 PROMPT_WEIGHT = 0.2
 STEP2_WEIGHT = 0.5

@@ -117,14 +117,14 @@ def _advice(resolved: Resolved) -> Advice | None:
     profile, mechanism = resolved.profile, resolved.profile.speculative.mechanism
     if resolved.target is None or resolved.gpu is None or mechanism in ("none", "auto"):
         return None
-    from specdeploy.perfmodel import DRAFTERS, AcceptanceProfile, advise
+    from specdeploy.perfmodel import AcceptanceProfile, advise, drafter_names
     from specdeploy.perfmodel.engines import engine_efficiency
-    from specdeploy.plugin.registry import find, mechanism_names
+    from specdeploy.plugin.registry import find
 
     backend = profile.runtime.backend
     line = get_engine(backend).support_line(resolved.line)
     usable = [
-        m for m in mechanism_names() if m in DRAFTERS and (cls := find(m)) is not None and cls.supports(backend, line)
+        m for m in drafter_names() if (cls := find(m)) is not None and cls.supports(backend, line)
     ]
     return advise(
         resolved.target,

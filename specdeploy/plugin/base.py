@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from specdeploy.issues import Issue
+from specdeploy.issues import Path as KeyPath
 from specdeploy.profile.fast import PROFILE_TABLES
-from specdeploy.profile.issues import Issue
-from specdeploy.profile.issues import Path as KeyPath
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -84,6 +84,20 @@ class CheckContext:
         return Issue(("speculative", *field.split(".")), message, suggestion)
 
 
+@dataclass(frozen=True)
+class AcceptancePrior:
+    """The published acceptance a mechanism's prior rests on, with its source: rows of the performance model's
+    record (`sweep`: one AL per K = 1..n; `row`: one AL at one K, with a `note`), or conditional `rates` with
+    their `basis` and `source` where the record has no AL."""
+
+    sweep: tuple[str, ...] = ()
+    row: str | None = None
+    note: str = ""
+    rates: tuple[float, ...] = ()
+    basis: str = ""
+    source: str = ""
+
+
 class Mechanism:
     """Base class of drafter mechanisms. Subclasses set the class variables and may override hooks."""
 
@@ -94,11 +108,23 @@ class Mechanism:
     chain: ClassVar[bool] = True
     """A K-token draft is the first K tokens of a K_max draft, so one K_max run gives AL for every K."""
     support: ClassVar[dict[str, tuple[str, ...]]] = {}
-    """engine (`runtime.backend`) -> release lines (`1.2`, `1.3`) it works on; `reference` uses `("cpu",)`."""
+    """engine (`runtime.backend`) -> release lines (`1.2`, `1.3`; `reference` uses `("cpu",)`), for a plugin that
+    declares no `engines` (it then validates and plans, but no engine can emit it)."""
     max_draft_len: ClassVar[int] = 64
     """Structural upper limit of the draft length."""
     default_draft_len: ClassVar[int] = 3
     """What `draft_len: auto` starts from before tuning."""
+    engines: ClassVar[dict[str, Any]] = {}
+    """engine name -> what the mechanism emits there, as a value of the type that engine's package defines
+    (`specdeploy.engines.trtllm.declare.TrtllmDecoding` / `TrtllmEngineBuild`, `...reference.declare.ReferenceDrafter`).
+    An engine refuses a mechanism that declares nothing for it."""
+    drafting: ClassVar[str] = "sequential"
+    """How the drafter proposes K tokens: `sequential` (K passes), `one_pass` (all K at once), `none` (host-side
+    matching, no forward); the performance model charges a launch per pass."""
+    training: ClassVar[str] = ""
+    """What the mechanism costs before it serves (a trained head, an off-the-shelf model, nothing)."""
+    prior: ClassVar[AcceptancePrior | None] = None
+    """The published acceptance the tuner starts from; None: a generic prior."""
 
     def parse_options(self, raw: dict[str, Any]) -> BaseModel:
         return self.Options.model_validate(raw)
@@ -123,17 +149,31 @@ class Mechanism:
         return ()
 
     def draft_cost(self, ctx: Any, batch: int, k: int) -> float | None:
-        """Seconds to draft `k` tokens for `batch` sequences (`ctx` is a `perfmodel.DraftContext`).
-
-        None lets the performance model use its own per-mechanism table (or a generic estimate for
-        mechanisms it does not know); a third-party plugin overrides this to describe its drafter.
-        """
+        """Seconds to draft `k` tokens for `batch` sequences (`ctx` is a `perfmodel.DraftContext`, whose `forward`,
+        `layer`, `heads_only` and `generic` price a drafter). None: the generic estimate (the draft model's
+        forwards, else a tenth of a target step per token)."""
         return None
+
+    @classmethod
+    def prices_drafting(cls) -> bool:
+        """Whether the plugin describes its drafter's cost (the performance model compares those)."""
+        return cls.draft_cost is not Mechanism.draft_cost
+
+    def applies_to(self, target: Any) -> bool:
+        """Whether the mechanism can serve this target at all (MTP needs MTP layers); advice skips it otherwise."""
+        return True
 
     @classmethod
     def supports(cls, engine: str, line: str | None) -> bool:
         """Whether it runs on `engine` at `line` (the engine's `support_line` of the profile's release)."""
-        return line in cls.support.get(engine, ())
+        return line in cls.supported().get(engine, ())
+
+    @classmethod
+    def supported(cls) -> dict[str, tuple[str, ...]]:
+        """engine -> the release lines it runs on: its `engines` declarations' lines, else `support`."""
+        if cls.engines:
+            return {engine: tuple(declared.lines) for engine, declared in cls.engines.items()}
+        return dict(cls.support)
 
 
 def options_ref(mechanism: type[Mechanism]) -> tuple[str, str] | None:

@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from specdeploy.issues import Issue
     from specdeploy.plan.model import Step
     from specdeploy.plugin.base import CheckContext, Mechanism
-    from specdeploy.profile.issues import Issue
 
 
 class ReleaseLine(Protocol):
@@ -98,6 +98,16 @@ class Engine:
                      ) -> dict[str, Any]:
         """What the engine's Triton layout loads the model with (TensorRT-LLM's LLM() arguments, `model.yaml`)."""
         return {}
+
+    def triton_params(self, resolved: Any) -> dict[str, Any]:
+        """The profile's mechanism on this engine's Triton layout: `target` (the served model's speculative
+        parameters) and `draft_engine` (a second model drafts)."""
+        return {}
+
+    def repo_draft_len(self, params: dict[str, str]) -> tuple[int, str, str] | None:
+        """(draft tokens, what asks for them, the parameter to point at) of a rendered model's parameters
+        (`check-repo` holds them against the engine's); None when they do not say."""
+        return None
 
     def check_serving_args(self, args: dict[str, Any], release: str) -> list[str]:
         """Problems of rendered serving arguments against the contract table of `release` (`check-repo`)."""

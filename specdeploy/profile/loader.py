@@ -14,8 +14,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path as FsPath
 from typing import TYPE_CHECKING, Any
 
+from specdeploy.issues import Issue, Path, ProfileError
 from specdeploy.profile import overrides
-from specdeploy.profile.issues import Issue, Path, ProfileError
 from specdeploy.profile.shipped import find_shipped
 from specdeploy.profile.yamlmarks import PROFILE_SUFFIXES, Document, load_document
 

@@ -11,9 +11,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from specdeploy.issues import Issue
 from specdeploy.plugin.base import CheckContext, Mechanism
 from specdeploy.plugin.registry import engines, get_engine
-from specdeploy.profile.issues import Issue
 
 MODEL_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
 """A Triton model folder name that cannot escape the repository (no '/', no leading '.', no newline)."""
@@ -66,7 +66,7 @@ def _matrix(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:
         return
     line = engine.support_line(ctx.line)
     if not mech.supports(runtime.backend, line):
-        where = "; ".join(f"{b} ({', '.join(v)})" for b, v in mech.support.items()) or "nowhere"
+        where = "; ".join(f"{b} ({', '.join(v)})" for b, v in mech.supported().items()) or "nowhere"
         yield Issue(("speculative", "mechanism"), f"{mech.name} does not run on backend '{runtime.backend}'"
                     + (f" with {engine.product} {engine.release(ctx.profile)}" if ctx.line else ""),
                     f"{mech.name} runs on: {where}")
@@ -221,7 +221,7 @@ def _tune_concurrency(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Iss
 
 
 def _deploy(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:
-    from specdeploy.deploy.topology import topology_issues
+    from specdeploy.profile.topology import topology_issues
 
     yield from topology_issues(ctx.profile, list(ctx.profile.deploy.targets))
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from specdeploy.issues import Issue, ProfileError
 from specdeploy.plugin.base import CheckContext
 from specdeploy.plugin.registry import get_engine
-from specdeploy.profile.issues import Issue, ProfileError
 from specdeploy.profile.loader import LoadedProfile
 from specdeploy.profile.rules import check_rules, draft_len_candidates, planned_draft_len
 from specdeploy.resolve.gpus import GPUS, GpuSpec

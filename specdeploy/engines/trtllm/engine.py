@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from specdeploy.engines.trtllm.declare import build_of
 from specdeploy.errors import UsageError
 from specdeploy.plan.model import Stage, Step
 from specdeploy.resolve.resolver import Resolved
@@ -26,11 +27,6 @@ def _family(resolved: Resolved, role: str) -> str:
         raise UsageError(f"no TensorRT-LLM engine converter known for {role} model_type '{model_type}'",
                          hint=f"engine families: {', '.join(sorted(FAMILIES))}; or use backend: pytorch")
     return FAMILIES[model_type]
-
-
-def _opts(resolved: Resolved) -> Any:
-    """The mechanism's validated Options model (typed per plugin, so read by attribute)."""
-    return resolved.loaded.options
 
 
 SPEC_DTYPES = ("float32", "bfloat16", "float16")
@@ -56,8 +52,10 @@ def _common(resolved: Resolved, *, auto_ok: bool = True, pp: bool = True) -> lis
 
 def quantized_by_modelopt(profile: Any) -> bool:
     """The target goes through Model-Optimizer's quantize.py (engine backend, a quantization, a plain target)."""
-    return (profile.runtime.backend == "tensorrt" and profile.target.quantization != "none"
-            and profile.speculative.mechanism in ("none", "draft_target", "lookahead"))
+    if profile.runtime.backend != "tensorrt" or profile.target.quantization == "none":
+        return False
+    declared = build_of(profile.speculative.mechanism)
+    return profile.speculative.mechanism == "none" or (declared is not None and declared.modelopt)
 
 
 def fp8_kv_cache(profile: Any) -> bool:
@@ -69,15 +67,11 @@ def fp8_kv_cache(profile: Any) -> bool:
 def convert_argv(resolved: Resolved, role: str = "target") -> list[str]:
     """The checkpoint conversion (or Model-Optimizer quantization) command of one model."""
     profile = resolved.profile
-    mech, opts = profile.speculative.mechanism, _opts(resolved)
+    declared = build_of(profile.speculative.mechanism)
     model = f"${{fetch.{role}.path}}"
-    if role == "target" and mech == "medusa":
-        return [PY, f"{EX}/medusa/convert_checkpoint.py", "--model_dir", model, "--medusa_model_dir",
-                "${fetch.draft.path}", "--num_medusa_heads", str(opts.num_heads), *_common(resolved, auto_ok=False)]
-    if role == "target" and mech == "eagle":  # no --max_non_leaves_per_layer: not in the converter (04a2cac)
-        return [PY, f"{EX}/eagle/convert_checkpoint.py", "--model_dir", model, "--eagle_model_dir",
-                "${fetch.draft.path}", "--max_draft_len", str(resolved.draft_len), "--num_eagle_layers",
-                str(opts.num_eagle_layers), *_common(resolved, auto_ok=False)]
+    if role == "target" and declared is not None and declared.convert is not None:  # the drafter folded in
+        script, args = declared.convert
+        return [PY, f"{EX}/{script}", "--model_dir", model, *args(resolved), *_common(resolved, auto_ok=False)]
     if role == "target" and quantized_by_modelopt(profile):
         argv = [PY, f"{EX}/quantization/quantize.py", "--model_dir", model, "--qformat",
                 QFORMATS[profile.target.quantization], *_common(resolved)]
@@ -86,12 +80,11 @@ def convert_argv(resolved: Resolved, role: str = "target") -> list[str]:
             *_common(resolved)]
 
 
-def redrafter_argv(resolved: Resolved) -> list[str]:
-    """Attach the ReDrafter drafter to the converted base: its converter has no --pp_size (pipeline fixed at 1)
-    and requires --base_model_checkpoint_dir and --drafter_model_dir (pp != 1: refused by the mechanism's check)."""
-    return [PY, f"{EX}/redrafter/convert_checkpoint.py", "--base_model_checkpoint_dir", "${convert.base.dir}",
-            "--drafter_model_dir", "${fetch.draft.path}", "--redrafter_num_beams", str(_opts(resolved).num_beams),
-            "--redrafter_draft_len_per_beam", str(resolved.draft_len), *_common(resolved, auto_ok=False, pp=False)]
+def attach_argv(resolved: Resolved, script: str, args: list[str]) -> list[str]:
+    """Attach the drafter to the converted base (ReDrafter): such a converter has no --pp_size (pipeline fixed at
+    1; pp != 1 is refused by the mechanism's check) and takes the base and the drafter folders."""
+    return [PY, f"{EX}/{script}", "--base_model_checkpoint_dir", "${convert.base.dir}",
+            "--drafter_model_dir", "${fetch.draft.path}", *args, *_common(resolved, auto_ok=False, pp=False)]
 
 
 def build_argv(resolved: Resolved, checkpoint_step: str, role: str = "target") -> list[str]:
@@ -105,7 +98,8 @@ def build_argv(resolved: Resolved, checkpoint_step: str, role: str = "target") -
             "--kv_cache_type", "paged", "--gemm_plugin", "auto", "--gpt_attention_plugin", "auto",
             "--remove_input_padding", "enable", "--use_paged_context_fmha", "enable",
             "--workers", str(hw.tensor_parallel * hw.pipeline_parallel)]
-    mode = resolved.line.engine_modes.get(profile.speculative.mechanism) if resolved.line else None
+    declared = build_of(profile.speculative.mechanism)
+    mode = declared.mode if declared is not None else None
     if role == "draft":
         return argv + ["--gather_generation_logits"]
     if mode:
@@ -122,14 +116,15 @@ def _step(step_id: str, stage: Stage, what: str, argv: list[str], after: tuple[s
 def engine_steps(resolved: Resolved, after: tuple[str, ...]) -> list[Step]:
     """convert/quantize -> trtllm-build per model (draft-target: two engines), then serve.sh."""
     profile = resolved.profile
-    mech = profile.speculative.mechanism
+    declared = build_of(profile.speculative.mechanism)
     steps: list[Step] = []
     target_ckpt = "convert.target"
-    if mech == "redrafter":
-        steps.append(_step("convert.base", Stage.CONVERT, "convert the base model for ReDrafter",
+    if declared is not None and declared.attach is not None:
+        what, script, args = declared.attach
+        steps.append(_step("convert.base", Stage.CONVERT, f"convert the base model for {what}",
                            convert_argv(resolved), after, "checkpoints", ("tensorrt_llm",)))
-        steps.append(_step("convert.target", Stage.CONVERT, "attach the ReDrafter drafter",
-                           redrafter_argv(resolved),
+        steps.append(_step("convert.target", Stage.CONVERT, f"attach the {what} drafter",
+                           attach_argv(resolved, script, args(resolved)),
                            ("convert.base", *after), "checkpoints", ("tensorrt_llm",)))
     elif convert_argv(resolved)[1].endswith("quantize.py"):
         target_ckpt = "quantize.target"
@@ -141,7 +136,7 @@ def engine_steps(resolved: Resolved, after: tuple[str, ...]) -> list[Step]:
     steps.append(_step("engine.target", Stage.ENGINE, "build the target engine (trtllm-build)",
                        build_argv(resolved, target_ckpt), (target_ckpt,), "engines", BUILD_NEEDS))
     engines: tuple[str, ...] = ("engine.target",)
-    if mech == "draft_target":
+    if declared is not None and declared.draft_engine:
         steps.append(_step("convert.draft", Stage.CONVERT, "convert the draft checkpoint",
                            convert_argv(resolved, "draft"), after, "checkpoints", ("tensorrt_llm",)))
         steps.append(_step("engine.draft", Stage.ENGINE, "build the draft engine (trtllm-build)",

@@ -9,65 +9,40 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from specdeploy.engines.trtllm.declare import decoding_of
 from specdeploy.engines.trtllm.schedule import emit_schedule
-from specdeploy.engines.trtllm.versions import VersionLine
+from specdeploy.engines.trtllm.versions import AUTO_DECODING, VersionLine
 from specdeploy.resolve.resolver import Resolved
 from specdeploy.schedule import canonical
 
 
-def _option(resolved: Resolved, name: str, default: Any = None) -> Any:
-    return getattr(resolved.loaded.options, name, default) if resolved.loaded.options is not None else default
-
-
-def mechanism_key(resolved: Resolved) -> str:
-    """The mechanism name, with EAGLE-3 split into one-model / two-model (they differ in overlap rules)."""
-    mech = resolved.profile.speculative.mechanism
-    if mech == "eagle3" and not _option(resolved, "one_model", True):
-        return "eagle3_two_model"
-    return mech
-
-
 def _speculative_config(resolved: Resolved, line: VersionLine, k: int, draft_path: str | None) -> dict[str, Any]:
-    mech = resolved.profile.speculative.mechanism
-    if not line.supports(mech):
-        raise ValueError(f"TensorRT-LLM {line.name} has no PyTorch support for mechanism '{mech}'")
-    cfg: dict[str, Any] = {"decoding_type": line.decoding_types[mech]}
+    """`decoding_type` and the keys the mechanism declares for this range (`declare.TrtllmDecoding`)."""
+    mech, opts = resolved.profile.speculative.mechanism, resolved.loaded.options
     if mech == "auto":
-        return cfg
-    if mech == "mtp":  # early 1.3 rcs overwrite max_draft_len with num_nextn_predict_layers: emit both equal
-        return {**cfg, **dict.fromkeys(line.mtp_length_keys, k), **_mtp_fields(resolved)}
-    cfg["max_draft_len"] = k
-    if draft_path is not None:
-        cfg[line.drafter_path_key] = draft_path
-    if mech == "eagle3":
-        cfg.update(_eagle3_fields(resolved, line))
-    elif mech == "ngram":
-        for name in ("max_matching_ngram_size", "is_keep_all", "is_use_oldest", "is_public_pool"):
-            cfg[name] = _option(resolved, name)
+        return {"decoding_type": AUTO_DECODING}
+    declared = decoding_of(mech)
+    if declared is None or not declared.has(line):
+        raise ValueError(f"TensorRT-LLM {line.name} has no PyTorch support for mechanism '{mech}'")
+    refused = declared.refuse(opts, line)
+    if refused:
+        raise ValueError(refused)
+    cfg: dict[str, Any] = {"decoding_type": declared.decoding_type[line.name]}
+    if declared.length_keys is not None:  # the target drafts: K under its own keys, no drafter path
+        cfg.update(dict.fromkeys(declared.length_keys(line), k))
+    else:
+        cfg["max_draft_len"] = k
+        if draft_path is not None:
+            cfg[line.drafter_path_key] = draft_path
+    if declared.fields is not None:
+        cfg.update(declared.fields(opts, line))
     return cfg
 
 
-def _mtp_fields(resolved: Resolved) -> dict[str, Any]:
-    cfg: dict[str, Any] = {"use_mtp_vanilla": bool(_option(resolved, "vanilla", False))}
-    if _option(resolved, "relaxed_acceptance", False):
-        cfg.update(use_relaxed_acceptance_for_thinking=True, relaxed_topk=_option(resolved, "relaxed_topk", 1),
-                   relaxed_delta=_option(resolved, "relaxed_delta", 0.0))
-    return cfg
-
-
-def _eagle3_fields(resolved: Resolved, line: VersionLine) -> dict[str, Any]:
-    one_model = bool(_option(resolved, "one_model", True))
-    if not one_model and line.eagle3_two_model in ("refused", "unknown"):
-        raise ValueError(f"two-model EAGLE-3 is {line.eagle3_two_model} on TensorRT-LLM {line.range}")
-    cfg: dict[str, Any] = {"eagle3_one_model": one_model} if line.eagle3_two_model != "refused" else {}
-    layers = _option(resolved, "layers_to_capture")
-    if layers:
-        cfg["eagle3_layers_to_capture"] = sorted(set(layers))
-    if _option(resolved, "dynamic_tree", False):
-        cfg["use_dynamic_tree"] = True
-        if _option(resolved, "dynamic_tree_max_topk"):
-            cfg["dynamic_tree_max_topK"] = _option(resolved, "dynamic_tree_max_topk")
-    return cfg
+def _overlap(resolved: Resolved) -> bool:
+    """Whether the overlap scheduler may stay on (the mechanism declares where its drafter path forbids it)."""
+    declared = decoding_of(resolved.profile.speculative.mechanism)
+    return declared is None or declared.overlap(resolved.loaded.options)
 
 
 def _graph_batch_sizes(max_batch: int, bounds: Sequence[int]) -> list[int]:
@@ -123,7 +98,7 @@ def llm_api_options(resolved: Resolved, *, draft_len: int, schedule: Mapping[int
     opts = _limits(resolved, k if speculating else 0)
     bounds = [b for lo, hi, _ in ranges or () for b in (lo, hi)] + ([max_concurrency] if max_concurrency else [])
     opts["cuda_graph_config"] = {"enable_padding": True, "batch_sizes": _graph_batch_sizes(batch, bounds)}
-    if mechanism_key(resolved) in line.no_overlap:
+    if not _overlap(resolved):
         opts["disable_overlap_scheduler"] = True
     if tuning:
         opts["enable_iter_perf_stats"] = True

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from specdeploy.issues import Issue
 from specdeploy.plugin.engine import Engine
-from specdeploy.profile.issues import Issue
 
 if TYPE_CHECKING:
     from specdeploy.engines.trtllm.versions import VersionLine
@@ -40,7 +40,7 @@ class _Trtllm(Engine):
                 "exceeds the K at concurrency 1 is clamped to it")
 
     def range_notes(self, mechanism: str, lines: tuple[str, ...]) -> list[dict[str, object]]:
-        from specdeploy.engines.trtllm.versions import range_notes
+        from specdeploy.engines.trtllm.declare import range_notes
 
         return range_notes(mechanism, lines, self.name)
 
@@ -142,6 +142,20 @@ class Tensorrt(_Trtllm):
         if ctx.line is not None and not ctx.line.engine_backend:  # type: ignore[attr-defined]
             yield Issue(("runtime", "backend"), f"TensorRT-LLM {runtime.trtllm_version} has no engine backend "
                         "(removed in the 1.3 line)", "use backend: pytorch, or trtllm_version: 1.2.1 for engines")
+
+    def triton_params(self, resolved: Any) -> dict[str, Any]:
+        from specdeploy.engines.trtllm.declare import build_of
+
+        declared = build_of(resolved.profile.speculative.mechanism)
+        if declared is None:
+            return {}
+        target = declared.triton(resolved.loaded.options) if declared.triton is not None else {}
+        return {"target": target, "draft_engine": declared.draft_engine}
+
+    def repo_draft_len(self, params: dict[str, str]) -> tuple[int, str, str] | None:
+        from specdeploy.engines.trtllm.declare import builds
+
+        return next((n for b in builds() if b.repo_draft_len and (n := b.repo_draft_len(params)) is not None), None)
 
     def build_steps(self, resolved: Any, after: tuple[str, ...]) -> list[Step]:
         from specdeploy.engines.trtllm.engine import engine_steps

@@ -6,43 +6,31 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from specdeploy.profile.issues import Issue
+from specdeploy.issues import Issue
 
 if TYPE_CHECKING:
     from specdeploy.plugin.base import CheckContext
 
 
-def _option(ctx: CheckContext, name: str, default: Any) -> Any:
-    return getattr(ctx.options, name, default) if ctx.options is not None else default
-
-
 def contract_issues(ctx: CheckContext, _mech: Any = None) -> Iterator[Issue]:
-    """EAGLE-3 two-model where the range refuses or deprecates it; schedules the range cannot express."""
+    """A mechanism the range lacks, a range nobody read; schedules the range cannot express."""
     line, spec = ctx.line, ctx.profile.speculative
     if line is None:
         return
     version = ctx.profile.runtime.trtllm_version
-    from specdeploy.engines.trtllm.versions import CONCERNS, RANGES, UNCONFIRMED
+    from specdeploy.engines.trtllm.declare import decoding_of
+    from specdeploy.engines.trtllm.versions import UNCONFIRMED, WHOLE_RANGE
 
-    for key in (k for k in line.unknown if CONCERNS.get(k) == ("*",)):  # the whole range is unread (1.4)
+    for key in (k for k in line.unknown if k in WHOLE_RANGE):  # the whole range is unread (1.4)
         yield Issue(("runtime", "trtllm_version"), f"TensorRT-LLM {version}: range {line.range}, UNKNOWN: "
                     f"{UNCONFIRMED[key]}", "pin a release whose contract was read (1.2.1, the 1.3 line), or "
                     "check the emitted options with tools/refresh_trtllm_tables.py", severity="warning")
 
-    builtin = any(r.supports(spec.mechanism) for r in RANGES)  # a third-party mechanism's `support` governs it
-    if spec.mechanism != "none" and builtin and not line.supports(spec.mechanism):
+    declared = decoding_of(spec.mechanism)  # a mechanism without a declaration: its `support` governs it
+    if declared is not None and not declared.has(line):
         yield Issue(("speculative", "mechanism"), f"{spec.mechanism} is not in TensorRT-LLM {version} (range "
                     f"{line.range}; see specdeploy mechanisms)", "pin a later runtime.trtllm_version")
         return
-    if spec.mechanism == "eagle3" and not _option(ctx, "one_model", True):
-        if line.eagle3_two_model in ("refused", "unknown"):
-            yield Issue(("speculative", "options", "one_model"),
-                        f"two-model EAGLE-3 is {line.eagle3_two_model} on TensorRT-LLM {version} (range "
-                        f"{line.range}: {line.sources.get('eagle3_two_model', 'UNKNOWN')})",
-                        "set options.one_model: true, or pin runtime.trtllm_version: 1.3.0rc23 or 1.2.1")
-        elif line.eagle3_two_model == "deprecated":
-            yield Issue(("speculative", "options", "one_model"), f"two-model EAGLE-3 is deprecated on TensorRT-LLM "
-                        f"{version} (removed from 1.3.0rc27)", "set options.one_model: true", severity="warning")
     if spec.schedule and spec.mechanism != "none":
         if line.schedule == "unknown":
             yield Issue(("speculative", "schedule"), f"how TensorRT-LLM {version} reads draft_len_schedule is "

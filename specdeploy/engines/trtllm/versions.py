@@ -46,14 +46,12 @@ UNCONFIRMED: dict[str, str] = {
                                     "(04a2cacb); specdeploy does not pass it",
 }
 
-CONCERNS: dict[str, tuple[str, ...]] = {
-    "1.3.mtp_rc15_rc22": ("mtp",), "1.3.eagle3_two_model_rc24_rc26": ("eagle3",),
-    "1.3.draft_target_alias": ("draft_target",), "1.3.dflash_sa_since": ("dflash", "sa"), "1.4.contract": ("*",),
-    "1.2.one_model_schedule": ("eagle3", "mtp"),
-    "1.2.build_plugin_flags": ("medusa", "lookahead", "eagle", "redrafter", "draft_target"),
-    "convert.eagle_max_non_leaves": ("eagle",),
-}
-"""UNCONFIRMED key -> the mechanisms it concerns (the matrix shows it on their rows); the others are general."""
+WHOLE_RANGE = frozenset({"1.4.contract"})
+"""UNCONFIRMED keys that concern every mechanism of the range; a mechanism lists the others it concerns in its
+declaration (`declare.TrtllmDeclaration.unconfirmed`), and the matrix shows them on its row."""
+
+AUTO_DECODING = "AUTO"
+"""`speculative.mechanism: auto`: TensorRT-LLM's own heuristic (P121 / S1 from_dict map)."""
 
 
 @dataclass(frozen=True)
@@ -68,7 +66,6 @@ class VersionLine:
     high: str | None
     """First release of the range, and the first release after it (None: open)."""
     engine_backend: bool
-    decoding_types: dict[str, str]
     drafter_path_key: str
     mtp_length_keys: tuple[str, ...]
     """Keys that carry MTP's K (both where the release overwrites max_draft_len with the other)."""
@@ -84,26 +81,14 @@ class VersionLine:
     forbidden_fields: frozenset[str] = field(default_factory=frozenset)
     table: str = ""
     """Contract table (specdeploy/engines/trtllm/tables/<table>.json), filtered to this range by `tables.table_for`."""
-    engine_modes: dict[str, str] = field(default_factory=dict)
-    """mechanism -> `trtllm-build --speculative_decoding_mode` (engine backend only)."""
-    no_overlap: frozenset[str] = frozenset({"draft_target", "ngram", "eagle3_two_model"})
-    """Mechanisms that need `disable_overlap_scheduler: true` (two-model drafter paths)."""
-
-    def supports(self, mechanism: str) -> bool:
-        return mechanism in self.decoding_types
 
     def contains(self, version: str) -> bool:
         key = version_key(version)
         return version_key(self.low) <= key and (self.high is None or key < version_key(self.high))
 
 
-_DT_12 = {"eagle3": "Eagle", "mtp": "MTP", "draft_target": "DraftTarget", "ngram": "NGram", "medusa": "Medusa",
-          "lookahead": "Lookahead", "eagle": "Eagle", "redrafter": "ReDrafter", "auto": "AUTO"}
-_DT_13 = {"eagle3": "Eagle3", "mtp": "MTP", "draft_target": "Draft_Target", "ngram": "NGram", "dflash": "DFlash",
-          "pard": "PARD", "sa": "SA", "auto": "AUTO"}
-
 LINE_1_2 = VersionLine(
-    name="1.2", range="1.2.x", low="1.2.0rc0", high="1.3.0rc0", engine_backend=True, decoding_types=_DT_12,
+    name="1.2", range="1.2.x", low="1.2.0rc0", high="1.3.0rc0", engine_backend=True,
     drafter_path_key="speculative_model_dir", mtp_length_keys=("num_nextn_predict_layers",),
     schedule="lower_bound", schedule_key_one_required=True, schedule_excludes_max_concurrency=False,
     eagle3_two_model="supported", acceptance_fields=("acceptance_window", "acceptance_length_threshold"),
@@ -111,19 +96,17 @@ LINE_1_2 = VersionLine(
                               "DraftTarget, MTP, NGram, Medusa, Lookahead, SaveState, UserProvided, AUTO; no Eagle3)",
              "schedule": "P121 validate_draft_len_schedule_and_sort: key 1 required, schedule[1] == max_draft_len",
              "max_concurrency": "P121 DecodingBaseConfig (no exclusivity validator)",
-             "mtp": "S1/P14 MTPDecodingConfig.set_max_total_draft_tokens (1.2.1 region unread: trtllm.md §3)",
+             "mtp_length": "S1/P14 MTPDecodingConfig.set_max_total_draft_tokens (1.2.1 region unread: trtllm.md §3)",
              "acceptance": "P121 DecodingBaseConfig fields", "eagle3_two_model": "P121 eagle3_one_model field"},
     unknown=("1.2.one_model_schedule", "1.2.build_plugin_flags", "cli.serve_bench", "convert.qwen",
              "convert.eagle_max_non_leaves"),
     forbidden_fields=frozenset({"acceptance_rate_window_size", "acceptance_rate_threshold", "use_rejection_sampling",
                                 "advanced_sampling_mode", "enable_penalty", "spec_dec_variant", "moe_backend"}),
     table="trtllm-1.2.1",
-    engine_modes={"draft_target": "draft_tokens_external", "lookahead": "lookahead_decoding", "medusa": "medusa",
-                  "redrafter": "explicit_draft_tokens", "eagle": "eagle"},
 )
 
 _1_3 = VersionLine(
-    name="1.3", range="", low="", high=None, engine_backend=False, decoding_types=_DT_13,
+    name="1.3", range="", low="", high=None, engine_backend=False,
     drafter_path_key="speculative_model", mtp_length_keys=("max_draft_len",), schedule="upper_bound",
     schedule_key_one_required=False, schedule_excludes_max_concurrency=True, eagle3_two_model="deprecated",
     acceptance_fields=("acceptance_rate_window_size", "acceptance_rate_threshold"), table="trtllm-1.3",
@@ -135,29 +118,30 @@ _DT_SRC = "Literal['Draft_Target'] in S1, S2, P14; Eagle3 literal P14"
 RANGES: tuple[VersionLine, ...] = (
     LINE_1_2,
     replace(_1_3, range="1.3.0rc0-rc13", low="1.3.0rc0", high="1.3.0rc14", schedule="unknown",
-            decoding_types={k: v for k, v in _DT_13.items() if k not in ("dflash", "sa")},
             mtp_length_keys=("num_nextn_predict_layers", "max_draft_len"), eagle3_two_model="supported",
             acceptance_fields=("acceptance_window", "acceptance_length_threshold"),
-            sources={"decoding_type": _DT_SRC, "mtp": "S1 set_max_total_draft_tokens overwrites max_draft_len",
+            sources={"decoding_type": _DT_SRC, "mtp_length": "S1 set_max_total_draft_tokens overwrites max_draft_len",
                      "acceptance": "S1 DecodingBaseConfig fields", "eagle3_two_model": "S1 validate_eagle_config"},
             unknown=("1.3.schedule_rc0_rc13", "1.3.draft_target_alias", "cli.serve_bench")),
     replace(_1_3, range="1.3.0rc14-rc22", low="1.3.0rc14", high="1.3.0rc23",
             mtp_length_keys=("num_nextn_predict_layers", "max_draft_len"),
             acceptance_fields=("acceptance_window", "acceptance_length_threshold"),
             sources={"decoding_type": _DT_SRC, "schedule": _SCHED_13, "max_concurrency": _EXCL_13,
-                     "mtp": "P14 set_max_total_draft_tokens overwrites max_draft_len with num_nextn_predict_layers",
+                     "mtp_length": "P14 set_max_total_draft_tokens overwrites max_draft_len with "
+                                   "num_nextn_predict_layers",
                      "acceptance": "P14 DecodingBaseConfig fields",
                      "eagle3_two_model": "S2/P23 validate_eagle_config: deprecation warning"},
             unknown=("1.3.mtp_rc15_rc22", "1.3.draft_target_alias", "1.3.dflash_sa_since", "cli.serve_bench")),
     replace(_1_3, range="1.3.0rc23-rc26", low="1.3.0rc23", high="1.3.0rc27",
             sources={"decoding_type": _DT_SRC, "schedule": _SCHED_13, "max_concurrency": _EXCL_13,
-                     "mtp": "P23 _remap_deprecated_num_nextn_predict_layers: max_draft_len wins",
+                     "mtp_length": "P23 _remap_deprecated_num_nextn_predict_layers: max_draft_len wins",
                      "acceptance": "P23 acceptance_rate_window_size / acceptance_rate_threshold",
                      "eagle3_two_model": "P23 validate_eagle_config: deprecation warning"},
             unknown=("1.3.eagle3_two_model_rc24_rc26", "1.3.draft_target_alias", "cli.serve_bench")),
     replace(_1_3, range="1.3.0rc27+", low="1.3.0rc27", high="1.4.0rc0", eagle3_two_model="refused",
             sources={"decoding_type": _DT_SRC + "; D27 YAML list", "schedule": _SCHED_13 + "; S2 docstring",
-                     "max_concurrency": _EXCL_13, "mtp": "P23/S2 max_draft_len wins; D27 MTPDecodingConfig example",
+                     "max_concurrency": _EXCL_13,
+                     "mtp_length": "P23/S2 max_draft_len wins; D27 MTPDecodingConfig example",
                      "acceptance": "A: rc27 class pages", "eagle3_two_model": "A: rc27 signature has no "
                      "eagle3_one_model; HEAD forces one-model; PR #18721 raises"},
             unknown=("1.3.draft_target_alias", "cli.serve_bench")),
@@ -187,25 +171,3 @@ def version_line(text: str) -> VersionLine:
     if found is None:
         raise ValueError(f"TensorRT-LLM {text} is not supported: use 1.2.x (e.g. 1.2.1) or the 1.3 line")
     return found
-
-
-ENGINE_ONLY = frozenset({"1.2.build_plugin_flags", "convert.qwen", "convert.eagle_max_non_leaves"})
-
-
-def range_notes(mechanism: str, lines: tuple[str, ...], backend: str = "pytorch") -> list[dict[str, object]]:
-    """Per release range of `lines` supporting `mechanism`: how it is spelled and what differs (for the matrix)."""
-    out: list[dict[str, object]] = []
-    for line in RANGES:
-        if line.name not in lines or not line.supports(mechanism):
-            continue
-        notes = [] if line.schedule != "unknown" else [
-            "draft_len_schedule UNKNOWN: a profile's refused, a tuned one emitted as one K"]
-        if mechanism == "eagle3" and line.eagle3_two_model != "supported":
-            notes.append(f"two-model {line.eagle3_two_model}")
-        if mechanism == "mtp":
-            notes.append("K in " + " = ".join(line.mtp_length_keys))
-        unknown = [k for k in line.unknown if set(CONCERNS.get(k, ())) & {mechanism, "*"}
-                   and (backend == "tensorrt") == (k in ENGINE_ONLY)]
-        out.append({"range": line.range, "decoding_type": line.decoding_types[mechanism], "notes": notes,
-                    "unknown": unknown})
-    return out

@@ -52,7 +52,7 @@ def test_every_builtin_engine_is_an_entry_point() -> None:
 
 @pytest.mark.parametrize("fast", [False, True])
 def test_an_unknown_backend_is_refused_with_the_closest_engine(tmp_path: Path, fast: bool) -> None:
-    from specdeploy.profile.issues import ProfileError
+    from specdeploy.issues import ProfileError
     from specdeploy.profile.loader import load_profile
 
     profile = tmp_path / "p.yaml"

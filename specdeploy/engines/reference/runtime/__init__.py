@@ -19,18 +19,16 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from specdeploy._io import write_json_atomic, write_text_atomic
+from specdeploy.engines.reference.declare import needs_model, runnable
 from specdeploy.engines.reference.runtime.stats import RunStats, expected_al
 from specdeploy.errors import UsageError
 
 if TYPE_CHECKING:
     from specdeploy.engines.reference.runtime.models import ModelPair
 
-MECHANISMS = ("none", "ngram", "draft_target", "eagle3")
-DRAFTER_MECHANISMS = ("draft_target", "eagle3")
 MAX_DRAFT_LEN = 32
 
 __all__ = [
-    "MECHANISMS",
     "ModelPair",
     "RunStats",
     "expected_al",
@@ -57,7 +55,7 @@ def load_pair(
 
 def load_pair_for(target_ref: str, mechanism: str, draft_model: str | None) -> ModelPair:
     """The pair a profile's mechanism needs: the drafter is loaded only for mechanisms that draft with one."""
-    return load_pair(target_ref, draft_model if mechanism in DRAFTER_MECHANISMS else None)
+    return load_pair(target_ref, draft_model if needs_model(mechanism) else None)
 
 
 def __getattr__(name: str) -> Any:
@@ -126,7 +124,7 @@ def generate_text(pair: ModelPair, prompt: str, max_new_tokens: int, **kwargs: A
     """Text prompt in, `TextResult(text, tokens, stats)` out; see `specdeploy.engines.reference.runtime.text`."""
     from specdeploy.engines.reference.runtime.text import generate_text as _generate_text
 
-    return _generate_text(pair, prompt, max_new_tokens, **kwargs)
+    return _generate_text(pair, prompt, max_new_tokens, generate, **kwargs)
 
 
 def _validate(pair, prompts, mechanism, draft_len, concurrency, max_new_tokens, temperature, ngram_match) -> None:
@@ -135,9 +133,9 @@ def _validate(pair, prompts, mechanism, draft_len, concurrency, max_new_tokens, 
 
 
 def _validate_options(pair, mechanism, draft_len, concurrency, max_new_tokens, temperature, ngram_match) -> None:
-    if mechanism not in MECHANISMS:
-        raise UsageError(f"unknown mechanism {mechanism!r}", hint=f"choose one of {', '.join(MECHANISMS)}")
-    if mechanism in DRAFTER_MECHANISMS:
+    if mechanism not in runnable():
+        raise UsageError(f"unknown mechanism {mechanism!r}", hint=f"choose one of {', '.join(runnable())}")
+    if needs_model(mechanism):
         from specdeploy.engines.reference.runtime.models import drafter_kind
 
         kind = drafter_kind(pair.drafter)

@@ -1,10 +1,11 @@
-"""Drafters: propose up to k tokens per row; told afterwards how many the target accepted.
+"""Drafters: propose up to k tokens per row; told afterwards how many the target accepted. A mechanism names its
+drafter class in its plugin (`engines["reference"]`, a `declare.ReferenceDrafter`); the built-ins':
 
-- `none`: proposes nothing (plain decoding through the same loop).
-- `ngram`: prompt lookup; the last `match` tokens (falling back to shorter suffixes) are searched in
+- no mechanism: proposes nothing (plain decoding through the same loop).
+- n-gram: prompt lookup; the last `match` tokens (falling back to shorter suffixes) are searched in
   the row's history, most recent occurrence first, and the tokens that followed are proposed.
-- `draft_target`: an external drafter model with the target's vocabulary and its own KV cache.
-- `eagle3`: an EAGLE-3-style head on the target's own hidden states (eagle.py).
+- draft/target: an external drafter model with the target's vocabulary and its own KV cache.
+- EAGLE-3: a head on the target's own hidden states (eagle.py).
 """
 
 from __future__ import annotations
@@ -14,10 +15,9 @@ from typing import Any
 
 import torch
 
+from specdeploy.engines.reference.declare import drafter_of
 from specdeploy.engines.reference.runtime.cache import KVState
 from specdeploy.engines.reference.runtime.verify import target_probs
-
-MECHANISMS = ("none", "ngram", "draft_target", "eagle3")
 
 
 class Drafter:
@@ -55,6 +55,10 @@ class NoDrafter(Drafter):
 class NgramDrafter(Drafter):
     def __init__(self, match: int) -> None:
         self.match = match
+
+    @classmethod
+    def for_pair(cls, pair: Any, temperature: float, generator: Any, ngram_match: int) -> NgramDrafter:  # noqa: ARG003
+        return cls(ngram_match)
 
     def propose(self, histories, limits):
         return [self.lookup(h, k) for h, k in zip(histories, limits, strict=True)], [None for _ in histories]
@@ -115,6 +119,10 @@ class ModelDrafter(ChainDrafter):
         self.kv = new_state(model, 0, decode, role="drafter")
         self.fed: list[int] = []
         self.step_start = self.chunk = self.chained = 0
+
+    @classmethod
+    def for_pair(cls, pair: Any, temperature: float, generator: Any, ngram_match: int) -> ModelDrafter:  # noqa: ARG003
+        return cls(pair.drafter, temperature, generator, pair.decode)
 
     def join(self, prompts, reused=0, prefix=None):  # noqa: ARG002 - it prefills whole prompts itself
         fresh = KVState(self.kv.model, len(prompts))
@@ -182,12 +190,5 @@ def choose(
 
 
 def make_drafter(mechanism: str, pair: Any, temperature: float, generator, ngram_match: int) -> Drafter:
-    if mechanism == "eagle3":
-        from specdeploy.engines.reference.runtime.eagle import EagleDrafter
-
-        return EagleDrafter(pair.drafter, pair.target, temperature, generator, pair.decode)
-    if mechanism == "ngram":
-        return NgramDrafter(ngram_match)
-    if mechanism == "draft_target":
-        return ModelDrafter(pair.drafter, temperature, generator, pair.decode)
-    return NoDrafter()
+    declared = drafter_of(mechanism)
+    return NoDrafter() if declared is None else declared.build(pair, temperature, generator, ngram_match)

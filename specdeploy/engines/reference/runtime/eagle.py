@@ -55,6 +55,10 @@ class EagleDrafter(ChainDrafter):
         self.step_start = 0
         self.fed_width = 0  # the last chunk's width: a static step's hidden states are padded beyond it
 
+    @classmethod
+    def for_pair(cls, pair: Any, temperature: float, generator: Any, ngram_match: int) -> EagleDrafter:  # noqa: ARG003
+        return cls(pair.drafter, pair.target, temperature, generator, pair.decode)
+
     def join(self, prompts, reused=0, prefix=None):
         feats = self.target_tap.features()  # the joining prompts' forward (after `reused` cached positions)
         fed = [feats[b, feats.shape[1] - (len(p) - reused) :] for b, p in enumerate(prompts)]

@@ -16,6 +16,13 @@ from typing import Any
 
 import torch
 
+from specdeploy.engines.reference.runtime.shared_drafter import (
+    DRAFT_VOCAB_KEY,
+    own_drafter_state,
+    share_embeddings,
+    write_shared_meta,
+)
+
 KIND = "eagle3"
 
 
@@ -54,7 +61,6 @@ class EagleHead(torch.nn.Module):
 
 def own_state(head: EagleHead) -> dict[str, torch.Tensor]:
     """What the drafter folder stores: everything but the borrowed embedding and head, plus the vocabulary."""
-    from specdeploy.engines.reference.runtime.models import own_drafter_state
 
     state = {f"body.{k}": v for k, v in own_drafter_state(head.body).items()}
     state.update({k: v.detach().to(torch.bfloat16).contiguous() for k, v in head.state_dict().items()
@@ -65,7 +71,6 @@ def own_state(head: EagleHead) -> dict[str, torch.Tensor]:
 def save_eagle(head: EagleHead, folder: Path, target_ref: str, extra: dict[str, Any] | None = None) -> None:
     from safetensors.torch import save_file
 
-    from specdeploy.engines.reference.runtime.models import write_shared_meta
 
     folder.mkdir(parents=True, exist_ok=True)
     head.config.save_pretrained(folder)
@@ -78,7 +83,6 @@ def load_eagle(folder: Path, target: Any, meta: dict[str, Any]) -> EagleHead:
     from safetensors.torch import load_file
     from transformers import LlamaConfig
 
-    from specdeploy.engines.reference.runtime.models import DRAFT_VOCAB_KEY, share_embeddings
     from specdeploy.errors import UsageError
 
     config = LlamaConfig.from_pretrained(folder)

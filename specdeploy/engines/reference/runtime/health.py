@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from specdeploy.engines.reference.declare import needs_model
+
 MIN_STEPS = 32
 """Verification steps (rows x steps) before a judgement: one short request says little."""
 FRACTION = 0.25
@@ -67,7 +69,7 @@ def observe(pair: Any, mechanism: str, drafted_steps: int, first_hits: int) -> s
     if none) once the tally shows a drafter gone silent. `generate` calls it once per run, a server's decode loop
     after every step: a K = 0 step drafts nothing and counts for nothing."""
     record: Record | None = getattr(pair.drafter, "specdeploy_record", None)
-    if record is None or mechanism not in ("draft_target", "eagle3") or not drafted_steps:
+    if record is None or not needs_model(mechanism) or not drafted_steps:
         return ""
     tally: Tally = pair.tally
     tally.steps += drafted_steps

@@ -19,7 +19,6 @@ import torch
 
 if TYPE_CHECKING:
     from specdeploy.engines.reference.runtime.cache import KVState
-    from specdeploy.engines.reference.runtime.static_step import StaticRunner
 
 
 class StaticBuffers:
@@ -86,7 +85,7 @@ def write_positions(valid: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
 class StaticKVState:
     """`KVState`'s interface over a model's `StaticRunner`: rows compact, per-row lengths, rollback = a shorter row."""
 
-    def __init__(self, model: Any, batch: int, runner: StaticRunner) -> None:
+    def __init__(self, model: Any, batch: int, runner: Any) -> None:  # a static_step.StaticRunner
         self.model, self.runner = model, runner
         self.device = runner.device
         runner.claim(self)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +22,7 @@ def generate_text(
     pair: Any,
     prompt: str,
     max_new_tokens: int,
+    generate: Callable[..., tuple[list[list[int]], RunStats]],
     mechanism: str = "none",
     draft_len: int = 4,
     temperature: float = 0.0,
@@ -28,9 +30,8 @@ def generate_text(
     chat: bool = True,
     ngram_match: int = 3,
 ) -> TextResult:
-    """Encode `prompt` (chat template applied when `chat` and the tokenizer has one), generate, decode."""
-    from specdeploy.engines.reference.runtime import generate
-
+    """Encode `prompt` (chat template applied when `chat` and the tokenizer has one), `generate` (the runtime's),
+    decode."""
     if pair.tokenizer is None:
         raise UsageError("this model pair has no tokenizer; pass token ids to generate() instead")
     if not prompt:

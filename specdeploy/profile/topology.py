@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from specdeploy.issues import Issue
 from specdeploy.plugin.registry import get_engine
-from specdeploy.profile.issues import Issue
 
 NODE_GPUS: dict[str, tuple[int, str]] = {
     "h200": (8, "NVIDIA-H200"),
@@ -88,7 +88,7 @@ def topology_issues(profile: Any, targets: list[str] | tuple[str, ...]) -> Itera
         yield Issue(("deploy", "targets"), f"deploy targets serve the llmapi Triton layout (PyTorch backend); this "
                     f"profile uses the {profile.runtime.backend} backend, whose repository names build-machine paths",
                     "set runtime.backend: pytorch, or remove deploy.targets")
-    from specdeploy.deploy.images import image_for, known_releases
+    from specdeploy.profile.images import image_for, known_releases
 
     if "container" in targets and profile.deploy.image is None and image_for(profile.runtime.trtllm_version) is None:
         yield Issue(("runtime", "trtllm_version"), f"no published Triton + TensorRT-LLM image is known to ship "

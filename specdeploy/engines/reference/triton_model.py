@@ -1,5 +1,6 @@
-"""The reference layout's model logic, apart from Triton's python backend (templates/triton/reference model.py
-hands each request's inputs here and sends what comes back through the request's response sender).
+"""The reference layout's model logic (the reference engine's own), apart from Triton's python backend
+(templates/triton/reference model.py hands each request's inputs here and sends what comes back through the
+request's response sender).
 
 Requests decode together in one background loop (`specdeploy.engines.reference.runtime.serving`), at most
 `max_batch_size` at once; the draft length follows the tuned schedule at the live batch size unless a request
