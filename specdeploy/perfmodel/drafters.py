@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from specdeploy.perfmodel.cost import Efficiency, forward_work, step_time
+from specdeploy.plugin.base import Mechanism
 from specdeploy.plugin.registry import find, mechanism_names
 from specdeploy.resolve.gpus import GpuSpec
 from specdeploy.resolve.model_spec import ModelSpec
@@ -85,7 +86,7 @@ def draft_seconds(mechanism: str, ctx: DraftContext, batch: int, k: int) -> floa
     return ctx.generic(batch, k) if value is None else float(value)
 
 
-def _plugin(name: str) -> type | None:
+def _plugin(name: str) -> type[Mechanism] | None:
     try:
         return find(name)
     except Exception:  # an unloadable plugin set must not break a what-if

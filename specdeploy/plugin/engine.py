@@ -64,8 +64,9 @@ class Engine:
         """The release the profile targets (the value of `runtime.<version_field>`)."""
         return getattr(profile.runtime, self.version_field) if self.version_field else None
 
-    def release_line(self, profile: Any) -> ReleaseLine | None:
-        """The contract range of the profile's release; None for an engine without release lines."""
+    def release_line(self, profile: Any) -> Any:
+        """The contract range of the profile's release (a `ReleaseLine`: its `.name` is what mechanisms' support
+        names, the rest is the engine's own contract); None for an engine without release lines."""
         return None
 
     def check_release(self, value: str) -> None:
