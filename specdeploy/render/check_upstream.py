@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from specdeploy.boundedio import InputError, loads_yaml
-from specdeploy.render.check import Model
-from specdeploy.render.check_pbtxt import RepoIssue, params
+from specdeploy.plugin.registry import engine_for_layout
+from specdeploy.render.check_pbtxt import Model, RepoIssue, params
 from specdeploy.render.check_rules import MANIFEST_FILE
 
 KV_KEY = "kv_cache_free_gpu_mem_fraction"
@@ -30,10 +30,10 @@ def _llm_args(file: str, data: dict[str, Any], release: str | None) -> list[Repo
     """model.yaml's LLM() arguments against the contract table of the release the repository was rendered for."""
     if not release:
         return []  # rendered before the manifest recorded it
-    from specdeploy.plugin.registry import engines
-
     args = {k: v for k, v in data.items() if k != "triton_config"}
-    engine = next(e for e in engines().values() if "llmapi" in e.layouts)
+    engine = engine_for_layout("llmapi")
+    if engine is None:
+        return []
     return [RepoIssue(file, None, f"LLM() argument {problem.lstrip('.')} ({engine.product} {release})")
             for problem in engine.check_serving_args(args, release)]
 
