@@ -160,11 +160,12 @@ def test_a_predicted_tune_stopped_by_its_budget_spends_no_device_seconds(tmp_pat
 def test_auto_with_tensorrt_llm_but_no_gpu_predicts_like_build(tmp_path: Path, monkeypatch) -> None:
     """`tune --backend auto` and `build`'s tune step ask one question; TensorRT-LLM without a GPU cannot measure
     (before: `tune` picked trtllm there, and its first trtllm-bench failed)."""
+    from specdeploy.execute import needs
     from specdeploy.resolve.probe import probe_nvml
 
     assert not probe_nvml()[0]  # this machine has no NVIDIA GPU
     monkeypatch.syspath_prepend(str(Path(__file__).parents[2] / "fixtures" / "installed_trtllm"))  # the double
-    monkeypatch.setattr(tune_run, "installed_trtllm", lambda: "1.3.0")  # it has no dist-info
+    monkeypatch.setattr(needs, "installed_trtllm", lambda: "1.3.0")  # it has no dist-info; the engine asks needs
     resolved = api.load_and_resolve("h100-draft-target")
     picked, why = tune_run.pick_backend(resolved, "auto")
     assert picked == "model" and why.startswith("auto: no NVIDIA GPU (")
