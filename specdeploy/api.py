@@ -207,31 +207,40 @@ def verify(artifact_dir: Path) -> dict[str, Any]:
     return verify_artifacts(artifact_dir)
 
 
-def render(source: str, sets: tuple[str, ...] = (), *, out: Path | None = None,
+def render(source: str, sets: tuple[str, ...] = (), *, out: Path = Path("artifacts"),
            pretend: bool = False) -> RenderReport:
-    """Render the profile's Triton repository into `out` (default `triton/<profile>`), checked, swapped in
-    atomically; the report says per file create/identical/changed/delete."""
+    """Render the profile's Triton repository into `out/<profile>/triton` (as `build --out out` does), from what a
+    build or tune of this very profile recorded there; checked, swapped in atomically under the folder's lock.
+    Returns the RenderReport (per-file create/identical/changed/delete)."""
+    from specdeploy.execute.recorded import artifact_for, recorded_outputs
     from specdeploy.plan.planner import needs_tune
-    from specdeploy.render.actions import render_resolved
+    from specdeploy.render.actions import render_built
 
     resolved = load_and_resolve(source, sets)
-    report = render_resolved(resolved, out or Path("triton") / resolved.loaded.name, pretend=pretend)
-    if needs_tune(resolved):  # the tuned schedule exists only in a build; say what this repository serves instead
+    with artifact_for(resolved, out, "triton", pretend=pretend) as folder:
+        outputs, note = recorded_outputs(resolved, folder)
+        report = render_built(resolved, outputs, folder / "triton", pretend=pretend)
+    if note and not outputs:
+        report.warnings.append(note)
+    if needs_tune(resolved) and "tune.draft_len" not in outputs:  # say what this repository serves instead
         report.warnings.append(
-            f"speculative.draft_len is auto, which only a tune decides: this standalone render serves a fixed "
-            f"K = {resolved.draft_len} (the most the profile plans for) with no schedule. `specdeploy build` "
-            "renders the tuned schedule; or set speculative.draft_len (or --set speculative.draft_len=N) to choose K")
+            f"speculative.draft_len is auto, which only a tune decides: this render serves a fixed K = "
+            f"{resolved.draft_len} (the most the profile plans for) with no schedule. `specdeploy build` (or `tune`) "
+            "into the same --out records the tuned schedule, which render then uses; or set speculative.draft_len "
+            "(or --set speculative.draft_len=N) to choose K")
     return report
 
 
-def render_deploy(source: str, targets: tuple[str, ...], sets: tuple[str, ...] = (), *, out: Path | None = None,
+def render_deploy(source: str, targets: tuple[str, ...], sets: tuple[str, ...] = (), *, out: Path = Path("artifacts"),
                   pretend: bool = False) -> DeployReport:
-    """Render deploy targets (container, k8s, slurm) into `out/<target>/` (default `deploy/<profile>`), checked
-    offline when the checkers are installed."""
+    """Render deploy targets (container, k8s, slurm) into `out/<profile>/deploy/<target>/` (as `build` does),
+    checked offline when the checkers are installed; returns the DeployReport."""
     from specdeploy.deploy.actions import render_deploy_resolved
+    from specdeploy.execute.recorded import artifact_for
 
     resolved = load_and_resolve(source, sets)
-    return render_deploy_resolved(resolved, targets, out or Path("deploy") / resolved.loaded.name, pretend=pretend)
+    with artifact_for(resolved, out, "deploy", pretend=pretend) as folder:
+        return render_deploy_resolved(resolved, targets, folder / "deploy", pretend=pretend)
 
 
 def check_deploy(path: Path) -> list[str]:
@@ -244,8 +253,8 @@ def check_deploy(path: Path) -> list[str]:
         raise UsageError(f"{path} is not a folder")
     if (path / MANIFEST).is_file():
         raise UsageError(f"{path} is a Triton repository, not rendered deploy files",
-                         hint="pass deploy/<profile> (what `render --target` wrote); `specdeploy check-repo` "
-                         "checks a Triton repository")
+                         hint="pass OUT/<profile>/deploy (what `render --target` and `build` write); "
+                         "`specdeploy check-repo` checks a Triton repository")
     files = {p.relative_to(path).as_posix(): p.read_bytes() for p in sorted(walk(path)) if p.is_file()}
     problems, checked = check_files(files) if files else ([], "")
     if not checked:  # nothing there is a deploy file: "no problems" would be untrue

@@ -33,8 +33,8 @@ class Redrafter(Mechanism):
     prior = AcceptancePrior(rates=(0.70,), basis="i.i.d. alpha = 0.70 (no figure in tuning.md)", source="assumed")
 
     def check(self, ctx: CheckContext) -> Iterator[Issue]:
-        """Its converter has no --pp_size (pipeline fixed at 1; redrafter convert_checkpoint.py, index id
-        907318533, upstream-audit.md §A)."""
+        """Its converter has no --pp_size (pipeline fixed at 1; TensorRT-LLM
+        examples/redrafter/convert_checkpoint.py @ 31a9cd42fb507b50df39df4e03066fa370e4683c, upstream-audit.md §A)."""
         if ctx.profile.hardware.pipeline_parallel != 1:
             yield Issue(("hardware", "pipeline_parallel"), "ReDrafter's converter has no pipeline parallelism "
                         "(pp fixed at 1)", "set hardware.pipeline_parallel: 1 (tensor_parallel is supported)")

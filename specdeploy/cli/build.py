@@ -31,7 +31,8 @@ def _show_build(result: BuildResult) -> None:
     data = summary(result)
     failed = [s for s in result.steps if s.status == "failed"]
     text = "\n".join([f"{'ok' if result.ok else 'FAILED'}: {result.artifact_dir} ({result.duration_s:.2f} s)",
-                      *(f"{s.id} failed:\n  {s.reason}" for s in failed)])
+                      *(f"{s.id} failed:\n  {s.reason}" for s in failed),
+                      *(f"problem: {p} (`verify` would refuse the folder)" for p in result.problems)])
     console().data(data, text=text)
 
 

@@ -14,9 +14,9 @@ from specdeploy.profile.loader import check_name
 
 LOCK_FILE = Path(".specdeploy") / "build.lock"
 UNUSABLE = "--out must be a writable, readable folder (not a file, not a read-only mount)"
-OURS = (".specdeploy", "manifest.json", "specdeploy.lock", "tune")
+OURS = (".specdeploy", "manifest.json", "specdeploy.lock", "tune", "triton", "deploy")
 """Entries that mark a folder as an artifact folder (a committed one has no `.specdeploy/`, a tune-only one
-only `tune/`)."""
+only `tune/`, a render-only one `triton/` or `deploy/`)."""
 NOT_CONTENT = frozenset({".gitignore", ".gitkeep", ".DS_Store"})
 """What an empty folder may hold (a checked-in placeholder, Finder's metadata)."""
 
@@ -76,8 +76,11 @@ def artifact_folder(out: Path, name: str) -> Path:
 @contextmanager
 def artifact_lock(folder: Path, name: str, *, timeout: float | None = None,
                   report: Callable[[str], None] = lambda _: None) -> Iterator[None]:
-    """Hold `folder`'s lock; `timeout` None waits as long as the other command runs."""
+    """Hold `folder`'s lock; `timeout` None waits as long as the other command runs. The holder first sets right
+    what a killed holder left (`recover`)."""
     from filelock import FileLock, Timeout
+
+    from specdeploy.execute.recover import recover
 
     lock = FileLock(str(folder / LOCK_FILE))
     try:
@@ -94,6 +97,8 @@ def artifact_lock(folder: Path, name: str, *, timeout: float | None = None,
         raise UsageError(f"cannot lock {lock.lock_file}: {exc.strerror or exc}",
                          hint="the artifact folder must be writable") from None
     try:
+        for line in recover(folder):
+            report(f"recovered: {line}")
         yield
     finally:
         lock.release()

@@ -18,6 +18,11 @@ def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix.rstrip("."): value}
 
 
+PROFILE_PARTS = frozenset({"step definition", "profile", "TensorRT-LLM version", "GPU arch"})
+"""The key's parts that the profile decides (the others: the code, the checkpoint bytes, this machine)."""
+OUTPUT_OF = "output of "
+
+
 def components(step: Step, *, profile: dict[str, Any], deps: dict[str, dict[str, Any]],
                fingerprint: dict[str, Any] | None, code: str, trtllm: str | None, gpu: str | None) -> dict[str, str]:
     """Named hashes that make up a step's key (fetch steps do not depend on the rest of the profile)."""
@@ -27,7 +32,7 @@ def components(step: Step, *, profile: dict[str, Any], deps: dict[str, dict[str,
     if step.stage != Stage.FETCH:
         parts["profile"] = canonical_hash(profile)
     for dep_id, outputs in sorted(deps.items()):
-        parts[f"output of {dep_id}"] = canonical_hash(outputs)
+        parts[f"{OUTPUT_OF}{dep_id}"] = canonical_hash(outputs)
     if fingerprint is not None:
         parts["checkpoint files"] = canonical_hash(fingerprint)
     return parts

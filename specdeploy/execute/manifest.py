@@ -16,7 +16,7 @@ from specdeploy.errors import SpecdeployError
 from specdeploy.execute.hashing import canonical_hash, sha256_file
 from specdeploy.execute.needs import installed_trtllm
 from specdeploy.execute.portable import portable, profile_ref
-from specdeploy.execute.runner import BuildResult
+from specdeploy.execute.runner import BuildResult, stamped_files
 from specdeploy.resolve.resolver import Resolved
 
 SCHEMA_VERSION = 2
@@ -24,6 +24,7 @@ SCHEMA_VERSION = 2
 MANIFEST = "manifest.json"
 LOCK = "specdeploy.lock"
 RUN = Path(".specdeploy") / "run.json"
+GITIGNORE = ".gitignore"
 GITIGNORE_TEXT = ("# Written by specdeploy: .specdeploy/ is this host's build state (stamps, logs, checkpoints, run\n"
                   "# metadata); everything else is the deployable artifact, identical when an unchanged profile is\n"
                   "# rebuilt.\n.specdeploy/\n")
@@ -41,17 +42,6 @@ def _models(result: BuildResult) -> dict[str, Any]:
     return out
 
 
-def _stamped_files(artifact_dir: Path) -> dict[str, str]:
-    files: dict[str, str] = {}
-    for stamp in sorted((artifact_dir / ".specdeploy" / "steps").glob("*.json")):
-        try:
-            data = read_json(stamp)
-        except (OSError, ValueError):
-            continue
-        files.update({rel: rec[2] for rel, rec in data.get("files", {}).items()})
-    return files
-
-
 def profile_hash(resolved: Resolved) -> str:
     return canonical_hash(resolved.profile.model_dump(mode="json"))
 
@@ -60,7 +50,7 @@ def write_manifest(resolved: Resolved, result: BuildResult) -> dict[str, Any]:
     """manifest.json holds content only (a rebuild of an unchanged profile writes the same bytes), with paths
     relative to the artifact or under ${HF_HUB_CACHE}; this run's metadata goes to `.specdeploy/run.json`."""
     profile, art = resolved.profile, result.artifact_dir
-    gitignore = art / ".gitignore"
+    gitignore = art / GITIGNORE
     if not gitignore.exists():
         gitignore.write_text(GITIGNORE_TEXT)
     data = {
@@ -76,14 +66,15 @@ def write_manifest(resolved: Resolved, result: BuildResult) -> dict[str, Any]:
         "backend": profile.runtime.backend,
         "ok": result.ok,
         "steps": [{"id": s.id, "stage": s.stage, "key": s.key, "outputs": s.outputs} for s in result.steps],
-        "files": {**_stamped_files(art), ".gitignore": sha256_file(gitignore)},
+        "files": {**stamped_files(art), GITIGNORE: sha256_file(gitignore)},
     }
-    data = portable(data, art)
+    file = resolved.loaded.file
+    data = portable(data, art, {str(Path(file).resolve()): profile_ref(resolved, art)} if file else None)
     _write_public(art / MANIFEST, data)
     _write_public(art / RUN, {"schema_version": SCHEMA_VERSION,
                               "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                               "invocation_id": str(uuid.uuid4()), "started_at": result.started_at,
-                              "duration_s": result.duration_s, "ok": result.ok,
+                              "duration_s": result.duration_s, "ok": result.ok, "problems": result.problems,
                               "steps": [{k: v for k, v in s.to_dict().items() if k != "outputs"}
                                         for s in result.steps]})
     return data

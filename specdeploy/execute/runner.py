@@ -75,10 +75,12 @@ class BuildResult:
     steps: list[StepResult]
     started_at: str
     duration_s: float = 0.0
+    problems: list[str] = field(default_factory=list)
+    """What the finished folder holds that `verify` would refuse (a file no step recorded, one changed since)."""
 
     @property
     def ok(self) -> bool:
-        return not any(s.status in ("failed", "skipped") for s in self.steps)
+        return not self.problems and not any(s.status in ("failed", "skipped") for s in self.steps)
 
 
 class _FileLog:
@@ -113,6 +115,14 @@ def select(plan: Plan, only: tuple[str, ...] = (), start: str | None = None) -> 
     return chosen
 
 
+def stamped_files(artifact_dir: Path) -> dict[str, str]:
+    """`rel -> sha256` of every file a step's stamp records: what the builds wrote into the artifact folder."""
+    files: dict[str, str] = {}
+    for stamp in sorted((artifact_dir / ".specdeploy" / "steps").glob("*.json")):
+        files.update(_digests(_read_stamp(stamp)))
+    return files
+
+
 def _read_stamp(path: Path) -> dict[str, Any] | None:
     try:
         data = read_json(path)
@@ -142,17 +152,15 @@ class Runner:
         results: dict[str, StepResult] = {}
         stopped: str | None = None
         never_built: set[str] = set()
+        stale: dict[str, str] = {}  # a step not selected whose recorded output no longer fits its inputs: why
         for step in self.plan.steps:
             bad = [d for d in step.depends_on if results.get(d) and results[d].status in ("failed", "skipped")]
             unbuilt = [d for d in step.depends_on if d in never_built and d not in step.optional]
+            outdated = [d for d in step.depends_on if d in stale]
             if step.id not in selected:
-                stamp = _read_stamp(self._stamp_path(step))
-                if stamp is None:
-                    never_built.add(step.id)
-                self.outputs[step.id] = stamp.get("outputs", {}) if stamp else {}
-                self.files[step.id] = _digests(stamp)
-                results[step.id] = StepResult(step.id, step.stage.value, "not-selected",
-                                              key=stamp.get("key") if stamp else None, outputs=self.outputs[step.id])
+                results[step.id] = self._recorded(step, outdated, stale, never_built)
+            elif outdated:
+                results[step.id] = _refuse_outdated(step, {d: stale[d] for d in outdated}, results)
             elif bad:
                 cause = results[bad[0]]
                 why = f"dependency {bad[0]} {cause.status}" + (" (" + cause.reason.splitlines()[0] + ")"
@@ -172,8 +180,37 @@ class Runner:
         self.cache.save()
         return BuildResult(self.dir, list(results.values()), started, round(time.monotonic() - t0, 3))
 
+    def _recorded(self, step: Step, outdated: list[str], stale: dict[str, str], never_built: set[str]) -> StepResult:
+        """A step not selected: its stamp's outputs stand in for it; noted in `stale` (with why) when they no
+        longer fit its inputs, in `never_built` when there is no stamp."""
+        stamp = _read_stamp(self._stamp_path(step))
+        if stamp is None:
+            never_built.add(step.id)
+        elif why := (f"its input {outdated[0]} is out of date" if outdated else self._stale(step, stamp)):
+            stale[step.id] = why
+        self.outputs[step.id] = stamp.get("outputs", {}) if stamp else {}
+        self.files[step.id] = _digests(stamp)
+        return StepResult(step.id, step.stage.value, "not-selected", key=stamp.get("key") if stamp else None,
+                          outputs=self.outputs[step.id])
+
     def _stamp_path(self, step: Step) -> Path:
         return self.state / "steps" / f"{step.id}.json"
+
+    def _components(self, step: Step, fingerprint: dict[str, Any] | None, code: str) -> dict[str, str]:
+        deps = {d: {"outputs": self.outputs.get(d, {}), "files": self.files.get(d, {})} for d in step.depends_on}
+        return keys.components(step, profile=self.profile, deps=deps, fingerprint=fingerprint, code=code,
+                               trtllm=self.trtllm, gpu=self.gpu)
+
+    def _stale(self, step: Step, stamp: dict[str, Any]) -> str | None:
+        """Why a step's recorded output no longer fits this profile and its inputs' recorded outputs (None: it
+        does). A new specdeploy version, other checkpoint bytes or another measuring machine do not count: the
+        recorded output still belongs to this profile."""
+        now = {k: v for k, v in self._components(step, None, "").items() if k in keys.PROFILE_PARTS
+               or k.startswith(keys.OUTPUT_OF)}
+        before = {k: v for k, v in stamp.get("components", {}).items() if k in now}
+        if before == now:
+            return None
+        return keys.rebuild_reason({**stamp, "components": before}, now, self.profile)
 
     def _fingerprint(self, step: Step) -> dict[str, Any] | None:
         if step.action != "fetch":
@@ -186,9 +223,7 @@ class Runner:
         t0 = time.monotonic()
         try:
             fingerprint = self._fingerprint(step)
-            deps = {d: {"outputs": self.outputs.get(d, {}), "files": self.files.get(d, {})} for d in step.depends_on}
-            parts = keys.components(step, profile=self.profile, deps=deps, fingerprint=fingerprint,
-                                    code=code_hash(step.action), trtllm=self.trtllm, gpu=self.gpu)
+            parts = self._components(step, fingerprint, code_hash(step.action))
             parts.update({name: keys.canonical_hash(v) for name, v in runtime_inputs(step, self.resolved).items()})
             key = keys.cache_key(parts)
             result.key = key
@@ -248,7 +283,7 @@ class Runner:
                 outputs = self._run_argv(step, key, staging, log_path)
             else:
                 outputs = {}
-            files = swap_in(staging, self.dir, self.cache)
+            files = swap_in(staging, self.dir, self.cache, set(stamped_files(self.dir)))
         except SpecdeployError:
             raise
         except (TypeError, ValueError, OSError) as exc:
@@ -265,6 +300,17 @@ class Runner:
         run_process(argv, log_path=log_path, env=child_env(step.env), cwd=staging, timeout=timeout, step_id=step.id,
                     heartbeat=lambda s: self.report(f"{step.id:<20} still running ({elapsed(s)})"))
         return {"dir": rel, "argv": [a.replace(str(staging / rel), str(self.dir / rel)) for a in argv]}
+
+
+def _refuse_outdated(step: Step, outdated: dict[str, str], results: dict[str, StepResult]) -> StepResult:
+    """A selected step whose unselected inputs are out of date: refused before anything is written (a usage
+    error), else skipped, so the artifact never claims the new profile over outputs built for another."""
+    why = "; ".join(f"{d}: {reason}" for d, reason in outdated.items())
+    if not any(r.status in ("built", "rebuilt", "failed") for r in results.values()):
+        raise UsageError(f"{step.id} would build on out-of-date recorded outputs ({why}), and the artifact would "
+                         "claim the new profile", hint=f"select those steps too (--only {' --only '.join(outdated)}"
+                         "), or build without --only/--from")
+    return StepResult(step.id, step.stage.value, "skipped", f"dependency out of date ({why})")
 
 
 def _remove_stale(root: Path, old: dict[str, Any], new: dict[str, Any]) -> None:

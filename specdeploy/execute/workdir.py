@@ -64,8 +64,27 @@ def _move(src: Path, dest: Path) -> None:
         src.replace(dest)
 
 
-def swap_in(staging: Path, artifact_dir: Path, cache: HashCache) -> dict[str, list[Any]]:
-    """Move a finished step's files into place; returns `rel -> [size, mtime_ns, sha256]` for its stamp."""
+def _replaced(src: Path, dest: Path) -> list[Path]:
+    """The files at `dest` that `_move(src, dest)` deletes: those of a replaced folder that `src` does not have."""
+    if src.is_dir() and not src.is_symlink() and src.name in CONTAINERS and dest.is_dir():
+        return [p for child in sorted(src.iterdir()) for p in _replaced(child, dest / child.name)]
+    if not dest.is_dir() or dest.is_symlink() or not src.is_dir():
+        return []
+    return [p for p in sorted(walk(dest)) if (p.is_file() or p.is_symlink())
+            and not (src / p.relative_to(dest)).exists()]
+
+
+def swap_in(staging: Path, artifact_dir: Path, cache: HashCache, recorded: set[str] | frozenset[str] = frozenset()
+            ) -> dict[str, list[Any]]:
+    """Move a finished step's files into place; returns `rel -> [size, mtime_ns, sha256]` for its stamp. A file the
+    swap would delete that no step recorded (`recorded`) is someone else's: refused, naming it, nothing moved."""
+    foreign = [rel for entry in sorted(staging.iterdir()) for p in _replaced(entry, artifact_dir / entry.name)
+               if (rel := p.relative_to(artifact_dir).as_posix()) not in recorded]
+    if foreign:
+        shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+        raise StepFailed(f"replacing {foreign[0].split('/')[0]}/ would delete files no build step wrote: {shown}",
+                         hint="specdeploy rewrites that folder whole: move them out of the artifact folder, then "
+                         "build again")
     rels = _files(staging)
     for entry in sorted(staging.iterdir()):
         _move(entry, artifact_dir / entry.name)

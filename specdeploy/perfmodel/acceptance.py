@@ -98,12 +98,12 @@ class AcceptanceProfile:
 
     @classmethod
     def from_user(cls, al: dict[int, float] | None = None, rates: Sequence[float] | None = None,
-                  positions: int = 64) -> AcceptanceProfile | None:
-        """A user's own measurement (profile keys tune.acceptance_rates / tune.acceptance_al): per-position rates
-        a_1, a_2, ... as engines report them, else one i.i.d. alpha fitted to the (K, AL) pairs (least squares
-        over a 1/1000 grid of alpha); None when neither is given."""
+                  positions: int = 64, where: str = "profile") -> AcceptanceProfile | None:
+        """A user's own measurement (profile keys tune.acceptance_rates / tune.acceptance_al, given `where`: the
+        profile, `--set`, `file:line`): per-position rates a_1, a_2, ... as engines report them, else one i.i.d.
+        alpha fitted to the (K, AL) pairs (least squares over a 1/1000 grid of alpha); None when neither is given."""
         if rates:
-            return cls(tuple(float(a) for a in rates), "measured per-position acceptance (profile)")
+            return cls(tuple(float(a) for a in rates), f"measured per-position acceptance ({where})")
         if not al:
             return None
         if len(al) == 1:
@@ -113,7 +113,7 @@ class AcceptanceProfile:
             alpha = min((i / 1000 for i in range(1001)),
                         key=lambda a: sum((iid_al(a, k) - v) ** 2 for k, v in al.items()))
         pairs = ", ".join(f"AL {v:g} at K = {k}" for k, v in sorted(al.items()))
-        return cls.iid(alpha, positions, f"measured {pairs} (profile): i.i.d. alpha = {alpha:.3f}")
+        return cls.iid(alpha, positions, f"measured {pairs} ({where}): i.i.d. alpha = {alpha:.3f}")
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AcceptanceProfile:

@@ -70,7 +70,7 @@ class Advice:
     def lines(self) -> list[str]:
         s, g = self.setup, self.guidelines
         out = [
-            f"{s['target']} on {s['gpu']} ({s['quantization']}, TP{s['tp']}), context {s['context']}, "
+            f"{s['target']} on {s['gpu']} ({s['quantization']}, TP{s['tp']}), {s['context_note']}, "
             f"mechanism {s['mechanism']}; acceptance: {self.profile.source}"
             + (" — a prior, confirm by measurement" if self.profile.prior else "")
         ]
@@ -101,7 +101,10 @@ class Advice:
             f"{m['cost']:.1%})" + (" — k_max reached" if m["at_k_max"] else "")
             for c, m in g["4"].items()
         )
-        out.append("schedule: " + schedule_text(self.curves))
+        out.append("schedule: " + schedule_text(self.curves) + (
+            f" (K = {', '.join(map(str, s['draft_lens']))} tried; each capped at c = {min(self.curves.best)}'s: "
+            "this TensorRT-LLM line's schedule starts at its largest K)" if s["clamped_to_first"] else
+            f" (K = {', '.join(map(str, s['draft_lens']))} tried)"))
         out.append("tokens/s (plain → speculative): " + "; ".join(
             f"c = {t['concurrency']}: {t['plain_system_tps']:.0f} → {t['spec_system_tps']:.0f} (K = {t['k']})"
             for t in self.throughput()) + f"; speedups {self.band()}")
@@ -227,15 +230,21 @@ def advise(
     eff: Efficiency | None = None,
     compare: bool = True,
     candidates: list[str] | None = None,
+    draft_lens: list[int] | None = None,
+    clamp_to_first: bool = False,
+    context_note: str = "",
 ) -> Advice:
-    """Predicted curves, schedule and the five guidelines for one deployment; no GPU needed."""
+    """Predicted curves, schedule and the five guidelines for one deployment; no GPU needed. `draft_lens`: the K
+    the tune would try (default 1..k_max); `clamp_to_first`: the TRT-LLM line caps every K at concurrency 1's."""
     concurrency = sorted(set(concurrency or [1, 4, 16, 64]))
     eff = eff or Efficiency()
     profile = profile or prior_profile(mechanism)
     timer = AnalyticTimer(
         target, gpu, mechanism=mechanism, draft=draft, quantization=quantization, tp=tp, context=context, eff=eff
     )
-    curves = predict(timer, profile, concurrency, list(range(1, k_max + 1)))
+    curves = predict(timer, profile, concurrency, sorted(draft_lens or range(1, k_max + 1)))
+    if clamp_to_first:
+        curves = curves.clamped_to_first()
     ridge = ridge_tokens(target, gpu, quantization=quantization, tp=tp, eff=eff)
     group = query_groups(target, tp)
     share = {c: timer.verify(c, 0).attention_s / timer.step_seconds(c, 0) for c in concurrency}
@@ -257,7 +266,10 @@ def advise(
         "quantization": target.dtype if quantization == "none" else quantization,
         "tp": tp,
         "context": context,
+        "context_note": context_note or f"context {context} tokens",
         "k_max": k_max,
+        "draft_lens": sorted(draft_lens or range(1, k_max + 1)),
+        "clamped_to_first": clamp_to_first,
         "concurrency": concurrency,
         "efficiency": eff.to_dict(),
     }

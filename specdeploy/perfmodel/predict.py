@@ -10,7 +10,7 @@ Any object with `step_seconds(batch, k)` is a timer: `AnalyticTimer` (the cost m
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
 from typing import Any, Protocol
 
@@ -163,6 +163,13 @@ class Curves:
 
     def schedule(self) -> list[dict[str, int]]:
         return [{"concurrency": c, "k": p.k} for c, p in sorted(self.best.items())]
+
+    def clamped_to_first(self) -> Curves:
+        """Each concurrency's best K capped at the lowest concurrency's: a schedule whose first K must be its
+        largest (TRT-LLM 1.2.x, `tune.emit.schedule_of`) serves that."""
+        cap = self.best[min(self.best)].k
+        at = {(p.concurrency, p.k): p for p in self.points}
+        return replace(self, best={c: at[(c, min(p.k, cap))] for c, p in self.best.items()})
 
 
 def predict(timer: StepTimer, profile: AcceptanceProfile, concurrency: list[int], k_values: list[int],

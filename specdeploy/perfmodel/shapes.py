@@ -50,7 +50,8 @@ QWEN3_30B_A3B = ModelSpec("Qwen/Qwen3-30B-A3B", "Qwen3MoeForCausalLM", "qwen3_mo
                           kv_heads=4, head_dim=128, intermediate=6144, vocab=151936, context=40960, experts=128,
                           active_experts=8, moe_intermediate=768, source="catalog")
 """Every layer MoE (decoder_sparse_step 1, no shared expert); values as copies of the model's config.json in public
-code (search index ids 56153331831, 68980208961), the hub being unreachable here."""
+code (huggingface.co/Qwen/Qwen3-30B-A3B, config.json; the copies read are of commit unknown), the hub being
+unreachable here."""
 
 SHAPES: dict[str, ModelSpec] = {
     "llama-3.1-8b": LLAMA_3_1_8B, "llama-3.1-70b": LLAMA_3_1_70B, "llama-3.2-1b": LLAMA_3_2_1B,

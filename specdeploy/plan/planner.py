@@ -47,12 +47,15 @@ def needs_tune(resolved: Resolved) -> bool:
     return tunes(resolved.profile, resolved.loaded.mechanism, resolved.loaded.options)
 
 
+TUNE_STEP = "tune.draft_len"
+
+
 def _tune_step(resolved: Resolved, after: tuple[str, ...]) -> list[Step]:
     if not needs_tune(resolved):
         return []
     return [
         Step(
-            "tune.draft_len",
+            TUNE_STEP,
             Stage.TUNE,
             "choose K per concurrency: adopt this profile's tune result, else measure, else predict (labelled)",
             depends_on=after,
@@ -94,10 +97,11 @@ def make_plan(resolved: Resolved) -> Plan:
                            f"render deploy targets: {', '.join(resolved.profile.deploy.targets)}",
                            depends_on=("check.triton",), action="render_deploy",
                            params={"targets": list(resolved.profile.deploy.targets)}))
-    advice = _advice(resolved)
+    values = _values(resolved)
+    advice = _advice(resolved, values)
     return Plan(resolved.loaded.name, (*fetch, *tune, *build, *render), resolved.to_dict(),
                 tuple(advice.lines()) if advice else (), tuple(advice.records()) if advice else (),
-                tuple(_values(resolved)), tuple(advice.throughput()) if advice else ())
+                tuple(values), tuple(advice.throughput()) if advice else ())
 
 
 def _values(resolved: Resolved) -> list[dict[str, Any]]:
@@ -112,7 +116,18 @@ def _values(resolved: Resolved) -> list[dict[str, Any]]:
             for path, value in flatten((), loaded.profile.model_dump(mode="json", exclude_none=True))]
 
 
-def _advice(resolved: Resolved) -> Advice | None:
+def servable(profile: Any) -> list[int]:
+    """The tune's concurrencies the deployment can serve (at most serving.max_batch_size requests at once)."""
+    cap = profile.serving.max_batch_size
+    return [c for c in profile.tune.concurrency if c <= cap] or [cap]
+
+
+def _given_where(values: list[dict[str, Any]], key: str) -> str:
+    """Where the values under `key` came from (`--set`, `file:line`), for the advice to say."""
+    return ", ".join(sorted({v["source"] for v in values if v["path"] == key or v["path"].startswith(key + ".")}))
+
+
+def _advice(resolved: Resolved, values: list[dict[str, Any]]) -> Advice | None:
     """The performance model's prediction and the five guidelines, when model and GPU are known."""
     profile, mechanism = resolved.profile, resolved.profile.speculative.mechanism
     if resolved.target is None or resolved.gpu is None or mechanism in ("none", "auto"):
@@ -120,6 +135,7 @@ def _advice(resolved: Resolved) -> Advice | None:
     from specdeploy.perfmodel import AcceptanceProfile, advise, drafter_names
     from specdeploy.perfmodel.engines import engine_efficiency
     from specdeploy.plugin.registry import find
+    from specdeploy.tune.prior import context_of, context_text
 
     backend = profile.runtime.backend
     line = get_engine(backend).support_line(resolved.line)
@@ -134,9 +150,15 @@ def _advice(resolved: Resolved) -> Advice | None:
         candidates=usable,
         quantization=profile.target.quantization,
         tp=profile.hardware.tensor_parallel,
-        concurrency=profile.tune.concurrency,
-        context=profile.serving.max_seq_len // 2,
+        concurrency=servable(profile),
+        context=context_of(resolved),  # the one the model tune backend predicts at
         k_max=max(1, resolved.draft_len),
+        draft_lens=list(resolved.draft_lens) or None,  # what the tune tries
+        clamp_to_first=resolved.clamp_rule is not None,
+        context_note=context_text(resolved),
         eff=engine_efficiency(get_engine(backend).efficiency),
-        profile=AcceptanceProfile.from_user(profile.tune.acceptance_al, profile.tune.acceptance_rates),
+        profile=AcceptanceProfile.from_user(profile.tune.acceptance_al, profile.tune.acceptance_rates,
+                                            where=_given_where(values, "tune.acceptance_rates"
+                                                               if profile.tune.acceptance_rates else
+                                                               "tune.acceptance_al") or "profile"),
     )

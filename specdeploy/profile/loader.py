@@ -64,7 +64,8 @@ class LoadedProfile:
 
     def source_of(self, path: Path) -> str:
         """'file:line', '--set' or 'default' for the value at `path` (plan prints this)."""
-        origin = self.origins.get(path)
+        origin = self.origins.get(path) or self.origins.get(  # a mapping's integer keys, e.g. tune.acceptance_al.4
+            tuple(int(p) if isinstance(p, str) and p.isdigit() else p for p in path))
         if origin is None:
             return "default"
         doc, line, _ = origin

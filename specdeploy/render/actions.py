@@ -32,25 +32,32 @@ def render_resolved(resolved: Resolved, out: Path, *, inputs: RenderInputs | Non
 
 
 def render_triton(ctx: ActionContext) -> dict[str, Any]:
-    from specdeploy.execute.tuned import chosen_schedule
+    report = render_built(ctx.resolved, ctx.outputs, ctx.write_dir / "triton", compare=ctx.artifact_dir / "triton")
+    for rel, status in report.files.items():  # against the repository it replaces: every change and delete
+        ctx.log.write(f"{status:<9} {rel}\n")
+    return {"repo": "triton", "layout": report.layout, "files": report.files}
+
+
+def render_built(resolved: Resolved, outputs: dict[str, dict[str, Any]], out: Path, *, compare: Path | None = None,
+                 pretend: bool = False) -> RenderReport:
+    """The repository a build renders from its steps' outputs (fetched checkpoints, engines, the tuned schedule;
+    without them, the profile's values); statuses against `compare` (default `out`)."""
+    from specdeploy.execute.tuned import TUNE_STEP, schedule_from
     from specdeploy.schedule import lower_bounds
 
-    resolved = ctx.resolved
-    draft_len, schedule, max_concurrency = chosen_schedule(ctx)
-    engine = ctx.output_of("engine.target")
+    draft_len, schedule, max_concurrency = schedule_from(resolved, outputs.get(TUNE_STEP, {}))
+    engine = outputs.get("engine.target", {})
     tuned = isinstance(schedule, list)  # the tune step's canonical ranges, not the profile's map
-    inputs = RenderInputs(engine_dir=engine.get("dir"), draft_engine_dir=ctx.output_of("engine.draft").get("dir"),
+    inputs = RenderInputs(engine_dir=engine.get("dir"), draft_engine_dir=outputs.get("engine.draft", {}).get("dir"),
                           engine_max_draft_len=engine.get("max_draft_len"),
-                          tokenizer_dir=ctx.output_of("fetch.target").get("path"),
-                          model_dir=_checkpoint(resolved, ctx.output_of("fetch.target")), draft_len=draft_len,
+                          tokenizer_dir=outputs.get("fetch.target", {}).get("path"),
+                          model_dir=_checkpoint(resolved, outputs.get("fetch.target", {})), draft_len=draft_len,
                           schedule=lower_bounds(schedule) if tuned else schedule, max_concurrency=max_concurrency)
     llm_args = None
     if layout_of(resolved) == "llmapi":
         llm_args = llm_args_for(resolved, draft_len=draft_len, schedule=schedule, max_concurrency=max_concurrency)
-    report = render_resolved(resolved, ctx.write_dir / "triton", inputs=inputs, llm_args=llm_args)
-    for rel, status in report.files.items():
-        ctx.log.write(f"{status:<9} {rel}\n")
-    return {"repo": "triton", "layout": report.layout, "files": report.files}
+    context = build_context(resolved, inputs, llm_args=llm_args)
+    return write_repo(context, out, pretend=pretend, compare=compare)
 
 
 def _checkpoint(resolved: Resolved, fetched: dict[str, Any]) -> str | None:

@@ -7,7 +7,6 @@ Every value a template prints is decided here; `manifest` is also written to the
 from __future__ import annotations
 
 import json
-import sysconfig
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -273,7 +272,7 @@ def _llmapi(resolved: Resolved, llm_args: dict[str, Any], inputs: RenderInputs) 
     checkpoint = safe_value("target.model", inputs.model_dir or _ref(p.target.model))
     local = inputs.model_dir is not None or Path(checkpoint).is_dir()
     return LlmApiContext(model_name(resolved), args, _decoupled(resolved), 0, instances, ids,
-                         _manifest(resolved, "llmapi", None), checkpoint,
+                         _manifest(resolved, "llmapi", None, inputs), checkpoint,
                          None if local else p.target.revision)
 
 
@@ -310,7 +309,7 @@ def _engine(resolved: Resolved, inputs: RenderInputs) -> EngineContext:
 def _reference(resolved: Resolved, inputs: RenderInputs) -> ReferenceContext:
     p = resolved.profile
     spec = p.speculative
-    site = inputs.site_packages or sysconfig.get_paths()["purelib"]
+    site = inputs.site_packages or ""  # the serving host's ($SPECDEPLOY_SITE_PACKAGES): never this machine's
     _, schedule, max_concurrency = inputs.plan(resolved)
     first_k = inputs.first_draft_len(resolved)
     return ReferenceContext(

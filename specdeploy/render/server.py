@@ -13,6 +13,7 @@ import secrets
 import signal
 import socket
 import subprocess
+import sysconfig
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,6 +24,8 @@ from specdeploy.errors import MissingDependency, StepFailed
 from specdeploy.render.backends import bundle, stub_env
 
 PR_SET_DEATHSIG = 1  # linux/prctl.h
+SITE_PACKAGES_ENV = "SPECDEPLOY_SITE_PACKAGES"
+"""Where a reference model's stub finds specdeploy when its config names no site_packages: ours."""
 
 
 def _die_with(parent: int) -> Callable[[], None] | None:
@@ -119,6 +122,7 @@ def start_server(
     root = bundle()
     binary = root / "tritonserver" / "bin" / "tritonserver"
     http, grpc = free_port(), free_port()
+    env = {SITE_PACKAGES_ENV: sysconfig.get_paths()["purelib"], **(env or {})}  # a reference model's specdeploy
     argv = [
         str(binary),
         f"--model-repository={repo}",

@@ -126,8 +126,9 @@ def _swap(new: Path, out: Path) -> None:
     shutil.rmtree(old)
 
 
-def write_repo(context: RepoContext, out: Path, *, pretend: bool = False) -> RenderReport:
-    """Render, check (errors raise StepFailed, nothing replaced), then swap into `out` unless pretending."""
+def write_repo(context: RepoContext, out: Path, *, pretend: bool = False, compare: Path | None = None) -> RenderReport:
+    """Render, check (errors raise StepFailed, nothing replaced), then swap into `out` unless pretending. The
+    statuses are against `compare` (default `out`): the build stages into an empty folder that replaces another."""
     out = Path(out).absolute()
     _guard(out)
     files = render_files(context)
@@ -140,7 +141,7 @@ def write_repo(context: RepoContext, out: Path, *, pretend: bool = False) -> Ren
                          hint="--out must be a folder in a writable place (not under a file, not read-only)") from None
     try:
         _write_tree(staging, files)
-        report = RenderReport(out, context.layout, _statuses(out, files), check_repo(staging), pretend)
+        report = RenderReport(out, context.layout, _statuses(compare or out, files), check_repo(staging), pretend)
         if report.issues:
             lines = "\n".join(f"  {i.render()}" for i in report.issues)
             raise StepFailed(f"the rendered repository fails its checks; {out} left unchanged:\n{lines}")

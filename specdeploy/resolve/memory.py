@@ -6,8 +6,8 @@ whether max_batch x max_seq_len tokens fit (they rarely need to: pages go to the
 hold) but how many tokens the pool holds and how many full-length sequences that serves at once. Only weights
 that cannot fit at all are a certain failure; everything else is a warning with the figures.
 
-Facts (TensorRT-LLM `tensorrt_llm/llmapi/llm_args.py`, `KvCacheConfig`, read via the search index, id
-5703739679): `free_gpu_memory_fraction` is the share of free GPU memory the KV cache takes, default 90 %;
+Facts (TensorRT-LLM `tensorrt_llm/llmapi/llm_args.py`, `KvCacheConfig`; the version read is of commit
+unknown): `free_gpu_memory_fraction` is the share of free GPU memory the KV cache takes, default 90 %;
 `dtype` "auto" keeps the checkpoint's KV dtype, and specdeploy's PyTorch-backend YAML never sets another, so
 the KV cache is costed in the model's dtype, never FP8 because the weights are; FP8 only where the emitted
 commands ask for it (the engine backend's quantize.py --kv_cache_dtype fp8). MLA caches one compressed latent

@@ -13,9 +13,10 @@ anything else with a 400 saying why.
 
 Roles: system, user, assistant; `developer` is taken as system, as OpenAI does for models without developer
 messages (community.openai.com/t/1062784, OpenAI staff) and llama.cpp does (ggml-org/llama.cpp PR #20215); vLLM's
-chat completions hand it to the template verbatim (vllm/entrypoints/chat_utils.py @ 001eadcf, id 54835652312),
-only its Responses API maps it (vllm-project/vllm PR #43590). tool/function messages and tool calls are refused:
-this endpoint has no tools. Text parts are joined with "\n" (vLLM, same file).
+chat completions hand it to the template verbatim (vllm/entrypoints/chat_utils.py
+@ 001eadcf295d90aa0664963cd6a9d93f38a2f3da), only its Responses API maps it (vllm-project/vllm PR #43590).
+tool/function messages and tool calls are refused: this endpoint has no tools. Text parts are joined with "\n"
+(vLLM, same file).
 
 The models encode the text with special tokens added (reference: `tokenizer.encode`; engine: preprocessing
 `add_special_tokens` true; llmapi: `generate_async`), while trtllm-serve adds none to a templated chat prompt

@@ -49,8 +49,8 @@ NUMPY = {"BOOL": np.bool_, "INT8": np.int8, "INT16": np.int16, "INT32": np.int32
 IDLE_S = 600.0
 """The longest Triton may stay silent on a request (no answer, no next response) before the endpoint gives up with a
 504 and cancels it: the read timeout the HTTP transport had (aiohttp sock_read 600 s). Not gRPC keepalive: Triton
-keeps gRPC's server defaults (server docs/customization_guide/inference_protocols.md, "GRPC KeepAlive", search index
-id 69818380629), under which a client pinging more often than every 5 minutes without data is sent GOAWAY after 2
+keeps gRPC's server defaults (server docs/customization_guide/inference_protocols.md @ v2.51.0, "GRPC KeepAlive",
+lines 102-116), under which a client pinging more often than every 5 minutes without data is sent GOAWAY after 2
 strikes (grpc doc/keepalive.md, GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, MAX_PING_STRIKES)."""
 
 

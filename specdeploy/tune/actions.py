@@ -46,6 +46,19 @@ def adoptable(ctx: ActionContext, can_measure: bool) -> dict[str, Any] | None:
     return res  # type: ignore[no-any-return]
 
 
+def _restage(ctx: ActionContext) -> None:
+    """The adopted tune's files pass through the step's staging folder, so the step records them (the manifest
+    lists them and `verify` checks them) as if it had written them."""
+    tune_dir = ctx.artifact_dir / RESULT.parent
+    if ctx.out_dir is None:
+        return
+    for path in sorted(tune_dir.rglob("*")):
+        if path.is_file() and not path.is_symlink():
+            copy = ctx.out_dir / path.relative_to(ctx.artifact_dir)
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, copy)
+
+
 def tune(ctx: ActionContext) -> dict[str, Any]:
     """Outputs: draft_len, schedule (lower-bound map, string keys), ranges, max_concurrency, emitted, evidence..."""
     backend = str(ctx.step.params.get("measure", "auto"))
@@ -55,6 +68,7 @@ def tune(ctx: ActionContext) -> dict[str, Any]:
     adopted = None if ctx.force else adoptable(ctx, backend not in PREDICTING)
     if adopted is not None:
         ctx.progress(f"adopted {RESULT} ({adopted['evidence']} by the {adopted['backend']} backend) for this profile")
+        _restage(ctx)
         return {**lock_record(adopted, str(RESULT)), "adopted": True}
     if backend in PREDICTING:
         ctx.progress(f"warning: {why}: the performance model PREDICTS the schedule (nothing is measured); the "

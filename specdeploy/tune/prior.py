@@ -16,7 +16,13 @@ PROMPT_TOKENS = 512
 
 
 def context_of(resolved: Resolved) -> int:
+    """The context of a decode step the performance model assumes, for `plan` and `tune --backend model` alike."""
     return PROMPT_TOKENS + resolved.profile.tune.output_len // 2
+
+
+def context_text(resolved: Resolved) -> str:
+    return (f"context {context_of(resolved)} tokens: a {PROMPT_TOKENS}-token prompt + half of tune.output_len "
+            f"{resolved.profile.tune.output_len}")
 
 
 def analytic_timer(resolved: Resolved, eff: Efficiency | None = None) -> AnalyticTimer:

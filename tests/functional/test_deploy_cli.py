@@ -10,11 +10,12 @@ MULTI = "h200-mtp-deepseek-v3-2node"
 
 
 def test_render_targets_then_check_then_a_tampered_file_fails(tmp_path: Path) -> None:
-    out = tmp_path / "deploy"
-    done = run("render", MULTI, "--target", "k8s", "--target", "slurm", "--out", str(out))
+    root = tmp_path / "artifacts"
+    out = root / MULTI / "deploy"  # --out is the artifacts root, as for build
+    done = run("render", MULTI, "--target", "k8s", "--target", "slurm", "--out", str(root))
     assert done.returncode == 0, done.stderr
     assert "create    k8s/leaderworkerset.yaml" in done.stdout and "shellcheck" in done.stdout
-    again = run("render", MULTI, "--target", "k8s", "--target", "slurm", "--out", str(out), "--pretend")
+    again = run("render", MULTI, "--target", "k8s", "--target", "slurm", "--out", str(root), "--pretend")
     assert "identical k8s/leaderworkerset.yaml" in again.stdout
     assert run("check-deploy", str(out)).returncode == 0
     manifest = out / "k8s" / "leaderworkerset.yaml"

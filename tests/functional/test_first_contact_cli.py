@@ -89,7 +89,7 @@ def test_tune_backend_reference_on_a_gpu_profile_is_a_usage_error(tmp_path: Path
 def test_render_target_into_an_unusable_folder_is_a_usage_error(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("")
     code, _, err = run_cli("render", "h200-eagle3", "--target", "container", "--out", str(tmp_path / "file" / "x"))
-    assert code == 2 and "cannot write the deploy files at" in err and "Traceback" not in err, err  # exit 3
+    assert code == 2 and "cannot create the artifact folder" in err and "Traceback" not in err, err  # exit 3
 
 
 def test_check_deploy_of_a_folder_without_deploy_files_is_a_usage_error(tmp_path: Path) -> None:

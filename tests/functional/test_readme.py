@@ -78,7 +78,7 @@ def test_the_readme_tour_runs_as_written(tmp_path: Path) -> None:
     assert len(commands) >= 15
     ran = _run_all(commands, tmp_path, _bin(tmp_path))
     assert (tmp_path / "h200-eagle3.yaml").is_file()  # `profiles copy h200-eagle3 .`
-    assert not (tmp_path / "triton").exists()  # `render --pretend` writes nothing
+    assert not (tmp_path / "artifacts" / "h200-eagle3" / "triton").exists()  # `render --pretend` writes nothing
     assert len(ran) == len(commands) - sum(any(c.startswith(p) for p in NEEDS_MORE) for c in commands)
 
 

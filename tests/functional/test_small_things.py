@@ -82,4 +82,4 @@ def test_render_out_under_a_file_is_a_usage_error(tmp_path: Path) -> None:
     (tmp_path / "afile").write_text("x")
     result = run("render", "h100-ngram", "--out", "afile/sub", cwd=tmp_path)
     assert result.returncode == 2, result.stderr
-    assert "cannot write the repository" in result.stderr and "internal error" not in result.stderr
+    assert "cannot create the artifact folder" in result.stderr and "internal error" not in result.stderr

@@ -33,6 +33,6 @@ def test_check_deploy_reports_a_file_that_is_not_a_kubernetes_object(tmp_path: P
 
 def test_check_deploy_of_a_triton_repository_says_what_to_pass(tmp_path: Path) -> None:
     _needs_deploy_tools()
-    assert run_cli("render", "h200-eagle3", "--out", str(tmp_path / "repo"))[0] == 0
-    code, _, err = run_cli("check-deploy", str(tmp_path / "repo"))  # KeyError: 'apiVersion', exit 3
-    assert code == 2 and "is a Triton repository" in err and "deploy/<profile>" in err, err
+    assert run_cli("render", "h200-eagle3", "--out", str(tmp_path))[0] == 0
+    code, _, err = run_cli("check-deploy", str(tmp_path / "h200-eagle3" / "triton"))  # KeyError: 'apiVersion', exit 3
+    assert code == 2 and "is a Triton repository" in err and "OUT/<profile>/deploy" in err, err

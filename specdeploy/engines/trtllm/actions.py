@@ -3,6 +3,7 @@ Each returns its outputs dict (stored in the stamp and the manifest)."""
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,9 @@ import yaml
 
 from specdeploy.engines.trtllm.commands import (
     BENCH_DATASET,
+    BENCH_REPORTS,
+    CONCURRENCY,
+    MODEL,
     OPTIONS_FILE,
     TARGET,
     bench_argv,
@@ -26,20 +30,31 @@ from specdeploy.execute.tuned import TUNE_STEP, schedule_from, write_output
 from specdeploy.resolve.resolver import Resolved
 
 
-def _bench_files(ctx: ActionContext, argv: list[str], target: str) -> list[str]:
-    """bench.sh and, next to it, the dataset it reads: the profile's tune prompts (when their data is installed)."""
+def bench_files(resolved: Resolved, target: str, engine_dir: str | None = None) -> dict[str, str]:
+    """bench.sh and, next to it, the dataset it reads: the profile's tune prompts (when their data is installed;
+    else bench.sh says to add one). It benches every concurrency the tune tries (`plan.planner.servable`)."""
     from specdeploy.errors import UsageError
+    from specdeploy.plan.planner import servable
     from specdeploy.prompts import sample_prompts
 
-    tune = ctx.resolved.profile.tune
+    profile = resolved.profile
+    argv = bench_argv(resolved, MODEL, concurrency=CONCURRENCY, engine_dir=engine_dir, dataset=BENCH_DATASET,
+                      report_json=BENCH_REPORTS["report_json"], iteration_log=BENCH_REPORTS["iteration_log"])
+    script = partial(bench_script, argv, target, profile.target.model, servable(profile))
     try:
-        dataset = bench_dataset(sample_prompts(tune.dataset, tune.prompts), tune.output_len)
+        dataset = bench_dataset(sample_prompts(profile.tune.dataset, profile.tune.prompts), profile.tune.output_len)
     except UsageError as exc:
         note = f"{BENCH_DATASET} was not written ({exc.message}): add one (task_id, prompt, output_tokens per line)"
-        ctx.log.write(f"bench.sh: {note}\n")
-        return [write_output(ctx.write_dir, "bench.sh", bench_script(argv, target, note), 0o755)]
-    return [write_output(ctx.write_dir, BENCH_DATASET, dataset),
-            write_output(ctx.write_dir, "bench.sh", bench_script(argv, target), 0o755)]
+        return {"bench.sh": script(note)}
+    return {BENCH_DATASET: dataset, "bench.sh": script()}
+
+
+def _bench_files(ctx: ActionContext, target: str, engine_dir: str | None = None) -> list[str]:
+    texts = bench_files(ctx.resolved, target, engine_dir)
+    if BENCH_DATASET not in texts:
+        ctx.log.write(f"bench.sh: {BENCH_DATASET} was not written\n")
+    return [write_output(ctx.write_dir, name, text, 0o755 if name.endswith(".sh") else 0o644)
+            for name, text in texts.items()]
 
 
 def _header(resolved: Resolved, outputs: dict[str, dict[str, Any]]) -> str:
@@ -54,7 +69,8 @@ def _header(resolved: Resolved, outputs: dict[str, dict[str, Any]]) -> str:
     if spec.draft_model and not Path(spec.draft_model).expanduser().is_dir():
         pinned = outputs.get("fetch.draft", {}).get("revision") or spec.draft_revision
         # ModelLoader._download_hf_model calls download_hf_model(speculative model name) with no revision= while
-        # the target's passes llm_args.revision: tensorrt_llm/llmapi/llm_utils.py, search index id 781189894
+        # the target's passes llm_args.revision: tensorrt_llm/llmapi/llm_utils.py
+        # @ 7b437aaa73bf5a44b1102aee5c631074da763b8f
         lines.append(f"# drafter {spec.draft_model}: TensorRT-LLM fetches it by name, without a revision "
                      "(llmapi/llm_utils.py _download_hf_model); "
                      + (f"specdeploy.lock pins {pinned}" if pinned else "the fetch step pins it in specdeploy.lock"))
@@ -80,7 +96,8 @@ def llm_api_files(resolved: Resolved, outputs: dict[str, dict[str, Any]]) -> tup
 
 def preview(resolved: Resolved) -> dict[str, str]:
     """The files the emit step would write, before any fetch or tune (`build --dry-run`); PyTorch backend only."""
-    texts, _ = llm_api_files(resolved, {})
+    texts, outputs = llm_api_files(resolved, {})
+    texts.update(bench_files(resolved, outputs["target"]))
     if resolved.draft_lens:
         ks = resolved.draft_lens
         texts[OPTIONS_FILE] = (f"# build --dry-run preview: tune.draft_len decides max_draft_len and "
@@ -95,7 +112,7 @@ def emit_llm_api(ctx: ActionContext) -> dict[str, Any]:
     _self_check(ctx, texts[OPTIONS_FILE], ctx.resolved.profile.target.model)
     for name, text in texts.items():
         write_output(ctx.write_dir, name, text, 0o755 if name.endswith(".sh") else 0o644)
-    outputs["files"] = [*outputs["files"], *_bench_files(ctx, outputs["bench"], outputs["target"])]
+    outputs["files"] = [*outputs["files"], *_bench_files(ctx, outputs["target"])]
     return outputs
 
 
@@ -126,6 +143,6 @@ def emit_engine(ctx: ActionContext) -> dict[str, Any]:
     bench = bench_argv(resolved, resolved.profile.target.model, model_path=TARGET, engine_dir=engine,
                        dataset=BENCH_DATASET)
     files = [write_output(ctx.write_dir, "serve.sh", serve_script(serve, target), 0o755),
-             *_bench_files(ctx, bench, target)]
+             *_bench_files(ctx, target, engine)]
     return {"files": files, "serve": serve, "bench": bench, "engine_dir": engine, "target": target,
             "draft_engine_dir": ctx.output_of("engine.draft").get("dir")}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from specdeploy.engines.trtllm.commands import BENCH_DATASET
 from specdeploy.engines.trtllm.declare import build_of
 from specdeploy.errors import UsageError
 from specdeploy.plan.model import Stage, Step
@@ -144,5 +145,5 @@ def engine_steps(resolved: Resolved, after: tuple[str, ...]) -> list[Step]:
                            BUILD_NEEDS))
         engines += ("engine.draft",)
     steps.append(Step("emit.engine", Stage.EMIT, "write serve.sh and bench commands for the engine",
-                      depends_on=engines, action="emit_engine", outputs=("serve.sh",)))
+                      depends_on=engines, action="emit_engine", outputs=("serve.sh", "bench.sh", BENCH_DATASET)))
     return steps

@@ -125,10 +125,12 @@ class Pytorch(_Trtllm):
         return preview(resolved)
 
     def build_steps(self, resolved: Any, after: tuple[str, ...]) -> list[Step]:
+        from specdeploy.engines.trtllm.commands import BENCH_DATASET
         from specdeploy.plan.model import Stage, Step
 
         return [Step("emit.llm_api", Stage.EMIT, "write llm_api_options.yaml, serve.sh and bench commands",
-                     depends_on=after, action="emit_llm_api", outputs=("llm_api_options.yaml", "serve.sh"),
+                     depends_on=after, action="emit_llm_api",
+                     outputs=("llm_api_options.yaml", "serve.sh", "bench.sh", BENCH_DATASET),
                      optional=tuple(d for d in after if d.startswith("fetch.")))]
 
 

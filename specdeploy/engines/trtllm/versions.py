@@ -3,12 +3,14 @@
 A *line* (1.2, 1.3) is what plugins and the mechanism matrix speak of; inside a line the rules changed
 between release candidates, so a profile's `trtllm_version` selects a *range* (`VersionLine.range`).
 Every rule names its source (`sources`) or is listed in `UNCONFIRMED` and the range's `unknown`; nothing
-here is guessed silently. Sources (stored upstream text, by index id where a path has several versions):
-`P121` = `1.2.1/_modules/tensorrt_llm/llmapi/llm_args.html` (docs tree, commit 58fb435, id 56355143577);
-`P14` = `1.3.0rc14/.../llm_args.html` (c502768, id 56664574978); `P23` = `1.3.0rc23/.../llm_args.html`
-(4cadc0c, id 58837298844); `S1` = `tensorrt_llm/llmapi/llm_args.py` id 7019226376 (early 2026, before
-1.3.0rc7); `S2` = same path id 55143598664 (mid-2026 main); `D27` = `1.3.0rc27/_sources/features/
-speculative-decoding.md.txt` (7568f40, id 66194532540); `A` = ../shared/reference/upstream-audit.md §A.
+here is guessed silently. Sources (NVIDIA/TensorRT-LLM; docs pages under https://nvidia.github.io/TensorRT-LLM/,
+built from its gh-pages branch at the commit named): `P121` = `1.2.1/_modules/tensorrt_llm/llmapi/llm_args.html`
+(58fb435eacc402f3bd177e60f592c955d2b0719d); `P14` = `1.3.0rc14/.../llm_args.html`
+(c502768cdf4065fa028b2661ce43c0786d25d34b); `P23` = `1.3.0rc23/.../llm_args.html`
+(4cadc0c613b11a9fe1e1d7fea0b328b5aa727c1b); `S1` = `tensorrt_llm/llmapi/llm_args.py` on main, early 2026, before
+1.3.0rc7 (commit unknown); `S2` = same path on main, mid-2026 (commit unknown); `D27` =
+`1.3.0rc27/_sources/features/speculative-decoding.md.txt` (7568f407f9f5ac8202a15e401aed2708c873fa09);
+`A` = ../shared/reference/upstream-audit.md §A.
 """
 
 from __future__ import annotations

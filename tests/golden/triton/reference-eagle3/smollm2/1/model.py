@@ -21,6 +21,7 @@ Codes", `pb_utils.TritonError(message, code)`; the bundled 2.51 stub has them) a
 """
 
 import json
+import os
 import site
 
 import numpy as np
@@ -34,8 +35,10 @@ class TritonPythonModel:
     def initialize(self, args):
         config = json.loads(args["model_config"])
         params = {k: v["string_value"] for k, v in config.get("parameters", {}).items()}
-        if params.get("site_packages"):
-            site.addsitedir(params["site_packages"])  # the stub ignores the venv: add it (and its .pth files)
+        # the stub ignores the venv: add it (and its .pth files); the serving host's, unless the config names one
+        found = params.get("site_packages") or os.environ.get("SPECDEPLOY_SITE_PACKAGES", "")
+        if found:
+            site.addsitedir(found)
         from specdeploy.engines.reference.triton_model import ReferenceModel
 
         self.names = [i["name"] for i in config.get("input", [])]
