@@ -76,6 +76,8 @@ bench: install
 
 lint: install
 	$(VENV)/bin/ruff check specdeploy plugins tests bench tools
+	# the import contract (pyproject [tool.importlinter], docs/architecture.md)
+	$(VENV)/bin/lint-imports
 
 typecheck: install
 	$(VENV)/bin/mypy specdeploy

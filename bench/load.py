@@ -66,7 +66,7 @@ def run(requests: int = REQUESTS, folder: Path | None = None) -> dict[str, Any]:
     from specdeploy.render.backends import prepare_backends
     from specdeploy.render.context import RenderInputs
     from specdeploy.render.server import start_server
-    from specdeploy.runtime.models import cache_dir
+    from specdeploy.runtime_paths import cache_dir
 
     work = Path(folder or tempfile.mkdtemp(prefix="specdeploy-load-"))
     resolved = load_and_resolve("cpu-smollm2", ("speculative.draft_len=2", "serving.max_seq_len=512"))

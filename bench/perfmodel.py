@@ -75,8 +75,8 @@ def measure_cpu(grid: dict[str, tuple[int, ...]], rounds: int,
     point is the median over rounds of the probe's median of `repeats`.
 
     Returns (points, mean |round - median| / median (None for one round), the runtime's weights description)."""
-    from specdeploy.runtime import load_pair, probe_costs
-    from specdeploy.runtime.cpu_kernels import weights_description
+    from specdeploy.engines.reference.runtime import load_pair, probe_costs
+    from specdeploy.engines.reference.runtime.cpu_kernels import weights_description
 
     warnings.filterwarnings("ignore", category=FutureWarning)
     pair = load_pair("HuggingFaceTB/SmolLM2-135M-Instruct")

@@ -27,10 +27,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import torch  # noqa: E402
 
 from specdeploy._io import write_json_atomic  # noqa: E402
-from specdeploy.runtime import generate, load_pair, probe_costs  # noqa: E402
-from specdeploy.runtime.cpu_kernels import weights_description  # noqa: E402
-from specdeploy.runtime.models import DRAFTER_REF, EAGLE_REF, SMOLLM2_REF  # noqa: E402
-from specdeploy.runtime.prompts import encode_prompt, load_humaneval, load_mtbench  # noqa: E402
+from specdeploy.engines.reference.runtime import generate, load_pair, probe_costs  # noqa: E402
+from specdeploy.engines.reference.runtime.cpu_kernels import weights_description  # noqa: E402
+from specdeploy.engines.reference.runtime.models import DRAFTER_REF, EAGLE_REF, SMOLLM2_REF  # noqa: E402
+from specdeploy.prompts import encode_prompt, load_humaneval, load_mtbench  # noqa: E402
 
 
 def step_ms(stats) -> tuple[float, float]:

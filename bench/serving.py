@@ -99,7 +99,7 @@ def serve_run(label: str, sets: tuple[str, ...], prompts: list[str], args: argpa
     from specdeploy.render.backends import prepare_backends
     from specdeploy.render.context import RenderInputs
     from specdeploy.render.server import start_server
-    from specdeploy.runtime.models import cache_dir
+    from specdeploy.runtime_paths import cache_dir
 
     levels = [int(c) for c in args.levels.split(",")]
     tmp = Path(tempfile.mkdtemp(prefix="specdeploy-serving-"))
@@ -132,7 +132,8 @@ def serve_run(label: str, sets: tuple[str, ...], prompts: list[str], args: argpa
 
 def _tools(server: Any, prompt: str, levels: list[int], args: argparse.Namespace) -> dict[str, Any]:
     """perf_analyzer and AIPerf at every level (their own virtualenv), when it is there."""
-    from specdeploy.runtime.models import cache_dir, resolve_target_folder
+    from specdeploy.engines.reference.runtime.models import resolve_target_folder
+    from specdeploy.runtime_paths import cache_dir
 
     clients = args.clients or cache_dir() / "bench-clients"
     if not (clients / "bin" / "aiperf").exists():
@@ -170,7 +171,7 @@ def main() -> None:
     if not args.levels.startswith("1,"):
         parser.error("--levels must start at 1: its answers are the sequential greedy reference")
 
-    from specdeploy.runtime.prompts import load_mtbench
+    from specdeploy.prompts import load_mtbench
 
     prompts = [r.turns[0] for r in load_mtbench()][: args.prompts]
     schedule = {int(b): int(k) for b, k in (item.split(":") for item in args.schedule.split(","))}

@@ -10,7 +10,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from specdeploy.runtime.stats import percentiles as _percentiles
+from specdeploy.engines.reference.runtime.stats import percentiles as _percentiles
 
 
 def percentiles(values: list[float]) -> dict[str, float]:

@@ -66,7 +66,7 @@ def tiny_pair(folder: Path, device: str | None = None) -> tuple[Any, list[tuple[
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from specdeploy.runtime import load_pair
+    from specdeploy.engines.reference.runtime import load_pair
 
     torch.manual_seed(0)
     cfg = LlamaConfig(vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=8, num_attention_heads=4,
@@ -170,8 +170,8 @@ def reference_suite(tmp: Path, rounds_total: int = ROUNDS, clock: str = "cpu", d
     """The real-runtime comparison; `quick` (the GPU kit's) measures c in {1, 4}, K in 0..4, 4 prompts, 16 tokens."""
     import statistics
 
+    from specdeploy.engines.reference.tune import ReferenceBackend
     from specdeploy.perfmodel import ConstantTimer
-    from specdeploy.tune.backends.reference import ReferenceBackend
     from specdeploy.tune.book import Book
     from specdeploy.tune.types import Measurement, Request
 

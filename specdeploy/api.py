@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from specdeploy.errors import UsageError
-from specdeploy.profile.issues import Issue, ProfileError
+from specdeploy.issues import Issue, ProfileError
 from specdeploy.profile.loader import load_profile
 from specdeploy.resolve.resolver import Resolved, resolve
 
@@ -74,12 +74,13 @@ def dry_run(source: str, sets: tuple[str, ...] = (), *, only: tuple[str, ...] = 
     nothing fetched."""
     from specdeploy.execute.runner import select
     from specdeploy.plan.planner import make_plan
-    from specdeploy.trtllm.actions import preview
+    from specdeploy.plugin.registry import get_engine
 
     resolved = load_and_resolve(source, sets)
     the_plan = make_plan(resolved)
     chosen = select(the_plan, only, start)
-    return resolved, the_plan, preview(resolved), [s.id for s in the_plan.steps if s.id in chosen]
+    preview = get_engine(resolved.profile.runtime.backend).preview(resolved)
+    return resolved, the_plan, preview, [s.id for s in the_plan.steps if s.id in chosen]
 
 
 def profiles_list() -> list[dict[str, str]]:
@@ -127,21 +128,6 @@ def profile_copy(name: str, dest: Path, *, force: bool = False) -> Path:
     return target
 
 
-def _reference_runtime() -> str:
-    """doctor's line for the CPU runtime: installed, and on a transformers it is tested on (it refuses others)."""
-    from importlib.metadata import version
-    from importlib.util import find_spec
-
-    from specdeploy.runtime.stack import TESTED, parse, supported_range
-
-    if not (find_spec("torch") and find_spec("transformers")):
-        return "not installed (pip install 'specdeploy[reference]')"
-    found = version("transformers")
-    if TESTED[0] <= parse(found) <= TESTED[1]:
-        return f"available (transformers {found})"
-    return f"refuses transformers {found}: untested (pip install 'transformers{supported_range()}')"
-
-
 def doctor() -> dict[str, Any]:
     """Versions and what this machine can do: NVML/GPUs, TRT-LLM, tritonserver, the reference runtime.
 
@@ -151,36 +137,40 @@ def doctor() -> dict[str, Any]:
     import platform
 
     from specdeploy import __version__
+    from specdeploy.plugin.registry import engines
     from specdeploy.render.backends import stub_report
     from specdeploy.resolve.probe import probe_environment
-    from specdeploy.trtllm.selfcheck import trtllm_report
 
     probe = probe_environment()
-    trtllm = trtllm_report(probe.trtllm_version)
-    usable = trtllm["trtllm_contract"] != "-"  # "-": not installed, or its import failed
+    found: dict[str, Any] = {}
+    lacking: list[str] = []
+    for engine in engines().values():
+        lines, needs = engine.doctor(probe)
+        found.update(lines)
+        lacking += needs
     missing = [*([] if probe.driver else ["NVIDIA driver"]), *([] if probe.gpu_names else ["NVIDIA GPU"]),
-               *([] if usable else ["TensorRT-LLM"])]
+               *dict.fromkeys(lacking)]
     return {
         "specdeploy": __version__, "python": platform.python_version(),
         "gpus": [{"name": n, "memory_gib": round(m / 1024**3, 1)} for n, m in
                  zip(probe.gpu_names, probe.gpu_memory_bytes, strict=True)],
         "driver": probe.driver or "no NVIDIA driver", "nvml": probe.nvml_error or "ok",
-        **trtllm,
+        **found,
         "tritonserver": probe.tritonserver or "not found (pip install 'specdeploy[triton]')",
         "triton_python_stub": stub_report(),
-        "reference_runtime": _reference_runtime(),
         "gpu_builds": "ready" if not missing else "not on this machine", "missing": missing,
     }
 
 
 def mechanisms() -> list[dict[str, Any]]:
     """The mechanism x backend x version matrix, from the installed plugins."""
-    from specdeploy.plugin.registry import registry
-    from specdeploy.trtllm.versions import range_notes
+    from specdeploy.plugin.registry import engines, registry
 
+    installed = engines()
     return [{"name": name, "summary": cls.summary, "needs_draft_model": cls.needs_draft_model,
-             "support": {b: list(v) for b, v in cls.support.items()}, "max_draft_len": cls.max_draft_len,
-             "trtllm_ranges": {b: range_notes(name, tuple(v), b) for b, v in cls.support.items() if b != "reference"},
+             "support": {b: list(v) for b, v in cls.supported().items()}, "max_draft_len": cls.max_draft_len,
+             "trtllm_ranges": {b: installed[b].range_notes(name, tuple(v)) for b, v in cls.supported().items()
+                               if b in installed and installed[b].version_field},
              "source": f"{cls.__module__}:{cls.__qualname__}"} for name, cls in sorted(registry().items())]
 
 
@@ -197,10 +187,9 @@ def build(source: str, sets: tuple[str, ...] = (), *, out: Path = Path("artifact
     select(make_plan(offline), only, start)  # the steps are the profile's; only their arguments need the model
     check_folder(out, offline.loaded.name)
     resolved = load_and_resolve(source, sets, online=True)
-    if resolved.line is not None:  # the pinned release's contract must be the installed one's
-        from specdeploy.trtllm.selfcheck import installed_release, require_pinned
+    from specdeploy.plugin.registry import get_engine
 
-        require_pinned(resolved.profile.runtime.trtllm_version, installed_release())
+    get_engine(resolved.profile.runtime.backend).check_installed(resolved)  # the pinned release is the installed one
     the_plan = make_plan(resolved)
     force = tuple(s.id for s in the_plan.steps if s.stage.value == "tune") if tune else ()
     if tune and not force:
@@ -386,14 +375,15 @@ def generate(source: str, prompt: str, sets: tuple[str, ...] = (), *, artifact: 
     profile's fixed `draft_len`, else the mechanism's default.
     """
     from specdeploy.boundedio import read_json
-    from specdeploy.runtime import generate_text, load_pair_for
+    from specdeploy.plugin.registry import get_engine
 
     if not prompt.strip():
         raise UsageError("the prompt is empty")
     _check_utf8(prompt)
     resolved = load_and_resolve(source, sets)
     profile = resolved.profile
-    if profile.runtime.backend != "reference":
+    engine = get_engine(profile.runtime.backend)
+    if not engine.in_process:
         raise UsageError(f"`generate` runs the CPU reference runtime; {source} uses the {profile.runtime.backend} "
                          "backend", hint="serve it with `specdeploy serve` on a GPU machine and use `specdeploy ask`")
     spec, mechanism = profile.speculative, resolved.loaded.mechanism
@@ -407,7 +397,6 @@ def generate(source: str, prompt: str, sets: tuple[str, ...] = (), *, artifact: 
         schedule = {int(c): int(v) for c, v in (tuned.get("schedule") or {}).items()}
         k = schedule[min(schedule)] if schedule else k
     name = spec.mechanism if k > 0 else "none"
-    pair = load_pair_for(profile.target.model, name, spec.draft_model)
-    result = generate_text(pair, prompt, max_tokens, mechanism=name, draft_len=max(k, 1), chat=True)
-    return {"text": result.text, "tokens": result.tokens, "mechanism": name, "draft_len": k,
-            "stats": result.stats.to_dict()}
+    answer = engine.generate(resolved, prompt, mechanism=name, draft_len=k, max_tokens=max_tokens)
+    return {"text": answer["text"], "tokens": answer["tokens"], "mechanism": name, "draft_len": k,
+            "stats": answer["stats"]}

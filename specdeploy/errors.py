@@ -30,7 +30,7 @@ class SpecdeployError(Exception):
         self.message = message
         self.hint = hint
         self.issues = list(issues)
-        """Located problems (`profile.issues.Issue`) behind the error, for --json's `location` and `issues`."""
+        """Located problems (`specdeploy.issues.Issue`) behind the error, for --json's `location` and `issues`."""
 
     def __str__(self) -> str:
         return self.message if not self.hint else f"{self.message}\n  hint: {self.hint}"

@@ -50,7 +50,7 @@ def magpie_prompts(pair, n: int, rng: random.Random, concurrency: int, temperatu
                    max_len: int = 64, exclude: frozenset[str] = frozenset()) -> list[str]:
     """Up to n distinct user messages sampled from the target; unfinished (no end of turn within max_len) and
     very short ones are dropped."""
-    from specdeploy.runtime import generate
+    from specdeploy.engines.reference.runtime import generate
 
     tok = pair.tokenizer
     header = user_header(tok)
@@ -72,7 +72,7 @@ def magpie_prompts(pair, n: int, rng: random.Random, concurrency: int, temperatu
 @torch.no_grad()
 def answer(pair, prompts: list[str], concurrency: int, max_new: int) -> list[dict]:
     """The target's greedy answers through the reference runtime (mechanism none), as records."""
-    from specdeploy.runtime import generate
+    from specdeploy.engines.reference.runtime import generate
 
     enc = [chat_ids(pair.tokenizer, p) for p in prompts]
     outs, _ = generate(pair, enc, mechanism="none", draft_len=1, concurrency=concurrency, max_new_tokens=max_new)
@@ -118,13 +118,13 @@ def load_answers(path: Path) -> list[dict]:
 
 def evaluation_prompts() -> frozenset[str]:
     """MT-Bench and HumanEval texts, lower-cased: never kept as training prompts."""
-    from specdeploy.runtime.prompts import load_humaneval, load_mtbench
+    from specdeploy.prompts import load_humaneval, load_mtbench
 
     return frozenset(t.lower().strip() for r in load_mtbench() + load_humaneval() for t in r.turns)
 
 
 def main() -> None:
-    from specdeploy.runtime.models import SMOLLM2_REF, load_pair
+    from specdeploy.engines.reference.runtime.models import SMOLLM2_REF, load_pair
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, required=True, help="jsonl answers file (appended to)")

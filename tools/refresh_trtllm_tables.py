@@ -1,11 +1,11 @@
 """Compare specdeploy's contract table for the installed TensorRT-LLM with that installation's own classes.
 
 Run where the wheel is installed (NGC image, or a Linux+CUDA host with NVIDIA's index; see
-specdeploy/trtllm/README.md): `python tools/refresh_trtllm_tables.py [--json] [--cli]`. It imports
+specdeploy/engines/trtllm/README.md): `python tools/refresh_trtllm_tables.py [--json] [--cli]`. It imports
 `tensorrt_llm.llmapi.llm_args` (TorchLlmArgs, every DecodingBaseConfig subclass by its decoding_type,
 KvCacheConfig, CudaGraphConfig) and, with --cli, reads `trtllm-serve/-bench/-build --help`; it prints what
 differs from `table_for(version_line(tensorrt_llm.__version__))`. It writes nothing: transcribe each
-difference into specdeploy/trtllm/tables/*.json with its source (this release, this file), or a since/until.
+difference into specdeploy/engines/trtllm/tables/*.json with its source (this release, this file), or a since/until.
 Exit 0 when nothing differs, 1 when something does, 2 when TensorRT-LLM is missing or has no contract range.
 """
 
@@ -124,8 +124,8 @@ def main() -> int:
     parser.add_argument("--json", action="store_true", help="print the differences as a JSON list")
     parser.add_argument("--cli", action="store_true", help="also compare the command-line tools' --help")
     args = parser.parse_args()
-    from specdeploy.trtllm.tables import table_for
-    from specdeploy.trtllm.versions import version_line
+    from specdeploy.engines.trtllm.tables import table_for
+    from specdeploy.engines.trtllm.versions import version_line
 
     try:
         with contextlib.redirect_stdout(sys.stderr):  # its import prints a banner; --json keeps stdout JSON

@@ -17,7 +17,7 @@ the target's greedy answers with the reference runtime into a jsonl file, then d
 
     .venv/bin/python tools/train_drafter.py --answers A.jsonl --gen-minutes 11 --gen-only
     .venv/bin/python tools/train_drafter.py --answers A.jsonl --minutes 10.5 --layers 3 --lr 7e-4 \
-        --init-from specdeploy/runtime/drafters/smollm2-135m-drafter --out /tmp/new_drafter
+        --init-from specdeploy/engines/reference/runtime/drafters/smollm2-135m-drafter --out /tmp/new_drafter
 """
 
 from __future__ import annotations
@@ -36,14 +36,8 @@ from drafter_data import generate_runtime_answers, load_answers
 from drafter_prompts import chat_prompts, docstring_prompts, stdlib_files, vocab_words, wide_prompts
 
 from specdeploy._io import write_json_atomic
-from specdeploy.runtime.models import (
-    DRAFTER_DIR,
-    SMOLLM2_REF,
-    load_pair,
-    own_drafter_state,
-    share_embeddings,
-    write_shared_meta,
-)
+from specdeploy.engines.reference.runtime.models import DRAFTER_DIR, SMOLLM2_REF, load_pair
+from specdeploy.engines.reference.runtime.shared_drafter import own_drafter_state, share_embeddings, write_shared_meta
 
 
 def log(msg: str) -> None:
@@ -316,7 +310,8 @@ def self_distill_record(args, vocab_ids, held_cov, train_rec, held_rec, records,
             "target_greedy_answers_held_out": len(held_rec),
             "answer_tokens_train": sum(len(r["answer_ids"]) for r in train_rec),
             "max_new_tokens": max((len(r["answer_ids"]) for r in records), default=0),
-            "generation": "specdeploy.runtime.generate(mechanism='none', concurrency=8), greedy, chat template",
+            "generation": "specdeploy.engines.reference.runtime.generate(mechanism='none', concurrency=8), greedy, "
+                          "chat template",
             "stdlib_code_chunks": len(code),
             "mix": f"every {args.code_every}th step a stdlib-code batch, else prompt+answer batches "
             f"(answer positions weight 1.0, prompt positions {args.prompt_weight})" if args.code_every else

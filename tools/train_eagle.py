@@ -17,7 +17,7 @@ what is new.
 
     .venv/bin/python tools/drafter_data.py --out A.jsonl --minutes 40 --seed 1
     .venv/bin/python tools/train_eagle.py --answers A.jsonl [--answers B.jsonl] --features F.pt --minutes 12 \
-        [--init-from specdeploy/runtime/drafters/smollm2-135m-eagle3] --vocab answers --out OUT
+        [--init-from specdeploy/engines/reference/runtime/drafters/smollm2-135m-eagle3] --vocab answers --out OUT
 """
 
 from __future__ import annotations
@@ -32,9 +32,10 @@ from pathlib import Path
 import torch
 
 from specdeploy._io import write_json_atomic
-from specdeploy.runtime.eagle import FeatureTap
-from specdeploy.runtime.eagle_model import EagleHead, default_feature_layers, save_eagle
-from specdeploy.runtime.models import DRAFTER_DIR, SMOLLM2_REF, load_pair, share_embeddings
+from specdeploy.engines.reference.runtime.eagle import FeatureTap
+from specdeploy.engines.reference.runtime.eagle_model import EagleHead, default_feature_layers, save_eagle
+from specdeploy.engines.reference.runtime.models import DRAFTER_DIR, SMOLLM2_REF, load_pair
+from specdeploy.engines.reference.runtime.shared_drafter import share_embeddings
 
 PROMPT_WEIGHT = 0.2
 STEP2_WEIGHT = 0.5

@@ -1,6 +1,7 @@
 """The GPU kit's decode-mode section (issue 18 item 3): is CUDA-graph decoding faster, and still exact?
 
-Plain decoding at c = 1 and 4 in each decode mode (`specdeploy.runtime.static_step`: eager, static, graphs,
+Plain decoding at c = 1 and 4 in each decode mode (`specdeploy.engines.reference.runtime.static_step`:
+eager, static, graphs,
 compile), each mode's greedy output compared with eager's at the same concurrency; the goal on an H200 with
 SmolLM2-135M is c = 1 at ≥ 470 tokens/s (10x the 21 ms a token eager decode measured there). Capture modes run
 one untimed pass over the same prompts first, so every (batch, tokens) bucket the timed pass meets is already
@@ -16,8 +17,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from specdeploy.engines.reference.runtime import ModelPair, generate
 from specdeploy.errors import UsageError
-from specdeploy.runtime import ModelPair, generate
 
 GOAL_TOKENS_PER_S = 470.0  # c = 1, SmolLM2-135M, H200: 10x eager's 21 ms a token (issue 18)
 CAPTURING = ("graphs", "compile")

@@ -31,8 +31,8 @@ sys.path[:0] = [str(REPO), str(Path(__file__).parent)]
 import decode_modes  # noqa: E402
 import runtime_e2e  # noqa: E402
 
-from specdeploy.runtime.drafters import ChainDrafter  # noqa: E402
-from specdeploy.runtime.models import ModelPair  # noqa: E402
+from specdeploy.engines.reference.runtime.drafters import ChainDrafter  # noqa: E402
+from specdeploy.engines.reference.runtime.models import ModelPair  # noqa: E402
 from tests.unit.runtime import tiny  # noqa: E402
 
 MODES = ("eager", "static", "graphs", "compile")
@@ -40,7 +40,7 @@ MODES = ("eager", "static", "graphs", "compile")
 
 def drafts_of(pair: ModelPair, *args: Any) -> tuple[list[list[int]], list]:
     """(outputs, every chain of drafts proposed, in order)."""
-    from specdeploy.runtime import generate
+    from specdeploy.engines.reference.runtime import generate
 
     seen: list = []
     chain = ChainDrafter.chain

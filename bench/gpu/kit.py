@@ -53,7 +53,7 @@ def prepare() -> int:
     platforms = [f"--platform=manylinux_2_{n}_x86_64" for n in (17, 27, 28)] + ["--platform=manylinux2014_x86_64"]
     subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
                     "--python-version=3.12", "--implementation=cp", *platforms, "-d", str(WHEELS), *pins], check=True)
-    from specdeploy.runtime.models import smollm2_gguf
+    from specdeploy.engines.reference.runtime.models import smollm2_gguf
 
     gguf = smollm2_gguf().read_bytes()
     packed = zlib.compress(gguf, 6)  # Q4_1 blocks still pack to ~89 %: one device call fewer

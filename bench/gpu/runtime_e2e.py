@@ -1,4 +1,5 @@
-"""End-to-end part of the GPU check: the reference runtime (`specdeploy.runtime`) decoding real prompts.
+"""End-to-end part of the GPU check: the reference runtime (`specdeploy.engines.reference.runtime`) decoding real
+prompts.
 
 Plain decoding, then each mechanism with a shipped drafter (draft_target; eagle3 when its folder ships) at a few
 K and concurrency 1 and 4: tokens/s, acceptance length, output identical to plain at the same concurrency (greedy
@@ -19,10 +20,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from specdeploy.engines.reference.runtime import ModelPair, generate, load_pair, probe_costs
+from specdeploy.engines.reference.runtime.models import DRAFTER_REF, EAGLE_REF, SMOLLM2_REF
 from specdeploy.errors import UsageError
-from specdeploy.runtime import ModelPair, generate, load_pair, probe_costs
-from specdeploy.runtime.models import DRAFTER_REF, EAGLE_REF, SMOLLM2_REF
-from specdeploy.runtime.prompts import PromptRecord, encode_prompt, load_humaneval, load_mtbench
+from specdeploy.prompts import PromptRecord, encode_prompt, load_humaneval, load_mtbench
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the device machine reaches no network: fail fast, never wait
 SMOLLM2_SHAPE = {"vocab_size": 49152, "hidden_size": 576, "intermediate_size": 1536, "num_hidden_layers": 30,
@@ -165,7 +166,7 @@ def kit_runs(device: str, quick: bool, budget_s: float, out: Path | None = None)
     sys.path.insert(0, str(Path(__file__).parent))
     import decode_modes
 
-    from specdeploy.runtime.prompts import sample_prompts
+    from specdeploy.prompts import sample_prompts
 
     began, plan = time.monotonic(), KIT_QUICK if quick else KIT_PLAN
     result: dict = {"device": device, "target": SMOLLM2_REF, "drafter": EAGLE_REF, "budget_s": budget_s,
@@ -243,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--budget-s", type=float, default=110.0)
     ap.add_argument("--out", required=True)
     args = ap.parse_args(argv)
-    from specdeploy.runtime.models import default_device
+    from specdeploy.engines.reference.runtime.models import default_device
 
     result = kit_runs(args.device or default_device(), args.quick, args.budget_s, Path(args.out))
     Path(args.out).write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")

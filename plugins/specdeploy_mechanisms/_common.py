@@ -6,8 +6,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from specdeploy.issues import Issue
 from specdeploy.plugin import CheckContext, lazy_options
-from specdeploy.profile.issues import Issue
 
 
 def same_vocabulary(ctx: CheckContext) -> Iterator[Issue]:
@@ -28,3 +28,10 @@ def tree_depth(choices: list[list[int]] | None) -> int:
 def options(model: str) -> Any:
     """A model of `_options.py` as a plugin's `Options`: imported on first use, its table read by the fast path."""
     return lazy_options(f"specdeploy_mechanisms._options:{model}", Path(__file__).with_name("_options.fast.json"))
+
+
+def tree_choices(tree: list[list[int]] | None) -> str:
+    """A token tree as the tensorrtllm backend's `medusa_choices` / `eagle_choices` parameter."""
+    from specdeploy.render.env import choices
+
+    return choices(tree)

@@ -41,7 +41,7 @@ class EagleOptions(BaseModel):
     )
     max_non_leaves_per_layer: int = Field(
         10, ge=1, description="Non-leaf nodes kept per tree level. Not passed on: the EAGLE converter read (04a2cac) "
-        "has no such flag (UNCONFIRMED convert.eagle_max_non_leaves in specdeploy/trtllm/versions.py)."
+        "has no such flag (UNCONFIRMED convert.eagle_max_non_leaves in specdeploy/engines/trtllm/versions.py)."
     )
     choices: list[list[int]] | None = Field(
         None, description="Static tree (`eagle_choices`); depth <= num_eagle_layers."

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from specdeploy.plugin import CheckContext, Mechanism
-from specdeploy.profile.issues import Issue
-from specdeploy_mechanisms._common import options, tree_depth
+from specdeploy.engines.trtllm.declare import TrtllmEngineBuild
+from specdeploy.issues import Issue
+from specdeploy.plugin import AcceptancePrior, CheckContext, Mechanism
+from specdeploy_mechanisms._common import options, tree_choices, tree_depth
 
 if TYPE_CHECKING:
     from specdeploy_mechanisms._options import EagleOptions
@@ -19,8 +20,20 @@ class Eagle(Mechanism):
     Options = options("EagleOptions")
     needs_draft_model = True
     chain = False
-    support = {"tensorrt": ("1.2",)}
+    engines = {
+        "tensorrt": TrtllmEngineBuild(  # no --max_non_leaves_per_layer: not in the converter (04a2cac)
+            decoding_type={"1.2": "Eagle"}, mode="eagle",
+            convert=("eagle/convert_checkpoint.py", lambda r: [
+                "--eagle_model_dir", "${fetch.draft.path}", "--max_draft_len", str(r.draft_len),
+                "--num_eagle_layers", str(r.loaded.options.num_eagle_layers)]),
+            triton=lambda o: {"decoding_mode": "eagle", "eagle_choices": tree_choices(o.choices)},
+            unconfirmed=("1.2.build_plugin_flags", "convert.eagle_max_non_leaves"),
+            sources={"mode": "trtllm-build --speculative_decoding_mode choices (tables/trtllm-1.2.1.json)"}),
+    }
     max_draft_len = 63
+    training = "trained drafter head per target"
+    prior = AcceptancePrior(row="l31-8b-eagle-k3-vllm-a100", note=" (MT-bench, vLLM's chain, EAGLE-1 head; the old "
+                            "alpha = 0.75 rested on EAGLE-2's tree speed-ups)")
 
     def check(self, ctx: CheckContext) -> Iterator[Issue]:
         opts: EagleOptions = ctx.options
@@ -39,3 +52,7 @@ class Eagle(Mechanism):
                 f"EAGLE-1/2 engines support Llama targets only, not '{ctx.target.model_type}' (TensorRT-LLM #10396)",
                 "use eagle3 on the PyTorch backend",
             )
+
+    def draft_cost(self, ctx: Any, batch: int, k: int) -> float:
+        """EAGLE-1/2: as EAGLE-3 with the full vocabulary."""
+        return float(k * ctx.forward(ctx.layer(ctx.draft or ctx.target), batch=batch))

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from specdeploy.plugin import CheckContext, Mechanism
-from specdeploy.profile.issues import Issue
+from specdeploy.engines.reference.declare import ReferenceDrafter
+from specdeploy.engines.trtllm.declare import TrtllmDecoding
+from specdeploy.issues import Issue
+from specdeploy.plugin import AcceptancePrior, CheckContext, Mechanism
 from specdeploy_mechanisms._common import options
 
 if TYPE_CHECKING:
     from specdeploy_mechanisms._options import Eagle3Options
+
+EAGLE3_DRAFT_VOCAB = 32000
+"""The draft vocabulary of published EAGLE-3 heads, when the drafter's config does not say."""
 
 
 class Eagle3(Mechanism):
@@ -18,8 +23,20 @@ class Eagle3(Mechanism):
     summary = "EAGLE-3 drafter head on the target's hidden states; high acceptance, cheap drafting"
     Options = options("Eagle3Options")
     needs_draft_model = True
-    support = {"pytorch": ("1.2", "1.3"), "reference": ("cpu",)}
+    engines = {
+        "pytorch": TrtllmDecoding(
+            decoding_type={"1.2": "Eagle", "1.3": "Eagle3"}, fields=lambda o, line: _fields(o, line),
+            overlap=lambda o: bool(getattr(o, "one_model", True)), refuse=lambda o, line: _refused(o, line),
+            range_notes=lambda line: [] if line.eagle3_two_model == "supported" else
+            [f"two-model {line.eagle3_two_model}"],
+            unconfirmed=("1.3.eagle3_two_model_rc24_rc26", "1.2.one_model_schedule"),
+            sources={"decoding_type": "P121 from_dict maps 'Eagle' (no Eagle3); Eagle3 literal P14",
+                     "two_model": "VersionLine.eagle3_two_model of each range (its sources)"}),
+        "reference": ReferenceDrafter("specdeploy.engines.reference.runtime.eagle:EagleDrafter", needs_model=True),
+    }
     default_draft_len = 3
+    training = "trained drafter head per target"
+    prior = AcceptancePrior(row="l31-8b-eagle3-al-mtbench", note=" (MT-bench, temperature 1)")
 
     def check(self, ctx: CheckContext) -> Iterator[Issue]:
         opts: Eagle3Options = ctx.options
@@ -29,6 +46,7 @@ class Eagle3(Mechanism):
                 "dynamic EAGLE-3 trees need TensorRT-LLM 1.3 or later",
                 "set runtime.trtllm_version: 1.3.0 or drop dynamic_tree",
             )
+        yield from _two_model(ctx, opts)
         if ctx.target and ctx.draft:
             if ctx.draft.hidden != ctx.target.hidden:
                 yield ctx.issue(
@@ -54,3 +72,43 @@ class Eagle3(Mechanism):
                 yield ctx.issue(
                     "options.layers_to_capture", f"layers {bad} do not exist in a {ctx.target.layers}-layer target"
                 )
+
+    def draft_cost(self, ctx: Any, batch: int, k: int) -> float:
+        """K sequential steps of one decoder layer + an LM head over the draft vocabulary."""
+        head = ctx.draft.draft_vocab if ctx.draft and ctx.draft.draft_vocab else EAGLE3_DRAFT_VOCAB
+        return float(k * ctx.forward(ctx.layer(ctx.draft or ctx.target), batch=batch, lm_vocab=head))
+
+
+def _refused(opts: Any, line: Any) -> str | None:
+    if not getattr(opts, "one_model", True) and line.eagle3_two_model in ("refused", "unknown"):
+        return f"two-model EAGLE-3 is {line.eagle3_two_model} on TensorRT-LLM {line.range}"
+    return None
+
+
+def _fields(opts: Any, line: Any) -> dict[str, Any]:
+    """One- or two-model, the target layers captured, the dynamic tree (its keys per range)."""
+    cfg: dict[str, Any] = {"eagle3_one_model": bool(getattr(opts, "one_model", True))} \
+        if line.eagle3_two_model != "refused" else {}
+    if getattr(opts, "layers_to_capture", None):
+        cfg["eagle3_layers_to_capture"] = sorted(set(opts.layers_to_capture))
+    if getattr(opts, "dynamic_tree", False):
+        cfg["use_dynamic_tree"] = True
+        if getattr(opts, "dynamic_tree_max_topk", None):
+            cfg["dynamic_tree_max_topK"] = opts.dynamic_tree_max_topk
+    return cfg
+
+
+def _two_model(ctx: CheckContext, opts: Eagle3Options) -> Iterator[Issue]:
+    """Two-model EAGLE-3 where the TensorRT-LLM range refuses or deprecates it (its `eagle3_two_model` rule)."""
+    line = ctx.line
+    if line is None or opts.one_model:
+        return
+    version = ctx.profile.runtime.trtllm_version
+    if line.eagle3_two_model in ("refused", "unknown"):
+        yield Issue(("speculative", "options", "one_model"),
+                    f"two-model EAGLE-3 is {line.eagle3_two_model} on TensorRT-LLM {version} (range "
+                    f"{line.range}: {line.sources.get('eagle3_two_model', 'UNKNOWN')})",
+                    "set options.one_model: true, or pin runtime.trtllm_version: 1.3.0rc23 or 1.2.1")
+    elif line.eagle3_two_model == "deprecated":
+        yield Issue(("speculative", "options", "one_model"), f"two-model EAGLE-3 is deprecated on TensorRT-LLM "
+                    f"{version} (removed from 1.3.0rc27)", "set options.one_model: true", severity="warning")

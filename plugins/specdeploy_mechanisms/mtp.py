@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from specdeploy.plugin import CheckContext, Mechanism
-from specdeploy.profile.issues import Issue
+from specdeploy.engines.trtllm.declare import TrtllmDecoding
+from specdeploy.issues import Issue
+from specdeploy.plugin import AcceptancePrior, CheckContext, Mechanism
 from specdeploy_mechanisms._common import options
 
 if TYPE_CHECKING:
@@ -17,9 +18,19 @@ class Mtp(Mechanism):
     name = "mtp"
     summary = "the target's multi-token-prediction layers draft; no separate drafter to serve"
     Options = options("MtpOptions")
-    support = {"pytorch": ("1.2", "1.3")}
+    engines = {
+        "pytorch": TrtllmDecoding(
+            decoding_type={"1.2": "MTP", "1.3": "MTP"}, length_keys=lambda line: line.mtp_length_keys,
+            fields=lambda o, _line: _fields(o),
+            range_notes=lambda line: ["K in " + " = ".join(line.mtp_length_keys)],
+            unconfirmed=("1.3.mtp_rc15_rc22", "1.2.one_model_schedule"),
+            sources={"decoding_type": "P121 from_dict map; S1, S2, P14 Literal", "length": "mtp_length sources"}),
+    }
     max_draft_len = 16
     default_draft_len = 3
+    training = "none (built into the target)"
+    prior = AcceptancePrior(sweep=("dsr1-mtp1-b200", "dsr1-mtp2-b200", "dsr1-mtp3-b200", "dsr1-mtp4-b200",
+                                   "dsr1-mtp5-b200"))
 
     def check(self, ctx: CheckContext) -> Iterator[Issue]:
         opts: MtpOptions = ctx.options
@@ -38,3 +49,18 @@ class Mtp(Mechanism):
                 f"vanilla MTP drafts one token per MTP layer: draft_len {draft_len} > {ctx.target.mtp_layers} layers",
                 "set options.vanilla: false (MTP-Eagle reuses the layer)",
             )
+
+    def draft_cost(self, ctx: Any, batch: int, k: int) -> float:
+        """K sequential passes through one target-shaped MTP layer (MoE if the target is) + the shared LM head."""
+        return float(k * ctx.forward(ctx.layer(ctx.target), batch=batch))
+
+    def applies_to(self, target: Any) -> bool:
+        return bool(target.mtp_layers >= 1)
+
+
+def _fields(opts: Any) -> dict[str, Any]:
+    cfg: dict[str, Any] = {"use_mtp_vanilla": bool(getattr(opts, "vanilla", False))}
+    if getattr(opts, "relaxed_acceptance", False):
+        cfg.update(use_relaxed_acceptance_for_thinking=True, relaxed_topk=opts.relaxed_topk,
+                   relaxed_delta=opts.relaxed_delta)
+    return cfg

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
-from specdeploy.plugin import Mechanism
+from typing import Any
+
+from specdeploy.engines.reference.declare import ReferenceDrafter
+from specdeploy.engines.trtllm.declare import TrtllmDecoding
+from specdeploy.plugin import AcceptancePrior, Mechanism
 from specdeploy_mechanisms._common import options
+
+MATCHING = ("max_matching_ngram_size", "is_keep_all", "is_use_oldest", "is_public_pool")
+"""NGramDecodingConfig fields the options set, always emitted (the 1.2.1 defaults are unconfirmed)."""
 
 
 class Ngram(Mechanism):
@@ -11,6 +18,19 @@ class Ngram(Mechanism):
     summary = "prompt lookup: copies continuations of earlier n-grams; free drafting, input-grounded gains"
     Options = options("NgramOptions")
     chain = False
-    support = {"pytorch": ("1.2", "1.3"), "reference": ("cpu",)}
+    engines = {
+        "pytorch": TrtllmDecoding(
+            decoding_type={"1.2": "NGram", "1.3": "NGram"}, overlap=lambda _o: False,
+            fields=lambda o, _line: {name: getattr(o, name) for name in MATCHING},
+            sources={"decoding_type": "P121 from_dict map; S1, S2, P14 Literal"}),
+        "reference": ReferenceDrafter("specdeploy.engines.reference.runtime.drafters:NgramDrafter"),
+    }
     max_draft_len = 32
     default_draft_len = 4
+    drafting = "none"
+    training = "none"
+    prior = AcceptancePrior(row="scout-ngram-al-turn1", note=" (generic chat, first turn)")
+
+    def draft_cost(self, ctx: Any, batch: int, k: int) -> float:
+        """Host-side matching, no forward."""
+        return 0.0

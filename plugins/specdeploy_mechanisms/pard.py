@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
-from specdeploy.plugin import CheckContext, Mechanism
-from specdeploy.profile.issues import Issue
+from specdeploy.engines.trtllm.declare import TrtllmDecoding
+from specdeploy.issues import Issue
+from specdeploy.plugin import AcceptancePrior, CheckContext, Mechanism
 from specdeploy_mechanisms._common import same_vocabulary
 
 
@@ -14,9 +16,20 @@ class Pard(Mechanism):
     summary = "parallel draft model: K positions in one drafter forward; TRT-LLM 1.3 line"
     needs_draft_model = True
     chain = False
-    support = {"pytorch": ("1.3",)}
+    engines = {"pytorch": TrtllmDecoding(decoding_type={"1.3": "PARD"},
+                                         sources={"decoding_type": "Literal in S1, S2, P14"})}
     max_draft_len = 16
     default_draft_len = 4
+    drafting = "one_pass"
+    training = "adapted draft model"
+    prior = AcceptancePrior(rates=(0.75,), basis="i.i.d. alpha = 0.75 (parallel draft model; no figure in tuning.md)",
+                            source="assumed")
 
     def check(self, ctx: CheckContext) -> Iterator[Issue]:
         yield from same_vocabulary(ctx)
+
+    def draft_cost(self, ctx: Any, batch: int, k: int) -> float:
+        """One forward of the separate draft model over K mask tokens."""
+        if ctx.draft is None:
+            return float(ctx.generic(batch, k))
+        return float(ctx.forward(ctx.draft, batch=batch, tokens=max(1, k), separate=True))

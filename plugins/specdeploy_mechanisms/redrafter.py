@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
-from specdeploy.plugin import CheckContext, Mechanism
-from specdeploy.profile.issues import Issue
+from specdeploy.engines.trtllm.declare import TrtllmEngineBuild
+from specdeploy.issues import Issue
+from specdeploy.plugin import AcceptancePrior, CheckContext, Mechanism
 from specdeploy_mechanisms._common import options
 
 
@@ -15,9 +17,20 @@ class Redrafter(Mechanism):
     Options = options("RedrafterOptions")
     needs_draft_model = True
     chain = False
-    support = {"tensorrt": ("1.2",)}
+    engines = {
+        "tensorrt": TrtllmEngineBuild(
+            decoding_type={"1.2": "ReDrafter"}, mode="explicit_draft_tokens",
+            attach=("ReDrafter", "redrafter/convert_checkpoint.py", lambda r: [
+                "--redrafter_num_beams", str(r.loaded.options.num_beams),
+                "--redrafter_draft_len_per_beam", str(r.draft_len)]),
+            triton=lambda _o: {"decoding_mode": "redrafter"},
+            unconfirmed=("1.2.build_plugin_flags",),
+            sources={"mode": "trtllm-build --speculative_decoding_mode choices (tables/trtllm-1.2.1.json)"}),
+    }
     max_draft_len = 16
     default_draft_len = 4
+    training = "trained RNN drafter"
+    prior = AcceptancePrior(rates=(0.70,), basis="i.i.d. alpha = 0.70 (no figure in tuning.md)", source="assumed")
 
     def check(self, ctx: CheckContext) -> Iterator[Issue]:
         """Its converter has no --pp_size (pipeline fixed at 1; TensorRT-LLM
@@ -26,3 +39,8 @@ class Redrafter(Mechanism):
         if ctx.profile.hardware.pipeline_parallel != 1:
             yield Issue(("hardware", "pipeline_parallel"), "ReDrafter's converter has no pipeline parallelism "
                         "(pp fixed at 1)", "set hardware.pipeline_parallel: 1 (tensor_parallel is supported)")
+
+    def draft_cost(self, ctx: Any, batch: int, k: int) -> float:
+        """K sequential GRU steps (3 h^2) + LM head; beams are ignored."""
+        h = ctx.target.hidden
+        return float(k * ctx.forward(ctx.heads_only(ctx.target, 3 * h * h + h * ctx.target.vocab, 1), batch=batch))

@@ -9,7 +9,6 @@ import click
 from specdeploy import api
 from specdeploy.cli._group import command, profile_argument, set_option
 from specdeploy.console import console
-from specdeploy.runtime import MAX_DRAFT_LEN
 
 
 @command()
@@ -29,8 +28,9 @@ def serve(artifact_dir: Path, openai_port: int, no_openai: bool) -> None:
 @click.option("--url", default=None, metavar="HOST:PORT", help="gRPC endpoint instead of a served artifact.")
 @click.option("--model", default=None, help="Model name (default: the served repository's entry model).")
 @click.option("--max-tokens", type=click.IntRange(1, 65536), default=64, show_default=True)
-@click.option("--draft-len", type=click.IntRange(0, MAX_DRAFT_LEN), default=None,
-              help="This request's draft length instead of the served one (0: no speculation; reference layout).")
+@click.option("--draft-len", type=click.IntRange(0), default=None,
+              help="This request's draft length instead of the served one (0: no speculation; reference layout, "
+                   "which refuses more than its runtime drafts).")
 def ask(prompt: str, artifact: Path | None, url: str | None, model: str | None, max_tokens: int,
         draft_len: int | None) -> None:
     answer = api.ask(prompt, artifact=artifact, url=url, model=model, max_tokens=max_tokens, draft_len=draft_len)

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from specdeploy.deploy.images import image_for
-from specdeploy.deploy.topology import Topology, deploy_name, gpu_product, topology, topology_issues
 from specdeploy.errors import UsageError
-from specdeploy.profile.issues import ProfileError
+from specdeploy.issues import ProfileError
+from specdeploy.profile.images import image_for
+from specdeploy.profile.topology import Topology, deploy_name, gpu_product, topology, topology_issues
 from specdeploy.resolve.resolver import Resolved
 
 TARGETS = ("container", "k8s", "slurm")

@@ -1,7 +1,8 @@
 """The action table: `Step.action` name -> "module:function", imported only when a step runs.
 
 An action is `def action(ctx: ActionContext) -> dict` (JSON-able outputs, stored in the step's stamp
-and given to dependents through `ctx.outputs`). Other packages add theirs here, one line each.
+and given to dependents through `ctx.outputs`). The core's stages add theirs here, one line each; an engine
+names its own (`Engine.actions`).
 """
 
 from __future__ import annotations
@@ -17,9 +18,6 @@ from specdeploy.errors import StepFailed
 
 ACTIONS: dict[str, str] = {
     "fetch": "specdeploy.execute.fetch:fetch",
-    "emit_llm_api": "specdeploy.trtllm.actions:emit_llm_api",
-    "emit_reference": "specdeploy.trtllm.actions:emit_reference",
-    "emit_engine": "specdeploy.trtllm.actions:emit_engine",
     "render_triton": "specdeploy.render.actions:render_triton",
     "check_triton": "specdeploy.render.actions:check_triton",
     "render_deploy": "specdeploy.deploy.actions:render_deploy",
@@ -29,10 +27,21 @@ ACTIONS: dict[str, str] = {
 Action = Callable[[Any], dict[str, Any]]
 
 
+def _table() -> dict[str, str]:
+    """The core's actions and every installed engine's (`Engine.actions`: its emit and build steps)."""
+    from specdeploy.plugin.registry import engines
+
+    table = dict(ACTIONS)
+    for engine in engines().values():
+        table.update(engine.actions())
+    return table
+
+
 def _target(name: str) -> tuple[str, str]:
-    if name not in ACTIONS:
-        raise StepFailed(f"unknown step action '{name}'", hint=f"known actions: {', '.join(sorted(ACTIONS))}")
-    module, _, function = ACTIONS[name].partition(":")
+    table = ACTIONS if name in ACTIONS else _table()
+    if name not in table:
+        raise StepFailed(f"unknown step action '{name}'", hint=f"known actions: {', '.join(sorted(table))}")
+    module, _, function = table[name].partition(":")
     return module, function
 
 
@@ -54,9 +63,9 @@ def load_action(name: str) -> Action:
 
 
 CODE_INPUTS: dict[str, tuple[str, ...]] = {
-    "tune": ("specdeploy.runtime", "specdeploy.perfmodel"),
+    "tune": ("specdeploy.engines", "specdeploy.perfmodel"),
 }
-"""Packages beyond its own whose code shapes a step's output: the tuner measures through the reference runtime
+"""Packages beyond its own whose code shapes a step's output: the tuner measures through an engine
 and predicts with the performance model, so a change there re-tunes."""
 
 
@@ -80,10 +89,10 @@ def code_hash(name: str | None) -> str:
     """Hash of the code that produces a step: every .py (and tables/templates) of the action module's package,
     subpackages included, and of the packages in CODE_INPUTS.
 
-    Argv steps (engines) are produced by the TRT-LLM emitter, so they hash `specdeploy.trtllm`.
+    Argv steps (engines) are produced by the TRT-LLM emitter, so they hash `specdeploy.engines.trtllm`.
     Returns "missing:<module>" when the module is absent (the step will fail clearly when run).
     """
-    module_name = _target(name)[0] if name else "specdeploy.trtllm.engine"
+    module_name = _target(name)[0] if name else "specdeploy.engines.trtllm.engine"
     digest = hashlib.sha256()
     for package in (module_name, *CODE_INPUTS.get(name or "", ())):
         folder = _package_folder(package)

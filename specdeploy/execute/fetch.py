@@ -15,6 +15,7 @@ from typing import Any
 from specdeploy.errors import StepFailed
 from specdeploy.execute.context import ActionContext
 from specdeploy.execute.hashing import HashCache, tree_digests
+from specdeploy.plugin.registry import get_engine
 from specdeploy.runtime_paths import packaged_model
 
 ALLOW_PATTERNS = ("config.json", "generation_config.json", "hf_quant_config.json", "*.safetensors",
@@ -41,7 +42,7 @@ def _patterns(params: dict[str, Any]) -> tuple[str, ...]:
 
 
 def _local(ref: str, backend: str) -> Path | None:
-    if backend == "reference":
+    if get_engine(backend).local_models:
         found = reference_path(ref)
         if found is not None:
             return found
@@ -100,7 +101,7 @@ def fetch(ctx: ActionContext) -> dict[str, Any]:
     if local is not None:
         if not local.exists():
             raise StepFailed(f"{ref}: {local} does not exist")
-        kind = "reference" if backend == "reference" and reference_path(ref) else "local"
+        kind = "reference" if get_engine(backend).local_models and reference_path(ref) else "local"
         ctx.log.write(f"using {kind} checkpoint {local} as it is\n")
         files = tree_digests(local, cache, None if local.is_file() else _patterns(params))
         return {"ref": ref, "kind": kind, "path": str(local), "revision": None, "files": files}

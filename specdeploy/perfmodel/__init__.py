@@ -9,14 +9,14 @@ from specdeploy.perfmodel.advice import Advice, advise
 from specdeploy.perfmodel.attention import plateau_draft_len, tile_aligned_draft_lens
 from specdeploy.perfmodel.calibrate import Calibration, Measured, calibrate, calibrate_file, pseudo_gpu
 from specdeploy.perfmodel.cost import Efficiency, StepCost, forward_cost, ridge_tokens
-from specdeploy.perfmodel.drafters import DRAFTERS, DraftContext, draft_seconds
+from specdeploy.perfmodel.drafters import DraftContext, draft_seconds, drafter_names
 from specdeploy.perfmodel.predict import AnalyticTimer, ConstantTimer, Curves, Point, predict
-from specdeploy.perfmodel.priors import PUBLISHED, prior_profile
+from specdeploy.perfmodel.priors import prior_profile, published
 from specdeploy.perfmodel.whatif import whatif
 
 __all__ = [
-    "DRAFTERS", "PUBLISHED", "AcceptanceProfile", "Advice", "AnalyticTimer", "Calibration", "ConstantTimer", "Curves",
-    "DraftContext", "Efficiency", "Measured", "Point", "StepCost", "advise", "calibrate", "calibrate_file",
-    "draft_seconds", "forward_cost", "plateau_draft_len", "predict", "prior_profile", "pseudo_gpu", "ridge_tokens",
-    "tile_aligned_draft_lens", "whatif",
+    "AcceptanceProfile", "Advice", "AnalyticTimer", "Calibration", "ConstantTimer", "Curves", "DraftContext",
+    "Efficiency", "Measured", "Point", "StepCost", "advise", "calibrate", "calibrate_file", "draft_seconds",
+    "drafter_names", "forward_cost", "plateau_draft_len", "predict", "prior_profile", "pseudo_gpu", "published",
+    "ridge_tokens", "tile_aligned_draft_lens", "whatif",
 ]

@@ -13,10 +13,11 @@ from typing import Any
 from specdeploy.perfmodel.acceptance import AcceptanceProfile
 from specdeploy.perfmodel.attention import plateau_draft_len, query_groups, tile_aligned_draft_lens
 from specdeploy.perfmodel.cost import Efficiency, ridge_tokens
-from specdeploy.perfmodel.drafters import DRAFTERS, TRAINING
+from specdeploy.perfmodel.drafters import drafter_names, training
 from specdeploy.perfmodel.predict import AnalyticTimer, Curves, StepTimer, predict
 from specdeploy.perfmodel.priors import prior_profile
 from specdeploy.perfmodel.record import band, band_text
+from specdeploy.plugin.registry import find
 from specdeploy.resolve.gpus import GpuSpec
 from specdeploy.resolve.model_spec import ModelSpec
 
@@ -181,8 +182,8 @@ def compare_mechanisms(
     """Guideline 5: every tabled mechanism at the lowest and highest concurrency, with its prior acceptance."""
     rows = []
     low, high = min(concurrency), max(concurrency)
-    for name in candidates if candidates is not None else DRAFTERS:
-        if name == "mtp" and target.mtp_layers < 1:
+    for name in candidates if candidates is not None else drafter_names():
+        if (cls := find(name)) is not None and not cls().applies_to(target):
             continue
         timer = AnalyticTimer(
             target,
@@ -209,7 +210,7 @@ def compare_mechanisms(
                 "al": b_low.al,
                 "draft_ratio": timer.draft_seconds(1, 1) / timer.step_seconds(1, 0),
                 "max_concurrency": curves.max_concurrency,
-                "training": TRAINING.get(name, "unknown"),
+                "training": training(name),
                 "prior": prof.prior,
             }
         )

@@ -16,9 +16,6 @@ from specdeploy.perfmodel.cost import Efficiency
 from specdeploy.perfmodel.record import DATA
 
 ENGINES_FILE = DATA / "engines.json"
-BACKEND_ENGINE = {"trtllm": "trtllm", "pytorch": "trtllm", "tensorrt": "trtllm", "sglang": "sglang", "vllm": "vllm",
-                  "reference": "torch-eager", "torch": "torch-eager"}
-"""specdeploy runtime backends (TensorRT-LLM's engine and PyTorch flows) and engine names -> profile name."""
 
 
 @cache
@@ -30,6 +27,6 @@ def profiles() -> dict[str, dict[str, Any]]:
 
 
 def engine_efficiency(name: str) -> Efficiency:
-    """The fitted profile of an engine or backend name; `Efficiency()` when none was fitted."""
-    entry = profiles().get(BACKEND_ENGINE.get(name, name))
+    """The fitted profile `name` (an engine's `Engine.efficiency`); `Efficiency()` when none was fitted."""
+    entry = profiles().get(name)
     return Efficiency.from_dict(entry["efficiency"]) if entry else Efficiency()

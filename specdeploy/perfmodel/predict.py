@@ -16,7 +16,8 @@ from typing import Any, Protocol
 
 from specdeploy.perfmodel.acceptance import AcceptanceProfile
 from specdeploy.perfmodel.cost import Efficiency, StepCost, forward_cost
-from specdeploy.perfmodel.drafters import DraftContext, draft_passes, drafter
+from specdeploy.perfmodel.drafters import DraftContext, draft_passes
+from specdeploy.perfmodel.drafters import draft_seconds as _drafting
 from specdeploy.perfmodel.record import tree_gamma
 from specdeploy.resolve.gpus import GpuSpec
 from specdeploy.resolve.model_spec import ModelSpec
@@ -77,7 +78,6 @@ class AnalyticTimer:
         self.target, self.gpu, self.mechanism, self.ep, self.tree = target, gpu, mechanism, ep, tree
         self.eff = eff or Efficiency()
         self.ctx = DraftContext(target, draft, gpu, self.eff, quantization, tp, context)
-        self._draft = drafter(mechanism)
         self.step_seconds = lru_cache(maxsize=None)(self._step_seconds)  # type: ignore[method-assign]
 
     def __getstate__(self) -> dict[str, object]:
@@ -97,7 +97,8 @@ class AnalyticTimer:
         if k <= 0 or self.mechanism == "none":
             return 0.0
         rows = batch * (self.tree.topk if self.tree else 1)
-        return self._draft(self.ctx, rows, k) + draft_passes(self.mechanism, k) * self.eff.draft_pass_s
+        return (_drafting(self.mechanism, self.ctx, rows, k)
+                + draft_passes(self.mechanism, k) * self.eff.draft_pass_s)
 
     def _step_seconds(self, batch: int, k: int) -> float:
         return self.draft_seconds(batch, k) + self.verify(batch, k).total_s

@@ -1,5 +1,6 @@
-"""Published acceptance figures per mechanism, turned into prior profiles (docs/design/draft-length.md §3). Every one
-is a prior: the tuner must replace it by a measured histogram before a schedule ships.
+"""Published acceptance figures per mechanism (each plugin's `Mechanism.prior`), turned into prior profiles
+(docs/design/draft-length.md §3).
+Every one is a prior: the tuner must replace it by a measured histogram before a schedule ships.
 
 Where the published record (data/published.json) has acceptance lengths for a mechanism, the prior is derived from
 those rows at load time and cites them (`rows`): an AL sweep over K gives a_i = AL(i) - AL(i-1); one AL at one K
@@ -13,6 +14,7 @@ from dataclasses import dataclass, field
 
 from specdeploy.perfmodel.acceptance import AcceptanceProfile, iid_alpha
 from specdeploy.perfmodel.record import row
+from specdeploy.plugin.registry import find, mechanism_names
 
 PRIOR_POSITIONS = 64
 
@@ -50,32 +52,33 @@ def _cond_from_prefix(prefix: tuple[float, ...]) -> tuple[float, ...]:
     return tuple(a / b for a, b in zip(prefix, (1.0, *prefix[:-1])))
 
 
-PUBLISHED: dict[str, PublishedAcceptance] = {p.mechanism: p for p in (
-    from_sweep("mtp", ("dsr1-mtp1-b200", "dsr1-mtp2-b200", "dsr1-mtp3-b200", "dsr1-mtp4-b200", "dsr1-mtp5-b200")),
-    from_one("eagle3", "l31-8b-eagle3-al-mtbench", " (MT-bench, temperature 1)"),
-    from_one("eagle", "l31-8b-eagle-k3-vllm-a100", " (MT-bench, vLLM's chain, EAGLE-1 head; the old alpha = 0.75 "
-             "rested on EAGLE-2's tree speed-ups)"),
-    PublishedAcceptance("draft_target", (0.70,), "i.i.d. alpha = 0.70; the record's draft-target rows publish "
-                        "speedups without draft length or AL, so no AL to derive it from", "assumed"),
-    PublishedAcceptance("medusa", (0.60, 0.55, 0.50), "alpha 0.60 falling by 0.05 per head (Medusa 2.2-3.6x)",
-                        "arXiv 2401.10774"),
-    from_one("ngram", "scout-ngram-al-turn1", " (generic chat, first turn)"),
-    from_one("sa", "scout-ngram-al-turn1", " (TRT-LLM's n-gram is a suffix automaton; the same row)"),
-    PublishedAcceptance("lookahead", (0.45, 0.45), "i.i.d. alpha = 0.45 (1.5-2.3x on one GPU)",
-                        "lmsys blog 2023-11-21"),
-    PublishedAcceptance("dflash", (0.88,), "i.i.d. alpha = 0.88 (6.17x on Qwen3-8B, ~2.5x EAGLE-3's)",
-                        "z-lab.ai/projects/dflash; arXiv 2602.06036"),
-    PublishedAcceptance("pard", (0.75,), "i.i.d. alpha = 0.75 (parallel draft model; no published figure)",
-                        "assumed"),
-    PublishedAcceptance("redrafter", (0.70,), "i.i.d. alpha = 0.70 (no published figure)", "assumed"),
-)}
+def _declared(mechanism: str) -> PublishedAcceptance | None:
+    """The prior the mechanism's plugin declares (`Mechanism.prior`), derived from the record where it cites rows."""
+    try:
+        cls = find(mechanism)
+    except Exception:  # an unloadable plugin set must not break a what-if
+        return None
+    declared = cls.prior if cls is not None else None
+    if declared is None:
+        return None
+    if declared.sweep:
+        return from_sweep(mechanism, declared.sweep)
+    if declared.row:
+        return from_one(mechanism, declared.row, declared.note)
+    return PublishedAcceptance(mechanism, declared.rates, declared.basis, declared.source)
+
+
+def published() -> dict[str, PublishedAcceptance]:
+    """Every installed mechanism's declared prior."""
+    return {name: found for name in mechanism_names() if (found := _declared(name)) is not None}
+
 
 GENERIC = PublishedAcceptance("*", (0.6,), "i.i.d. alpha = 0.6 for a mechanism without published figures", "assumed")
 
 
 def prior_profile(mechanism: str, positions: int = PRIOR_POSITIONS) -> AcceptanceProfile:
     """The shipped prior for a mechanism (the generic one for unknown names), marked `prior=True`."""
-    entry = PUBLISHED.get(mechanism, GENERIC)
+    entry = _declared(mechanism) or GENERIC
     rates = list(entry.conditional[:positions])
     rates += [entry.conditional[-1]] * (positions - len(rates))
     cited = f"; rows {', '.join(entry.rows)}" if entry.rows else ""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from specdeploy.plan.model import Plan, Stage, Step
+from specdeploy.plugin.registry import get_engine
 from specdeploy.resolve.resolver import Resolved
 
 if TYPE_CHECKING:  # the performance model is imported only when there is advice to give
@@ -68,12 +69,11 @@ def _tune_step(resolved: Resolved, after: tuple[str, ...]) -> list[Step]:
 
 def make_plan(resolved: Resolved) -> Plan:
     """The step graph a build of this profile runs, in dependency order."""
-    from specdeploy.trtllm.steps import backend_steps
-
     fetch = _fetch_steps(resolved)
     fetched = tuple(s.id for s in fetch)
     tune = _tune_step(resolved, fetched)
-    build = backend_steps(resolved, fetched + tuple(s.id for s in tune))
+    engine = get_engine(resolved.profile.runtime.backend)
+    build = engine.build_steps(resolved, fetched + tuple(s.id for s in tune))
     built = tuple(s.id for s in build)
     render = [
         Step(
@@ -132,14 +132,15 @@ def _advice(resolved: Resolved, values: list[dict[str, Any]]) -> Advice | None:
     profile, mechanism = resolved.profile, resolved.profile.speculative.mechanism
     if resolved.target is None or resolved.gpu is None or mechanism in ("none", "auto"):
         return None
-    from specdeploy.perfmodel import DRAFTERS, AcceptanceProfile, advise
+    from specdeploy.perfmodel import AcceptanceProfile, advise, drafter_names
     from specdeploy.perfmodel.engines import engine_efficiency
-    from specdeploy.plugin.registry import find, mechanism_names
+    from specdeploy.plugin.registry import find
     from specdeploy.tune.prior import context_of, context_text
 
-    backend, line = profile.runtime.backend, resolved.line.name if resolved.line else None
+    backend = profile.runtime.backend
+    line = get_engine(backend).support_line(resolved.line)
     usable = [
-        m for m in mechanism_names() if m in DRAFTERS and (cls := find(m)) is not None and cls.supports(backend, line)
+        m for m in drafter_names() if (cls := find(m)) is not None and cls.supports(backend, line)
     ]
     return advise(
         resolved.target,
@@ -155,7 +156,7 @@ def _advice(resolved: Resolved, values: list[dict[str, Any]]) -> Advice | None:
         draft_lens=list(resolved.draft_lens) or None,  # what the tune tries
         clamp_to_first=resolved.clamp_rule is not None,
         context_note=context_text(resolved),
-        eff=engine_efficiency(backend),
+        eff=engine_efficiency(get_engine(backend).efficiency),
         profile=AcceptanceProfile.from_user(profile.tune.acceptance_al, profile.tune.acceptance_rates,
                                             where=_given_where(values, "tune.acceptance_rates"
                                                                if profile.tune.acceptance_rates else

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from specdeploy.issues import Issue
+from specdeploy.issues import Path as KeyPath
 from specdeploy.profile.fast import PROFILE_TABLES, load_tables
-from specdeploy.profile.issues import Issue
-from specdeploy.profile.issues import Path as KeyPath
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -34,7 +34,6 @@ if TYPE_CHECKING:
     from specdeploy.profile.schema import Profile
     from specdeploy.resolve.gpus import GpuSpec
     from specdeploy.resolve.model_spec import ModelSpec
-    from specdeploy.trtllm.versions import VersionLine
 
 
 class _LazyOptions:
@@ -73,7 +72,8 @@ class CheckContext:
     the mechanism's `check` is not called."""
     target: ModelSpec | None
     draft: ModelSpec | None
-    line: VersionLine | None
+    line: Any
+    """The engine's release line (`plugin.engine.ReleaseLine`: `.name` is what `support` names), None without."""
     gpu: GpuSpec | None
     given: Callable[[KeyPath], bool] = lambda _path: True
     """Whether the profile (its file, a parent it extends, or `--set`) gave the value at a path, rather than the
@@ -82,6 +82,20 @@ class CheckContext:
     def issue(self, field: str, message: str, suggestion: str | None = None) -> Issue:
         """An error located at `speculative.<field>` (dotted sub-paths allowed)."""
         return Issue(("speculative", *field.split(".")), message, suggestion)
+
+
+@dataclass(frozen=True)
+class AcceptancePrior:
+    """The published acceptance a mechanism's prior rests on, with its source: rows of the performance model's
+    record (`sweep`: one AL per K = 1..n; `row`: one AL at one K, with a `note`), or conditional `rates` with
+    their `basis` and `source` where the record has no AL."""
+
+    sweep: tuple[str, ...] = ()
+    row: str | None = None
+    note: str = ""
+    rates: tuple[float, ...] = ()
+    basis: str = ""
+    source: str = ""
 
 
 class Mechanism:
@@ -94,11 +108,23 @@ class Mechanism:
     chain: ClassVar[bool] = True
     """A K-token draft is the first K tokens of a K_max draft, so one K_max run gives AL for every K."""
     support: ClassVar[dict[str, tuple[str, ...]]] = {}
-    """backend -> TRT-LLM version lines (`1.2`, `1.3`) it works on; `reference` uses `("cpu",)`."""
+    """engine (`runtime.backend`) -> release lines (`1.2`, `1.3`; `reference` uses `("cpu",)`), for a plugin that
+    declares no `engines` (it then validates and plans, but no engine can emit it)."""
     max_draft_len: ClassVar[int] = 64
     """Structural upper limit of the draft length."""
     default_draft_len: ClassVar[int] = 3
     """What `draft_len: auto` starts from before tuning."""
+    engines: ClassVar[dict[str, Any]] = {}
+    """engine name -> what the mechanism emits there, as a value of the type that engine's package defines
+    (`specdeploy.engines.trtllm.declare.TrtllmDecoding` / `TrtllmEngineBuild`, `...reference.declare.ReferenceDrafter`).
+    An engine refuses a mechanism that declares nothing for it."""
+    drafting: ClassVar[str] = "sequential"
+    """How the drafter proposes K tokens: `sequential` (K passes), `one_pass` (all K at once), `none` (host-side
+    matching, no forward); the performance model charges a launch per pass."""
+    training: ClassVar[str] = ""
+    """What the mechanism costs before it serves (a trained head, an off-the-shelf model, nothing)."""
+    prior: ClassVar[AcceptancePrior | None] = None
+    """The published acceptance the tuner starts from; None: a generic prior."""
 
     def parse_options(self, raw: dict[str, Any]) -> BaseModel:
         return self.Options.model_validate(raw)
@@ -121,19 +147,31 @@ class Mechanism:
         return ()
 
     def draft_cost(self, ctx: Any, batch: int, k: int) -> float | None:
-        """Seconds to draft `k` tokens for `batch` sequences (`ctx` is a `perfmodel.DraftContext`).
-
-        None lets the performance model use its own per-mechanism table (or a generic estimate for
-        mechanisms it does not know); a third-party plugin overrides this to describe its drafter.
-        """
+        """Seconds to draft `k` tokens for `batch` sequences (`ctx` is a `perfmodel.DraftContext`, whose `forward`,
+        `layer`, `heads_only` and `generic` price a drafter). None: the generic estimate (the draft model's
+        forwards, else a tenth of a target step per token)."""
         return None
 
     @classmethod
-    def supports(cls, backend: str, line: str | None) -> bool:
-        lines = cls.support.get(backend)
-        if lines is None:
-            return False
-        return backend == "reference" or line in lines
+    def prices_drafting(cls) -> bool:
+        """Whether the plugin describes its drafter's cost (the performance model compares those)."""
+        return cls.draft_cost is not Mechanism.draft_cost
+
+    def applies_to(self, target: Any) -> bool:
+        """Whether the mechanism can serve this target at all (MTP needs MTP layers); advice skips it otherwise."""
+        return True
+
+    @classmethod
+    def supports(cls, engine: str, line: str | None) -> bool:
+        """Whether it runs on `engine` at `line` (the engine's `support_line` of the profile's release)."""
+        return line in cls.supported().get(engine, ())
+
+    @classmethod
+    def supported(cls) -> dict[str, tuple[str, ...]]:
+        """engine -> the release lines it runs on: its `engines` declarations' lines, else `support`."""
+        if cls.engines:
+            return {engine: tuple(declared.lines) for engine, declared in cls.engines.items()}
+        return dict(cls.support)
 
 
 def options_ref(mechanism: type[Mechanism]) -> tuple[str, str] | None:

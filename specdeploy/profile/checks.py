@@ -12,11 +12,45 @@ from typing import Any
 
 
 def known_line(value: str) -> str:
-    """A TensorRT-LLM release that a contract range covers (1.2.x, the 1.3 line; 1.4 marked UNKNOWN)."""
-    from specdeploy.trtllm.versions import version_line
+    """A TensorRT-LLM release that a contract range covers (1.2.x, the 1.3 line; 1.4 marked UNKNOWN): asked of
+    the engines whose release field is `trtllm_version`."""
+    return _known_release("trtllm_version", value)
 
-    version_line(value)  # raises ValueError naming the known lines
+
+def _known_release(field: str, value: str) -> str:
+    from specdeploy.plugin.registry import engines
+
+    for engine in engines().values():
+        if engine.version_field == field:
+            engine.check_release(value)  # raises ValueError naming the known releases
     return value
+
+
+def known_backend(value: str) -> str:
+    """An installed engine (`specdeploy.engines` entry point)."""
+    from specdeploy.plugin.registry import engine_names
+
+    names = engine_names()
+    if value not in names:
+        raise ValueError(f"unknown backend '{value}'; installed engines: {', '.join(names)}{_close(value, names)}")
+    return value
+
+
+def known_layout(value: str) -> str:
+    """`auto` or a Triton layout some installed engine serves."""
+    from specdeploy.plugin.registry import engines
+
+    layouts = ["auto", *dict.fromkeys(lay for e in engines().values() for lay in e.layouts)]
+    if value not in layouts:
+        raise ValueError(f"unknown layout '{value}'; known: {', '.join(layouts)}{_close(value, layouts)}")
+    return value
+
+
+def _close(value: str, known: list[str]) -> str:
+    from difflib import get_close_matches
+
+    close = get_close_matches(value, known, n=1)
+    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 def draft_len(value: int | str) -> int | str:
@@ -159,7 +193,8 @@ def unique(value: list[str]) -> list[str]:
 
 
 CHECKS: dict[str, Callable[[Any], Any]] = {
-    f.__name__: f for f in (known_line, draft_len, schedule, positive_sorted, acceptance_al, acceptance_rates,
+    f.__name__: f for f in (known_line, known_backend, known_layout, draft_len, schedule, positive_sorted,
+                            acceptance_al, acceptance_rates,
                             parallel, k8s_name, k8s_key, label_value, quantity, slurm_word, slurm_time, safe_path,
                             image_ref, model_ref, unique)
 }

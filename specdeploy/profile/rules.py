@@ -7,12 +7,13 @@ Model-dependent rules report `skipped` (with the reason) when the model could no
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from specdeploy.issues import Issue
 from specdeploy.plugin.base import CheckContext, Mechanism
-from specdeploy.profile.issues import Issue
+from specdeploy.plugin.registry import engines, get_engine
 
 MODEL_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
 """A Triton model folder name that cannot escape the repository (no '/', no leading '.', no newline)."""
@@ -26,7 +27,7 @@ def bad_model_name(name: str) -> bool:
 class Rule:
     id: str
     doc: str
-    check: Callable[[CheckContext, Mechanism | None], Iterator[Issue]]
+    check: Callable[[CheckContext, Mechanism | None], Iterable[Issue]]
 
 
 def draft_len_candidates(profile: Any, mech: type[Mechanism] | Mechanism | None) -> tuple[int, ...]:
@@ -57,19 +58,17 @@ def planned_draft_len(ctx: CheckContext, mech: Mechanism | None) -> int:
 
 def _matrix(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:
     runtime = ctx.profile.runtime
-    if runtime.backend == "tensorrt" and ctx.line is not None and not ctx.line.engine_backend:
-        yield Issue(("runtime", "backend"), f"TensorRT-LLM {runtime.trtllm_version} has no engine backend "
-                    "(removed in the 1.3 line)", "use backend: pytorch, or trtllm_version: 1.2.1 for engines")
+    engine = get_engine(runtime.backend)
     if mech is None:
-        if ctx.profile.speculative.mechanism == "auto" and runtime.backend != "pytorch":
+        if ctx.profile.speculative.mechanism == "auto" and not engine.auto_mechanism:
             yield Issue(("speculative", "mechanism"), "mechanism 'auto' is TensorRT-LLM's PyTorch-backend heuristic",
                         "name a mechanism explicitly")
         return
-    line = None if runtime.backend == "reference" else (ctx.line.name if ctx.line else None)
+    line = engine.support_line(ctx.line)
     if not mech.supports(runtime.backend, line):
-        where = "; ".join(f"{b} ({', '.join(v)})" for b, v in mech.support.items()) or "nowhere"
+        where = "; ".join(f"{b} ({', '.join(v)})" for b, v in mech.supported().items()) or "nowhere"
         yield Issue(("speculative", "mechanism"), f"{mech.name} does not run on backend '{runtime.backend}'"
-                    + (f" with TensorRT-LLM {runtime.trtllm_version}" if line else ""),
+                    + (f" with {engine.product} {engine.release(ctx.profile)}" if ctx.line else ""),
                     f"{mech.name} runs on: {where}")
 
 
@@ -122,11 +121,14 @@ def _parallel(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:
     if ctx.target is not None and ctx.target.heads % hw.tensor_parallel:
         yield Issue(("hardware", "tensor_parallel"), f"{ctx.target.heads} attention heads do not split over "
                     f"tensor_parallel {hw.tensor_parallel}")
-    if ctx.profile.runtime.backend == "reference" and hw.gpu not in ("cpu", "auto"):
-        yield Issue(("hardware", "gpu"), "the reference backend runs on CPU (or whatever torch sees)",
+    engine = get_engine(ctx.profile.runtime.backend)
+    if engine.cpu and hw.gpu not in ("cpu", "auto"):
+        yield Issue(("hardware", "gpu"), f"the {engine.name} backend runs on CPU (or whatever torch sees)",
                     "set hardware.gpu: cpu")
-    if hw.gpu == "cpu" and ctx.profile.runtime.backend != "reference":
-        yield Issue(("hardware", "gpu"), "gpu: cpu is only for the reference backend", "name the GPU, or auto")
+    if hw.gpu == "cpu" and not engine.cpu:
+        cpu = [e.name for e in engines().values() if e.cpu]
+        yield Issue(("hardware", "gpu"), f"gpu: cpu is only for the {' or '.join(cpu)} backend",
+                    "name the GPU, or auto")
     if ctx.gpu is not None and ctx.profile.target.quantization == "fp8" and not ctx.gpu.fp8_flops:
         yield Issue(("target", "quantization"), f"{ctx.gpu.name} has no FP8 tensor cores",
                     "use int4_awq or int8_sq, or none")
@@ -157,10 +159,10 @@ def _tokens(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:
 
 def _triton(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:
     triton, backend = ctx.profile.triton, ctx.profile.runtime.backend
-    expected = {"pytorch": "llmapi", "tensorrt": "engine", "reference": "reference"}[backend]
-    if triton.layout not in ("auto", expected):
+    layouts = get_engine(backend).layouts
+    if triton.layout not in ("auto", *layouts):
         yield Issue(("triton", "layout"), f"layout '{triton.layout}' does not serve the {backend} backend",
-                    f"use layout: {expected} (or auto)")
+                    f"use layout: {' or '.join(layouts)} (or auto)")
     if bad_model_name(triton.model_name):
         yield Issue(("triton", "model_name"), f"{triton.model_name!r:.60} is not a valid model folder name",
                     "use letters, digits, '_', '-' and '.' (no '/', no leading '.')")
@@ -169,10 +171,8 @@ def _triton(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:
                     "set triton.decoupled: true, or serving.streaming: false")
 
 
-def _contract(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:
-    from specdeploy.trtllm.profile_rules import contract_issues
-
-    return contract_issues(ctx, mech)
+def _contract(ctx: CheckContext, mech: Mechanism | None) -> Iterable[Issue]:
+    return get_engine(ctx.profile.runtime.backend).profile_issues(ctx, mech)
 
 
 def _tune(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:
@@ -182,7 +182,7 @@ def _tune(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:
                     "set tune.sla.p99_itl_ms and/or tune.sla.p99_ttft_ms, or use objective: throughput")
     yield from _tune_concurrency(ctx, mech)
     from specdeploy.errors import UsageError
-    from specdeploy.runtime.prompts import BUILTIN_DATASETS, check_dataset  # light: no torch
+    from specdeploy.prompts import BUILTIN_DATASETS, check_dataset  # light: no torch
 
     try:
         check_dataset(tune.dataset)  # the loader the tune backends use: what fails there fails here
@@ -221,7 +221,7 @@ def _tune_concurrency(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Iss
 
 
 def _deploy(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:
-    from specdeploy.deploy.topology import topology_issues
+    from specdeploy.profile.topology import topology_issues
 
     yield from topology_issues(ctx.profile, list(ctx.profile.deploy.targets))
 
@@ -233,8 +233,8 @@ RULES: tuple[Rule, ...] = (
     Rule("parallel", "TP x PP <= GPU count; heads split over TP; CPU only for the reference backend", _parallel),
     Rule("tokens", "max_num_tokens >= B x (1 + K); max_seq_len <= the model's context", _tokens),
     Rule("triton", "Triton layout matches the backend; streaming needs decoupled", _triton),
-    Rule("contract", "what the trtllm_version's release range refuses (specdeploy.trtllm.profile_rules)",
-         _contract),
+    Rule("contract", "what the engine's release refuses (Engine.profile_issues: for TensorRT-LLM, the "
+         "trtllm_version's range; engines only from 1.2.x)", _contract),
     Rule("tune", "goodput has an SLA; tune.dataset is built in or a readable SPEED-Bench JSONL file", _tune),
     Rule("deploy", "deploy targets: llmapi layout, a known image, TP x PP split over whole nodes", _deploy),
 )

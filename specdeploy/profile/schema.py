@@ -28,7 +28,6 @@ from specdeploy.profile import checks
 
 GPU_NAMES = ("h200", "h100-sxm", "h100-pcie", "b200", "a100-80gb", "a100-40gb", "l40s", "l4")
 QUANTIZATIONS = ("none", "fp8", "nvfp4", "int4_awq", "w4a8_awq", "int8_sq")
-BACKENDS = ("pytorch", "tensorrt", "reference")
 
 
 def _accepts_bool(annotation: Any) -> bool:
@@ -100,9 +99,10 @@ class Runtime(Section):
         default="1.2.1", description="TensorRT-LLM release the artifacts are emitted for (`1.2.x` or the `1.3` line, "
         "e.g. `1.3.0rc23`); it selects the contract range whose rules apply (`specdeploy mechanisms` lists them)."
     )
-    backend: Literal["pytorch", "tensorrt", "reference"] = Field(
+    backend: Annotated[StrictStr, AfterValidator(checks.known_backend)] = Field(
         default="pytorch",
-        description="`pytorch` = LLM-API YAML, `tensorrt` = engines (TRT-LLM <= 1.2.x), `reference` = the CPU runtime.",
+        description="The engine (an installed `specdeploy.engines` plugin): `pytorch` = LLM-API YAML, `tensorrt` = "
+        "engines (TRT-LLM <= 1.2.x), `reference` = the CPU runtime.",
     )
 
 
@@ -221,9 +221,10 @@ class Tune(Section):
 class Triton(Section):
     """How the Triton model repository is rendered."""
 
-    layout: Literal["auto", "llmapi", "engine", "reference"] = Field(
+    layout: Annotated[StrictStr, AfterValidator(checks.known_layout)] = Field(
         default="auto",
-        description="Repository layout; `auto` follows the backend (pytorch -> llmapi, tensorrt -> engine).",
+        description="Repository layout (one an installed engine serves: llmapi, engine, reference); `auto` follows "
+        "the backend (pytorch -> llmapi, tensorrt -> engine).",
     )
     model_name: StrictStr = Field(default="tensorrt_llm", description="Name of the served model in the repository.")
     instances: int = Field(default=1, ge=1, le=64, description="Model instances.")

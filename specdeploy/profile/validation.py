@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
-from specdeploy.profile.issues import Issue, Path
+from specdeploy.issues import Issue, Path
 from specdeploy.profile.schema import Profile
 
 if TYPE_CHECKING:

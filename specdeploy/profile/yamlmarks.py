@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 
 from specdeploy.boundedio import BoundedLoader, InputError, read_regular
-from specdeploy.profile.issues import Issue, Path
+from specdeploy.issues import Issue, Path
 
 MAX_BYTES = 1 << 20
 PROFILE_SUFFIXES = (".yaml", ".yml")

@@ -7,6 +7,7 @@ from typing import Any
 
 from specdeploy.errors import StepFailed
 from specdeploy.execute.context import ActionContext
+from specdeploy.plugin.registry import get_engine
 from specdeploy.render.context import RenderInputs, build_context, layout_of
 from specdeploy.render.writer import RenderReport, write_repo
 from specdeploy.resolve.resolver import Resolved
@@ -14,13 +15,12 @@ from specdeploy.resolve.resolver import Resolved
 
 def llm_args_for(resolved: Resolved, *, draft_len: int | None = None, schedule: Any = None,
                  max_concurrency: int | None = None) -> dict[str, Any]:
-    """The build's LLM() arguments (`specdeploy.trtllm.llm_api.llm_api_options`), the same the build emits."""
-    from specdeploy.trtllm.llm_api import llm_api_options
-
+    """The build's LLM() arguments (the engine's `serving_args`), the same the build emits."""
     spec = resolved.profile.speculative
-    return llm_api_options(resolved, draft_len=resolved.draft_len if draft_len is None else draft_len,
-                           schedule=spec.schedule if schedule is None else schedule,
-                           max_concurrency=spec.max_concurrency if max_concurrency is None else max_concurrency)
+    return get_engine(resolved.profile.runtime.backend).serving_args(
+        resolved, draft_len=resolved.draft_len if draft_len is None else draft_len,
+        schedule=spec.schedule if schedule is None else schedule,
+        max_concurrency=spec.max_concurrency if max_concurrency is None else max_concurrency)
 
 
 def render_resolved(resolved: Resolved, out: Path, *, inputs: RenderInputs | None = None,
@@ -42,8 +42,8 @@ def render_built(resolved: Resolved, outputs: dict[str, dict[str, Any]], out: Pa
                  pretend: bool = False) -> RenderReport:
     """The repository a build renders from its steps' outputs (fetched checkpoints, engines, the tuned schedule;
     without them, the profile's values); statuses against `compare` (default `out`)."""
-    from specdeploy.trtllm.actions import TUNE_STEP, schedule_from
-    from specdeploy.trtllm.schedule import lower_bounds
+    from specdeploy.execute.tuned import TUNE_STEP, schedule_from
+    from specdeploy.schedule import lower_bounds
 
     draft_len, schedule, max_concurrency = schedule_from(resolved, outputs.get(TUNE_STEP, {}))
     engine = outputs.get("engine.target", {})

@@ -184,7 +184,7 @@ def _engine_max_draft_len(model: Model, manifest: dict[str, Any]) -> int | None:
 
 def check_draft_tokens(models: dict[str, Model], manifest: dict[str, Any]) -> list[RepoIssue]:
     """What the backend refuses at request time: more draft tokens than the engine was built for."""
-    from specdeploy_mechanisms.lookahead import lookahead_draft_len
+    from specdeploy.plugin.registry import engine_for_layout
 
     target = models.get("tensorrt_llm")
     if target is None or "gpt_model_path" not in params(target.config):
@@ -194,15 +194,12 @@ def check_draft_tokens(models: dict[str, Model], manifest: dict[str, Any]) -> li
         return []
     issues = []
     p = params(target.config)
-    if p.get("decoding_mode") == "lookahead" and all(
-            p.get(k, "").isdigit() for k in ("lookahead_window_size", "lookahead_ngram_size",
-                                             "lookahead_verification_set_size")):
-        w, n, g = (int(p[k]) for k in ("lookahead_window_size", "lookahead_ngram_size",
-                                       "lookahead_verification_set_size"))
-        if lookahead_draft_len(w, n, g) > limit:
-            issues.append(RepoIssue(target.file, target.line('"lookahead_window_size"'), f"lookahead (W, N, G) = "
-                                    f"({w}, {n}, {g}) needs {lookahead_draft_len(w, n, g)} draft tokens, more than "
-                                    f"the engine's max_draft_len {limit}"))
+    engine = engine_for_layout(str(manifest.get("layout", "engine")))
+    needed = engine.repo_draft_len(p) if engine is not None else None  # what the mechanism's parameters ask
+    if needed is not None and needed[0] > limit:
+        count, what, key = needed
+        issues.append(RepoIssue(target.file, target.line(f'"{key}"'), f"{what} needs {count} draft tokens, more "
+                                f"than the engine's max_draft_len {limit}"))
     for key in ("medusa_choices", "eagle_choices"):
         count = p.get(key, "").count("{")
         if count > limit:

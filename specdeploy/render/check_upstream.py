@@ -11,10 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from specdeploy.boundedio import InputError, loads_yaml
+from specdeploy.plugin.registry import engine_for_layout
 from specdeploy.render.check_pbtxt import Model, RepoIssue, params
 from specdeploy.render.check_rules import MANIFEST_FILE
-from specdeploy.trtllm.tables import check_llm_api_options, table_for
-from specdeploy.trtllm.versions import version_line
 
 KV_KEY = "kv_cache_free_gpu_mem_fraction"
 
@@ -32,8 +31,11 @@ def _llm_args(file: str, data: dict[str, Any], release: str | None) -> list[Repo
     if not release:
         return []  # rendered before the manifest recorded it
     args = {k: v for k, v in data.items() if k != "triton_config"}
-    return [RepoIssue(file, None, f"LLM() argument {problem.lstrip('.')} (TensorRT-LLM {release})")
-            for problem in check_llm_api_options(args, table_for(version_line(release)))]
+    engine = engine_for_layout("llmapi")
+    if engine is None:
+        return []
+    return [RepoIssue(file, None, f"LLM() argument {problem.lstrip('.')} ({engine.product} {release})")
+            for problem in engine.check_serving_args(args, release)]
 
 
 def check_llmapi_upstream(root: Path, models: dict[str, Model], manifest: dict[str, Any]) -> list[RepoIssue]:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from specdeploy.errors import UsageError
+from specdeploy.plugin.registry import get_engine
 from specdeploy.profile.rules import bad_model_name
 from specdeploy.resolve.resolver import Resolved
 
@@ -22,7 +23,6 @@ VERSION = "1"
 ORCHESTRATOR = {"TRTLLM_ORCHESTRATOR": "1"}
 """Two tensorrtllm models in one server need orchestrator mode (tensorrtllm_backend model_instance_state.cc
 :247-253 @ c2e65b8; `launch_triton_server.py --multi-model` sets it)."""
-_DECODING_MODES = {"medusa": "medusa", "eagle": "eagle", "lookahead": "lookahead", "redrafter": "redrafter"}
 
 
 @dataclass(frozen=True)
@@ -125,7 +125,8 @@ class EngineContext:
 
 @dataclass(frozen=True)
 class ReferenceContext:
-    """A python model around the CPU reference runtime (`specdeploy.runtime.load_pair` / `generate`)."""
+    """A python model around the CPU reference runtime (`specdeploy.engines.reference.runtime`: `load_pair`,
+    `generate`)."""
 
     model_name: str
     site_packages: str
@@ -189,7 +190,7 @@ def layout_of(resolved: Resolved) -> str:
     layout = resolved.profile.triton.layout
     if layout != "auto":
         return str(layout)
-    return {"pytorch": "llmapi", "tensorrt": "engine", "reference": "reference"}[resolved.profile.runtime.backend]
+    return get_engine(resolved.profile.runtime.backend).layouts[0]
 
 
 def model_name(resolved: Resolved) -> str:
@@ -277,27 +278,18 @@ def _llmapi(resolved: Resolved, llm_args: dict[str, Any], inputs: RenderInputs) 
 
 def _engine(resolved: Resolved, inputs: RenderInputs) -> EngineContext:
     p = resolved.profile
-    spec, opts = p.speculative, resolved.loaded.options
     world = p.hardware.tensor_parallel * p.hardware.pipeline_parallel
-    from specdeploy.render.env import choices
-
-    lookahead = None
-    if spec.mechanism == "lookahead":
-        lookahead = (opts.window_size, opts.ngram_size, opts.verification_set_size)  # type: ignore[union-attr]
-    tree = getattr(opts, "choices", None)
+    params = get_engine(p.runtime.backend).triton_params(resolved)  # the mechanism's, as its plugin declares them
     engine_dir = safe_value("engine_dir", inputs.engine_dir or "/engines/target")
     kv = p.serving.kv_cache_free_gpu_memory_fraction
     target_ids = device_ids(p.triton.instances, world)
     draft_ids = device_ids(1, 1)
-    if spec.mechanism == "draft_target" and _gpus(target_ids) & _gpus(draft_ids):
+    if params.get("draft_engine") and _gpus(target_ids) & _gpus(draft_ids):
         kv = shared_kv_fraction(kv)
-    target = TrtllmModel("tensorrt_llm", engine_dir, target_ids, p.triton.instances, kv,
-                         _DECODING_MODES.get(spec.mechanism, ""),
-                         choices(tree) if spec.mechanism == "medusa" else "",
-                         choices(tree) if spec.mechanism == "eagle" else "", lookahead)
+    target = TrtllmModel("tensorrt_llm", engine_dir, target_ids, p.triton.instances, kv, **params.get("target", {}))
     draft = None
     decoupled = _decoupled(resolved)
-    if spec.mechanism == "draft_target":
+    if params.get("draft_engine"):
         if decoupled:
             raise UsageError("draft/target on the engine layout runs through the BLS, which cannot stream",
                              hint="set serving.streaming: false (and triton.decoupled: false)")

@@ -5,15 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from specdeploy.issues import Issue, ProfileError
 from specdeploy.plugin.base import CheckContext
-from specdeploy.profile.issues import Issue, ProfileError
+from specdeploy.plugin.registry import get_engine
 from specdeploy.profile.loader import LoadedProfile
 from specdeploy.profile.rules import check_rules, draft_len_candidates, planned_draft_len
 from specdeploy.resolve.gpus import GPUS, GpuSpec
 from specdeploy.resolve.hub import ConfigLookup, lookup_config
 from specdeploy.resolve.memory import Fit, memory_fit
 from specdeploy.resolve.model_spec import ModelSpec
-from specdeploy.trtllm.versions import VersionLine, version_line
 
 if TYPE_CHECKING:  # probing is for build and doctor; validate and plan take no probe
     from specdeploy.profile.record import Record
@@ -29,7 +29,8 @@ class Resolved:
     target_lookup: ConfigLookup
     draft_lookup: ConfigLookup | None
     gpu: GpuSpec | None
-    line: VersionLine | None
+    line: Any
+    """The engine's release line (`ReleaseLine`: TensorRT-LLM's `VersionLine`), None for an engine without."""
     fit: Fit | None
     draft_len: int
     max_num_tokens: int
@@ -52,11 +53,10 @@ class Resolved:
 
     @property
     def clamp_rule(self) -> str | None:
-        """How the TRT-LLM line bounds a tuned schedule (1.2: K at concurrency 1 caps every other K)."""
-        if not self.draft_lens or self.line is None or not self.line.schedule_key_one_required:
+        """How the engine's release bounds a tuned schedule (TRT-LLM 1.2: K at concurrency 1 caps every other K)."""
+        if not self.draft_lens or self.line is None:
             return None
-        return (f"TRT-LLM {self.line.name} needs schedule[1] = max_draft_len: a K tuned above concurrency 1 that "
-                "exceeds the K at concurrency 1 is clamped to it")
+        return get_engine(self.profile.runtime.backend).schedule_clamp(self.line)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -93,7 +93,8 @@ def resolve(loaded: LoadedProfile, *, probe: EnvironmentProbe | None = None, onl
     """All rules at once; raise ProfileError with every located error, keep warnings in `notes`."""
     profile = loaded.profile
     notes: list[Issue] = []
-    online = online and profile.runtime.backend != "reference"  # the reference runtime's models ship locally
+    engine = get_engine(profile.runtime.backend)
+    online = online and not engine.local_models  # the reference runtime's models ship locally
     invalid: list[Issue] = []
     target = lookup_config(profile.target.model, profile.target.revision, online=online)
     if target.invalid:
@@ -111,7 +112,7 @@ def resolve(loaded: LoadedProfile, *, probe: EnvironmentProbe | None = None, onl
                                severity="skipped"))
     gpu, gpu_notes = _gpu(loaded, probe)
     notes.extend(gpu_notes)
-    line = None if profile.runtime.backend == "reference" else version_line(profile.runtime.trtllm_version)
+    line = engine.release_line(profile)
     ctx = CheckContext(profile, loaded.options, target.spec, draft.spec if draft else None, line, gpu,
                        given=lambda path: loaded.source_of(path) != "default")
     issues = [*invalid, *loaded.pending, *check_rules(ctx, loaded.mechanism)]
@@ -119,13 +120,11 @@ def resolve(loaded: LoadedProfile, *, probe: EnvironmentProbe | None = None, onl
     serving = profile.serving
     fit = None
     if target.spec is not None and gpu is not None:
-        from specdeploy.trtllm.engine import fp8_kv_cache  # the engine commands decide the KV dtype
-
         fit = memory_fit(target.spec, draft.spec if draft else None, gpu, quantization=profile.target.quantization,
                          tp=profile.hardware.tensor_parallel, pp=profile.hardware.pipeline_parallel,
                          max_batch=serving.max_batch_size, max_seq=serving.max_seq_len,
                          kv_fraction=serving.kv_cache_free_gpu_memory_fraction, has_draft=draft is not None,
-                         kv_fp8=fp8_kv_cache(profile))
+                         kv_fp8=engine.kv_cache_fp8(profile))
         problem = fit.problem()
         if problem is not None:
             severity, message, hint = problem

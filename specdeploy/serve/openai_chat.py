@@ -131,10 +131,10 @@ class Templater:
             from transformers import AutoTokenizer
 
             source, revision = served.tokenizer.source, served.tokenizer.revision
-            if served.layout == "reference":
-                from specdeploy.runtime.models import resolve_target_folder
+            from specdeploy.plugin.registry import engine_for_layout
 
-                source = str(resolve_target_folder(source))
+            engine = engine_for_layout(served.layout)
+            source = engine.tokenizer_folder(source) if engine is not None else source
             tokenizer = AutoTokenizer.from_pretrained(source, revision=revision)
         except Exception as exc:  # noqa: BLE001 - any failure leaves chat single-turn, with the reason
             return None, f"the tokenizer of model {served.model} ({served.tokenizer}) could not be loaded: {exc}"

@@ -1,13 +1,15 @@
 """Decisions per concurrency -> the canonical schedule (lower-bound map + `max_concurrency`) -> the target
-TRT-LLM line's `draft_len_schedule` via `emit_schedule`, and the record that goes into `specdeploy.lock`."""
+engine release's schedule (`Engine.emitted_schedule`: TRT-LLM's `draft_len_schedule`), and the record that goes
+into `specdeploy.lock`."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from specdeploy.trtllm.schedule import canonical, emit_schedule
-from specdeploy.trtllm.versions import version_line
+from specdeploy.plugin.engine import Engine
+from specdeploy.plugin.registry import engines
+from specdeploy.schedule import canonical
 from specdeploy.tune.book import Decision
 
 
@@ -30,11 +32,10 @@ def schedule_of(decisions: Mapping[int, Decision], *, max_batch_size: int,
     max_conc = min(max_conc, max_batch_size)
     if last + 1 == len(cs) and cs[-1] < max_batch_size:
         notes.append(f"speculation off above {cs[-1]} (the largest tuned concurrency; not extrapolated)")
-    line = version_line(trtllm_version) if trtllm_version else None
-    if line is not None and max(lower.values()) > lower[1]:
-        notes.append(f"TRT-LLM {line.range} needs the smallest key's K = max_draft_len: K clamped to {lower[1]} "
-                     f"above concurrency 1 (tuned {lower})")
-        lower = {c: min(k, lower[1]) for c, k in lower.items()}
+    engine = _engine_of_release("trtllm_version", trtllm_version)
+    if engine is not None:
+        lower, clamp_notes = engine.clamp_tuned(lower, str(trtllm_version))
+        notes += clamp_notes
         if not lower[1]:  # plain decoding at concurrency 1 clamps every K to 0: speculation is off
             return {**_off(max_batch_size, [*notes, "speculation off: the clamp leaves K = 0 everywhere"]),
                     "clamped": {str(c): {"tuned": decisions[c].k, "emitted": 0} for c in cs if decisions[c].k}}
@@ -42,19 +43,19 @@ def schedule_of(decisions: Mapping[int, Decision], *, max_batch_size: int,
     clamped = {str(c): {"tuned": decisions[c].k, "emitted": k_at(ranges, c)} for c in cs
                if decisions[c].k != k_at(ranges, c) and c <= max_conc}
     emitted: dict[str, Any] | None = None
-    if line is not None and line.schedule == "unknown":  # what trtllm.llm_api emits then: one K, no schedule
-        notes.append(f"TRT-LLM {line.range} schedule semantics are UNKNOWN: no draft_len_schedule emitted, "
-                     f"K = {max(lower.values())} up to max_concurrency {max_conc}")
-        emitted = {"line": line.name, "range": line.range, "trtllm_version": trtllm_version, "semantics": "unknown",
-                   "draft_len_schedule": {}, "max_concurrency": max_conc}
-    elif line is not None:
-        emitted = {"line": line.name, "range": line.range, "trtllm_version": trtllm_version,
-                   "semantics": line.schedule,
-                   "draft_len_schedule": {str(k): v for k, v in emit_schedule(ranges, line).items()},
-                   "max_concurrency": None if line.schedule_excludes_max_concurrency else max_conc}
+    if engine is not None:
+        emitted, emit_notes = engine.emitted_schedule(ranges, max_conc, str(trtllm_version))
+        notes += emit_notes
     return {"speculation": True, "schedule": {str(c): k for c, k in lower.items()}, "ranges": [list(r) for r in ranges],
             "max_concurrency": max_conc, "draft_len": max(lower.values()), "emitted": emitted, "notes": notes,
             "clamped": clamped}
+
+
+def _engine_of_release(field: str, release: str | None) -> Engine | None:
+    """The engine whose release field the tune recorded (it spells the tuned schedule for that release)."""
+    if release is None:
+        return None
+    return next((e for e in engines().values() if e.version_field == field), None)
 
 
 def _off(max_batch_size: int, notes: list[str]) -> dict[str, Any]:

@@ -8,18 +8,17 @@ import os
 import shlex
 import sys
 from collections.abc import Callable, Iterator
-from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
 from specdeploy._io import write_json_atomic
-from specdeploy.errors import MissingDependency, StepFailed, UsageError
+from specdeploy.errors import StepFailed, UsageError
 from specdeploy.execute.actions import code_hash
 from specdeploy.execute.manifest import profile_hash, update_lock
-from specdeploy.execute.needs import install_hint, installed_trtllm
 from specdeploy.execute.portable import profile_ref
 from specdeploy.perfmodel.record import band, band_text
-from specdeploy.resolve.probe import probe_nvml
+from specdeploy.plugin.engine import Engine
+from specdeploy.plugin.registry import engines, get_engine
 from specdeploy.resolve.resolver import Resolved
 from specdeploy.tune.checkpoint import Checkpoint, Recorder
 from specdeploy.tune.emit import lock_record
@@ -51,37 +50,42 @@ def pick_backend(resolved: Resolved, backend: str) -> tuple[str, str]:
     return name, f"auto: {why}"
 
 
+def engine_of(resolved: Resolved) -> Engine:
+    return get_engine(resolved.profile.runtime.backend)
+
+
 def measuring_backend(resolved: Resolved) -> tuple[str, str]:
-    """(backend, why): the CPU reference runtime for reference profiles, TensorRT-LLM where it is installed AND
-    a GPU answers, else the performance model (TensorRT-LLM without a GPU cannot measure)."""
-    if resolved.profile.runtime.backend == "reference":
-        if find_spec("torch") and find_spec("transformers"):
-            return "reference", "the CPU reference runtime measures"
-        return "model", "the CPU reference runtime (torch, transformers) is not installed"
-    if installed_trtllm() is None:
-        return "model", "TensorRT-LLM is not installed"
-    names, _, _, error = probe_nvml()
-    return ("trtllm", "TensorRT-LLM and a GPU measure") if names else ("model", f"no NVIDIA GPU ({error})")
+    """(backend, why): the profile's engine's measuring backend where it can measure here (the CPU runtime for
+    reference profiles; TensorRT-LLM where it is installed AND a GPU answers), else the performance model."""
+    engine = engine_of(resolved)
+    can, why = engine.measuring(resolved)
+    return (str(engine.tune_backend), why) if can and engine.tune_backend else ("model", why)
 
 
 def evidence(backend: str) -> str:
     return "predicted" if backend in PREDICTING else "measured"
 
 
+def tune_backends() -> tuple[str, ...]:
+    """`model` and every installed engine's measuring backend."""
+    return ("model", *sorted({e.tune_backend for e in engines().values() if e.tune_backend}))
+
+
 def check_backend(name: str, resolved: Resolved) -> None:
     """The usage error `make_backend(name, ...)` would meet, raised before anything is written (`api.tune` asks
     before it creates the artifact folder)."""
-    if name == "reference" and resolved.profile.runtime.backend != "reference":  # "unknown model reference '...'"
-        raise UsageError("--backend reference runs the CPU reference runtime: only profiles with "
-                         f"runtime.backend: reference (this one: {resolved.profile.runtime.backend})",
-                         hint="--backend model predicts here; trtllm measures on a GPU machine")
-    if name == "trtllm":
-        if installed_trtllm() is None:  # each measurement's subprocess failed: "the acceptance run failed twice"
-            wanted = resolved.profile.runtime.trtllm_version
-            raise MissingDependency(f"--backend trtllm needs TensorRT-LLM {wanted}, which is not installed here",
-                                    hint=f"{install_hint(wanted)}; or --backend model (predicted)")
-    if name not in ("model", "reference", "trtllm"):
-        raise UsageError(f"unknown tune backend {name!r}", hint="use auto, model, reference or trtllm")
+    if name == "model":
+        return
+    if name not in tune_backends():
+        raise UsageError(f"unknown tune backend {name!r}", hint=f"use auto, {', '.join(tune_backends())}")
+    engine = engine_of(resolved)
+    if name != engine.tune_backend:
+        owners = [e for e in engines().values() if e.tune_backend == name]
+        where = "on this CPU" if engine.cpu else "on a GPU machine"
+        raise UsageError(f"--backend {name} runs {owners[0].measures}: only profiles with runtime.backend: "
+                         f"{' or '.join(e.name for e in owners)} (this one: {engine.name})",
+                         hint=f"--backend model predicts here; {engine.tune_backend or 'model'} measures {where}")
+    engine.check_tune_backend(resolved)
 
 
 def check_tune(resolved: Resolved, backend: str, strategy: str) -> None:
@@ -99,16 +103,10 @@ def make_backend(name: str, resolved: Resolved, setup: TuneSetup, work: Path) ->
         from specdeploy.tune.backends.model import ModelBackend, profile_world
 
         pace = float(os.environ.get(PACE_ENV, "0") or 0)
-        world = profile_world(resolved, eff=engine_efficiency(resolved.profile.runtime.backend))  # as `plan` sees it
+        world = profile_world(resolved, eff=engine_efficiency(engine_of(resolved).efficiency))  # as `plan` sees it
         return ModelBackend(world, prompts=setup.prompts, output_len=setup.output_len,
                             pace_s=pace), calibrated_prior(resolved)
-    if name == "reference":
-        from specdeploy.tune.backends.reference import ReferenceBackend
-
-        return ReferenceBackend(resolved, setup), calibrated_prior(resolved)
-    from specdeploy.tune.backends.trtllm import TrtllmBackend
-
-    return TrtllmBackend(resolved, setup, work), calibrated_prior(resolved)
+    return engine_of(resolved).make_tune_backend(resolved, setup, work), calibrated_prior(resolved)
 
 
 @contextlib.contextmanager
@@ -217,7 +215,8 @@ def model_band(resolved: Resolved) -> tuple[dict[str, Any] | None, str]:
 def ray_pool(resolved: Resolved, backend: str, measure: MeasureFn, address: str | None) -> Any:
     """The point pool: a point reserves the GPUs of one server (TP x PP); the CPU runtime's reserve one CPU."""
     hw = resolved.profile.hardware
-    gpus = 0 if backend == "reference" else hw.tensor_parallel * hw.pipeline_parallel
+    cpu = any(e.cpu and e.tune_backend == backend for e in engines().values())
+    gpus = 0 if cpu else hw.tensor_parallel * hw.pipeline_parallel
     return RayPool(measure, gpus=gpus, parallel=resolved.profile.tune.parallel, address=address)
 
 
@@ -229,8 +228,3 @@ def raise_problems(res: TuneResult) -> None:
 
 def record_in_lock(res: TuneResult, artifact_dir: Path) -> dict[str, Any]:
     return update_lock(artifact_dir, tuned=lock_record(res.record(), str(RESULT)))
-
-
-def need_runtime() -> None:
-    raise MissingDependency("the reference backend needs the CPU runtime (specdeploy.runtime) and torch",
-                            hint="pip install 'specdeploy[reference]', or use --backend model")

@@ -9,8 +9,8 @@ from typing import Any
 
 from specdeploy.errors import UsageError
 from specdeploy.profile.rules import draft_len_candidates
+from specdeploy.prompts import check_dataset
 from specdeploy.resolve.resolver import Resolved
-from specdeploy.runtime.prompts import check_dataset
 
 OBJECTIVES = ("throughput", "latency", "goodput")
 

@@ -90,7 +90,7 @@ def test_ctrl_c_leaves_a_resumable_checkpoint(tmp_path: Path) -> None:
 
 def test_build_step_action_returns_what_emit_reads(tmp_path: Path) -> None:
     from specdeploy.api import plan
-    from specdeploy.trtllm.actions import chosen_schedule
+    from specdeploy.execute.tuned import chosen_schedule
     from specdeploy.tune.actions import tune
 
     resolved, the_plan = plan("h200-eagle3")

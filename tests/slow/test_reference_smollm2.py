@@ -19,8 +19,8 @@ MAX_NEW = 24
 def pair():
     import torch
 
-    from specdeploy.runtime import load_pair
-    from specdeploy.runtime.models import DRAFTER_REF, SMOLLM2_REF
+    from specdeploy.engines.reference.runtime import load_pair
+    from specdeploy.engines.reference.runtime.models import DRAFTER_REF, SMOLLM2_REF
 
     torch.set_num_threads(min(2, torch.get_num_threads()))
     return load_pair(SMOLLM2_REF, DRAFTER_REF, "cpu")
@@ -28,7 +28,7 @@ def pair():
 
 @pytest.fixture(scope="module")
 def prompts(pair):
-    from specdeploy.runtime.prompts import encode_prompt, load_humaneval, load_mtbench
+    from specdeploy.prompts import encode_prompt, load_humaneval, load_mtbench
 
     records = load_humaneval(2) + load_mtbench()[::40]
     return [encode_prompt(pair.tokenizer, r) for r in records]
@@ -36,15 +36,15 @@ def prompts(pair):
 
 @pytest.fixture(scope="module")
 def plain(pair, prompts):
-    from specdeploy.runtime import generate
+    from specdeploy.engines.reference.runtime import generate
 
     return generate(pair, prompts, "none", 0, 1, MAX_NEW)[0]
 
 
 @pytest.fixture(scope="module")
 def eagle_pair():
-    from specdeploy.runtime import load_pair
-    from specdeploy.runtime.models import EAGLE_REF, SMOLLM2_REF
+    from specdeploy.engines.reference.runtime import load_pair
+    from specdeploy.engines.reference.runtime.models import EAGLE_REF, SMOLLM2_REF
 
     return load_pair(SMOLLM2_REF, EAGLE_REF, "cpu")
 
@@ -52,7 +52,7 @@ def eagle_pair():
 @pytest.mark.parametrize("mechanism,k,concurrency", [("draft_target", 4, 1), ("ngram", 3, 1), ("draft_target", 3, 2),
                                                      ("eagle3", 3, 1), ("eagle3", 2, 2)])
 def test_speculation_keeps_greedy_output(pair, eagle_pair, prompts, plain, mechanism, k, concurrency):
-    from specdeploy.runtime import generate
+    from specdeploy.engines.reference.runtime import generate
 
     out, stats = generate(eagle_pair if mechanism == "eagle3" else pair, prompts, mechanism, k, concurrency, MAX_NEW)
     assert out == plain
@@ -61,7 +61,7 @@ def test_speculation_keeps_greedy_output(pair, eagle_pair, prompts, plain, mecha
 
 
 def test_text_round_trip_and_chat_template(pair):
-    from specdeploy.runtime import generate_text
+    from specdeploy.engines.reference.runtime import generate_text
 
     result = generate_text(pair, "What is the capital of France?", 12, mechanism="draft_target", draft_len=3)
     assert result.text.strip() and len(result.tokens) <= 12
@@ -71,8 +71,8 @@ def test_text_round_trip_and_chat_template(pair):
 @pytest.fixture(scope="module")
 def fp32_eagle_pair():
     """fp32 weights and transformers' own attention (no CPU kernels): what transformers' `generate` decodes with."""
-    from specdeploy.runtime import load_pair
-    from specdeploy.runtime.models import EAGLE_REF, SMOLLM2_REF
+    from specdeploy.engines.reference.runtime import load_pair
+    from specdeploy.engines.reference.runtime.models import EAGLE_REF, SMOLLM2_REF
 
     return load_pair(SMOLLM2_REF, EAGLE_REF, "cpu", cpu_kernels=False)
 
@@ -80,7 +80,7 @@ def fp32_eagle_pair():
 def test_plain_decoding_matches_transformers_generate(fp32_eagle_pair, prompts):
     import torch
 
-    from specdeploy.runtime import generate
+    from specdeploy.engines.reference.runtime import generate
 
     model = fp32_eagle_pair.target
     out = generate(fp32_eagle_pair, prompts[:2], "none", 0, 1, 16)[0]
@@ -93,7 +93,7 @@ def test_plain_decoding_matches_transformers_generate(fp32_eagle_pair, prompts):
 
 def test_the_shipped_eagle_head_accepts_clearly(eagle_pair, prompts, plain):
     """AL 1.25-1.38 at K = 1..4 wherever the stack is right; 1.00 (not one draft) where the cache was ignored."""
-    from specdeploy.runtime import generate
+    from specdeploy.engines.reference.runtime import generate
 
     out, stats = generate(eagle_pair, prompts, "eagle3", 2, 1, MAX_NEW)
     assert out == plain
@@ -103,7 +103,7 @@ def test_the_shipped_eagle_head_accepts_clearly(eagle_pair, prompts, plain):
 def test_a_corrupted_eagle_head_is_reported(fp32_eagle_pair, prompts):
     import torch
 
-    from specdeploy.runtime import generate
+    from specdeploy.engines.reference.runtime import generate
 
     fc = fp32_eagle_pair.drafter.fc.weight
     kept = fc.detach().clone()

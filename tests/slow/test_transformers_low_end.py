@@ -1,4 +1,5 @@
-"""The lowest supported transformers (specdeploy/runtime/stack.py: TESTED) decodes correctly, for real.
+"""The lowest supported transformers (specdeploy/engines/reference/runtime/stack.py: TESTED) decodes correctly, for
+real.
 
 CI's venv holds the newest release; the runtime also claims the oldest. That release (with a huggingface-hub it
 accepts: 5.17 needs hub < 2.0, and hub 1.x needs httpx < 1) is pip-installed once into a folder of its own under
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from specdeploy.runtime.stack import TESTED
+from specdeploy.engines.reference.runtime.stack import TESTED
 
 pytestmark = pytest.mark.slow
 
@@ -41,7 +42,7 @@ TESTS = (
 
 def low_end_site() -> Path:
     """The pinned packages in a folder of their own, installed once (atomically) and reused by later runs."""
-    from specdeploy.runtime.models import cache_dir
+    from specdeploy.runtime_paths import cache_dir
 
     folder = cache_dir() / "stacks" / "-".join(p.replace("==", "-") for p in PINS)
     if (folder / ".complete").is_file():

@@ -93,8 +93,8 @@ def test_openai_client_against_the_served_model(base: str) -> None:
 
 @functools.cache
 def smollm2() -> Any:
-    from specdeploy.runtime import load_pair
-    from specdeploy.runtime.models import SMOLLM2_REF
+    from specdeploy.engines.reference.runtime import load_pair
+    from specdeploy.engines.reference.runtime.models import SMOLLM2_REF
 
     return load_pair(SMOLLM2_REF)
 
@@ -102,7 +102,7 @@ def smollm2() -> Any:
 def greedy(messages: list[dict[str, str]], max_tokens: int) -> tuple[str, int]:
     """The runtime's own greedy answer for the conversation templated by the tokenizer (not by the frontend):
     (text, prompt tokens)."""
-    from specdeploy.runtime import generate as decode
+    from specdeploy.engines.reference.runtime import generate as decode
 
     pair = smollm2()
     ids = pair.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)

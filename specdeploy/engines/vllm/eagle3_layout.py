@@ -1,8 +1,8 @@
 """The reference runtime's EAGLE head rewritten as a vLLM 0.32 eagle3 checkpoint.
 
 The two heads differ in shape (vLLM: `vllm/model_executor/models/llama_eagle3.py @ v0.32.0`; ours:
-specdeploy/runtime/eagle_model.py). Ours computes x = fc([embed(t); g]) = A·e + B·g and runs one ordinary Llama
-layer on x. vLLM's first eagle3 layer instead feeds [input_layernorm(e); hidden_norm(g)] to attention and keeps
+specdeploy/engines/reference/runtime/eagle_model.py). Ours computes x = fc([embed(t); g]) = A·e + B·g and runs one
+ordinary Llama layer on x. vLLM's first eagle3 layer instead feeds [input_layernorm(e); hidden_norm(g)] to attention and keeps
 g itself as the residual, so no weights of one layer reproduce ours. Two layers do, for the first draft of a step:
 
 - vLLM's `fc` (over the three captured target layers) is B·fuse, so vLLM's residual g is already our B·g.

@@ -14,8 +14,8 @@ from typing import Any
 from specdeploy.engines.vllm.contract import Range, ReleaseLine, check_schedule
 from specdeploy.engines.vllm.methods import VllmMethod, for_mechanism
 from specdeploy.errors import UsageError
-from specdeploy.profile.issues import Issue
-from specdeploy.trtllm.schedule import canonical
+from specdeploy.issues import Issue
+from specdeploy.schedule import canonical
 
 KeyPath = tuple[str, ...]
 FIELD_ORIGIN: dict[str, KeyPath] = {

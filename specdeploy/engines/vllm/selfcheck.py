@@ -23,7 +23,7 @@ from specdeploy.engines.vllm import env
 from specdeploy.engines.vllm.contract import ReleaseLine
 from specdeploy.engines.vllm.emit import FIELD_ORIGIN, Emitted, KeyPath
 from specdeploy.errors import StepFailed, UsageError
-from specdeploy.profile.issues import Issue
+from specdeploy.issues import Issue
 
 CHILD = Path(__file__).resolve().with_name("_check_config.py")
 MARK = "specdeploy-vllm-check: "

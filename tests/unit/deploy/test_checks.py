@@ -14,7 +14,7 @@ from specdeploy.api import load_and_resolve, validate
 from specdeploy.deploy.check import check_dockerfile, check_manifest, shellcheck, validate_object
 from specdeploy.deploy.context import TARGETS, build_context
 from specdeploy.deploy.render import render_files
-from specdeploy.profile.issues import ProfileError
+from specdeploy.issues import ProfileError
 
 MULTI = "h200-mtp-deepseek-v3-2node"
 

@@ -17,7 +17,7 @@ from specdeploy.perfmodel.acceptance import AcceptanceProfile, iid_alpha
 from specdeploy.perfmodel.attention import attention_work
 from specdeploy.perfmodel.cost import Efficiency, experts_touched, forward_cost
 from specdeploy.perfmodel.predict import AnalyticTimer, Tree
-from specdeploy.perfmodel.priors import PUBLISHED, prior_profile
+from specdeploy.perfmodel.priors import prior_profile, published
 from specdeploy.perfmodel.shapes import DEEPSEEK_V3, LLAMA_3_1_8B, LLAMA_3_1_70B, LLAMA_4_SCOUT, SHAPES
 from specdeploy.resolve.gpus import GPUS
 
@@ -55,7 +55,7 @@ def test_a_malformed_record_is_refused() -> None:
 
 def test_priors_derived_from_rows_reproduce_their_rows() -> None:
     """Every prior that cites rows gives back the AL those rows published, at their K."""
-    cited = [p for p in PUBLISHED.values() if p.rows]
+    cited = [p for p in published().values() if p.rows]
     assert {p.mechanism for p in cited} >= {"mtp", "eagle3", "eagle", "ngram"}
     for entry in cited:
         profile = prior_profile(entry.mechanism)

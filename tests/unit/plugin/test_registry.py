@@ -40,3 +40,29 @@ def test_every_option_is_documented() -> None:
     for name, cls in registry().items():
         for field, info in cls.Options.model_fields.items():
             assert info.description, f"{name}.options.{field} lacks a docstring"
+
+
+def test_every_builtin_engine_is_an_entry_point() -> None:
+    from specdeploy.plugin.registry import engines
+
+    tomllib = pytest.importorskip("tomllib", reason="the standard library reads TOML from Python 3.11 on")
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]["specdeploy.engines"]
+    assert set(declared) == {"pytorch", "tensorrt", "reference"} <= set(engines())
+    for name, engine in engines().items():
+        assert engine.layouts and engine.efficiency, name  # a default layout and a performance-model profile
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_an_unknown_backend_is_refused_with_the_closest_engine(tmp_path: Path, fast: bool) -> None:
+    from specdeploy.issues import ProfileError
+    from specdeploy.profile.loader import load_profile
+
+    profile = tmp_path / "p.yaml"
+    profile.write_text("target: {model: m}\nruntime: {backend: referense}\n")
+    try:
+        load_profile(str(profile), fast=fast)
+    except ProfileError as exc:
+        text = str(exc)
+    else:
+        raise AssertionError("an unknown backend validated")
+    assert "runtime.backend" in text and "did you mean 'reference'" in text

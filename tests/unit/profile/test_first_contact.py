@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from specdeploy.api import load_and_resolve
-from specdeploy.profile.issues import Issue, ProfileError
+from specdeploy.issues import Issue, ProfileError
 from tests.helpers import write_profile
 
 BASE = "target:\n  model: meta-llama/Llama-3.1-8B-Instruct\n"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from specdeploy.api import load_and_resolve
-from specdeploy.profile.issues import ProfileError
+from specdeploy.issues import ProfileError
 from specdeploy.profile.loader import load_profile
 from tests.helpers import write_profile
 

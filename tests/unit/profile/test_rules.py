@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from specdeploy.api import load_and_resolve
-from specdeploy.profile.issues import ProfileError
+from specdeploy.issues import ProfileError
 from tests.helpers import LLAMA_31_8B_CONFIG, local_model, write_profile
 
 

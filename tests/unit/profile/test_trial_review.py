@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from specdeploy.profile.issues import Issue
+from specdeploy.issues import Issue
 from specdeploy.profile.loader import load_profile
 from tests.helpers import write_profile
 
@@ -91,7 +91,7 @@ def test_an_inherited_tune_concurrency_hint_does_not_offer_null_when_the_default
 @pytest.mark.parametrize(("line", "typed"), [("target:\n  model: m\n  revision: 0755\n", "0755"),
                                             ("runtime:\n  trtllm_version: 1.10\n", "1.10")])
 def test_the_quote_it_hint_quotes_what_was_typed(tmp_path: Path, line: str, typed: str) -> None:
-    from specdeploy.profile.issues import ProfileError
+    from specdeploy.issues import ProfileError
 
     path = write_profile(tmp_path / "p.yaml", line if line.startswith("target") else "target:\n  model: m\n" + line)
     with pytest.raises(ProfileError) as info:
@@ -108,7 +108,7 @@ def test_set_of_a_string_key_takes_the_text_as_typed(tmp_path: Path, text: str) 
 
 
 def test_set_false_on_a_string_key_is_a_type_error(tmp_path: Path) -> None:
-    from specdeploy.profile.issues import ProfileError
+    from specdeploy.issues import ProfileError
 
     path = write_profile(tmp_path / "p.yaml", BASELINE)
     with pytest.raises(ProfileError) as info:  # it named the secret "false"
@@ -127,7 +127,7 @@ def test_set_null_drops_a_key_that_cannot_be_null_as_extends_does() -> None:
 
 
 def test_a_missing_profile_in_a_folder_suggests_its_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from specdeploy.profile.issues import ProfileError
+    from specdeploy.issues import ProfileError
 
     write_profile(tmp_path / "sub" / "myprofile.yaml", BASELINE)
     monkeypatch.chdir(tmp_path)

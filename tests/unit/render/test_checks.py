@@ -168,7 +168,7 @@ def test_hostile_paths_are_escaped_or_refused(resolve_inline, tmp_path: Path) ->
 @pytest.mark.parametrize("name", ["../evil", "../../evil", 'a"b', "evil\\n", ".hidden", ".."])
 def test_bad_model_name_refused_at_validate(resolve_inline, name: str) -> None:  # type: ignore[no-untyped-def]
     """These passed `validate` and failed only at render (exit 1); a trailing newline passed render too."""
-    from specdeploy.profile.issues import ProfileError
+    from specdeploy.issues import ProfileError
 
     body = ENGINE.replace("tensorrt", "reference").replace("l40s", "cpu").replace("MECH", "draft_target")
     with pytest.raises(ProfileError) as err:

@@ -7,11 +7,11 @@ import json
 import pytest
 
 from specdeploy._io import write_json_atomic
+from specdeploy.engines.reference.runtime import generate, load_pair
+from specdeploy.engines.reference.runtime import models as runtime_models
+from specdeploy.engines.reference.runtime.models import ModelPair
 from specdeploy.errors import UsageError
-from specdeploy.runtime import generate, load_pair
-from specdeploy.runtime import models as runtime_models
-from specdeploy.runtime.models import ModelPair
-from specdeploy.runtime.prompts import load_humaneval, load_mtbench, load_speed_bench_jsonl, sample_prompts
+from specdeploy.prompts import load_humaneval, load_mtbench, load_speed_bench_jsonl, sample_prompts
 from tests.unit.runtime.tiny import tiny_llama
 
 

@@ -8,10 +8,15 @@ import copy
 import pytest
 import torch
 
-from specdeploy.runtime import generate
-from specdeploy.runtime.cache import KVState
-from specdeploy.runtime.cpu_kernels import Fp16Linear, available, optimize_for_cpu, weights_description
-from specdeploy.runtime.models import ModelPair
+from specdeploy.engines.reference.runtime import generate
+from specdeploy.engines.reference.runtime.cache import KVState
+from specdeploy.engines.reference.runtime.cpu_kernels import (
+    Fp16Linear,
+    available,
+    optimize_for_cpu,
+    weights_description,
+)
+from specdeploy.engines.reference.runtime.models import ModelPair
 from tests.unit.runtime.tiny import noisy_copy, random_prompts, repetitive_prompts, tiny_llama
 
 

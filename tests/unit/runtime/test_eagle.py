@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 import torch
 
+from specdeploy.engines.reference.runtime import generate
+from specdeploy.engines.reference.runtime.eagle_model import EagleHead, load_eagle, save_eagle
+from specdeploy.engines.reference.runtime.models import ModelPair, load_drafter
 from specdeploy.errors import UsageError
-from specdeploy.runtime import generate
-from specdeploy.runtime.eagle_model import EagleHead, load_eagle, save_eagle
-from specdeploy.runtime.models import ModelPair, load_drafter
 from tests.unit.runtime.tiny import MAX_NEW, random_prompts, repetitive_prompts, tiny_head, tiny_llama
 
 
@@ -63,7 +63,7 @@ def test_head_for_another_target_is_refused(tmp_path):
 @torch.no_grad()
 def teacher_forced_draft(head: EagleHead, target, history: list[int]) -> int:
     """What the head predicts after `history` read in one pass: pair (features at j, token j + 1) for every j."""
-    from specdeploy.runtime.eagle import FeatureTap
+    from specdeploy.engines.reference.runtime.eagle import FeatureTap
 
     tap = FeatureTap([target.model.layers[i] for i in head.feature_layers])
     try:
@@ -79,7 +79,7 @@ def teacher_forced_draft(head: EagleHead, target, history: list[int]) -> int:
 def test_first_drafts_equal_the_head_read_in_one_pass(target, prompts, monkeypatch):
     """The incremental feed (prefill features, then each verify chunk's, holes across rows) must give the head
     exactly the inputs a single pass over the verified history gives: a misaligned or stale feature breaks it."""
-    from specdeploy.runtime.eagle import EagleDrafter
+    from specdeploy.engines.reference.runtime.eagle import EagleDrafter
 
     head, seen = tiny_head(target), []
     propose = EagleDrafter.propose

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 import torch
 
-from specdeploy.runtime import generate, graphs, static_step
-from specdeploy.runtime.models import ModelPair
+from specdeploy.engines.reference.runtime import generate, graphs, static_step
+from specdeploy.engines.reference.runtime.models import ModelPair
 from tests.unit.runtime.test_static_decode import drafting
 from tests.unit.runtime.tiny import MAX_NEW, noisy_copy, random_prompts, repetitive_prompts, tiny_head
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from specdeploy.runtime import engine, generate
-from specdeploy.runtime.drafters import make_drafter
-from specdeploy.runtime.engine import Batch, RowSpec, run_batched
-from specdeploy.runtime.models import ModelPair
-from specdeploy.runtime.stats import Recorder
+from specdeploy.engines.reference.runtime import engine, generate
+from specdeploy.engines.reference.runtime.drafters import make_drafter
+from specdeploy.engines.reference.runtime.engine import Batch, RowSpec, run_batched
+from specdeploy.engines.reference.runtime.models import ModelPair
+from specdeploy.engines.reference.runtime.stats import Recorder
 from tests.unit.runtime.tiny import MAX_NEW, hf_greedy, noisy_copy, random_prompts, repetitive_prompts, tiny_llama
 
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from specdeploy.runtime import generate
-from specdeploy.runtime.health import MIN_STEPS, Record, read_record
-from specdeploy.runtime.models import DRAFTER_DIR, SMOLLM2_REF, ModelPair
+from specdeploy.engines.reference.runtime import generate
+from specdeploy.engines.reference.runtime.health import MIN_STEPS, Record, read_record
+from specdeploy.engines.reference.runtime.models import DRAFTER_DIR, SMOLLM2_REF, ModelPair
 from specdeploy.runtime_paths import packaged_model
 from tests.unit.runtime.tiny import random_prompts, tiny_llama
 
@@ -68,7 +68,7 @@ def test_no_judgement_on_a_few_steps_nor_without_a_record():
 
 @pytest.mark.parametrize("kind", ["e2e", "acceptance"])
 def test_the_tuner_reports_it(kind, capsys):
-    from specdeploy.tune.backends.reference import ReferenceBackend
+    from specdeploy.engines.reference.tune import ReferenceBackend
     from specdeploy.tune.setup import TuneSetup
     from specdeploy.tune.types import Request
 
@@ -80,7 +80,7 @@ def test_the_tuner_reports_it(kind, capsys):
 
 def serve(pair: ModelPair, k_at) -> None:  # type: ignore[no-untyped-def]
     """Every prompt through the server's in-flight loop (what the Triton reference model runs), 12 tokens each."""
-    from specdeploy.runtime.serving import InflightLoop
+    from specdeploy.engines.reference.runtime.serving import InflightLoop
     from tests.unit.runtime.test_serving_loop import greedy, run
 
     loop = InflightLoop(pair, "draft_target", k_at, 2, 8)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import torch
 
-from specdeploy.runtime.cache import KVState
-from specdeploy.runtime.drafters import right_aligned
+from specdeploy.engines.reference.runtime.cache import KVState
+from specdeploy.engines.reference.runtime.drafters import right_aligned
 from tests.unit.runtime.tiny import tiny_llama
 
 

@@ -12,11 +12,11 @@ import itertools
 import pytest
 import torch
 
-from specdeploy.runtime import cache, engine, static_step
-from specdeploy.runtime.drafters import make_drafter
-from specdeploy.runtime.engine import Batch, RowSpec
-from specdeploy.runtime.models import ModelPair
-from specdeploy.runtime.stats import Recorder
+from specdeploy.engines.reference.runtime import cache, engine, static_step
+from specdeploy.engines.reference.runtime.drafters import make_drafter
+from specdeploy.engines.reference.runtime.engine import Batch, RowSpec
+from specdeploy.engines.reference.runtime.models import ModelPair
+from specdeploy.engines.reference.runtime.stats import Recorder
 from tests.unit.runtime.tiny import noisy_copy, random_prompts, tiny_head, tiny_llama
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from specdeploy.runtime import engine, generate
-from specdeploy.runtime.models import ModelPair
+from specdeploy.engines.reference.runtime import engine, generate
+from specdeploy.engines.reference.runtime.models import ModelPair
 from tests.unit.runtime.tiny import tiny_llama
 
 VOCAB, SAMPLES = 8, 3000

@@ -9,9 +9,9 @@ import threading
 import pytest
 import torch
 
-from specdeploy.runtime.engine import RowSpec
-from specdeploy.runtime.models import ModelPair
-from specdeploy.runtime.serving import Emitted, InflightLoop, Request
+from specdeploy.engines.reference.runtime.engine import RowSpec
+from specdeploy.engines.reference.runtime.models import ModelPair
+from specdeploy.engines.reference.runtime.serving import Emitted, InflightLoop, Request
 from tests.unit.runtime.tiny import hf_greedy, noisy_copy, random_prompts, tiny_llama
 
 
@@ -102,8 +102,8 @@ def test_min_tokens_holds_eos_back_and_a_request_can_stop_itself():
 
 def test_the_loop_keeps_no_per_token_timings(pair, monkeypatch):
     """A server runs for days and nothing reads the batch recorder's TTFT/ITL lists: they must not grow."""
-    from specdeploy.runtime import serving
-    from specdeploy.runtime.stats import Recorder
+    from specdeploy.engines.reference.runtime import serving
+    from specdeploy.engines.reference.runtime.stats import Recorder
 
     made: list[Recorder] = []
 
@@ -127,8 +127,8 @@ def test_the_loop_keeps_no_per_token_timings(pair, monkeypatch):
 def test_finished_requests_leave_no_generator_behind(pair, monkeypatch):
     """Every request brings its own torch.Generator; once it is done the batch must not keep it, nor a slot for it:
     the next request reuses its index, so the batch's lists stay as long as its busiest moment."""
-    from specdeploy.runtime import serving
-    from specdeploy.runtime.engine import Batch
+    from specdeploy.engines.reference.runtime import serving
+    from specdeploy.engines.reference.runtime.engine import Batch
 
     made: list[Batch] = []
 

@@ -15,10 +15,17 @@ import pytest
 import tomllib
 import torch
 
+from specdeploy.engines.reference.runtime import generate
+from specdeploy.engines.reference.runtime.models import ModelPair
+from specdeploy.engines.reference.runtime.stack import (
+    OPT_OUT,
+    TESTED,
+    cache_keyword,
+    check_transformers,
+    parse,
+    supported_range,
+)
 from specdeploy.errors import MissingDependency
-from specdeploy.runtime import generate
-from specdeploy.runtime.models import ModelPair
-from specdeploy.runtime.stack import OPT_OUT, TESTED, cache_keyword, check_transformers, parse, supported_range
 from tests.unit.runtime.tiny import hf_greedy, random_prompts, tiny_llama
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -100,7 +107,7 @@ def test_pyproject_declares_the_supported_range():
 def test_load_pair_refuses_an_untested_transformers_before_loading(monkeypatch):
     import transformers
 
-    from specdeploy.runtime import load_pair
+    from specdeploy.engines.reference.runtime import load_pair
 
     monkeypatch.delenv(OPT_OUT, raising=False)
     monkeypatch.setattr(transformers, "__version__", "5.16.1")

@@ -10,12 +10,12 @@ from __future__ import annotations
 import pytest
 import torch
 
+from specdeploy.engines.reference.runtime import generate, static_step
+from specdeploy.engines.reference.runtime.cache import KVState
+from specdeploy.engines.reference.runtime.drafters import ChainDrafter, right_aligned
+from specdeploy.engines.reference.runtime.models import ModelPair
+from specdeploy.engines.reference.runtime.static_step import bucket, new_state
 from specdeploy.errors import UsageError
-from specdeploy.runtime import generate, static_step
-from specdeploy.runtime.cache import KVState
-from specdeploy.runtime.drafters import ChainDrafter, right_aligned
-from specdeploy.runtime.models import ModelPair
-from specdeploy.runtime.static_step import bucket, new_state
 from tests.unit.runtime.tiny import MAX_NEW, noisy_copy, random_prompts, repetitive_prompts, tiny_head, tiny_llama
 
 
@@ -79,7 +79,7 @@ def test_capture_modes_are_refused_on_a_cpu(target, mode, monkeypatch):
     monkeypatch.setenv("SPECDEPLOY_DECODE", mode)
     with pytest.raises(UsageError, match="needs a CUDA device"):
         ModelPair(target)
-    from specdeploy.runtime import load_pair
+    from specdeploy.engines.reference.runtime import load_pair
 
     with pytest.raises(UsageError, match="needs a CUDA device"):  # before any model is read
         load_pair("/nonexistent/model", device="cpu")
@@ -163,8 +163,8 @@ def test_a_state_whose_runner_was_claimed_since_is_refused(target):
 def test_replayed_hooks_are_the_drafters_taps(target, prompts):
     """graphs.py hands captured outputs to forward hooks after a replay: the EAGLE drafter's taps, while open
     (transformers' own output collectors, active only inside a forward, are left out)."""
-    from specdeploy.runtime.eagle import FeatureTap
-    from specdeploy.runtime.graphs import hooked_modules
+    from specdeploy.engines.reference.runtime.eagle import FeatureTap
+    from specdeploy.engines.reference.runtime.graphs import hooked_modules
 
     generate(ModelPair(target), prompts[:1], "none", 0, 1, 2)
     assert hooked_modules(target) == []

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from specdeploy.runtime import probe_costs
-from specdeploy.runtime.models import ModelPair
-from specdeploy.runtime.stats import expected_al, percentiles
+from specdeploy.engines.reference.runtime import probe_costs
+from specdeploy.engines.reference.runtime.models import ModelPair
+from specdeploy.engines.reference.runtime.stats import expected_al, percentiles
 from tests.unit.runtime.tiny import tiny_head, tiny_llama
 
 
@@ -48,8 +48,8 @@ def test_probe_times_its_points_in_rounds():
     point's repeats back to back made T = 2 look 1.0x to 1.2x of T = 1 from probe to probe), rolled back after."""
     import torch
 
-    from specdeploy.runtime.cache import KVState
-    from specdeploy.runtime.probe import _interleaved_ms
+    from specdeploy.engines.reference.runtime.cache import KVState
+    from specdeploy.engines.reference.runtime.probe import _interleaved_ms
 
     kv = KVState(tiny_llama(0), 1)
     kv.forward(torch.zeros(1, 4, dtype=torch.long), torch.ones(1, 4, dtype=torch.bool))

@@ -66,8 +66,8 @@ def hf_greedy(model, prompts: list[list[int]], max_new: int) -> list[list[int]]:
 
 def tiny_head(target, seed: int = 5):
     """An untrained EAGLE head for `target` (reads its layers 0 and 1)."""
-    from specdeploy.runtime.eagle_model import EagleHead
-    from specdeploy.runtime.models import share_embeddings
+    from specdeploy.engines.reference.runtime.eagle_model import EagleHead
+    from specdeploy.engines.reference.runtime.shared_drafter import share_embeddings
 
     config = target.config.__class__.from_dict({**target.config.to_dict(), "num_hidden_layers": 1})
     torch.manual_seed(seed)

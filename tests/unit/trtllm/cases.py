@@ -42,7 +42,7 @@ for _v in ("1.2.1", "1.3.0"):
         f"pytorch-{_v}-auto": _case(LLAMA, "pytorch", _v, "auto"),
         f"pytorch-{_v}-none": _case(LLAMA, "pytorch", _v, "none"),
     })
-PYTORCH.update({  # the ranges inside the 1.3 line (specdeploy.trtllm.versions.RANGES), and 1.4 (UNKNOWN)
+PYTORCH.update({  # the ranges inside the 1.3 line (specdeploy.engines.trtllm.versions.RANGES), and 1.4 (UNKNOWN)
     "pytorch-1.2.1-eagle3-two-model-schedule": _two_model("1.2.1"),
     "pytorch-1.3.0rc5-draft_target": _case(LLAMA, "pytorch", "1.3.0rc5", "draft_target", draft_len=4,
                                            draft_model=SMALL),

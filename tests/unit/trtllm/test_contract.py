@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 
-from specdeploy.profile.issues import ProfileError
-from specdeploy.trtllm.llm_api import llm_api_options
-from specdeploy.trtllm.tables import TABLES, check_llm_api_options, table_for
-from specdeploy.trtllm.versions import version_line
+from specdeploy.engines.trtllm.declare import decoding_of
+from specdeploy.engines.trtllm.llm_api import llm_api_options
+from specdeploy.engines.trtllm.tables import TABLES, check_llm_api_options, table_for
+from specdeploy.engines.trtllm.versions import version_line
+from specdeploy.issues import ProfileError
 from tests.unit.trtllm.cases import EAGLE3, LLAMA, PYTORCH, SCHEDULE, _case, _mtp
 
 
@@ -122,7 +123,7 @@ def test_decoding_type_spelling_per_release() -> None:
                                  _table("1.3.0"))
     assert check_llm_api_options({"speculative_config": {"decoding_type": "Eagle3", **draft_target}},
                                  _table("1.2.1"))  # 1.2.1's from_dict map has no Eagle3
-    assert version_line("1.3.0rc14").decoding_types["draft_target"] == "Draft_Target"
+    assert decoding_of("draft_target").decoding_type["1.3"] == "Draft_Target"  # the plugin declares it
 
 
 def test_acceptance_field_names_per_range() -> None:

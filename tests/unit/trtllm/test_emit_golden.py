@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 import yaml
 
+from specdeploy.engines.trtllm.commands import bench_argv, serve_argv
+from specdeploy.engines.trtllm.llm_api import llm_api_options
+from specdeploy.engines.trtllm.tables import check_argv, check_llm_api_options, table_for
 from specdeploy.plan.planner import make_plan
-from specdeploy.trtllm.commands import bench_argv, serve_argv
-from specdeploy.trtllm.llm_api import llm_api_options
-from specdeploy.trtllm.tables import check_argv, check_llm_api_options, table_for
 from tests.unit.trtllm.cases import ENGINE, PYTORCH
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden" / "emit"
@@ -88,8 +88,8 @@ def test_serve_script_matches_golden_and_parses(resolve_case: Any, update_golden
     """serve.sh: relocatable (its own folder, $SPECDEPLOY_TARGET, else the pinned snapshot under $HF_HUB_CACHE)."""
     import subprocess
 
+    from specdeploy.engines.trtllm.commands import TARGET, serve_script
     from specdeploy.execute.portable import checkpoint_ref
-    from specdeploy.trtllm.commands import TARGET, serve_script
 
     resolved = resolve_case("pytorch-1.2.1-eagle3", PYTORCH["pytorch-1.2.1-eagle3"])
     target = checkpoint_ref(resolved.profile.target.model, "f" * 40, {})

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from specdeploy.engines.trtllm.tables import check_argv, table_for
+from specdeploy.engines.trtllm.versions import LINE_1_2
+from specdeploy.issues import ProfileError
 from specdeploy.plan.planner import make_plan
-from specdeploy.profile.issues import ProfileError
-from specdeploy.trtllm.tables import check_argv, table_for
-from specdeploy.trtllm.versions import LINE_1_2
 from tests.helpers import write_profile
 from tests.unit.trtllm.cases import ENGINE
 

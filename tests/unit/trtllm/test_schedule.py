@@ -6,8 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from specdeploy.trtllm.schedule import canonical, draft_len_at, emit_schedule, lower_bounds, ranges_from_lower_bounds
-from specdeploy.trtllm.versions import LINE_1_2, LINE_1_3, VersionLine, version_line
+from specdeploy.engines.trtllm.schedule import emit_schedule
+from specdeploy.engines.trtllm.versions import LINE_1_2, LINE_1_3, VersionLine, version_line
+from specdeploy.schedule import canonical, draft_len_at, lower_bounds, ranges_from_lower_bounds
 
 
 def _lookup_lower(sched: dict[int, int], bs: int) -> int:

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 import yaml
 
+from specdeploy.engines.trtllm.llm_api import llm_api_options
+from specdeploy.engines.trtllm.selfcheck import Installed, require_pinned, validate_options
 from specdeploy.errors import UsageError
-from specdeploy.trtllm.llm_api import llm_api_options
-from specdeploy.trtllm.selfcheck import Installed, require_pinned, validate_options
 from tests.helpers import write_profile
 from tests.unit.trtllm.cases import PYTORCH
 
@@ -119,8 +119,8 @@ def test_an_import_that_hangs_is_a_failed_check_not_an_internal_error(tmp_path: 
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """`import tensorrt_llm` can hang (MPI init): past the timeout it is StepFailed, which emit turns into a
     warning, never subprocess.TimeoutExpired (an internal error, exit 3)."""
+    from specdeploy.engines.trtllm import selfcheck
     from specdeploy.errors import StepFailed
-    from specdeploy.trtllm import selfcheck
 
     (tmp_path / "tensorrt_llm").mkdir()
     (tmp_path / "tensorrt_llm" / "__init__.py").write_text("import time\ntime.sleep(30)\n")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from specdeploy.trtllm.engine import build_argv
-from specdeploy.trtllm.llm_api import llm_api_options
-from specdeploy.trtllm.tables import check_argv, check_llm_api_options, load_table
-from specdeploy.trtllm.versions import LINES, RANGES, UNCONFIRMED
+from specdeploy.engines.trtllm.engine import build_argv
+from specdeploy.engines.trtllm.llm_api import llm_api_options
+from specdeploy.engines.trtllm.tables import check_argv, check_llm_api_options, load_table
+from specdeploy.engines.trtllm.versions import LINES, RANGES, UNCONFIRMED
 from tests.unit.trtllm.cases import ENGINE, PYTORCH
 
 T12, T13 = load_table("trtllm-1.2.1"), load_table("trtllm-1.3")

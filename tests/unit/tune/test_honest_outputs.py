@@ -127,8 +127,8 @@ def test_a_clamped_k_shows_wherever_the_k_does(tmp_path: Path) -> None:
     lock = json.loads(json.dumps(tune_run.record_in_lock(res, tmp_path)["tuned"]))
     assert lock["clamped"]["16"]["emitted"] == 1 and any("clamped" in n for n in lock["notes"])  # lock
     # the emitted YAML (the build's emit step reads the tune step's outputs = the lock record)
+    from specdeploy.engines.trtllm.actions import emit_llm_api
     from specdeploy.execute.context import ActionContext
-    from specdeploy.trtllm.actions import emit_llm_api
 
     the_plan = api.plan(str(_auto_profile(tmp_path)))[1]
     ctx = ActionContext(full, the_plan, the_plan.step("emit.llm_api"), tmp_path / "emit",
@@ -160,11 +160,12 @@ def test_a_predicted_tune_stopped_by_its_budget_spends_no_device_seconds(tmp_pat
 def test_auto_with_tensorrt_llm_but_no_gpu_predicts_like_build(tmp_path: Path, monkeypatch) -> None:
     """`tune --backend auto` and `build`'s tune step ask one question; TensorRT-LLM without a GPU cannot measure
     (before: `tune` picked trtllm there, and its first trtllm-bench failed)."""
+    from specdeploy.execute import needs
     from specdeploy.resolve.probe import probe_nvml
 
     assert not probe_nvml()[0]  # this machine has no NVIDIA GPU
     monkeypatch.syspath_prepend(str(Path(__file__).parents[2] / "fixtures" / "installed_trtllm"))  # the double
-    monkeypatch.setattr(tune_run, "installed_trtllm", lambda: "1.3.0")  # it has no dist-info
+    monkeypatch.setattr(needs, "installed_trtllm", lambda: "1.3.0")  # it has no dist-info; the engine asks needs
     resolved = api.load_and_resolve("h100-draft-target")
     picked, why = tune_run.pick_backend(resolved, "auto")
     assert picked == "model" and why.startswith("auto: no NVIDIA GPU (")

@@ -148,9 +148,9 @@ tune_resolved(resolved, Path({str(artifact)!r}), backend="model", report=False, 
 def test_the_reference_runtime_runs_its_points_through_ray_on_cpus(tmp_path: Path) -> None:
     """The whole path for real on a CPU machine: tiny random models, real speculative decoding in the workers."""
     pytest.importorskip("torch")
+    from specdeploy.engines.reference.runtime.models import ModelPair
+    from specdeploy.engines.reference.tune import ReferenceBackend
     from specdeploy.perfmodel import ConstantTimer
-    from specdeploy.runtime.models import ModelPair
-    from specdeploy.tune.backends.reference import ReferenceBackend
     from specdeploy.tune.checkpoint import Checkpoint, Recorder
     from specdeploy.tune.engine import drive, finish
     from specdeploy.tune.setup import TuneSetup

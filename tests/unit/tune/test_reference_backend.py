@@ -11,8 +11,8 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
+from specdeploy.engines.reference.tune import ReferenceBackend  # noqa: E402
 from specdeploy.perfmodel import ConstantTimer  # noqa: E402
-from specdeploy.tune.backends.reference import ReferenceBackend  # noqa: E402
 from specdeploy.tune.checkpoint import Checkpoint, Recorder  # noqa: E402
 from specdeploy.tune.engine import drive, finish  # noqa: E402
 from specdeploy.tune.setup import TuneSetup  # noqa: E402
@@ -22,7 +22,7 @@ from specdeploy.tune.types import Request  # noqa: E402
 
 @pytest.fixture(scope="module")
 def backend() -> ReferenceBackend:
-    from specdeploy.runtime.models import ModelPair
+    from specdeploy.engines.reference.runtime.models import ModelPair
     from tests.unit.runtime.tiny import noisy_copy, random_prompts, tiny_llama
 
     target = tiny_llama(0)

@@ -12,14 +12,14 @@ import pytest
 import yaml
 
 from specdeploy.api import load_and_resolve
-from specdeploy.errors import StepFailed
-from specdeploy.tune.backends.trtllm import TrtllmBackend
-from specdeploy.tune.backends.trtllm_parse import (
+from specdeploy.engines.trtllm.tune import TrtllmBackend
+from specdeploy.engines.trtllm.tune_parse import (
     correct_acceptance,
     histogram_from_chunks,
     parse_iteration_stats,
     parse_report,
 )
+from specdeploy.errors import StepFailed
 from specdeploy.tune.setup import setup_from
 from specdeploy.tune.types import Request
 

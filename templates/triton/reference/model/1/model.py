@@ -1,8 +1,9 @@
 """Reference model (specdeploy): the CPU reference runtime answering Triton requests, batched in flight.
 
-`execute` validates each request and hands it to one background decode loop (specdeploy.serve.reference.
-ReferenceModel, the runtime's in-flight batching up to serving.max_batch_size) and returns None at once; the
-loop answers each request when it finishes, or after every step with `stream` true. Decoupled or not, every
+`execute` validates each request and hands it to one background decode loop
+(specdeploy.engines.reference.triton_model.ReferenceModel, the runtime's in-flight batching up to
+serving.max_batch_size) and returns None at once; the loop answers each request when it finishes, or after every
+step with `stream` true. Decoupled or not, every
 answer goes through the request's response sender (from the loop's thread), the last with
 TRITONSERVER_RESPONSE_COMPLETE_FINAL: python_backend README.md @ r24.10 (01d0ad8; tritonserver 2.51 = 24.10),
 "Decoupled mode", and "Default Mode": "Starting from 24.06, models may choose to send the response using the
@@ -38,7 +39,7 @@ class TritonPythonModel:
         found = params.get("site_packages") or os.environ.get("SPECDEPLOY_SITE_PACKAGES", "")
         if found:
             site.addsitedir(found)
-        from specdeploy.serve.reference import ReferenceModel
+        from specdeploy.engines.reference.triton_model import ReferenceModel
 
         self.names = [i["name"] for i in config.get("input", [])]
         self.model = ReferenceModel(params, decoupled=pb_utils.using_decoupled_model_transaction_policy(config))

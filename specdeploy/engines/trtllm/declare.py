@@ -1,0 +1,135 @@
+"""What a mechanism declares for TensorRT-LLM: the values its `Mechanism.engines` entries hold.
+
+`TrtllmDecoding` (engine `pytorch`) says how the LLM API spells the mechanism per release line and which keys of
+`speculative_config` it adds; `TrtllmEngineBuild` (engine `tensorrt`, 1.2.x) says how `trtllm-build` and Triton's
+tensorrtllm backend run it. The engine reads only these: a mechanism module is the one place its TensorRT-LLM facts
+live, each with the upstream source it was read from (`sources`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from specdeploy.engines.trtllm.versions import RANGES, WHOLE_RANGE, VersionLine, version_key
+
+Args = Callable[[Any], list[str]]
+"""A Resolved profile -> argv words."""
+
+
+@dataclass(frozen=True)
+class TrtllmDeclaration:
+    decoding_type: Mapping[str, str]
+    """Release line ("1.2", "1.3") -> the `decoding_type` that line's `DecodingBaseConfig.from_dict` maps to the
+    mechanism's config class. Its keys are the lines the mechanism supports (`Mechanism.supported`)."""
+    since: Mapping[str, str] = field(default_factory=dict)
+    """Line -> the first release of that line that has the mechanism (its earlier ranges refuse it)."""
+    unconfirmed: tuple[str, ...] = ()
+    """`versions.UNCONFIRMED` keys that concern it (the matrix shows them on its row)."""
+    sources: Mapping[str, str] = field(default_factory=dict)
+    """Fact -> where it was read (the source keys of versions.py)."""
+
+    @property
+    def lines(self) -> tuple[str, ...]:
+        return tuple(self.decoding_type)
+
+    def has(self, line: VersionLine) -> bool:
+        """Whether the release range `line` has the mechanism."""
+        since = self.since.get(line.name)
+        return line.name in self.decoding_type and (since is None or version_key(line.low) >= version_key(since))
+
+    def notes(self, line: VersionLine, options: Any = None) -> list[str]:
+        """What differs in this range, for the matrix."""
+        return []
+
+
+@dataclass(frozen=True)
+class TrtllmDecoding(TrtllmDeclaration):
+    """A mechanism on TensorRT-LLM's PyTorch backend: its part of the LLM API's `speculative_config`."""
+
+    fields: Callable[[Any, VersionLine], dict[str, Any]] | None = None
+    """(options, line) -> the mechanism's own keys (EAGLE-3's tree and capture layers, n-gram's matching)."""
+    length_keys: Callable[[VersionLine], tuple[str, ...]] | None = None
+    """line -> the keys that carry K in place of `max_draft_len` and a drafter path (MTP: the target drafts)."""
+    overlap: Callable[[Any], bool] = lambda _options: True
+    """options -> False where the drafter path needs `disable_overlap_scheduler: true` (two-model drafting)."""
+    refuse: Callable[[Any, VersionLine], str | None] = lambda _options, _line: None
+    """(options, line) -> why the range cannot emit these options (EAGLE-3 two-model where refused), or None."""
+    range_notes: Callable[[VersionLine], list[str]] | None = None
+
+    def notes(self, line: VersionLine, options: Any = None) -> list[str]:
+        return self.range_notes(line) if self.range_notes else []
+
+
+@dataclass(frozen=True)
+class TrtllmEngineBuild(TrtllmDeclaration):
+    """A mechanism on TensorRT-LLM engines (`trtllm-build`, Triton's tensorrtllm backend; 1.2.x)."""
+
+    mode: str | None = None
+    """`trtllm-build --speculative_decoding_mode` of the target engine (None: the target builds plainly)."""
+    convert: tuple[str, Args] | None = None
+    """(converter script under examples/, its arguments after --model_dir) when the target converts with the
+    drafter folded in (Medusa, EAGLE); their converters have no `--dtype auto`."""
+    attach: tuple[str, str, Args] | None = None
+    """(what, converter script, its arguments): a second conversion step that attaches the drafter to the converted
+    base (ReDrafter); that converter has no --pp_size."""
+    draft_engine: bool = False
+    """The drafter is a second engine (`tensorrt_llm_draft`, orchestrator mode, through the BLS)."""
+    modelopt: bool = False
+    """A quantized target may go through Model-Optimizer's quantize.py (the drafter is not folded into it)."""
+    triton: Callable[[Any], dict[str, Any]] | None = None
+    """options -> the `tensorrt_llm` model's speculative parameters (decoding_mode, choices, lookahead W/N/G)."""
+    repo_draft_len: Callable[[Mapping[str, str]], tuple[int, str, str] | None] | None = None
+    """A rendered config.pbtxt's parameters -> (the draft tokens they need, which the engine must hold; what asks
+    for them; the parameter to point at) for `check-repo`; None when they do not say."""
+
+
+def decoding_of(mechanism: str) -> TrtllmDecoding | None:
+    """What the named mechanism declares for the PyTorch backend (None: nothing, or an unknown name)."""
+    found = _declared(mechanism, "pytorch")
+    return found if isinstance(found, TrtllmDecoding) else None
+
+
+def build_of(mechanism: str) -> TrtllmEngineBuild | None:
+    """What the named mechanism declares for TensorRT engines (None: nothing, or an unknown name)."""
+    found = _declared(mechanism, "tensorrt")
+    return found if isinstance(found, TrtllmEngineBuild) else None
+
+
+def declaration(mechanism: str, engine: str) -> TrtllmDeclaration | None:
+    found = _declared(mechanism, engine)
+    return found if isinstance(found, TrtllmDeclaration) else None
+
+
+def builds() -> list[TrtllmEngineBuild]:
+    """Every installed mechanism's engine-build declaration (`check-repo` reads rendered parameters with them)."""
+    from specdeploy.plugin.registry import mechanism_names
+
+    return [found for name in mechanism_names() if (found := build_of(name)) is not None]
+
+
+def _declared(mechanism: str, engine: str) -> Any:
+    from specdeploy.plugin.registry import find
+
+    cls = find(mechanism) if mechanism not in ("none", "auto") else None
+    return cls.engines.get(engine) if cls is not None else None
+
+
+def range_notes(mechanism: str, lines: tuple[str, ...], engine: str) -> list[dict[str, object]]:
+    """Per release range of `lines` that has `mechanism` on `engine` (pytorch, tensorrt): how it is spelled and
+    what differs (for the matrix), from the mechanism's declaration."""
+    declared = declaration(mechanism, engine)
+    if declared is None:
+        return []
+    out: list[dict[str, object]] = []
+    for line in RANGES:
+        if line.name not in lines or not declared.has(line):
+            continue
+        notes = [] if line.schedule != "unknown" else [
+            "draft_len_schedule UNKNOWN: a profile's refused, a tuned one emitted as one K"]
+        notes += declared.notes(line)
+        unknown = [k for k in line.unknown if k in declared.unconfirmed or (k in WHOLE_RANGE and engine == "pytorch")]
+        out.append({"range": line.range, "decoding_type": declared.decoding_type[line.name], "notes": notes,
+                    "unknown": unknown})
+    return out

@@ -1,0 +1,42 @@
+"""What a profile's `trtllm_version` range refuses before anything is emitted (validate's `contract` rule):
+the same upstream rules `contract_rules` checks on emitted options, said at the profile's own keys."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from specdeploy.issues import Issue
+
+if TYPE_CHECKING:
+    from specdeploy.plugin.base import CheckContext
+
+
+def contract_issues(ctx: CheckContext, _mech: Any = None) -> Iterator[Issue]:
+    """A mechanism the range lacks, a range nobody read; schedules the range cannot express."""
+    line, spec = ctx.line, ctx.profile.speculative
+    if line is None:
+        return
+    version = ctx.profile.runtime.trtllm_version
+    from specdeploy.engines.trtllm.declare import decoding_of
+    from specdeploy.engines.trtllm.versions import UNCONFIRMED, WHOLE_RANGE
+
+    for key in (k for k in line.unknown if k in WHOLE_RANGE):  # the whole range is unread (1.4)
+        yield Issue(("runtime", "trtllm_version"), f"TensorRT-LLM {version}: range {line.range}, UNKNOWN: "
+                    f"{UNCONFIRMED[key]}", "pin a release whose contract was read (1.2.1, the 1.3 line), or "
+                    "check the emitted options with tools/refresh_trtllm_tables.py", severity="warning")
+
+    declared = decoding_of(spec.mechanism)  # a mechanism without a declaration: its `support` governs it
+    if declared is not None and not declared.has(line):
+        yield Issue(("speculative", "mechanism"), f"{spec.mechanism} is not in TensorRT-LLM {version} (range "
+                    f"{line.range}; see specdeploy mechanisms)", "pin a later runtime.trtllm_version")
+        return
+    if spec.schedule and spec.mechanism != "none":
+        if line.schedule == "unknown":
+            yield Issue(("speculative", "schedule"), f"how TensorRT-LLM {version} reads draft_len_schedule is "
+                        f"UNKNOWN (range {line.range}; see specdeploy.engines.trtllm.versions.UNCONFIRMED)",
+                        "pin runtime.trtllm_version: 1.3.0rc14 or later (or 1.2.1), or drop the schedule")
+        elif spec.schedule[min(spec.schedule)] != max(spec.schedule.values()):
+            yield Issue(("speculative", "schedule"), f"TensorRT-LLM {version} needs the smallest batch key's draft "
+                        f"length to equal max_draft_len (the largest K); got {dict(spec.schedule)}",
+                        "start the schedule with its largest K")
