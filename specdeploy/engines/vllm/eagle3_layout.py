@@ -3,7 +3,8 @@
 The two heads differ in shape (vLLM: `vllm/model_executor/models/llama_eagle3.py @ v0.32.0`; ours:
 specdeploy/engines/reference/runtime/eagle_model.py). Ours computes x = fc([embed(t); g]) = A·e + B·g and runs one
 ordinary Llama layer on x. vLLM's first eagle3 layer instead feeds [input_layernorm(e); hidden_norm(g)] to
-attention and keeps g itself as the residual, so no weights of one layer reproduce ours. Two layers do, for the first draft of a step:
+attention and keeps g itself as the residual, so no weights of one layer reproduce ours. Two layers do, for the
+first draft of a step:
 
 - vLLM's `fc` (over the three captured target layers) is B·fuse, so vLLM's residual g is already our B·g.
 - Layer 0 adds A·e through attention that sees only its own position: q and k are biases alone, placed on RoPE's
