@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from specdeploy.plugin import CheckContext, Mechanism
 from specdeploy.issues import Issue
+from specdeploy.plugin import CheckContext, Mechanism
 from specdeploy_mechanisms._common import options
 
 NO_TRTLLM = ("no TensorRT-LLM release has DSpark: DSparkDecodingConfig is on its main branch only (1.3.0rc27, the "
