@@ -296,7 +296,8 @@ def _engine(resolved: Resolved, inputs: RenderInputs) -> EngineContext:
                              hint="set serving.streaming: false (and triton.decoupled: false)")
         draft = TrtllmModel("tensorrt_llm_draft", safe_value("draft_engine_dir", inputs.draft_engine_dir or
                                                              "/engines/draft"), draft_ids, 1, kv)
-    engine_max = inputs.engine_max_draft_len if inputs.engine_max_draft_len is not None else resolved.draft_len
+    engine_max = inputs.engine_max_draft_len if inputs.engine_max_draft_len is not None else params.get(
+        "engine_max_draft_len", resolved.draft_len)  # what trtllm-build gives the engine (ReDrafter: beams x K)
     first_k = inputs.first_draft_len(resolved)
     return EngineContext(
         target, draft, p.serving.max_batch_size, decoupled,

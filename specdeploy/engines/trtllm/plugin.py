@@ -145,12 +145,14 @@ class Tensorrt(_Trtllm):
 
     def triton_params(self, resolved: Any) -> dict[str, Any]:
         from specdeploy.engines.trtllm.declare import build_of
+        from specdeploy.engines.trtllm.engine import engine_draft_len
 
         declared = build_of(resolved.profile.speculative.mechanism)
         if declared is None:
             return {}
         target = declared.triton(resolved.loaded.options) if declared.triton is not None else {}
-        return {"target": target, "draft_engine": declared.draft_engine}
+        return {"target": target, "draft_engine": declared.draft_engine,
+                "engine_max_draft_len": engine_draft_len(resolved)}
 
     def repo_draft_len(self, params: dict[str, str]) -> tuple[int, str, str] | None:
         from specdeploy.engines.trtllm.declare import builds

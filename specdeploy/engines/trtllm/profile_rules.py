@@ -19,7 +19,7 @@ def contract_issues(ctx: CheckContext, _mech: Any = None) -> Iterator[Issue]:
         return
     version = ctx.profile.runtime.trtllm_version
     from specdeploy.engines.trtllm.declare import decoding_of
-    from specdeploy.engines.trtllm.versions import UNCONFIRMED, WHOLE_RANGE
+    from specdeploy.engines.trtllm.versions import ONE_MODEL_K, UNCONFIRMED, WHOLE_RANGE
 
     for key in (k for k in line.unknown if k in WHOLE_RANGE):  # the whole range is unread (1.4)
         yield Issue(("runtime", "trtllm_version"), f"TensorRT-LLM {version}: range {line.range}, UNKNOWN: "
@@ -40,3 +40,10 @@ def contract_issues(ctx: CheckContext, _mech: Any = None) -> Iterator[Issue]:
             yield Issue(("speculative", "schedule"), f"TensorRT-LLM {version} needs the smallest batch key's draft "
                         f"length to equal max_draft_len (the largest K); got {dict(spec.schedule)}",
                         "start the schedule with its largest K")
+    scheduled = spec.schedule or spec.draft_len == "auto"  # auto: the tune emits a schedule
+    if declared is not None and spec.mechanism != "none" and scheduled and declared.one_model(ctx.options, line):
+        yield Issue(("speculative", "schedule" if spec.schedule else "draft_len"), f"{spec.mechanism} runs "
+                    f"one-model here: {ONE_MODEL_K}; the emitted schedule is not what serves",
+                    "pin speculative.draft_len to one K (the tune's at your concurrency), or run two-model where the "
+                    "mechanism has it (EAGLE-3: options.one_model: false)", severity="warning")
+
