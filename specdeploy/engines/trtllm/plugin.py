@@ -115,9 +115,10 @@ class Pytorch(_Trtllm):
     auto_mechanism = True
 
     def profile_issues(self, ctx: CheckContext, mechanism: Mechanism | None) -> Iterator[Issue]:
-        from specdeploy.engines.trtllm.profile_rules import contract_issues
+        from specdeploy.engines.trtllm.profile_rules import contract_issues, quantization_issues
 
         yield from contract_issues(ctx, mechanism)
+        yield from quantization_issues(ctx)
 
     def preview(self, resolved: Any) -> dict[str, str]:
         from specdeploy.engines.trtllm.actions import preview
