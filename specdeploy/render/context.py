@@ -65,6 +65,8 @@ class LlmApiContext:
     revision: str | None = None
     layout: str = "llmapi"
     cancellation_check_period_ms: int = 100
+    notes: tuple[str, ...] = ()
+    """Comment lines above model.yaml's keys (the engine's `serving_notes`: what it will not do as they say)."""
 
     @property
     def folders(self) -> dict[str, str]:
@@ -274,7 +276,8 @@ def _llmapi(resolved: Resolved, llm_args: dict[str, Any], inputs: RenderInputs) 
     local = inputs.model_dir is not None or Path(checkpoint).is_dir()
     return LlmApiContext(model_name(resolved), args, _decoupled(resolved), 0, instances, ids,
                          _manifest(resolved, "llmapi", None), checkpoint,
-                         None if local else p.target.revision)
+                         None if local else p.target.revision,
+                         notes=tuple(get_engine(p.runtime.backend).serving_notes(resolved, args)))
 
 
 def _engine(resolved: Resolved, inputs: RenderInputs) -> EngineContext:

@@ -18,9 +18,7 @@ from specdeploy.engines.trtllm.commands import (
     serve_argv,
     serve_script,
 )
-from specdeploy.engines.trtllm.declare import decoding_of
-from specdeploy.engines.trtllm.llm_api import llm_api_options
-from specdeploy.engines.trtllm.versions import ONE_MODEL_K
+from specdeploy.engines.trtllm.llm_api import llm_api_options, serving_notes
 from specdeploy.errors import StepFailed
 from specdeploy.execute.context import ActionContext
 from specdeploy.execute.portable import checkpoint_ref
@@ -53,10 +51,7 @@ def _header(resolved: Resolved, outputs: dict[str, dict[str, Any]], options: dic
     if tuned.get("evidence") == "predicted":
         lines.append("# draft_len_schedule: PREDICTED by the performance model (no TensorRT-LLM + GPU measured it); "
                      "rebuild where they are to measure")
-    declared = decoding_of(spec.mechanism)
-    if "draft_len_schedule" in options.get("speculative_config", {}) and declared is not None and \
-            resolved.line is not None and declared.one_model(resolved.loaded.options, resolved.line):
-        lines.append(f"# draft_len_schedule: {ONE_MODEL_K}")
+    lines += [f"# {note}" for note in serving_notes(resolved, options)]
     if spec.draft_model and not Path(spec.draft_model).expanduser().is_dir():
         pinned = outputs.get("fetch.draft", {}).get("revision") or spec.draft_revision
         # ModelLoader._download_hf_model calls download_hf_model(speculative model name) with no revision= while

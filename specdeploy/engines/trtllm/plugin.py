@@ -55,6 +55,11 @@ class _Trtllm(Engine):
 
         return llm_api_options(resolved, draft_len=draft_len, schedule=schedule, max_concurrency=max_concurrency)
 
+    def serving_notes(self, resolved: Any, args: dict[str, Any]) -> list[str]:
+        from specdeploy.engines.trtllm.llm_api import serving_notes
+
+        return serving_notes(resolved, args)
+
     def check_serving_args(self, args: dict[str, Any], release: str) -> list[str]:
         from specdeploy.engines.trtllm.tables import check_llm_api_options, table_for
         from specdeploy.engines.trtllm.versions import version_line

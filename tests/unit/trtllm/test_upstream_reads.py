@@ -4,6 +4,7 @@ trtllm-build gives a ReDrafter engine beams x K draft tokens, the EAGLE converte
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,6 +13,7 @@ from specdeploy.engines.trtllm.actions import llm_api_files
 from specdeploy.engines.trtllm.tables import check_argv, table_for
 from specdeploy.engines.trtllm.versions import LINE_1_2, UNCONFIRMED
 from specdeploy.plan.planner import make_plan
+from specdeploy.render.actions import render_resolved
 from specdeploy.render.context import build_context
 from tests.unit.trtllm.cases import ENGINE, PYTORCH
 
@@ -66,14 +68,18 @@ def test_visualize_network_takes_a_directory() -> None:
 @pytest.mark.parametrize(("case", "said"), [("pytorch-1.2.1-eagle3-schedule", True),
                                             ("pytorch-1.2.1-eagle3-two-model-schedule", False),
                                             ("pytorch-1.3.0-eagle3-schedule", False)])
-def test_one_model_schedule_is_said_to_be_ignored(resolve_case: Any, case: str, said: bool) -> None:
+def test_one_model_schedule_is_said_to_be_ignored(resolve_case: Any, tmp_path: Path, case: str,
+                                                  said: bool) -> None:
     """1.2.1's one-model path does not support dynamic draft lengths (its features/speculative-decoding page):
-    `plan` (the profile's notes) and the emitted YAML say so where a schedule is emitted for it."""
+    `plan` (the profile's notes) and the emitted YAML (llm_api_options.yaml, Triton's model.yaml) say so where a
+    schedule is emitted for it."""
     resolved = resolve_case(case.replace(".", "_"), PYTORCH[case])
     notes = [n for n in resolved.notes if "dynamic draft lengths" in n.message]
     texts, _ = llm_api_files(resolved, {})
-    yaml_text = texts["llm_api_options.yaml"]
-    assert "draft_len_schedule:" in yaml_text
-    assert bool(notes) == said and ("# draft_len_schedule: TensorRT-LLM 1.2.1's one-model" in yaml_text) == said
+    render_resolved(resolved, tmp_path / "repo")
+    comment = "# draft_len_schedule: TensorRT-LLM 1.2.1's one-model"
+    for text in (texts["llm_api_options.yaml"], (tmp_path / "repo" / "tensorrt_llm/1/model.yaml").read_text()):
+        assert "draft_len_schedule:" in text and (comment in text) == said
+    assert bool(notes) == said
     if said:
         assert notes[0].path == ("speculative", "schedule") and notes[0].severity == "warning"
