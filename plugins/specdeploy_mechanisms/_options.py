@@ -40,8 +40,8 @@ class EagleOptions(BaseModel):
         4, ge=1, le=16, description="Tree depth the engine is built for (`--num_eagle_layers`)."
     )
     max_non_leaves_per_layer: int = Field(
-        10, ge=1, description="Non-leaf nodes kept per tree level. Not passed on: the EAGLE converter read (04a2cac) "
-        "has no such flag (UNCONFIRMED convert.eagle_max_non_leaves in specdeploy/engines/trtllm/versions.py)."
+        10, ge=1, description="Non-leaf nodes kept per tree level (the EAGLE converter's "
+        "`--max_non_leaves_per_layer`; default 10 there)."
     )
     choices: list[list[int]] | None = Field(
         None, description="Static tree (`eagle_choices`); depth <= num_eagle_layers."
@@ -97,7 +97,7 @@ class NgramOptions(BaseModel):
         3,
         ge=1,
         le=32,
-        description="Longest suffix matched against the pool (always emitted: the 1.2.1 default is unconfirmed).",
+        description="Longest suffix matched against the pool (always emitted: TensorRT-LLM 1.2.1 defaults it to 0).",
     )
     is_keep_all: bool = Field(True, description="Keep every candidate, not only the longest match.")
     is_use_oldest: bool = Field(True, description="Propose the oldest match.")

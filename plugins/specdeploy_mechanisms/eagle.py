@@ -21,14 +21,17 @@ class Eagle(Mechanism):
     needs_draft_model = True
     chain = False
     engines = {
-        "tensorrt": TrtllmEngineBuild(  # no --max_non_leaves_per_layer: not in the converter (04a2cac)
+        "tensorrt": TrtllmEngineBuild(
             decoding_type={"1.2": "Eagle"}, mode="eagle",
             convert=("eagle/convert_checkpoint.py", lambda r: [
                 "--eagle_model_dir", "${fetch.draft.path}", "--max_draft_len", str(r.draft_len),
-                "--num_eagle_layers", str(r.loaded.options.num_eagle_layers)]),
+                "--num_eagle_layers", str(r.loaded.options.num_eagle_layers),
+                "--max_non_leaves_per_layer", str(r.loaded.options.max_non_leaves_per_layer)]),
             triton=lambda o: {"decoding_mode": "eagle", "eagle_choices": tree_choices(o.choices)},
-            unconfirmed=("1.2.build_plugin_flags", "convert.eagle_max_non_leaves"),
-            sources={"mode": "trtllm-build --speculative_decoding_mode choices (tables/trtllm-1.2.1.json)"}),
+            unconfirmed=("1.2.build_plugin_flags",),
+            sources={"mode": "trtllm-build --speculative_decoding_mode choices (tables/trtllm-1.2.1.json)",
+                     "max_non_leaves": "examples/eagle/convert_checkpoint.py @ 65b31db1: --max_non_leaves_per_layer "
+                                       "(int, default 10), written to the checkpoint config"}),
     }
     max_draft_len = 63
     training = "trained drafter head per target"
@@ -42,10 +45,6 @@ class Eagle(Mechanism):
                 "options.choices",
                 f"choice depth {tree_depth(opts.choices)} exceeds num_eagle_layers {opts.num_eagle_layers}",
             )
-        if "max_non_leaves_per_layer" in ctx.profile.speculative.options:  # as the user wrote it
-            yield Issue(("speculative", "options", "max_non_leaves_per_layer"),
-                        "not passed to the engine: the EAGLE converter read (04a2cac) has no such flag "
-                        "(UNCONFIRMED convert.eagle_max_non_leaves)", "remove it", severity="warning")
         if ctx.target and ctx.target.model_type != "llama":
             yield ctx.issue(
                 "mechanism",

@@ -29,7 +29,8 @@ class Eagle3(Mechanism):
             overlap=lambda o: bool(getattr(o, "one_model", True)), refuse=lambda o, line: _refused(o, line),
             range_notes=lambda line: [] if line.eagle3_two_model == "supported" else
             [f"two-model {line.eagle3_two_model}"],
-            unconfirmed=("1.3.eagle3_two_model_rc24_rc26", "1.2.one_model_schedule"),
+            one_model=lambda o, line: line.name == "1.2" and bool(getattr(o, "one_model", True)),
+            unconfirmed=("1.3.eagle3_two_model_rc24_rc26",),
             sources={"decoding_type": "P121 from_dict maps 'Eagle' (no Eagle3); Eagle3 literal P14",
                      "two_model": "VersionLine.eagle3_two_model of each range (its sources)"}),
         "reference": ReferenceDrafter("specdeploy.engines.reference.runtime.eagle:EagleDrafter", needs_model=True),

@@ -23,7 +23,8 @@ class Mtp(Mechanism):
             decoding_type={"1.2": "MTP", "1.3": "MTP"}, length_keys=lambda line: line.mtp_length_keys,
             fields=lambda o, _line: _fields(o),
             range_notes=lambda line: ["K in " + " = ".join(line.mtp_length_keys)],
-            unconfirmed=("1.3.mtp_rc15_rc22", "1.2.one_model_schedule"),
+            one_model=lambda _o, line: line.name == "1.2",  # 1.2.1 docs: MTP is one-model only
+            unconfirmed=("1.3.mtp_rc15_rc22",),
             sources={"decoding_type": "P121 from_dict map; S1, S2, P14 Literal", "length": "mtp_length sources"}),
     }
     max_draft_len = 16

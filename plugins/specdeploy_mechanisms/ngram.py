@@ -10,7 +10,8 @@ from specdeploy.plugin import AcceptancePrior, Mechanism
 from specdeploy_mechanisms._common import options
 
 MATCHING = ("max_matching_ngram_size", "is_keep_all", "is_use_oldest", "is_public_pool")
-"""NGramDecodingConfig fields the options set, always emitted (the 1.2.1 defaults are unconfirmed)."""
+"""NGramDecodingConfig fields the options set, always emitted: 1.2.1 defaults max_matching_ngram_size to 0
+(tables/trtllm-1.2.1.json, read at its llm_args module page); tables/trtllm-1.3.json says 2."""
 
 
 class Ngram(Mechanism):

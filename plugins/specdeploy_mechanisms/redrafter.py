@@ -24,8 +24,12 @@ class Redrafter(Mechanism):
                 "--redrafter_num_beams", str(r.loaded.options.num_beams),
                 "--redrafter_draft_len_per_beam", str(r.draft_len)]),
             triton=lambda _o: {"decoding_mode": "redrafter"},
+            engine_draft_len=lambda r: r.loaded.options.num_beams * r.draft_len,
             unconfirmed=("1.2.build_plugin_flags",),
-            sources={"mode": "trtllm-build --speculative_decoding_mode choices (tables/trtllm-1.2.1.json)"}),
+            sources={"mode": "trtllm-build --speculative_decoding_mode choices (tables/trtllm-1.2.1.json)",
+                     "engine_draft_len": "tensorrt_llm/builder.py build() @ 1.2.1 (https://nvidia.github.io/"
+                     "TensorRT-LLM/1.2.1/_modules/tensorrt_llm/builder.html): max_draft_len = redrafter_num_beams "
+                     "* redrafter_draft_len_per_beam, whatever --max_draft_len said"}),
     }
     max_draft_len = 16
     default_draft_len = 4

@@ -100,6 +100,10 @@ class Engine:
         """What the engine's Triton layout loads the model with (TensorRT-LLM's LLM() arguments, `model.yaml`)."""
         return {}
 
+    def serving_notes(self, resolved: Any, args: dict[str, Any]) -> list[str]:
+        """Comment lines for the emitted serving arguments: where the engine will not do what they say."""
+        return []
+
     def triton_params(self, resolved: Any) -> dict[str, Any]:
         """The profile's mechanism on this engine's Triton layout: `target` (the served model's speculative
         parameters) and `draft_engine` (a second model drafts)."""

@@ -64,6 +64,8 @@ class LlmApiContext:
     revision: str | None = None
     layout: str = "llmapi"
     cancellation_check_period_ms: int = 100
+    notes: tuple[str, ...] = ()
+    """Comment lines above model.yaml's keys (the engine's `serving_notes`: what it will not do as they say)."""
 
     @property
     def folders(self) -> dict[str, str]:
@@ -273,7 +275,8 @@ def _llmapi(resolved: Resolved, llm_args: dict[str, Any], inputs: RenderInputs) 
     local = inputs.model_dir is not None or Path(checkpoint).is_dir()
     return LlmApiContext(model_name(resolved), args, _decoupled(resolved), 0, instances, ids,
                          _manifest(resolved, "llmapi", None, inputs), checkpoint,
-                         None if local else p.target.revision)
+                         None if local else p.target.revision,
+                         notes=tuple(get_engine(p.runtime.backend).serving_notes(resolved, args)))
 
 
 def _engine(resolved: Resolved, inputs: RenderInputs) -> EngineContext:
@@ -295,7 +298,8 @@ def _engine(resolved: Resolved, inputs: RenderInputs) -> EngineContext:
                              hint="set serving.streaming: false (and triton.decoupled: false)")
         draft = TrtllmModel("tensorrt_llm_draft", safe_value("draft_engine_dir", inputs.draft_engine_dir or
                                                              "/engines/draft"), draft_ids, 1, kv)
-    engine_max = inputs.engine_max_draft_len if inputs.engine_max_draft_len is not None else resolved.draft_len
+    engine_max = inputs.engine_max_draft_len if inputs.engine_max_draft_len is not None else params.get(
+        "engine_max_draft_len", resolved.draft_len)  # what trtllm-build gives the engine (ReDrafter: beams x K)
     first_k = inputs.first_draft_len(resolved)
     return EngineContext(
         target, draft, p.serving.max_batch_size, decoupled,

@@ -25,6 +25,11 @@ CATALOG: dict[str, tuple[dict[str, Any], str]] = {
     "meta-llama/Llama-3.1-8B-Instruct": (_LLAMA31_8B, "huggingface.co/meta-llama/Llama-3.1-8B-Instruct/config.json"),
     "meta-llama/Llama-3.1-70B-Instruct": (_LLAMA_70B, "huggingface.co/meta-llama/Llama-3.1-70B-Instruct/config.json"),
     "meta-llama/Llama-3.3-70B-Instruct": (_LLAMA_70B, "huggingface.co/meta-llama/Llama-3.3-70B-Instruct/config.json"),
+    "nvidia/Llama-3.3-70B-Instruct-FP8": (
+        {**_LLAMA_70B, "quantization_config": {"quant_method": "modelopt", "quant_algo": "FP8"}},
+        "UNCONFIRMED: the Model-Optimizer FP8 export of Llama-3.3-70B-Instruct (huggingface.co/nvidia/"
+        "Llama-3.3-70B-Instruct-FP8): the base's sizes, FP8 weights; its config.json was not read here, the fetched "
+        "one is checked at build"),
     "meta-llama/Llama-3.2-1B-Instruct": (
         {**_LLAMA31_8B, "hidden_size": 2048, "intermediate_size": 8192, "num_hidden_layers": 16, "head_dim": 64,
          "tie_word_embeddings": True},
@@ -40,8 +45,9 @@ CATALOG: dict[str, tuple[dict[str, Any], str]] = {
          "num_key_value_heads": 128, "num_hidden_layers": 61, "first_k_dense_replace": 3, "n_routed_experts": 256,
          "n_shared_experts": 1, "num_experts_per_tok": 8, "q_lora_rank": 1536, "kv_lora_rank": 512,
          "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128, "vocab_size": 129280,
-         "max_position_embeddings": 163840, "num_nextn_predict_layers": 1, "torch_dtype": "bfloat16"},
-        "huggingface.co/deepseek-ai/DeepSeek-V3/config.json (weights ship in fp8)"),
+         "max_position_embeddings": 163840, "num_nextn_predict_layers": 1, "torch_dtype": "bfloat16",
+         "quantization_config": {"quant_method": "fp8", "fmt": "e4m3", "weight_block_size": [128, 128]}},
+        "huggingface.co/deepseek-ai/DeepSeek-V3/config.json (weights ship in fp8, block-scaled)"),
     "Qwen/Qwen3-8B": (_QWEN3_8B, "huggingface.co/Qwen/Qwen3-8B/config.json"),
     "z-lab/Qwen3-8B-DFlash-b16": (
         {**_QWEN3_8B, "architectures": ["DFlashDraftModel"], "num_hidden_layers": 5, "block_size": 16},

@@ -56,9 +56,17 @@ def cached_snapshot(repo_id: str, revision: str | None) -> Path | None:
 
 
 def _read(path: Path) -> dict[str, Any]:
+    """A config.json; a Model-Optimizer export that states its quantization only in hf_quant_config.json beside it
+    gets that folded in as `quantization_config` (model_spec.checkpoint_quantization reads it)."""
     data = read_json(path, constants=True)  # transformers writes and reads Infinity: its sizes are checked after
     if not isinstance(data, dict):
         raise ValueError(f"{path} is not a JSON object")
+    side = path.with_name("hf_quant_config.json")
+    if "quantization_config" not in data and side.is_file():
+        extra = read_json(side)
+        quant = extra.get("quantization") if isinstance(extra, dict) else None
+        if isinstance(quant, dict):
+            data["quantization_config"] = {"quant_method": "modelopt", **quant}
     return data
 
 

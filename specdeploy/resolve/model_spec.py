@@ -47,6 +47,9 @@ class ModelSpec:
     mtp_layers: int = 0
     sliding_window: int = 0
     draft_vocab: int = 0
+    quantization: str = "none"
+    """The checkpoint's own quantization (`quantization_config`), as a `target.quantization` value; "none" when
+    its weights are in `dtype`, "other:<method>" for a format specdeploy does not plan."""
     source: str = "config.json"
 
     @property
@@ -144,6 +147,27 @@ def _count(config: dict[str, Any], *keys: str, default: int = 0, positive: bool 
     return int(value)
 
 
+MODELOPT_ALGOS = {"FP8": "fp8", "NVFP4": "nvfp4", "W4A16_AWQ": "int4_awq", "W4A8_AWQ": "w4a8_awq",
+                  "W8A8_SQ_PER_CHANNEL": "int8_sq"}
+"""Model-Optimizer `quant_algo` -> `target.quantization` (the formats the profile schema names)."""
+
+
+def checkpoint_quantization(config: dict[str, Any]) -> str:
+    """What a pre-quantized checkpoint declares: Model-Optimizer exports say `quant_method: modelopt` and a
+    `quant_algo` (in config.json, or hf_quant_config.json's `quantization`, which hub.py folds in); block-scaled
+    FP8 checkpoints (DeepSeek-V3) say `quant_method: fp8`."""
+    quant = config.get("quantization_config")
+    if not isinstance(quant, dict):
+        return "none"
+    method = str(quant.get("quant_method", "")).lower()
+    if method == "fp8":
+        return "fp8"
+    if method == "modelopt":
+        algo = str(quant.get("quant_algo", ""))
+        return MODELOPT_ALGOS.get(algo, f"other:modelopt {algo}")
+    return f"other:{method or 'unnamed'}"
+
+
 def spec_from_config(name: str, config: dict[str, Any], source: str) -> ModelSpec:
     """Build a ModelSpec from a Hugging Face `config.json` dict (Llama, Qwen, Mistral, DeepSeek, EAGLE-3, ...);
     ValueError (naming the key) for sizes no model can have."""
@@ -195,5 +219,6 @@ def spec_from_config(name: str, config: dict[str, Any], source: str) -> ModelSpe
         mtp_layers=_count(config, "num_nextn_predict_layers"),
         sliding_window=_count(config, "sliding_window") if config.get("use_sliding_window", True) else 0,
         draft_vocab=_count(config, "draft_vocab_size"),
+        quantization=checkpoint_quantization(config),
         source=source,
     )

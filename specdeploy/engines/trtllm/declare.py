@@ -57,6 +57,9 @@ class TrtllmDecoding(TrtllmDeclaration):
     refuse: Callable[[Any, VersionLine], str | None] = lambda _options, _line: None
     """(options, line) -> why the range cannot emit these options (EAGLE-3 two-model where refused), or None."""
     range_notes: Callable[[VersionLine], list[str]] | None = None
+    one_model: Callable[[Any, VersionLine], bool] = lambda _options, _line: False
+    """(options, line) -> True where the range runs the drafter inside the target's graph (one-model), which does
+    not support dynamic draft lengths: a `draft_len_schedule` is emitted but K stays max_draft_len (ONE_MODEL_K)."""
 
     def notes(self, line: VersionLine, options: Any = None) -> list[str]:
         return self.range_notes(line) if self.range_notes else []
@@ -80,6 +83,9 @@ class TrtllmEngineBuild(TrtllmDeclaration):
     """A quantized target may go through Model-Optimizer's quantize.py (the drafter is not folded into it)."""
     triton: Callable[[Any], dict[str, Any]] | None = None
     """options -> the `tensorrt_llm` model's speculative parameters (decoding_mode, choices, lookahead W/N/G)."""
+    engine_draft_len: Callable[[Any], int] | None = None
+    """A Resolved profile -> the engine's max_draft_len where `trtllm-build` derives it from the checkpoint in place
+    of `--max_draft_len` (ReDrafter); None: the profile's K."""
     repo_draft_len: Callable[[Mapping[str, str]], tuple[int, str, str] | None] | None = None
     """A rendered config.pbtxt's parameters -> (the draft tokens they need, which the engine must hold; what asks
     for them; the parameter to point at) for `check-repo`; None when they do not say."""

@@ -88,6 +88,14 @@ def attach_argv(resolved: Resolved, script: str, args: list[str]) -> list[str]:
             "--drafter_model_dir", "${fetch.draft.path}", *args, *_common(resolved, auto_ok=False, pp=False)]
 
 
+def engine_draft_len(resolved: Resolved) -> int:
+    """The target engine's max_draft_len: what the mechanism's checkpoint makes `trtllm-build` set, else K."""
+    declared = build_of(resolved.profile.speculative.mechanism)
+    if declared is None or declared.engine_draft_len is None:
+        return resolved.draft_len
+    return declared.engine_draft_len(resolved)
+
+
 def build_argv(resolved: Resolved, checkpoint_step: str, role: str = "target") -> list[str]:
     """`trtllm-build` for one engine: limits, plugins, workers, and the speculative mode of the target."""
     profile = resolved.profile
@@ -104,7 +112,9 @@ def build_argv(resolved: Resolved, checkpoint_step: str, role: str = "target") -
     if role == "draft":
         return argv + ["--gather_generation_logits"]
     if mode:
-        argv += ["--speculative_decoding_mode", mode, "--max_draft_len", str(resolved.draft_len)]
+        k = engine_draft_len(resolved)  # trtllm-build raises max_num_tokens to max_batch_size * (k + 1)
+        argv[argv.index("--max_num_tokens") + 1] = str(max(resolved.max_num_tokens, serving.max_batch_size * (k + 1)))
+        argv += ["--speculative_decoding_mode", mode, "--max_draft_len", str(k)]
     return argv
 
 
@@ -135,7 +145,8 @@ def engine_steps(resolved: Resolved, after: tuple[str, ...]) -> list[Step]:
         steps.append(_step("convert.target", Stage.CONVERT, "convert the target checkpoint",
                            convert_argv(resolved), after, "checkpoints", ("tensorrt_llm",)))
     steps.append(_step("engine.target", Stage.ENGINE, "build the target engine (trtllm-build)",
-                       build_argv(resolved, target_ckpt), (target_ckpt,), "engines", BUILD_NEEDS))
+                       build_argv(resolved, target_ckpt), (target_ckpt,), "engines", BUILD_NEEDS,
+                       max_draft_len=engine_draft_len(resolved)))
     engines: tuple[str, ...] = ("engine.target",)
     if declared is not None and declared.draft_engine:
         steps.append(_step("convert.draft", Stage.CONVERT, "convert the draft checkpoint",

@@ -11,7 +11,7 @@ from typing import Any
 
 from specdeploy.engines.trtllm.declare import decoding_of
 from specdeploy.engines.trtllm.schedule import emit_schedule
-from specdeploy.engines.trtllm.versions import AUTO_DECODING, VersionLine
+from specdeploy.engines.trtllm.versions import AUTO_DECODING, ONE_MODEL_K, VersionLine
 from specdeploy.resolve.resolver import Resolved
 from specdeploy.schedule import canonical
 
@@ -113,3 +113,11 @@ def llm_api_options(resolved: Resolved, *, draft_len: int, schedule: Mapping[int
             cfg["max_concurrency"] = max_concurrency  # 1.3: the schedule's top key already stops speculation
         opts["speculative_config"] = cfg
     return opts
+
+
+def serving_notes(resolved: Resolved, options: dict[str, Any]) -> list[str]:
+    """Where the emitted `draft_len_schedule` is not what serves: the range runs the mechanism one-model."""
+    declared = decoding_of(resolved.profile.speculative.mechanism)
+    if "draft_len_schedule" not in options.get("speculative_config", {}) or declared is None or resolved.line is None:
+        return []
+    return [f"draft_len_schedule: {ONE_MODEL_K}"] if declared.one_model(resolved.loaded.options, resolved.line) else []

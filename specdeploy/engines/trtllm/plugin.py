@@ -55,6 +55,11 @@ class _Trtllm(Engine):
 
         return llm_api_options(resolved, draft_len=draft_len, schedule=schedule, max_concurrency=max_concurrency)
 
+    def serving_notes(self, resolved: Any, args: dict[str, Any]) -> list[str]:
+        from specdeploy.engines.trtllm.llm_api import serving_notes
+
+        return serving_notes(resolved, args)
+
     def check_serving_args(self, args: dict[str, Any], release: str) -> list[str]:
         from specdeploy.engines.trtllm.tables import check_llm_api_options, table_for
         from specdeploy.engines.trtllm.versions import version_line
@@ -115,9 +120,10 @@ class Pytorch(_Trtllm):
     auto_mechanism = True
 
     def profile_issues(self, ctx: CheckContext, mechanism: Mechanism | None) -> Iterator[Issue]:
-        from specdeploy.engines.trtllm.profile_rules import contract_issues
+        from specdeploy.engines.trtllm.profile_rules import contract_issues, quantization_issues
 
         yield from contract_issues(ctx, mechanism)
+        yield from quantization_issues(ctx)
 
     def preview(self, resolved: Any) -> dict[str, str]:
         from specdeploy.engines.trtllm.actions import preview
@@ -147,12 +153,14 @@ class Tensorrt(_Trtllm):
 
     def triton_params(self, resolved: Any) -> dict[str, Any]:
         from specdeploy.engines.trtllm.declare import build_of
+        from specdeploy.engines.trtllm.engine import engine_draft_len
 
         declared = build_of(resolved.profile.speculative.mechanism)
         if declared is None:
             return {}
         target = declared.triton(resolved.loaded.options) if declared.triton is not None else {}
-        return {"target": target, "draft_engine": declared.draft_engine}
+        return {"target": target, "draft_engine": declared.draft_engine,
+                "engine_max_draft_len": engine_draft_len(resolved)}
 
     def repo_draft_len(self, params: dict[str, str]) -> tuple[int, str, str] | None:
         from specdeploy.engines.trtllm.declare import builds

@@ -38,15 +38,17 @@ UNCONFIRMED: dict[str, str] = {
     "1.4.contract": "no 1.4 release candidate was read; 1.4 profiles use the 1.3.0rc27+ contract, marked UNKNOWN",
     "1.3.dflash_sa_since": "DFlash and SA: absent from S1 (before rc7), present in S2 (between rc14 and rc23) and "
                            "D27; refused before rc14, assumed from rc14 (P14's region for them unread)",
-    "1.2.one_model_schedule": "draft_len_schedule/max_concurrency on one-model EAGLE-3/MTP in 1.2.1 (PR #10860 "
-                              "likely absent); emitted anyway, may be ignored there",
     "1.2.build_plugin_flags": "the exact trtllm-build plugin flag list of 1.2.1 (build.py read at 008b2b8d only)",
     "cli.serve_bench": "trtllm-serve / trtllm-bench flags come from secondary notes (docs/design/trtllm.md §4, §7); "
                        "their click definitions were not read",
     "convert.qwen": "examples/models/core/qwen/convert_checkpoint.py arguments were not read (assumed as llama)",
-    "convert.eagle_max_non_leaves": "EAGLE convert --max_non_leaves_per_layer: absent from the stored script "
-                                    "(04a2cacb); specdeploy does not pass it",
 }
+
+ONE_MODEL_K = ("TensorRT-LLM 1.2.1's one-model speculative decoding does not support dynamic draft lengths "
+               "(https://nvidia.github.io/TensorRT-LLM/1.2.1/features/speculative-decoding.html, section "
+               "'Speculative Decoding'): it drafts max_draft_len tokens at every batch size, whatever "
+               "draft_len_schedule says")
+"""Where a 1.2 mechanism runs one-model (`declare.TrtllmDecoding.one_model`): EAGLE-3 with one_model, MTP."""
 
 WHOLE_RANGE = frozenset({"1.4.contract"})
 """UNCONFIRMED keys that concern every mechanism of the range; a mechanism lists the others it concerns in its
@@ -101,8 +103,7 @@ LINE_1_2 = VersionLine(
              "mtp_length": "S1/P14 MTPDecodingConfig.set_max_total_draft_tokens "
                            "(1.2.1 region unread: docs/design/trtllm.md §3)",
              "acceptance": "P121 DecodingBaseConfig fields", "eagle3_two_model": "P121 eagle3_one_model field"},
-    unknown=("1.2.one_model_schedule", "1.2.build_plugin_flags", "cli.serve_bench", "convert.qwen",
-             "convert.eagle_max_non_leaves"),
+    unknown=("1.2.build_plugin_flags", "cli.serve_bench", "convert.qwen"),
     forbidden_fields=frozenset({"acceptance_rate_window_size", "acceptance_rate_threshold", "use_rejection_sampling",
                                 "advanced_sampling_mode", "enable_penalty", "spec_dec_variant", "moe_backend"}),
     table="trtllm-1.2.1",

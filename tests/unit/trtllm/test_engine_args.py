@@ -4,7 +4,6 @@ converters take --dtype only as float32 / bfloat16 / float16."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,7 +12,6 @@ from specdeploy.engines.trtllm.tables import check_argv, table_for
 from specdeploy.engines.trtllm.versions import LINE_1_2
 from specdeploy.issues import ProfileError
 from specdeploy.plan.planner import make_plan
-from tests.helpers import write_profile
 from tests.unit.trtllm.cases import ENGINE
 
 T12 = table_for(LINE_1_2)
@@ -57,18 +55,3 @@ def test_spec_converters_resolve_dtype_auto_from_the_config(resolve_case: Any) -
 def test_serve_needs_its_model() -> None:
     assert check_argv(["trtllm-serve", "--port", "8000"], T12) == ["trtllm-serve: missing positional argument "
                                                                     "'model'"]
-
-
-def test_eagle_max_non_leaves_is_said_to_have_no_effect(resolve_case: Any, tmp_path: Path) -> None:
-    """The converter read has no --max_non_leaves_per_layer, so the option is not passed on: setting it is a
-    warning at the key, not silently ignored."""
-    base = ENGINE["tensorrt-1.2.1-eagle"]
-    data = {**base, "speculative": {**base["speculative"], "options": {"max_non_leaves_per_layer": 5}}}
-    notes = [n for n in resolve_case("e", data).notes
-             if n.path == ("speculative", "options", "max_non_leaves_per_layer")]
-    assert len(notes) == 1 and notes[0].severity == "warning" and "not passed" in notes[0].message
-    assert not [n for n in resolve_case("d", base).notes if "max_non_leaves" in str(n.path)]
-    from specdeploy.api import validate  # the fast path (no pydantic options model) says it too
-
-    (result,) = validate([str(write_profile(tmp_path / "v.yaml", data))])
-    assert result.ok and any("max_non_leaves" in str(n.path) for n in result.notes)
