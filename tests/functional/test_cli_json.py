@@ -105,8 +105,9 @@ def test_a_name_the_os_refuses_is_a_usage_error_everywhere(tmp_path: Path) -> No
 
 def test_render_and_check_repo_results_carry_a_schema_version(tmp_path: Path) -> None:
     """Their documents are versioned as the manifest is, so a CI script can tell a format it does not read."""
-    rendered = run("render", "h100-ngram", "--out", str(tmp_path / "repo"), "--json")
+    rendered = run("render", "h100-ngram", "--out", str(tmp_path / "artifacts"), "--json")
     assert rendered.returncode == 0, rendered.stderr
     assert json.loads(rendered.stdout)["schema_version"] == 1
-    checked = json.loads(run("check-repo", str(tmp_path / "repo"), "--json").stdout)
-    assert checked == {"schema_version": 1, "repo": str(tmp_path / "repo"), "issues": []}
+    repo = tmp_path / "artifacts" / "h100-ngram" / "triton"  # --out is the artifacts root, as for build and tune
+    checked = json.loads(run("check-repo", str(repo), "--json").stdout)
+    assert checked == {"schema_version": 1, "repo": str(repo), "issues": []}
