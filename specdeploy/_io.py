@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Any
 
 
-def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> Path:
-    """Write to a temp file in the same folder, fsync, then `os.replace` (atomic on POSIX)."""
+def write_bytes_atomic(path: str | os.PathLike[str], data: bytes, *, private: bool = False) -> Path:
+    """Write to a temp file in the same folder, fsync, then `os.replace` (atomic on POSIX); `private`: the
+    owner's alone (0600) from the start."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
@@ -20,7 +21,8 @@ def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> Path:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        tmp.chmod(0o666 & ~_umask())  # mkstemp creates 0600; give the file ordinary permissions
+        if not private:
+            tmp.chmod(0o666 & ~_umask())  # mkstemp creates 0600; give the file ordinary permissions
         tmp.replace(target)
     except BaseException:
         # KeyboardInterrupt included: remove the temp file, leave any previous target untouched.
@@ -29,15 +31,16 @@ def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> Path:
     return target
 
 
-def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
+def write_text_atomic(path: str | os.PathLike[str], text: str, *, private: bool = False) -> Path:
     """Atomically write UTF-8 text."""
-    return write_bytes_atomic(path, text.encode("utf-8"))
+    return write_bytes_atomic(path, text.encode("utf-8"), private=private)
 
 
-def write_json_atomic(path: str | os.PathLike[str], obj: Any, *, indent: int = 2) -> Path:
-    """Atomically write `obj` as JSON (sorted keys, trailing newline); serialization errors leave no file."""
-    text = json.dumps(obj, indent=indent, sort_keys=True, default=_default) + "\n"
-    return write_text_atomic(path, text)
+def write_json_atomic(path: str | os.PathLike[str], obj: Any, *, indent: int = 2, private: bool = False) -> Path:
+    """Atomically write `obj` as JSON (RFC 8259: never NaN or Infinity; sorted keys, trailing newline);
+    serialization errors leave no file."""
+    text = json.dumps(obj, indent=indent, sort_keys=True, default=_default, allow_nan=False) + "\n"
+    return write_text_atomic(path, text, private=private)
 
 
 def _umask() -> int:

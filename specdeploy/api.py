@@ -106,9 +106,9 @@ def profile_show(name: str) -> str:
 
 def profile_copy(name: str, dest: Path, *, force: bool = False) -> Path:
     """Copy a shipped profile to start your own: into `dest` when it is a folder or names no .yaml/.yml file
-    (created if missing), else to that file; never overwrites unless asked."""
-    import shutil
-
+    (created if missing), else to that file; never overwrites unless asked, and a link in the file's place is
+    replaced, never written through."""
+    from specdeploy._io import write_bytes_atomic
     from specdeploy.profile.shipped import find_shipped, shipped_hint
 
     path = find_shipped(name)
@@ -117,10 +117,9 @@ def profile_copy(name: str, dest: Path, *, force: bool = False) -> Path:
     try:  # any OSError (a file in the way, read-only, a name too long) is the destination's fault
         into = dest.is_dir() or dest.suffix not in (".yaml", ".yml")  # `copy NAME dir/`: dir/NAME.yaml, created
         target = dest / path.name if into else dest
-        if target.exists() and not force:
+        if (target.exists() or target.is_symlink()) and not force:
             raise UsageError(f"{target} exists", hint="pass --force to overwrite")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, target)
+        write_bytes_atomic(target, path.read_bytes())
     except OSError as exc:
         raise UsageError(f"cannot write {str(dest)[:200]}: {exc.strerror or exc}",
                          hint="DEST must be a folder (or a .yaml file) in a writable place") from None
@@ -137,6 +136,7 @@ def doctor() -> dict[str, Any]:
 
     from specdeploy import __version__
     from specdeploy.plugin.registry import engines
+    from specdeploy.render.backends import stub_report
     from specdeploy.resolve.probe import probe_environment
 
     probe = probe_environment()
@@ -155,6 +155,7 @@ def doctor() -> dict[str, Any]:
         "driver": probe.driver or "no NVIDIA driver", "nvml": probe.nvml_error or "ok",
         **found,
         "tritonserver": probe.tritonserver or "not found (pip install 'specdeploy[triton]')",
+        "triton_python_stub": stub_report(),
         "gpu_builds": "ready" if not missing else "not on this machine", "missing": missing,
     }
 
@@ -232,6 +233,7 @@ def render_deploy(source: str, targets: tuple[str, ...], sets: tuple[str, ...] =
 
 def check_deploy(path: Path) -> list[str]:
     """Every problem in a rendered deploy folder: Kubernetes and LeaderWorkerSet schemas, shellcheck, Dockerfile."""
+    from specdeploy.boundedio import walk
     from specdeploy.deploy.check import check_files
     from specdeploy.render.context import MANIFEST
 
@@ -241,7 +243,7 @@ def check_deploy(path: Path) -> list[str]:
         raise UsageError(f"{path} is a Triton repository, not rendered deploy files",
                          hint="pass deploy/<profile> (what `render --target` wrote); `specdeploy check-repo` "
                          "checks a Triton repository")
-    files = {p.relative_to(path).as_posix(): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
+    files = {p.relative_to(path).as_posix(): p.read_bytes() for p in sorted(walk(path)) if p.is_file()}
     problems, checked = check_files(files) if files else ([], "")
     if not checked:  # nothing there is a deploy file: "no problems" would be untrue
         raise UsageError(f"{path} holds no deploy files (Kubernetes YAML, shell scripts, a Dockerfile)",
@@ -359,8 +361,7 @@ def generate(source: str, prompt: str, sets: tuple[str, ...] = (), *, artifact: 
     The draft length is the tuned one when ARTIFACT (a build of this profile) holds a tune result, else the
     profile's fixed `draft_len`, else the mechanism's default.
     """
-    import json
-
+    from specdeploy.boundedio import read_json
     from specdeploy.plugin.registry import get_engine
 
     if not prompt.strip():
@@ -376,7 +377,10 @@ def generate(source: str, prompt: str, sets: tuple[str, ...] = (), *, artifact: 
     k = spec.draft_len if isinstance(spec.draft_len, int) else (mechanism.default_draft_len if mechanism else 0)
     lock = artifact / "specdeploy.lock" if artifact else None
     if lock is not None and lock.is_file():
-        tuned = json.loads(lock.read_text()).get("tuned") or {}
+        try:
+            tuned = read_json(lock).get("tuned") or {}
+        except (OSError, ValueError, AttributeError) as exc:
+            raise UsageError(f"{lock} is not a lock specdeploy wrote: {exc}") from None
         schedule = {int(c): int(v) for c, v in (tuned.get("schedule") or {}).items()}
         k = schedule[min(schedule)] if schedule else k
     name = spec.mechanism if k > 0 else "none"

@@ -74,7 +74,7 @@ class Console:
 
 
 def _dumps(obj: Any) -> str:
-    return json.dumps(obj, indent=2, sort_keys=False, default=str)
+    return json.dumps(obj, indent=2, sort_keys=False, default=str, allow_nan=False)  # RFC 8259: no NaN or Infinity
 
 
 _current = Console()

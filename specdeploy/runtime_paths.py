@@ -9,8 +9,25 @@ from pathlib import Path
 
 
 def cache_dir() -> Path:
-    """specdeploy's own cache (`SPECDEPLOY_CACHE`, else ~/.cache/specdeploy): converted models, Triton backends."""
-    return Path(os.environ.get("SPECDEPLOY_CACHE") or Path.home() / ".cache" / "specdeploy")
+    """specdeploy's own cache (`SPECDEPLOY_CACHE`, else ~/.cache/specdeploy): converted models, Triton backends.
+
+    Made on first use; one that cannot be made or written to is a usage error naming where it came from, before
+    any work that would need it."""
+    import tempfile
+
+    from specdeploy.errors import UsageError
+
+    given = os.environ.get("SPECDEPLOY_CACHE")
+    folder = Path(given or Path.home() / ".cache" / "specdeploy")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=folder).close()
+    except OSError as exc:
+        where = f"SPECDEPLOY_CACHE={given}" if given else f"{folder} (the default, under HOME)"
+        why = "a file, not a folder" if folder.exists() and not folder.is_dir() else exc.strerror or exc
+        raise UsageError(f"specdeploy's cache folder {where} is not usable: {why}",
+                         hint="set SPECDEPLOY_CACHE to a writable folder") from None
+    return folder
 
 
 def pytriton_root() -> Path | None:

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class DflashOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     block_size: int = Field(
         16,
         ge=2,
@@ -19,8 +19,23 @@ class DflashOptions(BaseModel):
     )
 
 
-class EagleOptions(BaseModel):
+class DsparkOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
+    draft_topk: int | None = Field(
+        None,
+        ge=1,
+        description="vLLM `dspark_draft_topk`: score only the top-k base-logit candidates in the Markov projection "
+        "(Qwen3 and Qwen3-Omni DSpark drafters only; draft tensor parallelism 1); unset: the drafter config's value.",
+    )
+    adaptive_verification: bool = Field(
+        False,
+        description="vLLM `enable_adaptive_verification`: size each request's verification from the drafter's "
+        "confidence.",
+    )
+
+
+class EagleOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     num_eagle_layers: int = Field(
         4, ge=1, le=16, description="Tree depth the engine is built for (`--num_eagle_layers`)."
     )
@@ -34,7 +49,7 @@ class EagleOptions(BaseModel):
 
 
 class Eagle3Options(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     one_model: bool = Field(
         True,
         description="Drafter inside the target's CUDA graph (`eagle3_one_model`); false = two-model (no overlap).",
@@ -48,7 +63,7 @@ class Eagle3Options(BaseModel):
 
 
 class LookaheadOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     window_size: int = Field(4, ge=1, le=64, description="W: lookahead window (`max_window_size`).")
     ngram_size: int = Field(3, ge=1, le=64, description="N: n-gram size (`max_ngram_size`).")
     verification_set_size: int = Field(
@@ -57,7 +72,7 @@ class LookaheadOptions(BaseModel):
 
 
 class MedusaOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     num_heads: int = Field(4, ge=1, le=16, description="Medusa heads in the checkpoint (`--num_medusa_heads`).")
     choices: list[list[int]] | None = Field(
         None, description="Static token tree (`medusa_choices`); paths of head indices, depth <= num_heads."
@@ -65,7 +80,7 @@ class MedusaOptions(BaseModel):
 
 
 class MtpOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     vanilla: bool = Field(
         False, description="Use one MTP layer per draft position (`use_mtp_vanilla`); needs that many MTP layers."
     )
@@ -77,7 +92,7 @@ class MtpOptions(BaseModel):
 
 
 class NgramOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     max_matching_ngram_size: int = Field(
         3,
         ge=1,
@@ -90,10 +105,10 @@ class NgramOptions(BaseModel):
 
 
 class RedrafterOptions(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     num_beams: int = Field(5, ge=1, le=32, description="Beams drafted per step (`--redrafter_num_beams`).")
 
 
-MODELS: tuple[type[BaseModel], ...] = (DflashOptions, EagleOptions, Eagle3Options, LookaheadOptions, MedusaOptions,
-                                       MtpOptions, NgramOptions, RedrafterOptions)
+MODELS: tuple[type[BaseModel], ...] = (DflashOptions, DsparkOptions, EagleOptions, Eagle3Options, LookaheadOptions,
+                                       MedusaOptions, MtpOptions, NgramOptions, RedrafterOptions)
 """What `make schema` writes tables for."""

@@ -87,5 +87,11 @@ def main(argv: list[str] | None = None) -> None:
     code, error = _run(args)
     if "--json" in words:  # also when click failed before it reached the option
         console().json_mode = True
-    console().finish(error)
+    try:
+        console().finish(error)
+    except ValueError as exc:  # a result JSON cannot hold (NaN, Infinity): never printed, an internal error
+        console().result = None
+        console().error(f"internal error in specdeploy {__version__} (please report it): {exc}")
+        code = ExitCode.INTERNAL
+        console().finish(_error(code, exc, f"internal error: {exc}", "please report it with --debug output"))
     sys.exit(code)

@@ -18,8 +18,9 @@ from specdeploy.console import console
 @click.option("--no-openai", is_flag=True, help="Serve Triton's own endpoints only.")
 def serve(artifact_dir: Path, openai_port: int, no_openai: bool) -> None:
     """Start a local tritonserver for ARTIFACT_DIR's rendered repository (the models its manifest names) and an
-    OpenAI-compatible endpoint in front of its entry model; Ctrl-C, SIGTERM or SIGHUP stops both. A folder
-    already served is refused with where it is served."""
+    OpenAI-compatible endpoint in front of its entry model; Ctrl-C, SIGTERM or SIGHUP stops both. A built
+    artifact must pass `verify` first; tritonserver serves a private copy of what passed and takes no load or
+    unload request (docs/serving.md). A folder already served is refused with where it is served."""
     from specdeploy import api
 
     api.serve(artifact_dir, report=console().info, openai_port=None if no_openai else openai_port)

@@ -17,6 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from specdeploy.boundedio import InputError, loads_yaml
 from specdeploy.deploy.context import LWS_VERSION, DeployContext
 from specdeploy.errors import MissingDependency
 
@@ -67,14 +68,10 @@ def check_manifest(text: str) -> list[str]:
     """Every object of a multi-document YAML file against its schema; a ConfigMap's scripts through shellcheck.
     A file that is not YAML, or an object without apiVersion and kind, is a problem (check-deploy takes any
     folder)."""
-    import yaml
-
     try:
-        objects = list(yaml.safe_load_all(text))
-    except yaml.YAMLError as exc:
-        from specdeploy.profile.yamlmarks import yaml_problem
-
-        return [f"not valid YAML: {yaml_problem(exc)}"]
+        objects = loads_yaml(text, documents=True)
+    except InputError as exc:
+        return [exc.detail]
     problems = []
     for index, obj in enumerate(objects):
         if obj is None:

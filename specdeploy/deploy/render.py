@@ -9,6 +9,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from specdeploy.boundedio import walk
 from specdeploy.deploy.context import DeployContext
 from specdeploy.errors import StepFailed, UsageError
 
@@ -55,7 +56,7 @@ def _status(old: Path, new: dict[str, bytes], target: str) -> dict[str, str]:
         path = old.parent / rel
         status[rel] = "create" if not path.is_file() else "identical" if path.read_bytes() == data else "changed"
     if old.is_dir():
-        for path in sorted(p for p in old.rglob("*") if p.is_file()):
+        for path in sorted(p for p in walk(old) if p.is_file()):
             rel = f"{target}/{path.relative_to(old).as_posix()}"
             status.setdefault(rel, "delete")
     return status

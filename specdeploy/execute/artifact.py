@@ -48,7 +48,20 @@ def check_folder(out: Path, name: str) -> Path:
         raise UsageError(f"refusing to build into {folder}: it is not empty and not an artifact folder specdeploy "
                          "wrote", hint="pass --out a folder of artifacts (the build writes OUT/<profile name>/), or "
                          "move that folder away")
+    _not_served(folder)
     return folder
+
+
+def _not_served(folder: Path) -> None:
+    """A folder `specdeploy serve` serves keeps its files until that serve stops: a build or tune would change
+    the artifact under the running server, and its manifest would describe another build than the one served."""
+    from specdeploy.serve.local import served_by
+
+    served = served_by(folder)
+    if served is not None:
+        where = (f"tritonserver pid {served['pid']}, grpc {served['grpc']}" if served else "still loading its models")
+        raise UsageError(f"refusing to write into {folder}: `specdeploy serve` is serving it ({where})",
+                         hint="stop that serve first (Ctrl-C), or pass another --out")
 
 
 def artifact_folder(out: Path, name: str) -> Path:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from specdeploy._io import write_json_atomic
+from specdeploy.boundedio import read_json
 
 CHUNK = 1 << 20
 
@@ -28,7 +29,7 @@ def sha256_file(path: Path) -> str:
 
 def canonical_hash(obj: Any) -> str:
     """sha256 of canonical JSON (sorted keys, no whitespace): the cache-key primitive."""
-    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
+    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str, allow_nan=False)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -41,7 +42,8 @@ class HashCache:
         self.dirty = False
         if path is not None and path.is_file():
             try:
-                self.entries = json.loads(path.read_text())
+                entries = read_json(path)
+                self.entries = entries if isinstance(entries, dict) else {}
             except (OSError, ValueError):
                 self.entries = {}
 

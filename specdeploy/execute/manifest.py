@@ -11,6 +11,7 @@ from typing import Any
 
 from specdeploy import __version__
 from specdeploy._io import write_json_atomic
+from specdeploy.boundedio import read_json
 from specdeploy.errors import SpecdeployError
 from specdeploy.execute.hashing import canonical_hash, sha256_file
 from specdeploy.execute.needs import installed_trtllm
@@ -44,7 +45,7 @@ def _stamped_files(artifact_dir: Path) -> dict[str, str]:
     files: dict[str, str] = {}
     for stamp in sorted((artifact_dir / ".specdeploy" / "steps").glob("*.json")):
         try:
-            data = json.loads(stamp.read_text())
+            data = read_json(stamp)
         except (OSError, ValueError):
             continue
         files.update({rel: rec[2] for rel, rec in data.get("files", {}).items()})
@@ -90,7 +91,7 @@ def write_manifest(resolved: Resolved, result: BuildResult) -> dict[str, Any]:
 
 def read_lock(artifact_dir: Path) -> dict[str, Any]:
     try:
-        data = json.loads((artifact_dir / LOCK).read_text())
+        data = read_json(artifact_dir / LOCK)
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -119,7 +120,7 @@ def _write_public(path: Path, data: dict[str, Any]) -> None:
 def update_lock(artifact_dir: str | Path, *, tuned: dict[str, Any]) -> dict[str, Any]:
     """Record tuned results (JSON-able, e.g. {"draft_len": 3, "schedule": {1: 4, 8: 2}, ...}) in specdeploy.lock."""
     folder = Path(artifact_dir)
-    json.dumps(tuned)
+    json.dumps(tuned, allow_nan=False)
     lock = read_lock(folder)
     lock.setdefault("schema_version", SCHEMA_VERSION)
     lock["tuned"] = {k: v for k, v in {**lock.get("tuned", {}), **tuned}.items() if k != "updated_at"}

@@ -42,15 +42,28 @@ def checkpoint_ref(ref: str, revision: str | None, fetched: dict[str, Any]) -> s
     else the local folder the profile names, made absolute (serve.sh runs from the artifact folder, where a
     `./m` relative to the build's folder is not; the model is not part of the artifact)."""
     if fetched.get("kind") == "local" and fetched.get("path"):
-        return str(fetched["path"])
+        return _quotable(str(fetched["path"]))
     if Path(ref).expanduser().is_dir():
-        return str(Path(ref).expanduser().resolve())
+        return _quotable(str(Path(ref).expanduser().resolve()))
     commit = fetched.get("revision") if fetched.get("kind") == "hub" else None
     if commit is None and revision and _COMMIT.match(revision):
         commit = revision
     if commit is None:
         return ref
     return f"{HUB_CACHE_REF}/models--{ref.replace('/', '--')}/snapshots/{commit}"
+
+
+def _quotable(folder: str) -> str:
+    """A local checkpoint's absolute path, which serve.sh and bench.sh carry: the profile's name passed the schema
+    (checks.model_ref), the folder it resolves to (through the current folder or links) must pass it too."""
+    from specdeploy.errors import UsageError
+    from specdeploy.profile.checks import model_ref
+
+    try:
+        return model_ref(folder) or folder
+    except ValueError as exc:
+        raise UsageError(f"the model's folder resolves to {exc}", hint="move or link the model to such a path, "
+                         "and name that path in the profile") from None
 
 
 def portable(value: Any, artifact_dir: Path) -> Any:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from specdeploy._io import write_json_atomic
+from specdeploy.boundedio import read_json
 from specdeploy.errors import SpecdeployError, StepFailed, UsageError
 from specdeploy.execute import keys
 from specdeploy.execute.actions import code_hash, load_action, runtime_inputs
@@ -109,7 +110,7 @@ def select(plan: Plan, only: tuple[str, ...] = (), start: str | None = None) -> 
 
 def _read_stamp(path: Path) -> dict[str, Any] | None:
     try:
-        data = json.loads(path.read_text())
+        data = read_json(path)
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
@@ -239,7 +240,7 @@ class Runner:
                 outputs = action(ctx)
                 if not isinstance(outputs, dict):
                     raise StepFailed(f"action '{step.action}' returned {type(outputs).__name__}, not a dict")
-                json.dumps(outputs)  # must be JSON-able: it goes into the stamp
+                json.dumps(outputs, allow_nan=False)  # must be JSON-able: it goes into the stamp
             elif step.argv:
                 outputs = self._run_argv(step, key, staging, log_path)
             else:

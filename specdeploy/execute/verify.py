@@ -9,9 +9,10 @@ one the LLM-API YAML carries.
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
+from specdeploy.boundedio import InputError, read_json, read_yaml, walk
 from specdeploy.errors import UsageError
 from specdeploy.execute.hashing import HashCache
 from specdeploy.execute.manifest import LOCK, MANIFEST, RUN
@@ -61,12 +62,12 @@ _ABSENT = object()
 def _read_json(path: Path) -> Any:
     """The parsed file, `_ABSENT`, or the exception that kept it from being read (a FIFO is never read)."""
     try:
-        if path.exists() and not path.is_file():
-            return ValueError("not a regular file")
-        return json.loads(path.read_bytes())
+        return read_json(path)
     except FileNotFoundError:
         return _ABSENT
-    except (OSError, ValueError) as exc:
+    except InputError as exc:
+        return ValueError(exc.detail)
+    except OSError as exc:
         return exc
 
 
@@ -87,6 +88,10 @@ def verify(artifact_dir: str | Path) -> dict[str, Any]:
         steps = run.get("steps", []) if isinstance(run, dict) and isinstance(run.get("steps"), list) else []
         failed = [str(s.get("id")) for s in steps if isinstance(s, dict) and s.get("status") == "failed"]
         problems.append(f"{MANIFEST}: records a failed build (steps failed: {', '.join(failed) or 'unknown'})")
+    outside = [f"{MANIFEST}: {label} {rel!r} is outside the artifact folder" for label, rel in _entries(manifest)
+               if not _inside(rel)]
+    if outside:  # a build never records one: reading it would check (or serve) a file of someone else's choosing
+        return _report(folder, 0, [], problems + outside)
     drift, checked = _hash_drift(folder, manifest)
     drift += _unlisted(folder, set(manifest["files"]))
     problems += lock_problems(folder, manifest)
@@ -98,18 +103,41 @@ def _report(folder: Path, checked: int, drift: list[dict[str, str]], problems: l
             "ok": not drift and not problems}
 
 
+def _entries(manifest: dict[str, Any]) -> list[tuple[str, str]]:
+    """Every relative path the manifest records: the artifact's files and each model's files in its folder."""
+    return [("files entry", rel) for rel in manifest["files"]] + [
+        (f"models.{role} file", rel) for role, model in manifest["models"].items() for rel in model["files"]]
+
+
+def _inside(rel: str) -> bool:
+    path = PurePosixPath(rel)
+    return bool(path.parts) and not path.is_absolute() and ".." not in path.parts
+
+
+def _linked(folder: Path, rel: str) -> bool:
+    """Whether the file, or a folder on its way from the artifact folder, is a symbolic link."""
+    path = folder
+    for part in PurePosixPath(rel).parts:
+        path = path / part
+        if path.is_symlink():
+            return True
+    return False
+
+
 def _hash_drift(folder: Path, manifest: dict[str, Any]) -> tuple[list[dict[str, str]], int]:
     cache = HashCache(None)
-    expected: list[tuple[str, Path, str]] = []
-    for role, model in manifest["models"].items():
+    expected: list[tuple[str, Path, str, bool]] = []
+    for role, model in manifest["models"].items():  # checkpoints: a hub cache's files are links to its blobs
         base = expand(model["path"], folder)
         for rel, digest in model["files"].items():
-            expected.append((f"{role}:{rel}", base if base.is_file() and rel == base.name else base / rel, digest))
-    expected += [(rel, folder / rel, digest) for rel, digest in manifest["files"].items()]
+            path = base if base.is_file() and rel == base.name else base / rel
+            expected.append((f"{role}:{rel}", path, digest, False))
+    expected += [(rel, folder / rel, digest, _linked(folder, rel)) for rel, digest in manifest["files"].items()]
     drift = []
-    for label, path, digest in expected:
+    for label, path, digest, linked in expected:
         try:  # a FIFO or device in a recorded file's place would be read forever: only regular files are hashed
-            actual = cache.digest(path, verify=True) if path.is_file() or not path.exists() else "not a regular file"
+            actual = ("a symbolic link (the build wrote a file)" if linked else
+                      cache.digest(path, verify=True) if path.is_file() or not path.exists() else "not a regular file")
         except OSError:
             actual = None
         if actual != digest:
@@ -122,15 +150,23 @@ def drift_line(entry: dict[str, str]) -> str:
     def short(value: str) -> str:
         return value[:12] if len(value) == 64 else value
 
-    how = ("not listed in the manifest" if entry["actual"] == "unlisted"
+    how = ("not listed in the manifest" + BYTECODE * _bytecode(entry["file"]) if entry["actual"] == "unlisted"
            else f"expected {short(entry['expected'])}, now {short(entry['actual'])}")
     return f"{entry['file']} ({entry['path']}): {how}"
+
+
+BYTECODE = (": Python bytecode, which an import runs instead of the listed source beside it when its header "
+            "carries the source's mtime and size (a build writes none, `serve` never writes any)")
+
+
+def _bytecode(rel: str) -> bool:
+    return rel.endswith(".pyc") or "__pycache__" in PurePosixPath(rel).parts
 
 
 def _unlisted(folder: Path, listed: set[str]) -> list[dict[str, str]]:
     """Every file (or link, fifo, ...) the manifest does not list, outside the tool's own bookkeeping."""
     drift = []
-    for path in sorted(folder.rglob("*")):
+    for path in sorted(walk(folder)):
         rel = path.relative_to(folder).as_posix()
         if rel.split("/", 1)[0] == INTERNAL or rel in (MANIFEST, LOCK) or rel in listed:
             continue
@@ -163,14 +199,14 @@ def lock_problems(folder: Path, manifest: dict[str, Any]) -> list[str]:
 
 
 def _schedule_problems(folder: Path, tuned: Any) -> list[str]:
-    import yaml
-
     options = folder / "llm_api_options.yaml"
     if tuned is None or not options.is_file():
         return []
     try:
-        spec = (yaml.safe_load(options.read_text()) or {}).get("speculative_config") or {}
-    except (OSError, ValueError, yaml.YAMLError, AttributeError) as exc:
+        spec = (read_yaml(options) or {}).get("speculative_config") or {}
+    except InputError as exc:
+        return [f"{options.name}: unreadable ({exc.detail})"]
+    except (OSError, AttributeError) as exc:
         return [f"{options.name}: unreadable ({exc})"]
     emitted = tuned.get("emitted") if isinstance(tuned, dict) else "?"
     if emitted is None:

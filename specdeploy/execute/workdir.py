@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from specdeploy.boundedio import walk
 from specdeploy.errors import StepFailed
 from specdeploy.execute.hashing import HashCache
 
@@ -44,7 +45,7 @@ def resolve_argv(argv: Sequence[str], *, out: Path, artifact_dir: Path,
 
 
 def _files(root: Path) -> list[str]:
-    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file() or p.is_symlink())
+    return sorted(p.relative_to(root).as_posix() for p in walk(root) if p.is_file() or p.is_symlink())
 
 
 def _move(src: Path, dest: Path) -> None:

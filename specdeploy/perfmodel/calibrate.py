@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 from specdeploy.errors import UsageError
@@ -133,11 +132,10 @@ def calibrate(model: ModelSpec, gpu: GpuSpec, points: Sequence[Measured], *, qua
 
 def load_step_costs(path: str) -> tuple[str, str, list[tuple[ModelSpec, list[Measured]]]]:
     """Read a `bench/gpu/step_cost.py` JSON: (device name, dtype, [(block shape, points)])."""
-    import json
+    from specdeploy.boundedio import read_json
 
     try:
-        with Path(path).open(encoding="utf-8") as handle:
-            data = json.load(handle)
+        data = read_json(path)
         shapes = [(ModelSpec(s["name"], "LlamaForCausalLM", "llama", context=0, dtype=data.get("dtype", "bfloat16"),
                              source=path, **s["spec"]), [Measured(**p) for p in s["points"]]) for s in data["shapes"]]
     except (OSError, ValueError, KeyError, TypeError) as exc:

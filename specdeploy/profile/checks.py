@@ -158,6 +158,33 @@ def image_ref(value: str | None) -> str | None:
                   "a container image reference (e.g. nvcr.io/nvidia/tritonserver:26.07-trtllm-python-py3)")
 
 
+HUB_ID = r"(?:[A-Za-z0-9_](?:[-A-Za-z0-9_.]*[A-Za-z0-9_])?/)?[A-Za-z0-9_](?:[-A-Za-z0-9_.]{0,94}[A-Za-z0-9_])?"
+"""A Hugging Face repo id by huggingface_hub's `validate_repo_id` (src/huggingface_hub/utils/_validators.py
+@ 0a57df9c03e6, REPO_ID_REGEX with re.ASCII): `name` or `namespace/name` of ASCII letters, digits, '-', '_', '.',
+each starting and ending with a letter, digit or '_', the name at most 96 characters; and beside the regex: no
+'--' or '..', no '.git' ending."""
+LOCAL_PATH = r"[A-Za-z0-9_./~+@=,:][-A-Za-z0-9_./~+@=,: ]{0,4095}"
+
+
+def model_ref(value: str | None) -> str | None:
+    """A model (target or drafter): a hub repo id or a local folder. Anything else is refused here, once, for every
+    command: the name reaches serve.sh, bench.sh and the rendered files, where a newline, `}`, `$(` or a leading
+    `-` would change what they run."""
+    import re
+
+    if value is not None and not value.strip():
+        raise ValueError("the model reference is empty")
+    if value is None or (re.fullmatch(HUB_ID, value) and ".." not in value and "--" not in value
+                         and not value.endswith(".git")):
+        return value
+    if value.startswith(("/", "./", "../", "~/")) or value.count("/") > 1:
+        return _match(LOCAL_PATH, value, "a local folder path of letters, digits, spaces and '-', '_', '.', '/', "
+                                         "'~', '+', '@', '=', ',', ':' (no quotes or shell characters)")
+    raise ValueError(f"{value!r} is not a Hugging Face repo id (`org/name`: letters, digits, '-', '_', '.', "
+                     "each part starting and ending with a letter, digit or '_', no '--' or '..') nor a local "
+                     "folder path (`./name`, `/path/to/name`)")
+
+
 def unique(value: list[str]) -> list[str]:
     """A list without repeats, in the given order."""
     if len(set(value)) != len(value):
@@ -169,6 +196,6 @@ CHECKS: dict[str, Callable[[Any], Any]] = {
     f.__name__: f for f in (known_line, known_backend, known_layout, draft_len, schedule, positive_sorted,
                             acceptance_al, acceptance_rates,
                             parallel, k8s_name, k8s_key, label_value, quantity, slurm_word, slurm_time, safe_path,
-                            image_ref, unique)
+                            image_ref, model_ref, unique)
 }
 """name -> check, as the generated tables spell them."""

@@ -7,6 +7,7 @@ importing pydantic (`specdeploy.profile.fast`); anything else, and every error, 
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from collections.abc import Iterator
@@ -177,9 +178,9 @@ def _load_chain(path: FsPath, seen: list[FsPath], issues: list[Issue],
     if len(seen) >= MAX_EXTENDS_DEPTH:
         issues.append(replace(located, message=f"extends chain deeper than {MAX_EXTENDS_DEPTH}"))
         return doc.data, [doc]
-    if not parent.exists():
-        issues.append(replace(located, message=f"extends '{parent_ref}': no such file or shipped profile",
-                              suggestion=_extends_hint(parent_ref, path.parent)))
+    missing = _unreadable(parent, parent_ref, path.parent)
+    if missing:
+        issues.append(replace(located, message=missing[0], suggestion=missing[1]))
         return doc.data, [doc]
     if parent.suffix not in PROFILE_SUFFIXES:
         issues.append(replace(located, message=f"extends '{parent_ref}': not a profile (a .yaml or .yml file, or "
@@ -281,6 +282,18 @@ def _is_shipped(path: FsPath) -> bool:
     from specdeploy._resources import data_dir
 
     return _real(path).is_relative_to(_real(data_dir("profiles")))
+
+
+def _unreadable(parent: FsPath, ref: str, folder: FsPath) -> tuple[str, str] | None:
+    """Why `extends: ref` names no file (a message and a hint), or None: a symlink loop is said so, not "no such
+    file" with a did-you-mean naming the link itself."""
+    try:
+        parent.stat()
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return f"extends '{ref}': a symlink loop (a link that leads back to itself)", "point the link at a file"
+        return f"extends '{ref}': no such file or shipped profile", _extends_hint(ref, folder)
+    return None
 
 
 def _real(path: FsPath) -> FsPath:

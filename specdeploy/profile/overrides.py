@@ -91,7 +91,8 @@ def parse_override(text: str) -> tuple[Path, Any, Issue | None]:
     except yaml.YAMLError as exc:  # the problem and its column, not the parser's multi-line dump
         if text_only:  # `description=a: b: c`
             return path, raw.strip(), None
-        return path, None, Issue(path, f"--set value '{raw}' is not valid YAML: {yaml_problem(exc, line=False)}",
+        shown = raw if len(raw) <= 60 else f"{raw[:60]}..."  # a value 3000 brackets deep is not worth printing
+        return path, None, Issue(path, f"--set value '{shown}' is not valid YAML: {yaml_problem(exc, line=False)}",
                                  file="--set")
     if text_only and _typed_as_text(value, raw):
         value = raw.strip()

@@ -39,7 +39,7 @@ def _accepts_bool(annotation: Any) -> bool:
 class Section(BaseModel):
     """Base of every profile section: unknown keys are errors, every field is documented."""
 
-    model_config = ConfigDict(extra="forbid", validate_default=True)
+    model_config = ConfigDict(extra="forbid", validate_default=True, allow_inf_nan=False)
 
     @field_validator("*", mode="before")
     @classmethod
@@ -60,7 +60,8 @@ class Section(BaseModel):
 class Target(Section):
     """The model to serve."""
 
-    model: StrictStr = Field(description="Hugging Face repo id (`org/name`) or a local folder holding `config.json`.")
+    model: Annotated[StrictStr, AfterValidator(checks.model_ref)] = Field(
+        description="Hugging Face repo id (`org/name`) or a local folder holding `config.json`.")
     revision: StrictStr | None = Field(
         default=None,
         description="Hub revision (branch, tag or commit); a build pins it to a commit in `specdeploy.lock`.",
@@ -116,7 +117,7 @@ class Speculative(Section):
         default="auto",
         description="Draft tokens per step (>= 1), or `auto` to let `specdeploy tune` choose per concurrency.",
     )
-    draft_model: StrictStr | None = Field(
+    draft_model: Annotated[StrictStr | None, AfterValidator(checks.model_ref)] = Field(
         default=None,
         description="Drafter checkpoint (repo id or folder) for mechanisms that need one (eagle3, draft_target, ...).",
     )

@@ -25,7 +25,8 @@ from specdeploy.profile.checks import CHECKS
 KEYWORDS = {"type", "enum", "const", "properties", "required", "additionalProperties", "items", "anyOf",
             "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}
 PROSE = {"title", "description", "default"}
-CONFIG = {"extra", "validate_default"}
+CONFIG = {"extra", "validate_default", "allow_inf_nan"}
+"""model_config keys the tables agree with: the fast path never takes a NaN or infinity (pydantic decides it)."""
 ATOMS = (int, float, str, bool, type(None), typing.Any)
 CONSTRAINTS = (annotated_types.Ge, annotated_types.Gt, annotated_types.Le, annotated_types.Lt, Strict)
 
@@ -74,8 +75,8 @@ def _model(model: type[BaseModel], node: dict[str, Any], defs: dict[str, Any]) -
     if set(decorators.field_validators) - allowed or others:
         raise _refuse(model.__name__, f"validator or serializer {sorted({*decorators.field_validators, *others})}")
     if model.model_config.get("extra") != "forbid" or set(model.model_config) - CONFIG:
-        raise _refuse(model.__name__, f"model_config {dict(model.model_config)} (extra='forbid' and "
-                      "validate_default only)")
+        raise _refuse(model.__name__, f"model_config {dict(model.model_config)} (extra='forbid', validate_default "
+                      "and allow_inf_nan only)")
     properties: dict[str, Any] = {}
     for name, info in model.model_fields.items():
         where = f"{model.__name__}.{name}"

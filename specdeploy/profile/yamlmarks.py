@@ -3,36 +3,35 @@
 Two passes: `compose` builds a node tree with marks (duplicate keys are found here), then the
 safe constructor builds plain data. YAML 1.1 traps are handled: `2e-5` reads as a float, and
 tags beyond the safe set (`!!python/object`) are refused with their location. Aliases are refused
-(nested ones expand without bound: a 411-byte "billion laughs" file never finished), and only a
-regular file of at most MAX_BYTES is read (`/dev/zero` or a FIFO would read forever). A file that is
+(nested ones expand without bound: a 411-byte "billion laughs" file never finished), nesting is bounded
+(specdeploy.boundedio's loader), and only a regular file of at most MAX_BYTES is read. A file that is
 not a profile (no .yaml/.yml name, or not a mapping) never has its lines shown in an error.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path as FsPath
 from typing import Any
 
 import yaml
 
+from specdeploy.boundedio import BoundedLoader, InputError, read_regular
 from specdeploy.issues import Issue, Path
 
 MAX_BYTES = 1 << 20
 PROFILE_SUFFIXES = (".yaml", ".yml")
 
 
-class ProfileLoader(yaml.SafeLoader):
-    """SafeLoader that reads exponent floats without a dot (`2e-5`) as floats and refuses aliases."""
+class ProfileLoader(BoundedLoader):
+    """The bounded loader, reading exponent floats without a dot (`2e-5`) as floats and refusing aliases."""
 
     def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node | None:  # type: ignore[override]
         if self.check_event(yaml.AliasEvent):
             raise yaml.composer.ComposerError(None, None, "aliases (*name, <<: *name) are not allowed in a profile",
                                               self.peek_event().start_mark)
-        return super().compose_node(parent, index)  # type: ignore[no-any-return]
+        return super().compose_node(parent, index)
 
 
 ProfileLoader.add_implicit_resolver(
@@ -111,39 +110,19 @@ def load_document(path: FsPath, *, show_lines: bool = True) -> tuple[Document | 
     lines only when `show_lines` and it is named like a profile."""
     file = str(path)
     try:
-        data = _read_regular(path)
+        data = read_regular(path, MAX_BYTES, "profile").decode("utf-8")
     except FileNotFoundError:
         return None, [Issue((), "file not found", "check the path, or `specdeploy profiles list` for shipped ones",
                             file=file)]
     except UnicodeDecodeError as exc:
         return None, [Issue((), f"not a UTF-8 text file (byte {exc.start})", file=file)]
-    except ValueError as exc:
-        folder = "directory" in str(exc)  # `validate profiles/`: the shell expands what it should take
-        return None, [Issue((), str(exc), f"pass its profiles: {path}/*.yaml (shipped ones: profiles/*/*.yaml)"
+    except InputError as exc:
+        folder = "directory" in exc.problem  # `validate profiles/`: the shell expands what it should take
+        return None, [Issue((), exc.problem, f"pass its profiles: {path}/*.yaml (shipped ones: profiles/*/*.yaml)"
                             if folder else None, file=file)]
     except OSError as exc:
         return None, [Issue((), f"cannot read: {exc.strerror or exc}", file=file)]
     return parse_document(data, file, show_lines=show_lines and path.suffix in PROFILE_SUFFIXES)
-
-
-def _read_regular(path: FsPath) -> str:
-    """The file's text: a regular file (never a FIFO, device or folder) of at most MAX_BYTES."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    try:
-        info = os.fstat(fd)
-        if stat.S_ISDIR(info.st_mode):
-            raise ValueError("is a directory, not a profile file")
-        if not stat.S_ISREG(info.st_mode):
-            raise ValueError("not a regular file (a device, FIFO or socket is never read as a profile)")
-        if info.st_size > MAX_BYTES:
-            raise ValueError(f"{info.st_size} bytes: larger than a profile can be ({MAX_BYTES} bytes)")
-        with os.fdopen(os.dup(fd), "rb") as handle:
-            data = handle.read(MAX_BYTES + 1)
-    finally:
-        os.close(fd)
-    if len(data) > MAX_BYTES:
-        raise ValueError(f"larger than a profile can be ({MAX_BYTES} bytes)")
-    return data.decode("utf-8")
 
 
 def yaml_problem(exc: yaml.YAMLError, *, line: bool = True) -> str:
@@ -193,8 +172,6 @@ def parse_document(text: str, file: str, *, show_lines: bool = True) -> tuple[Do
         return None, [_yaml_issue(exc, file, lines)]
     except yaml.YAMLError as exc:
         return None, [Issue((), f"YAML error: {exc}", file=file)]
-    except RecursionError:
-        return None, [Issue((), "YAML nesting is too deep", file=file)]
     finally:
         if loader is not None:
             loader.dispose()

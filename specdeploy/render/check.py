@@ -6,11 +6,11 @@ Everything Triton would refuse at load time, and what the tensorrtllm backend on
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from specdeploy.boundedio import walk
 from specdeploy.execute.portable import HUB_CACHE_REF  # the one variable a repository may name
 from specdeploy.render.check_pbtxt import RepoIssue, line_of, parse_config
 
@@ -35,7 +35,7 @@ class Model:
 
 def _placeholders(root: Path) -> list[RepoIssue]:
     issues = []
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+    for path in sorted(p for p in walk(root) if p.is_file()):
         try:
             text = path.read_text(encoding="utf-8")
         except (UnicodeDecodeError, OSError):
@@ -75,17 +75,9 @@ def load_models(root: Path) -> tuple[dict[str, Model], list[RepoIssue]]:
     return models, issues
 
 
-def read_manifest(root: Path) -> dict[str, Any]:
-    from specdeploy.render.context import MANIFEST
-
-    path = root / MANIFEST
-    return json.loads(path.read_text()) if path.is_file() else {}
-
-
 def check_repo(root: Path, *, gpus: int | None = None) -> list[RepoIssue]:
     """Every problem found in the repository at `root` (empty = good). `gpus` overrides the manifest's count."""
     from specdeploy.render.check_rules import (
-        MANIFEST_FILE,
         check_decoupled,
         check_draft_tokens,
         check_ensembles,
@@ -94,20 +86,17 @@ def check_repo(root: Path, *, gpus: int | None = None) -> list[RepoIssue]:
         check_parallel,
     )
     from specdeploy.render.check_upstream import check_engine_upstream, check_instance_groups, check_llmapi_upstream
+    from specdeploy.render.planted import planted, repo_manifest
 
     root = Path(root)
-    manifest = read_manifest(root)
+    manifest, listed, issues = repo_manifest(root)  # a bad manifest is a problem, and planted folders still are
     if gpus is not None:
         manifest = {**manifest, "gpus": gpus}
-    issues = _placeholders(root)
+    issues += planted(root, listed) + _placeholders(root)
     models, found = load_models(root)
     issues += found
     if any(i.file.endswith("config.pbtxt") and i.line for i in found if "name '" not in i.message):
         return issues  # a config that does not parse: cross-model rules would only report its absence
-    listed = manifest.get("models")
-    if isinstance(listed, list):
-        issues += [RepoIssue(name, None, f"model folder not named in {MANIFEST_FILE}: not rendered by specdeploy, "
-                             "never served") for name in sorted(models) if name not in listed]
     issues += check_ensembles(models)
     issues += check_decoupled(models)
     issues += check_instances(models, manifest)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from specdeploy.boundedio import InputError, loads_yaml, read_json
 from specdeploy.render.check import Model
 from specdeploy.render.check_pbtxt import RepoIssue, params
 from specdeploy.render.context import MANIFEST as MANIFEST_FILE
@@ -135,8 +135,6 @@ def check_instances(models: dict[str, Model], manifest: dict[str, Any]) -> list[
 
 def check_llmapi(root: Path, models: dict[str, Model], manifest: dict[str, Any]) -> list[RepoIssue]:
     """model.yaml's triton_config must say what config.pbtxt says (only one of them counts per launch style)."""
-    import yaml
-
     issues = []
     for model in models.values():
         path = root / model.name / "1" / "model.yaml"
@@ -145,10 +143,12 @@ def check_llmapi(root: Path, models: dict[str, Model], manifest: dict[str, Any])
         file = f"{model.name}/1/model.yaml"
         text = path.read_text(encoding="utf-8")
         try:
-            data = yaml.safe_load(text) or {}
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            issues.append(RepoIssue(file, mark.line + 1 if mark else None, f"invalid YAML: {exc}"))
+            data = loads_yaml(text, file) or {}
+        except InputError as exc:
+            issues.append(RepoIssue(file, exc.line, exc.problem))
+            continue
+        if not isinstance(data, dict):
+            issues.append(RepoIssue(file, None, f"must be a mapping, not a {type(data).__name__}"))
             continue
         triton = data.get("triton_config")
         if not isinstance(triton, dict) or "decoupled" not in triton:
@@ -175,7 +175,10 @@ def _engine_max_draft_len(model: Model, manifest: dict[str, Any]) -> int | None:
     """The engine's own config.json when it is there, else what the build recorded in the manifest."""
     engine = Path(params(model.config).get("gpt_model_path", "")) / "config.json"
     if engine.is_file():
-        value = json.loads(engine.read_text()).get("build_config", {}).get("max_draft_len")
+        try:
+            value = read_json(engine).get("build_config", {}).get("max_draft_len")
+        except (InputError, OSError, AttributeError):  # unreadable: what the build recorded decides
+            value = None
         if value is not None:
             return int(value)
     value = manifest.get("engine_max_draft_len")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from specdeploy.boundedio import InputError, loads_yaml
 from specdeploy.render.check import Model
 from specdeploy.render.check_pbtxt import RepoIssue, params
 from specdeploy.render.check_rules import MANIFEST_FILE
@@ -40,16 +41,14 @@ def _llm_args(file: str, data: dict[str, Any], release: str | None) -> list[Repo
 def check_llmapi_upstream(root: Path, models: dict[str, Model], manifest: dict[str, Any]) -> list[RepoIssue]:
     """model.yaml names the checkpoint and passes the release's table; stop strings are a list; several
     instances each get a GPU group."""
-    import yaml
-
     issues = []
     for model in models.values():
         path = root / model.name / "1" / "model.yaml"
         if not path.is_file():
             continue
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        except yaml.YAMLError:
+            data = loads_yaml(path.read_text(encoding="utf-8")) or {}
+        except InputError:
             continue  # check_llmapi reports it with its line
         file = f"{model.name}/1/model.yaml"
         if not isinstance(data, dict) or not data.get("model"):

@@ -19,6 +19,8 @@ from specdeploy.resolve.resolver import Resolved
 
 LAYOUTS = ("llmapi", "engine", "reference")
 MANIFEST = "specdeploy-repo.json"
+VERSION = "1"
+"""The one version folder render writes per model (`check-repo` and `serve` refuse any other)."""
 ORCHESTRATOR = {"TRTLLM_ORCHESTRATOR": "1"}
 """Two tensorrtllm models in one server need orchestrator mode (tensorrtllm_backend model_instance_state.cc
 :247-253 @ c2e65b8; `launch_triton_server.py --multi-model` sets it)."""
@@ -44,7 +46,7 @@ class RepoManifest:
     """The TensorRT-LLM release the repository was rendered for (`check-repo` checks model.yaml against it)."""
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), indent=2, sort_keys=True) + "\n"
+        return json.dumps(asdict(self), indent=2, sort_keys=True, allow_nan=False) + "\n"
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -18,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from specdeploy.errors import StepFailed
-from specdeploy.render.backends import bundle
+from specdeploy.errors import MissingDependency, StepFailed
+from specdeploy.render.backends import bundle, stub_env
 
 PR_SET_DEATHSIG = 1  # linux/prctl.h
 
@@ -109,11 +110,12 @@ class TritonServer:
 
 def start_server(
     repo: Path, backends: Path, log_path: Path, *, extra_args: tuple[str, ...] = (), timeout: float = 60.0,
-    env: dict[str, str] | None = None,
+    env: dict[str, str] | None = None, sealed: bool = False,
 ) -> TritonServer:
-    """tritonserver on 127.0.0.1 (free ports), explicit model control, nothing loaded yet; waits until live.
-    `env` adds to the server's environment, which backends and python stubs inherit (e.g. TRTLLM_ORCHESTRATOR;
-    a stub's embedded Python ignores PYTHONPATH)."""
+    """tritonserver on 127.0.0.1 (free ports), waits until live. By default explicit model control, nothing loaded
+    yet (the test tier loads what it tests). `sealed` (what `serve` runs): every model of `repo` loaded at start
+    and no request can load, unload or replace one afterwards (`SEALED`). The environment is `stub_env(env)`
+    (`env`: e.g. TRTLLM_ORCHESTRATOR; a stub's embedded Python ignores PYTHONPATH)."""
     root = bundle()
     binary = root / "tritonserver" / "bin" / "tritonserver"
     http, grpc = free_port(), free_port()
@@ -121,7 +123,7 @@ def start_server(
         str(binary),
         f"--model-repository={repo}",
         f"--backend-directory={backends}",
-        "--model-control-mode=explicit",
+        *(sealed_args() if sealed else ["--model-control-mode=explicit"]),
         "--http-address=127.0.0.1",
         f"--http-port={http}",
         "--grpc-address=127.0.0.1",
@@ -133,16 +135,15 @@ def start_server(
         "--exit-timeout-secs=5",
         *extra_args,
     ]
-    libs = root.parent / "nvidia_pytriton.libs"
-    env = {
-        **os.environ,
-        **(env or {}),
-        "LD_LIBRARY_PATH": os.pathsep.join(p for p in (str(libs), os.environ.get("LD_LIBRARY_PATH", "")) if p),
-    }
     log_path.parent.mkdir(parents=True, exist_ok=True)
     log = log_path.open("wb")
-    process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
-                               preexec_fn=_die_with(os.getpid()))
+    try:
+        process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=stub_env(env),
+                                   start_new_session=True, preexec_fn=_die_with(os.getpid()))
+    except OSError as exc:  # not executable, not a binary for this machine
+        log.close()
+        raise MissingDependency(f"cannot run the bundled tritonserver {binary}: {exc.strerror or exc}",
+                                hint="reinstall it: pip install --force-reinstall nvidia-pytriton==0.7.0") from None
     server = TritonServer(process, http, grpc, log_path, repo, log)
     try:
         server.wait_live(timeout)
@@ -150,3 +151,21 @@ def start_server(
         server.stop()
         raise
     return server
+
+
+SEALED = ("model-repository", "shared-memory", "trace", "logging")
+"""The API groups a sealed server restricts. Model control mode NONE loads the repository at start and refuses
+every load and unload request, file overrides included (server docs/user_guide/model_management.md @ v2.51.0,
+"Model Control Mode NONE"; core src/model_repository_manager/model_repository_manager.cc @ r24.10,
+`LoadUnloadModel`). On top, these groups answer only requests carrying a header whose value is a random key
+nobody is told (`--http-restricted-api` / `--grpc-restricted-protocol`, server
+docs/customization_guide/inference_protocols.md @ v2.51.0, "Limit Endpoint Access (BETA)"): the load request
+is refused before its payload is read, and no client can register shared memory (a region the server would
+write outputs into) or change tracing and logging. Health, metadata, model-config, inference and statistics
+stay open."""
+
+
+def sealed_args() -> list[str]:
+    key = secrets.token_hex(16)  # in the process table, but the control mode alone refuses loads
+    group = f"{','.join(SEALED)}:specdeploy-sealed={key}"
+    return ["--model-control-mode=none", f"--http-restricted-api={group}", f"--grpc-restricted-protocol={group}"]

@@ -12,9 +12,10 @@ import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
+from specdeploy.boundedio import walk
 from specdeploy.errors import StepFailed, UsageError
 from specdeploy.render.check_pbtxt import RepoIssue
-from specdeploy.render.context import MANIFEST, RepoContext
+from specdeploy.render.context import MANIFEST, VERSION, RepoContext
 
 _RENAME_EXCHANGE = 2
 
@@ -53,7 +54,7 @@ def render_files(context: RepoContext) -> dict[str, bytes]:
                 files[f"{model_folder}/{rel.with_suffix('').as_posix()}"] = render_template(name, context).encode()
             else:
                 files[f"{model_folder}/{rel.as_posix()}"] = path.read_bytes()
-        files.setdefault(f"{model_folder}/1/", b"")
+        files.setdefault(f"{model_folder}/{VERSION}/", b"")
     return files
 
 
@@ -82,7 +83,7 @@ def _statuses(out: Path, files: dict[str, bytes]) -> dict[str, str]:
         old = out / rel
         status[rel] = "create" if not old.is_file() else "identical" if old.read_bytes() == data else "changed"
     if out.is_dir():
-        for old in sorted(p for p in out.rglob("*") if p.is_file()):
+        for old in sorted(p for p in walk(out) if p.is_file()):
             rel = old.relative_to(out).as_posix()
             if rel not in status:
                 status[rel] = "delete"
@@ -97,7 +98,7 @@ def _guard(out: Path) -> None:
     if out.is_dir() and any(out.iterdir()) and not (out / MANIFEST).is_file():
         raise UsageError(f"refusing to replace {out}: it is not empty and not a repository specdeploy rendered",
                          hint="choose an empty or new folder")
-    links = [p for p in out.rglob("*") if p.is_symlink()] if out.is_dir() else []
+    links = [p for p in walk(out) if p.is_symlink()] if out.is_dir() else []
     if links:
         raise UsageError(f"refusing to replace {out}: it contains a symbolic link ({links[0]})")
 

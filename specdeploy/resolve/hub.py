@@ -5,13 +5,13 @@ The cache is read directly (refs/ + snapshots/), so `validate` and `plan` never 
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from specdeploy.boundedio import read_json
 from specdeploy.resolve.catalog import CATALOG
 from specdeploy.resolve.model_spec import ModelSpec, spec_from_config
 
@@ -56,7 +56,7 @@ def cached_snapshot(repo_id: str, revision: str | None) -> Path | None:
 
 
 def _read(path: Path) -> dict[str, Any]:
-    data = json.loads(path.read_text())
+    data = read_json(path, constants=True)  # transformers writes and reads Infinity: its sizes are checked after
     if not isinstance(data, dict):
         raise ValueError(f"{path} is not a JSON object")
     return data

@@ -17,7 +17,6 @@ names and types were read:
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -104,10 +103,12 @@ def _check(r: LlmRequest) -> LlmRequest:
 
 def _sampling(given: dict[str, Any], raw: Any) -> list[str]:
     """vLLM's `sampling_parameters` JSON: its known fields merged into `given`; returns its stop strings."""
+    from specdeploy.boundedio import InputError, loads_json
+
     try:
-        params = json.loads(raw.decode("utf-8") if isinstance(raw, bytes) else str(raw))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise BadRequest(f"sampling_parameters is not valid JSON: {exc}") from None
+        params = loads_json(raw if isinstance(raw, bytes) else str(raw))
+    except InputError as exc:  # not JSON, nested too deep, not Unicode text
+        raise BadRequest(f"sampling_parameters is not valid: {exc.detail}") from None
     if not isinstance(params, dict):
         raise BadRequest("sampling_parameters must be a JSON object")
     unknown = sorted(set(params) - set(SAMPLING_KEYS))

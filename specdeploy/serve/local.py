@@ -1,5 +1,6 @@
-"""`specdeploy serve`: a local tritonserver for a rendered repository, the models its manifest names loaded
-(explicit model control: a folder planted in the repository is never loaded), stopped cleanly.
+"""`specdeploy serve`: a local tritonserver for a rendered repository, stopped cleanly. It serves a private copy
+of what passed the gate (serve/sealed.py: `verify` for a built artifact), the models its manifest names, and
+no request can load, unload or replace a model afterwards (render/server.py `SEALED`). docs/serving.md.
 
 The endpoint is recorded in `<artifact>/.specdeploy/serve.json` so `specdeploy ask` finds it; a record whose
 tritonserver is gone (a killed `serve`) is stale and said so.
@@ -8,21 +9,24 @@ tritonserver is gone (a killed `serve`) is stale and said so.
 from __future__ import annotations
 
 import fcntl
-import json
 import os
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from specdeploy._io import write_json_atomic
+from specdeploy.boundedio import InputError, read_json
 from specdeploy.errors import StepFailed, UsageError
 from specdeploy.render.backends import prepare_backends
 from specdeploy.render.context import MANIFEST
 from specdeploy.render.server import TritonServer, start_server
 from specdeploy.runtime_paths import cache_dir
+from specdeploy.serve.sealed import gate, seal
 
 STATE = Path(".specdeploy") / "serve.json"
+SERVED = Path(".specdeploy") / "served"  # the copy tritonserver serves (serve/sealed.py), removed at stop
 
 
 @dataclass(frozen=True)
@@ -44,9 +48,10 @@ def find_repository(path: Path) -> Repository:
         raise UsageError(f"{path} holds no rendered Triton repository ({MANIFEST} not found)",
                          hint="run `specdeploy build PROFILE` or `specdeploy render PROFILE` first")
     try:
-        manifest = json.loads((root / MANIFEST).read_text())
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"{root / MANIFEST} is unreadable: {exc}", hint="render the repository again") from None
+        manifest = read_json(root / MANIFEST)
+    except (OSError, InputError) as exc:
+        why = exc.detail if isinstance(exc, InputError) else exc
+        raise UsageError(f"{root / MANIFEST} is unreadable: {why}", hint="render the repository again") from None
     listed = manifest.get("models") if isinstance(manifest, dict) else None
     if not isinstance(listed, list) or not listed or not all(isinstance(m, str) for m in listed):
         raise UsageError(f"{root / MANIFEST} names no models to serve (rendered by an older specdeploy?)",
@@ -55,8 +60,7 @@ def find_repository(path: Path) -> Repository:
     if missing:
         raise UsageError(f"{root} lacks the model folders its manifest names: {', '.join(missing)}",
                          hint=f"`specdeploy check-repo {root}`")
-    # composing models first: an ensemble loads only once its steps are ready
-    models = sorted(listed, key=lambda m: m == "ensemble")
+    models = sorted(listed, key=lambda m: m == "ensemble")  # the entry model last, as `serve` reports them
     env = manifest.get("server_env")
     return Repository(root, path, str(manifest.get("layout", "unknown")), tuple(models),
                       server_env=env if isinstance(env, dict) else None)
@@ -70,30 +74,38 @@ def start(path: Path, *, report: Callable[[str], None] = lambda _: None, load_ti
     repo = replace(repo, claim=_claim(repo.owner))
     server = None
     try:
+        files = gate(repo.root, repo.models, report)
+        served = seal(repo.root, files, repo.owner / SERVED)
         if repo.layout == "engine":
             report("note: the engine layout needs the real tensorrtllm backend (NGC image with a GPU); "
                    "this local server has only the python backend")
         report("preparing the python backend (first time: installs numpy<2 for the backend stub) ...")
         backends = prepare_backends(cache_dir())
         log_path = repo.owner / ".specdeploy" / "tritonserver.log"
-        server = start_server(repo.root, backends, log_path, env=repo.server_env)
-        for model in repo.models:
-            report(f"loading {model} ...")
-            try:
-                server.load(model, timeout=load_timeout)
-            except Exception as exc:  # noqa: BLE001 - the server's reason is in its log
-                raise StepFailed(f"tritonserver could not load '{model}': {exc}",
-                                 hint=f"server log: {log_path}\n{server.log()[-2000:]}") from None
+        report(f"loading {', '.join(repo.models)} ...")
+        server = start_server(served, backends, log_path, env=repo.server_env, sealed=True, timeout=load_timeout)
+        client = server.client()
+        failed = [m for m in repo.models if not client.is_model_ready(m, client_timeout=30)]
+        if failed:
+            raise StepFailed(f"tritonserver could not load {', '.join(failed)}:\n{_why(server.log(), failed)}",
+                             hint=f"server log: {log_path}")
         record = {"pid": server.process.pid, "grpc": server.grpc_url, "http": f"127.0.0.1:{server.http_port}",
                   "layout": repo.layout, "models": list(repo.models), "log": str(log_path)}
         if openai_port is not None:
             server.frontend = start_frontend(server, entry_model(list(repo.models)), openai_port)
             record["openai"] = server.frontend.url
-        write_json_atomic(repo.owner / STATE, record)
+        write_json_atomic(repo.owner / STATE, record, private=True)
     except BaseException:
         stop(repo, server)
         raise
     return repo, server
+
+
+def _why(log: str, models: list[str]) -> str:
+    """Triton's reasons (its `failed to load 'M'` lines, unescaped), else the log's tail."""
+    lines = [line.split('] "', 1)[-1].rstrip('"').replace("\\n", "\n") for line in log.splitlines()
+             if any(f"failed to load '{m}'" in line for m in models)]
+    return "\n".join(lines)[-3000:] if lines else log[-2000:]
 
 
 def entry_model(models: list[str]) -> str:
@@ -136,6 +148,7 @@ def stop(repo: Repository, server: TritonServer | None) -> None:
             server.frontend.stop()
         server.stop()
     (repo.owner / STATE).unlink(missing_ok=True)
+    shutil.rmtree(repo.owner / SERVED, ignore_errors=True)
     if repo.claim is not None:
         os.close(repo.claim)
 
@@ -162,6 +175,21 @@ def _claim(owner: Path) -> int:
     return fd
 
 
+def served_by(owner: Path) -> dict[str, object] | None:
+    """What serves `owner` now: its record ({} while it loads), or None when no `serve` holds its lock."""
+    try:
+        fd = os.open(owner / STATE.with_name("serve.lock"), os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return _recorded(owner) or {}
+    finally:
+        os.close(fd)
+    return None
+
+
 def _alive(pid: object) -> bool:
     """Whether `pid` is a running (not zombie) tritonserver."""
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
@@ -178,7 +206,7 @@ def _recorded(owner: Path) -> dict[str, object] | None:
     """The live endpoint recorded under `owner`; a stale or garbage record is removed (None)."""
     state = owner / STATE
     try:
-        data = json.loads(state.read_text())
+        data = read_json(state)
     except FileNotFoundError:
         return None
     except (OSError, ValueError):

@@ -166,9 +166,9 @@ def tokenizer_of(root: Path, layout: str, model: str,
         elif layout == "engine":
             value = _parameter(config_of("preprocessing"), "tokenizer_dir")
         elif layout == "llmapi":
-            import yaml
+            from specdeploy.boundedio import read_yaml
 
-            data = yaml.safe_load((root / model / "1" / "model.yaml").read_text())
+            data = read_yaml(root / model / "1" / "model.yaml")
             data = data if isinstance(data, dict) else {}
             own = "tokenizer" if data.get("tokenizer") else "model"
             value, revision = data.get(own), data.get(f"{own}_revision" if own == "tokenizer" else "revision")

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from specdeploy.serve.openai_frontend import ApiError, Served
@@ -21,6 +22,9 @@ STREAM = ("stream", "streaming")
 EXCLUDE = ("exclude_input_in_output", "sampling_param_exclude_input_from_output")
 NEUTRAL = {"n": 1, "frequency_penalty": 0, "presence_penalty": 0, "logprobs": False, "echo": False}
 IGNORED = ("model", "user", "stream_options", "messages", "prompt", "stream", "max_completion_tokens", "ignore_eos")
+KINDS = {"max_tokens": int, "max_completion_tokens": int, "min_tokens": int, "seed": int, "temperature": float,
+         "top_p": float, "stream": bool, "ignore_eos": bool}
+"""The JSON type each parameter takes (a float slot takes an integer too): Triton would take `[4]` as a tensor."""
 
 
 def triton_body(served: Served, body: dict[str, Any], prompt: str, raw: bool) -> tuple[dict[str, Any], bool]:
@@ -56,6 +60,7 @@ def triton_body(served: Served, body: dict[str, Any], prompt: str, raw: bool) ->
 
 def _refuse_unsupported(served: Served, body: dict[str, Any]) -> None:
     given = {k: v for k, v in body.items() if v is not None}  # null is "not given", as OpenAI's own clients mean it
+    _check_types(given)
     unknown = sorted(set(given) - set(CANDIDATES) - set(NEUTRAL) - set(IGNORED))
     if unknown:
         raise ApiError(400, f"{', '.join(unknown)} not supported by this endpoint", unknown[0])
@@ -67,6 +72,20 @@ def _refuse_unsupported(served: Served, body: dict[str, Any]) -> None:
     if body.get("stream") and not served.decoupled:  # one response per request: the model refuses `stream`
         raise ApiError(400, f"stream is not supported by model {served.model}: it is not decoupled (one response "
                             "per request); serve a profile with serving.streaming: true to stream", "stream")
+
+
+def _check_types(given: dict[str, Any]) -> None:
+    """Each parameter of its JSON type: a boolean is no number (`max_tokens: true`) and `"false"` no boolean."""
+    names = {int: "an integer", float: "a number", bool: "true or false"}
+    for name, kind in KINDS.items():
+        value = given.get(name)
+        wanted = (int, float) if kind is float else kind
+        if value is not None and (not isinstance(value, wanted) or isinstance(value, bool) != (kind is bool)):
+            raise ApiError(400, f"{name} must be {names[kind]}, not {json.dumps(value)[:40]}", name)
+    stop = given.get("stop")
+    if stop is not None and not (isinstance(stop, str) or isinstance(stop, list)
+                                 and all(isinstance(s, str) for s in stop)):
+        raise ApiError(400, "stop must be a string or a list of strings", "stop")
 
 
 def _check_stream_options(body: dict[str, Any]) -> None:

@@ -3,6 +3,7 @@ triton_grpc.py translate a request and talk to Triton)."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
@@ -12,6 +13,7 @@ from typing import Any
 from aiohttp import web
 from tritonclient.grpc.aio import InferenceServerClient
 
+from specdeploy.boundedio import InputError, loads_json
 from specdeploy.serve.openai_chat import Templater, chat_prompt
 from specdeploy.serve.openai_frontend import (
     ApiError,
@@ -26,14 +28,18 @@ from specdeploy.serve.openai_frontend import (
 from specdeploy.serve.openai_request import prompt_of, triton_body
 from specdeploy.serve.triton_grpc import generate
 
+BODY_TIMEOUT_S = 30.0
+"""How long a request's body may take to arrive: a client that stalls mid-body is answered 408, not waited for."""
 SERVED = web.AppKey("served", Served)
+BODY_TIMEOUT = web.AppKey("body_timeout_s", float)
 TEMPLATER = web.AppKey("templater", Templater)
 TRITON = web.AppKey("triton", InferenceServerClient)
 
 
-def routes(served: Served) -> web.Application:
+def routes(served: Served, *, body_timeout_s: float = BODY_TIMEOUT_S) -> web.Application:
     app = web.Application(middlewares=[_errors])
     app[SERVED] = served
+    app[BODY_TIMEOUT] = body_timeout_s
     app[TEMPLATER] = Templater(served)
 
     async def open_channel(app: web.Application) -> Any:
@@ -92,10 +98,7 @@ async def model(request: web.Request) -> web.Response:
 
 async def completion(request: web.Request, chat: bool) -> web.StreamResponse:
     served: Served = request.app[SERVED]
-    try:
-        body = await request.json()
-    except ValueError:
-        raise ApiError(400, "the request body is not valid JSON") from None
+    body = await _body(request)
     if not isinstance(body, dict):
         raise ApiError(400, "the request body must be a JSON object")
     if body.get("model") not in (None, served.model):
@@ -125,6 +128,20 @@ async def completion(request: web.Request, chat: bool) -> web.StreamResponse:
         except ConnectionResetError:  # the client left before its handler was cancelled: Triton's call is closed
             pass
     return response
+
+
+async def _body(request: web.Request) -> Any:
+    """The request's JSON: bounded in time (BODY_TIMEOUT_S), size (aiohttp's client_max_size, a 413) and nesting,
+    and Unicode text (a lone surrogate cannot be tokenized or sent on)."""
+    timeout = request.app[BODY_TIMEOUT]
+    try:
+        raw = await asyncio.wait_for(request.read(), timeout)
+    except asyncio.TimeoutError:
+        raise ApiError(408, f"the request body did not arrive within {timeout:g} s") from None
+    try:
+        return loads_json(raw)
+    except InputError as exc:
+        raise ApiError(400, f"the request body: {exc.detail}") from None
 
 
 async def _stream(request: web.Request, response: web.StreamResponse, events: Any, first: dict[str, Any] | None,

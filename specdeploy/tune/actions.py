@@ -11,11 +11,11 @@ prediction cached on a CPU machine is re-tuned by measurement where TensorRT-LLM
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 from typing import Any
 
+from specdeploy.boundedio import read_json
 from specdeploy.execute.actions import code_hash
 from specdeploy.execute.context import ActionContext
 from specdeploy.execute.manifest import profile_hash
@@ -34,8 +34,10 @@ def runtime_inputs(step: Step, resolved: Resolved) -> dict[str, str]:
 def adoptable(ctx: ActionContext, can_measure: bool) -> dict[str, Any] | None:
     """The tune result in the artifact folder, when it was tuned for this very profile by this tuner's code."""
     try:
-        res = json.loads((ctx.artifact_dir / RESULT).read_text())
+        res = read_json(ctx.artifact_dir / RESULT)
     except (OSError, ValueError):
+        return None
+    if not isinstance(res, dict):
         return None
     same = res.get("profile_hash") == profile_hash(ctx.resolved) and res.get("code") == code_hash("tune")
     if not same or res.get("problems") or (res.get("evidence") == "predicted" and can_measure):

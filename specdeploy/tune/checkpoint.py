@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from specdeploy.boundedio import loads_json
 from specdeploy.errors import UsageError
 from specdeploy.tune.types import MeasureFn, Measurement, Request
 
@@ -27,7 +28,7 @@ class Checkpoint:
         self.records: dict[str, Measurement] = {}
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if fresh or not self._load():
-            self.path.write_text(json.dumps({"format": FORMAT, "setup_hash": setup_hash}) + "\n")
+            self.path.write_text(json.dumps({"format": FORMAT, "setup_hash": setup_hash}, allow_nan=False) + "\n")
 
     def _load(self) -> bool:
         """Read an existing checkpoint of this setup; False (start over) when absent or from another setup."""
@@ -36,9 +37,10 @@ class Checkpoint:
         except FileNotFoundError:
             return False
         try:
-            header = json.loads(lines[0]) if lines else {}
+            header = loads_json(lines[0], str(self.path)) if lines else {}
         except ValueError:
             header = {}
+        header = header if isinstance(header, dict) else {}
         if header.get("format") != FORMAT:
             raise UsageError(f"{self.path} is not a specdeploy tune checkpoint", hint="pass --fresh to replace it")
         if header.get("setup_hash") != self.setup_hash:
@@ -46,7 +48,7 @@ class Checkpoint:
             return False
         for line in lines[1:]:
             try:
-                record = Measurement.from_dict(json.loads(line))
+                record = Measurement.from_dict(loads_json(line))
             except (ValueError, KeyError, TypeError):
                 continue  # a line cut short by a kill: that measurement is simply redone
             if record.ok:
@@ -58,7 +60,7 @@ class Checkpoint:
 
     def append(self, record: Measurement) -> None:
         with self.path.open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps({**record.to_dict(), "at": time.time()}, default=str) + "\n")
+            handle.write(json.dumps({**record.to_dict(), "at": time.time()}, default=str, allow_nan=False) + "\n")
             handle.flush()
             os.fsync(handle.fileno())
         if record.ok:

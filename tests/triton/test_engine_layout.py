@@ -198,3 +198,26 @@ def test_streaming_engine_repository_answers_through_the_ensemble(write_profile,
     assert done.wait(60)
     client.stop_stream()
     assert texts == ["hello world"]
+
+
+
+def test_perf_metrics_request_gets_every_output_the_backend_writes(write_profile, engine_inputs, tmp_path,  # type: ignore[no-untyped-def]
+                                                                    server_factory):
+    """`return_perf_metrics` makes the C++ backend write ten outputs (the double does too); Triton core refuses any
+    that the config does not declare, so on a GPU the request fails unless all ten are declared."""
+    import tritonclient.grpc as grpcclient
+
+    server = server_factory(_repo(write_profile, engine_inputs, tmp_path, MEDUSA))
+    server.load("tensorrt_llm")
+    arrays = {"input_ids": np.array([[5, 6, 7]], dtype=np.int32), "input_lengths": np.array([[3]], dtype=np.int32),
+              "request_output_len": np.array([[4]], dtype=np.int32),
+              "return_perf_metrics": np.array([[True]], dtype=np.bool_)}
+    inputs = []
+    for name, value in arrays.items():
+        tensor = grpcclient.InferInput(name, list(value.shape), "BOOL" if value.dtype == np.bool_ else "INT32")
+        tensor.set_data_from_numpy(value)
+        inputs.append(tensor)
+    result = server.client().infer("tensorrt_llm", inputs, client_timeout=60)
+    assert result.as_numpy("output_ids").reshape(-1).tolist() == [5, 6, 7]
+    for name in ("kv_cache_alloc_new_blocks", "arrival_time_ns", "last_token_time_ns", "total_draft_tokens"):
+        assert result.as_numpy(name) is not None, name

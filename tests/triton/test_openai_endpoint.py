@@ -12,6 +12,7 @@ import json
 import os
 import signal
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
@@ -254,3 +255,22 @@ def test_a_client_that_leaves_cancels_its_request(served: dict[str, Any], stream
     time.sleep(1.5)  # more than the model's cancel check interval (0.25 s) and a step
     alone = answer(str(served["grpc"]), "smollm2", {"text_input": QUESTION, "max_tokens": 4})
     assert alone["batch_size"] == 1, "the abandoned request was still decoding beside it"
+
+
+@pytest.mark.parametrize(("body", "said"), [
+    (json.dumps({"model": "smollm2", "max_tokens": 4, "messages": [{"role": "user", "content": "\ud800"}]}),
+     "a lone surrogate: not Unicode text"),
+    ("[" * 100_000 + "]" * 100_000, "nested deeper than 64 levels"),
+    (json.dumps({"model": "smollm2", "max_tokens": [4], "messages": [{"role": "user", "content": QUESTION}]}),
+     "max_tokens must be an integer, not [4]"),
+    (json.dumps({"model": "smollm2", "max_tokens": 4, "stream": "false",
+                 "messages": [{"role": "user", "content": QUESTION}]}), 'stream must be true or false, not "false"'),
+], ids=["surrogate", "deep", "max_tokens-list", "stream-string"])
+def test_hostile_bodies_are_400s_before_the_model(base: str, body: str, said: str) -> None:
+    """Issue 30 item 16, against the served model (the chat template renders the messages): a lone surrogate and a
+    100k-deep body were 500s, `max_tokens: [4]` a 200, `stream: "false"` streamed."""
+    request = urllib.request.Request(f"{base}/chat/completions", body.encode(), {"Content-Type": "application/json"})
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=300)
+    error = json.loads(refused.value.read())["error"]
+    assert refused.value.code == 400 and said in error["message"] and error["type"] == "invalid_request_error"

@@ -112,3 +112,48 @@ def test_a_fifo_in_a_recorded_place_is_reported_not_a_hang(art: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "'file': 'serve.sh'" in done.stdout and "'actual': 'not a regular file'" in done.stdout
     assert "specdeploy.lock: not a JSON object (not a regular file)" in done.stdout
+
+
+@pytest.mark.parametrize("where", ["file", "folder"])
+def test_a_listed_file_replaced_by_a_link_to_an_identical_copy_is_drift(art: Path, tmp_path: Path, where: str) -> None:
+    """verify hashed through the link: a copy outside the artifact (anyone's to change later) passed."""
+    import shutil
+
+    if where == "file":
+        shutil.copy(art / "serve.sh", tmp_path / "serve.sh")
+        (art / "serve.sh").unlink()
+        (art / "serve.sh").symlink_to(tmp_path / "serve.sh")
+        linked = ["serve.sh"]
+    else:
+        shutil.copytree(art / "triton", tmp_path / "triton")
+        shutil.rmtree(art / "triton")
+        (art / "triton").symlink_to(tmp_path / "triton")
+        linked = sorted(r for r in json.loads((art / "manifest.json").read_text())["files"] if r.startswith("triton/"))
+    report = verify(art)
+    assert not report["ok"]
+    assert [d["file"] for d in report["drift"] if d["actual"] == "a symbolic link (the build wrote a file)"] == linked
+
+
+@pytest.mark.parametrize("rel", ["../../../etc/hostname", "/etc/hostname", "triton/../../x"])
+def test_manifest_entries_outside_the_artifact_are_problems(art: Path, rel: str) -> None:
+    """Entries `../../../etc/hostname` or `/etc/passwd` with their right hashes verified."""
+    from specdeploy.execute.hashing import sha256_file
+
+    data = json.loads((art / "manifest.json").read_text())
+    data["files"][rel] = sha256_file(Path("/etc/hostname"))
+    (art / "manifest.json").write_text(json.dumps(data))
+    report = verify(art)
+    assert not report["ok"]
+    assert report["problems"] == [f"manifest.json: files entry {rel!r} is outside the artifact folder"]
+
+
+def test_bytecode_is_named_for_what_it_is(art: Path) -> None:
+    """A planted .pyc showed only the "not listed" drift an innocent serve caused."""
+    from specdeploy.execute.verify import drift_line
+
+    (art / "triton" / "tensorrt_llm" / "1" / "__pycache__").mkdir()
+    (art / "triton" / "tensorrt_llm" / "1" / "__pycache__" / "model.cpython-311.pyc").write_bytes(b"\0" * 16)
+    report = verify(art)
+    assert not report["ok"]
+    line = drift_line(report["drift"][0])
+    assert line.startswith("triton/tensorrt_llm/1/__pycache__/model.cpython-311.pyc (") and "Python bytecode" in line

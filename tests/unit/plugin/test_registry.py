@@ -22,6 +22,7 @@ BUILTINS = {
     "dflash",
     "pard",
     "sa",
+    "dspark",
 }
 
 

@@ -55,8 +55,10 @@ def test_unknown_pbtxt_field_reports_line_and_column(engine_repo) -> None:  # ty
 
 def test_unfilled_placeholder(engine_repo) -> None:  # type: ignore[no-untyped-def]
     repo = engine_repo()
-    _edit(repo / "tensorrt_llm/config.pbtxt", '"/engines/target"', '"${engine_dir}"')
-    assert "tensorrt_llm/config.pbtxt:48: unfilled placeholder ${engine_dir}" in _messages(repo)
+    config = repo / "tensorrt_llm/config.pbtxt"
+    line = next(n for n, text in enumerate(config.read_text().splitlines(), 1) if '"/engines/target"' in text)
+    _edit(config, '"/engines/target"', '"${engine_dir}"')
+    assert f"tensorrt_llm/config.pbtxt:{line}: unfilled placeholder ${{engine_dir}}" in _messages(repo)
 
 
 def test_broken_ensemble_map(engine_repo) -> None:  # type: ignore[no-untyped-def]
@@ -118,8 +120,8 @@ def test_gpu_ids_against_tp_and_gpus(engine_repo) -> None:  # type: ignore[no-un
     repo = engine_repo("medusa")
     _edit(repo / "tensorrt_llm/config.pbtxt", 'string_value: "0" }', 'string_value: "0,1" }')
     assert _messages(repo) == [
-        "tensorrt_llm/config.pbtxt:55: gpu_device_ids group '0,1' has 2 GPU(s), TP x PP = 1",
-        "tensorrt_llm/config.pbtxt:55: gpu_device_ids '0,1' names a GPU beyond the profile's 1"]
+        "tensorrt_llm/config.pbtxt:62: gpu_device_ids group '0,1' has 2 GPU(s), TP x PP = 1",
+        "tensorrt_llm/config.pbtxt:62: gpu_device_ids '0,1' names a GPU beyond the profile's 1"]
 
 
 def test_kind_gpu_over_the_profile(engine_repo) -> None:  # type: ignore[no-untyped-def]
@@ -230,3 +232,42 @@ def test_llmapi_model_yaml_names_the_model_llm_requires() -> None:
     model_yaml = yaml.safe_load(files["tensorrt_llm/1/model.yaml"])
     assert model_yaml["model"] == "deepseek-ai/DeepSeek-V3"
     assert model_yaml["tensor_parallel_size"] == 8 and model_yaml["pipeline_parallel_size"] == 2
+
+
+@pytest.mark.parametrize("manifest", ['{"models": "postprocessing"}', "fifo"])
+def test_a_bad_manifest_is_a_problem_and_planted_folders_still_found(engine_repo, manifest: str) -> None:  # type: ignore[no-untyped-def]
+    """`{"models": "smollm2"}` or a FIFO as specdeploy-repo.json skipped the planted-folder check."""
+    import os
+
+    repo = engine_repo()
+    (repo / "postprocessing" / "2").mkdir()
+    (repo / "postprocessing" / "2" / "model.py").write_text("import os; os.system('id')\n")
+    (repo / "specdeploy-repo.json").unlink()
+    if manifest == "fifo":
+        os.mkfifo(repo / "specdeploy-repo.json")
+        want = "specdeploy-repo.json: not a regular file: the models it names are unknown"
+    else:
+        (repo / "specdeploy-repo.json").write_text(manifest)
+        want = "specdeploy-repo.json: `models` is not a list of model names ('postprocessing')"
+    messages = [i.render() for i in check_repo(repo)]
+    assert want in messages
+    assert any(m.startswith("postprocessing/2: version folder 2/ not rendered by specdeploy") for m in messages)
+
+
+def test_planted_versions_bytecode_stubs_and_loops_are_reported(engine_repo, resolve_inline) -> None:  # type: ignore[no-untyped-def]
+    """check-repo said "no problems" to a planted version folder (Triton serves the highest), a .pyc beside
+    model.py, a stub in the model folder, and a symlink loop that render refuses."""
+    repo = engine_repo()
+    (repo / "preprocessing" / "7").mkdir()
+    (repo / "preprocessing" / "1" / "__pycache__").mkdir()
+    (repo / "preprocessing" / "1" / "__pycache__" / "model.cpython-311.pyc").write_bytes(b"\0")
+    (repo / "postprocessing" / "triton_python_backend_stub").write_bytes(b"\x7fELF")
+    (repo / "postprocessing" / "1" / "loop").symlink_to("loop")
+    assert sorted(i.file for i in check_repo(repo)) == [
+        "postprocessing/1/loop", "postprocessing/triton_python_backend_stub", "preprocessing/1/__pycache__",
+        "preprocessing/7"]
+    messages = {i.file: i.message for i in check_repo(repo)}
+    assert "loop, or dangling" in messages["postprocessing/1/loop"]
+    assert messages["preprocessing/1/__pycache__"].startswith("Python bytecode")
+    with pytest.raises(UsageError, match="symbolic link"):  # render refuses the same folder
+        render_resolved(resolve_inline(ENGINE.replace("MECH", "draft_target")), repo, inputs=INPUTS)

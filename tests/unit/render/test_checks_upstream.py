@@ -75,7 +75,7 @@ def test_instance_count_against_gpu_groups(repo) -> None:  # type: ignore[no-unt
                               "2 group(s): one instance per group"]
     engine = repo("tensorrt", "triton.instances=2", "speculative.mechanism=medusa", "speculative.draft_model=TARGET")
     _edit(engine / "tensorrt_llm/config.pbtxt", "count: 2 kind: KIND_CPU", "count: 1 kind: KIND_CPU")
-    assert _messages(engine) == ["tensorrt_llm/config.pbtxt:44: instance_group count 1 but gpu_device_ids '0;1' "
+    assert _messages(engine) == ["tensorrt_llm/config.pbtxt:51: instance_group count 1 but gpu_device_ids '0;1' "
                                  "has 2 group(s): one instance per group"]
 
 
@@ -95,7 +95,7 @@ def test_engine_kv_fractions_on_a_shared_gpu(repo) -> None:  # type: ignore[no-u
     out = repo("tensorrt")
     for model in ("tensorrt_llm", "tensorrt_llm_draft"):
         _edit(out / f"{model}/config.pbtxt", 'string_value: "0.45"', 'string_value: "0.9"')
-    assert _messages(out) == ["tensorrt_llm_draft/config.pbtxt:52: tensorrt_llm and tensorrt_llm_draft share GPU(s) "
+    assert _messages(out) == ["tensorrt_llm_draft/config.pbtxt:59: tensorrt_llm and tensorrt_llm_draft share GPU(s) "
                               "[0] but their kv_cache_free_gpu_mem_fraction add up to 1.8 (> 1): split it, e.g. 0.45 "
                               "each (TL examples/draft_target_model/README.md @ 11925f6 uses 0.5 each)"]
 

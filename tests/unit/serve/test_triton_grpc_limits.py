@@ -66,8 +66,9 @@ def test_a_stream_error_from_a_model_that_is_not_ready_is_a_502() -> None:
 
 
 @pytest.mark.parametrize(("body", "said"), [
-    ({"prompt": "\ud800 hi"}, "input text_input is not valid Unicode text"),
-    ({"prompt": "hi", "temperature": float("nan")}, "input temperature (FP32) cannot take nan"),
+    ({"prompt": "\ud800 hi"}, "the request body: a string holds \\ud800, a lone surrogate: not Unicode text (line 1)"),
+    ({"prompt": "hi", "temperature": float("nan")},
+     "the request body: not valid JSON: NaN is not a JSON number (RFC 8259 allows finite numbers only) (line 1)"),
     ({"prompt": "hi", "temperature": 1e39}, "input temperature (FP32) cannot take 1e+39"),
 ])
 def test_text_and_numbers_triton_could_not_take_are_a_400(body: dict[str, Any], said: str) -> None:

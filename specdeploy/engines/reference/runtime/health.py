@@ -11,12 +11,12 @@ so the warning lands in tritonserver's log.
 
 from __future__ import annotations
 
-import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from specdeploy.boundedio import read_json
 from specdeploy.engines.reference.declare import needs_model
 
 MIN_STEPS = 32
@@ -51,16 +51,17 @@ def read_record(folder: Path) -> Record | None:
     """The promise in `folder`/training.json, with the target named in specdeploy_drafter.json; None without one."""
     path = folder / "training.json"
     try:
-        agreement = json.loads(path.read_text(encoding="utf-8")).get("held_out_top1_agreement") or {}
-    except (OSError, ValueError):
+        agreement = read_json(path).get("held_out_top1_agreement") or {}
+    except (OSError, ValueError, AttributeError):
         return None
     promise = next((float(agreement[k]) for k in PROMISE_KEYS if isinstance(agreement.get(k), (int, float))), None)
     if promise is None:
         return None
     try:
-        meta = json.loads((folder / "specdeploy_drafter.json").read_text(encoding="utf-8"))
+        meta = read_json(folder / "specdeploy_drafter.json")
     except (OSError, ValueError):
         meta = {}
+    meta = meta if isinstance(meta, dict) else {}
     return Record(promise, str(meta.get("shares_embeddings_with") or ""), str(path))
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import json
 import os
 import shutil
 import tempfile
@@ -17,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from specdeploy.boundedio import read_json
 from specdeploy.engines.reference.runtime.health import Tally, read_record
 from specdeploy.engines.reference.runtime.shared_drafter import (
     DRAFT_VOCAB_KEY,
@@ -192,6 +192,16 @@ def _tokenizer(folder: Path) -> Any:
         return None
 
 
+def _shared_meta(folder: Path, ref: str) -> dict[str, Any]:
+    try:
+        meta = read_json(folder / SHARED_META)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"drafter {ref}: {SHARED_META} is unreadable: {exc}") from None
+    if not isinstance(meta, dict):
+        raise UsageError(f"drafter {ref}: {SHARED_META} is not a JSON object")
+    return meta
+
+
 def load_drafter(ref: str, target: Any) -> Any:
     """A drafter folder; if it carries SHARED_META, its embedding/LM head are the target's tensors."""
     from specdeploy.runtime_paths import packaged_model
@@ -202,7 +212,7 @@ def load_drafter(ref: str, target: Any) -> Any:
     if not (folder / SHARED_META).is_file():
         drafter = _from_pretrained(folder, ref)
         check_same_vocab(target, drafter)
-    elif (meta := json.loads((folder / SHARED_META).read_text(encoding="utf-8"))).get("kind") == "eagle3":
+    elif (meta := _shared_meta(folder, ref)).get("kind") == "eagle3":
         from specdeploy.engines.reference.runtime.eagle_model import load_eagle
 
         drafter = load_eagle(folder, target, meta)
