@@ -55,7 +55,7 @@ def check_folder(out: Path, name: str) -> Path:
 def _not_served(folder: Path) -> None:
     """A folder `specdeploy serve` serves keeps its files until that serve stops: a build or tune would change
     the artifact under the running server, and its manifest would describe another build than the one served."""
-    from specdeploy.serve.local import served_by
+    from specdeploy.execute.served import served_by
 
     served = served_by(folder)
     if served is not None:

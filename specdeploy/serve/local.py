@@ -19,13 +19,13 @@ from typing import Any
 from specdeploy._io import write_json_atomic
 from specdeploy.boundedio import InputError, read_json
 from specdeploy.errors import StepFailed, UsageError
+from specdeploy.execute.served import STATE, recorded
 from specdeploy.render.backends import prepare_backends
 from specdeploy.render.context import MANIFEST
 from specdeploy.render.server import TritonServer, start_server
 from specdeploy.runtime_paths import cache_dir
 from specdeploy.serve.sealed import gate, seal
 
-STATE = Path(".specdeploy") / "serve.json"
 SERVED = Path(".specdeploy") / "served"  # the copy tritonserver serves (serve/sealed.py), removed at stop
 
 
@@ -166,66 +166,20 @@ def _claim(owner: Path) -> int:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         os.close(fd)
-        running = _recorded(owner)
+        running = recorded(owner)
         where = (f"tritonserver pid {running['pid']}, grpc {running['grpc']}, http {running.get('http')}"
                  if running else "still loading its models")
         raise UsageError(f"{owner} is already served by another `specdeploy serve` ({where})",
                          hint="ask that one (`specdeploy ask PROMPT --artifact DIR`) or stop it first") from None
-    _recorded(owner)  # nobody serves this folder: a record left behind is stale
+    recorded(owner)  # nobody serves this folder: a record left behind is stale
     return fd
-
-
-def served_by(owner: Path) -> dict[str, object] | None:
-    """What serves `owner` now: its record ({} while it loads), or None when no `serve` holds its lock."""
-    try:
-        fd = os.open(owner / STATE.with_name("serve.lock"), os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return _recorded(owner) or {}
-    finally:
-        os.close(fd)
-    return None
-
-
-def _alive(pid: object) -> bool:
-    """Whether `pid` is a running (not zombie) tritonserver."""
-    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
-        return False
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z" and b"tritonserver" in cmdline
-
-
-def _recorded(owner: Path) -> dict[str, object] | None:
-    """The live endpoint recorded under `owner`; a stale or garbage record is removed (None)."""
-    state = owner / STATE
-    try:
-        data = read_json(state)
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError):
-        data = None
-    if isinstance(data, dict) and _alive(data.get("pid")) and isinstance(data.get("grpc"), str) and isinstance(
-            data.get("models"), list) and data["models"]:
-        return data
-    try:
-        state.unlink(missing_ok=True)
-    except OSError:
-        pass
-    return None
 
 
 def endpoint_of(path: Path) -> dict[str, object]:
     """What a live `serve` recorded for an artifact or repository folder."""
     for owner in (path, path.parent):
         if (owner / STATE).exists():
-            state = _recorded(owner)
+            state = recorded(owner)
             if state is None:
                 raise UsageError(f"{owner / STATE} is stale: the tritonserver it names is not running",
                                  hint="start it again with `specdeploy serve ARTIFACT_DIR` (the stale record "

@@ -1,0 +1,60 @@
+"""What `specdeploy serve` records under an artifact folder while it serves it (`.specdeploy/serve.json`, held by
+`.specdeploy/serve.lock`): read here, below `serve/`, because a build or tune refuses to write into a served folder."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+
+from specdeploy.boundedio import read_json
+
+STATE = Path(".specdeploy") / "serve.json"
+
+
+def served_by(owner: Path) -> dict[str, object] | None:
+    """What serves `owner` now: its record ({} while it loads), or None when no `serve` holds its lock."""
+    try:
+        fd = os.open(owner / STATE.with_name("serve.lock"), os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return recorded(owner) or {}
+    finally:
+        os.close(fd)
+    return None
+
+
+def _alive(pid: object) -> bool:
+    """Whether `pid` is a running (not zombie) tritonserver."""
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return False
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z" and b"tritonserver" in cmdline
+
+
+def recorded(owner: Path) -> dict[str, object] | None:
+    """The live endpoint recorded under `owner`; a stale or garbage record is removed (None)."""
+    state = owner / STATE
+    try:
+        data = read_json(state)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        data = None
+    if isinstance(data, dict) and _alive(data.get("pid")) and isinstance(data.get("grpc"), str) and isinstance(
+            data.get("models"), list) and data["models"]:
+        return data
+    try:
+        state.unlink(missing_ok=True)
+    except OSError:
+        pass
+    return None
+
+
