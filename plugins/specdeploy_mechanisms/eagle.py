@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from specdeploy.engines.trtllm.declare import TrtllmEngineBuild
+from specdeploy.engines.vllm.declare import VllmMethod
 from specdeploy.issues import Issue
 from specdeploy.plugin import AcceptancePrior, CheckContext, Mechanism
 from specdeploy_mechanisms._common import options, tree_choices, tree_depth
@@ -29,6 +30,11 @@ class Eagle(Mechanism):
             triton=lambda o: {"decoding_mode": "eagle", "eagle_choices": tree_choices(o.choices)},
             unconfirmed=("1.2.build_plugin_flags", "convert.eagle_max_non_leaves"),
             sources={"mode": "trtllm-build --speculative_decoding_mode choices (tables/trtllm-1.2.1.json)"}),
+        "vllm": VllmMethod(
+            "eagle", "required",
+            ignored={"num_eagle_layers": "a TensorRT-LLM engine build setting",
+                     "max_non_leaves_per_layer": "a TensorRT-LLM engine build setting"},
+            refused={"choices": (None, "vLLM 0.32 drafts a chain of num_speculative_tokens, no static tree")}),
     }
     max_draft_len = 63
     training = "trained drafter head per target"

@@ -17,6 +17,11 @@ def known_line(value: str) -> str:
     return _known_release("trtllm_version", value)
 
 
+def known_vllm_release(value: str) -> str:
+    """A vLLM release a contract table covers: asked of the engines whose release field is `vllm_version`."""
+    return _known_release("vllm_version", value)
+
+
 def _known_release(field: str, value: str) -> str:
     from specdeploy.plugin.registry import engines
 
