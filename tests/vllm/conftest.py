@@ -41,3 +41,17 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             "eagle3_head": config_folder(head, root / "eagle3-head"),
             "drafter": config_folder(drafter, root / "drafter"),
             "qwen3_next": FIXTURES / "qwen3-next-tiny"}
+
+
+@pytest.fixture(scope="session")
+def vllm_python(vllm_install: env.VllmInstall) -> Path:
+    return vllm_install.python
+
+
+@pytest.fixture(scope="session")
+def target() -> Path:
+    """SmolLM2 as vLLM loads it, weights included (specdeploy/engines/vllm/export.py)."""
+    pytest.importorskip("torch")
+    from specdeploy.engines.vllm.export import target_folder
+
+    return target_folder()

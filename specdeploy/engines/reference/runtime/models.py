@@ -12,6 +12,7 @@ import importlib.util
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -156,13 +157,23 @@ def _converted_smollm2(gguf: Path) -> Path:
     # save_pretrained refuses a GGUF-loaded model otherwise. transformers sets this attribute dynamically, so mypy
     # falls back to nn.Module.__setattr__, typed for tensors and modules only.
     model.hf_quantizer = None  # type: ignore[assignment]
+
+    def save(tmp: Path) -> None:
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+
+    return publish_folder(final, save)
+
+
+def publish_folder(final: Path, fill: Callable[[Path], None]) -> Path:
+    """`fill` a fresh folder beside `final`, then rename it into place: a concurrent or interrupted writer never
+    leaves half a folder (the loser of a race keeps the winner's, which holds the same content)."""
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=final.parent))
     tmp.chmod(0o755)
     try:
-        model.save_pretrained(tmp)
-        tokenizer.save_pretrained(tmp)
-        tmp.replace(final)  # atomic: a concurrent or interrupted conversion never leaves half a folder
+        fill(tmp)
+        tmp.replace(final)
     except OSError:
         if not (final / "config.json").is_file():
             raise

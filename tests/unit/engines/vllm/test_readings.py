@@ -1,0 +1,45 @@
+"""Reading vLLM's numbers (/metrics text, the factorized tuner's histogram, ITL buckets) and the server argv."""
+
+from __future__ import annotations
+
+from specdeploy.engines.vllm.measure import Point, itl_summary
+from specdeploy.engines.vllm.serve import parse_counters
+
+METRICS = """\
+# HELP vllm:spec_decode_num_drafts_total Number of spec decoding drafts.
+# TYPE vllm:spec_decode_num_drafts_total counter
+vllm:spec_decode_num_drafts_total{engine="0",model_name="smollm2"} 19.0
+vllm:spec_decode_num_draft_tokens_total{engine="0",model_name="smollm2"} 57.0
+vllm:spec_decode_num_accepted_tokens_total{engine="0",model_name="smollm2"} 38.0
+vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",model_name="smollm2",position="1"} 12.0
+vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",model_name="smollm2",position="0"} 15.0
+vllm:spec_decode_num_accepted_tokens_per_pos_total{engine="0",model_name="smollm2",position="2"} 11.0
+"""
+
+
+def test_parse_counters_orders_positions() -> None:
+    out = parse_counters(METRICS)
+    assert out == {"drafts": 19.0, "draft_tokens": 57.0, "accepted": 38.0, "per_position": [15.0, 12.0, 11.0]}
+
+
+def test_histogram_counts_steps_by_drafts_accepted() -> None:
+    point = Point(1, 0.0, 0.0, {}, {}, {}, drafts=19, draft_tokens=57, accepted=38, accepted_per_position=[15, 12, 11])
+    assert point.histogram() == [4.0, 3.0, 1.0, 11.0]
+    assert point.acceptance_length == 1 + 38 / 19
+
+
+def test_itl_quantiles_are_bucket_bounds() -> None:
+    hist = {"count": 10, "sum": 0.2, "buckets": {"0.01": 2, "0.025": 9, "0.05": 10, "+Inf": 10}}
+    assert itl_summary(hist) == {"mean": 20.0, "p50": 25.0, "p90": 25.0, "p99": 50.0}
+
+
+def test_server_argv_runs_the_module_on_loopback() -> None:
+    from pathlib import Path
+
+    from specdeploy.engines.vllm.serve import ServerSpec, server_argv
+
+    spec = ServerSpec(Path("/m"), 8011, {"method": "ngram", "num_speculative_tokens": 3}, "smollm2", enforce_eager=True)
+    argv = server_argv(Path("/py"), spec)
+    assert argv[:3] == ["/py", "-m", "vllm.entrypoints.openai.api_server"]
+    assert argv[argv.index("--host") + 1] == "127.0.0.1" and "--enforce-eager" in argv
+    assert argv[argv.index("--speculative-config") + 1] == '{"method":"ngram","num_speculative_tokens":3}'
