@@ -30,7 +30,7 @@ from _common import RESULTS, write_result  # noqa: E402
 
 from specdeploy.engines.vllm.export import draft_model_folder, eagle3_folder, target_folder  # noqa: E402
 from specdeploy.engines.vllm.measure import Job, Result, measure  # noqa: E402
-from specdeploy.runtime.prompts import sample_prompts  # noqa: E402
+from specdeploy.prompts import sample_prompts  # noqa: E402
 
 PYTHON = REPO / ".venv-vllm" / "bin" / "python"
 CONCURRENCY = (1, 4)

@@ -16,7 +16,7 @@ CONCURRENCY = (1, 4)
 
 
 def _job(target: Path, spec: dict[str, Any] | None) -> Job:
-    from specdeploy.runtime.prompts import sample_prompts
+    from specdeploy.prompts import sample_prompts
 
     prompts = [(r.turns[0], not r.raw) for r in sample_prompts("mt-bench", PROMPTS)]
     return Job(target, prompts, CONCURRENCY, MAX_TOKENS, spec, enforce_eager=True)

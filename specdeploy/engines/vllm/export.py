@@ -28,7 +28,7 @@ TOKENIZER = ("tokenizer.json", "tokenizer_config.json", "generation_config.json"
 
 def export(ref: str) -> Path:
     """The vLLM folder for a model reference: the SmolLM2 target, a shipped drafter, or a local folder as it is."""
-    from specdeploy.runtime.models import DRAFTER_REF, EAGLE_REF, SMOLLM2_REF
+    from specdeploy.engines.reference.runtime.models import DRAFTER_REF, EAGLE_REF, SMOLLM2_REF
 
     if ref == SMOLLM2_REF:
         return target_folder()
@@ -45,7 +45,7 @@ def export(ref: str) -> Path:
 
 def target_folder() -> Path:
     """SmolLM2-135M-Instruct as the reference runtime converts it, with a config vLLM reads as unquantized."""
-    from specdeploy.runtime.models import SMOLLM2_REF, resolve_target_folder
+    from specdeploy.engines.reference.runtime.models import SMOLLM2_REF, resolve_target_folder
 
     source = resolve_target_folder(SMOLLM2_REF)
 
@@ -63,7 +63,7 @@ def draft_model_folder() -> Path:
     model scores the whole vocabulary, so the head keeps the target's rows of the draft vocabulary and zero rows
     elsewhere: those score 0, so the draft is the reference runtime's whenever the best in-vocabulary logit is
     positive."""
-    from specdeploy.runtime.models import DRAFT_VOCAB_KEY, DRAFTER_DIR
+    from specdeploy.engines.reference.runtime.models import DRAFT_VOCAB_KEY, DRAFTER_DIR
 
     target = target_folder()
 
@@ -89,8 +89,8 @@ def draft_model_folder() -> Path:
 
 def eagle3_folder() -> Path:
     """The shipped EAGLE head in vLLM 0.32's eagle3 layout (eagle3_layout.py says how and where it is exact)."""
+    from specdeploy.engines.reference.runtime.models import EAGLE_REF
     from specdeploy.engines.vllm.eagle3_layout import write_eagle3
-    from specdeploy.runtime.models import EAGLE_REF
     from specdeploy.runtime_paths import packaged_model
 
     source = packaged_model(EAGLE_REF)
@@ -101,7 +101,8 @@ def eagle3_folder() -> Path:
 
 
 def _cached(stem: str, parts: list[str], fill: Callable[[Path], None]) -> Path:
-    from specdeploy.runtime.models import cache_dir, publish_folder
+    from specdeploy.engines.reference.runtime.models import publish_folder
+    from specdeploy.runtime_paths import cache_dir
 
     key = hashlib.sha256(json.dumps([LAYOUT, stem, *parts]).encode()).hexdigest()[:16]
     final = cache_dir() / "vllm" / f"{stem}-{key}"

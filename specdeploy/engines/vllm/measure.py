@@ -101,7 +101,7 @@ def measure(python: Path, job: Job, log: Path, timeout_s: float = START_TIMEOUT_
 
 
 def _point(run: dict[str, Any], max_tokens: int) -> Point:
-    from specdeploy.runtime.stats import percentiles
+    from specdeploy.engines.reference.runtime.stats import percentiles
 
     tokens = sum(len(t) for t in run["token_ids"])
     wall = float(run["wall_s"]) or 1e-9

@@ -33,8 +33,8 @@ def test_layer0_attention_sees_only_its_own_position() -> None:
 def test_draft_model_scores_only_its_vocabulary() -> None:
     from safetensors.torch import load_file
 
+    from specdeploy.engines.reference.runtime.models import DRAFT_VOCAB_KEY, DRAFTER_DIR
     from specdeploy.engines.vllm.export import draft_model_folder, target_folder
-    from specdeploy.runtime.models import DRAFT_VOCAB_KEY, DRAFTER_DIR
 
     folder = draft_model_folder()
     state = load_file(str(folder / "model.safetensors"))
@@ -54,8 +54,8 @@ def test_draft_model_scores_only_its_vocabulary() -> None:
 def test_eagle3_folder_names_what_vllm_reads() -> None:
     from safetensors.torch import load_file
 
+    from specdeploy.engines.reference.runtime.models import EAGLE_REF
     from specdeploy.engines.vllm.export import eagle3_folder
-    from specdeploy.runtime.models import EAGLE_REF
     from specdeploy.runtime_paths import packaged_model
 
     folder = eagle3_folder()
