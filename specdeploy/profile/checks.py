@@ -198,8 +198,8 @@ def unique(value: list[str]) -> list[str]:
 
 
 CHECKS: dict[str, Callable[[Any], Any]] = {
-    f.__name__: f for f in (known_line, known_backend, known_layout, draft_len, schedule, positive_sorted,
-                            acceptance_al, acceptance_rates,
+    f.__name__: f for f in (known_line, known_vllm_release, known_backend, known_layout, draft_len, schedule,
+                            positive_sorted, acceptance_al, acceptance_rates,
                             parallel, k8s_name, k8s_key, label_value, quantity, slurm_word, slurm_time, safe_path,
                             image_ref, model_ref, unique)
 }
