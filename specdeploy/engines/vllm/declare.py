@@ -28,6 +28,8 @@ class VllmMethod:
     """Options with no vLLM counterpart -> why they can be left out (TensorRT-LLM build or pool settings)."""
     refused: Mapping[str, tuple[Any, str]] = field(default_factory=dict)
     """Options vLLM cannot honour unless they keep this value -> (that value, why)."""
+    fixed: Mapping[str, Any] = field(default_factory=dict)
+    """SpeculativeConfig fields the mechanism always sets, whatever its options (a third party's fixed matching)."""
     note: str = ""
     lines: tuple[str, ...] = ("0.32",)
     """The vLLM release lines whose contract table has the method (`Mechanism.supported` reads them)."""

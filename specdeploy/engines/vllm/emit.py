@@ -95,6 +95,8 @@ def speculative_config(mechanism: str, options: Mapping[str, Any], k: int, line:
         raise _refuse(("speculative", "draft_len"), f"vLLM needs num_speculative_tokens > 0, not {k}")
     spec: dict[str, Any] = {"method": method.method, "num_speculative_tokens": k}
     origin = {key: FIELD_ORIGIN[key] for key in spec}
+    for key, value in method.fixed.items():
+        spec[key], origin[key] = value, ("speculative", "mechanism")
     if drafter and method.drafter != "none":
         spec["model"], origin["model"] = drafter, FIELD_ORIGIN["model"]
     elif drafter:

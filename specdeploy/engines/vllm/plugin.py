@@ -41,6 +41,18 @@ class Vllm(Engine):
             return None
         return f"vLLM {line.releases} has no per-batch-size schedule: one K serves every batch size"
 
+    def range_notes(self, mechanism: str, lines: tuple[str, ...]) -> list[dict[str, object]]:
+        """Per vLLM line: the `method` the mechanism is spelled as, and its note."""
+        from specdeploy.engines.vllm.contract import lines as known
+        from specdeploy.engines.vllm.declare import method_of
+
+        declared = method_of(mechanism)
+        if declared is None:
+            return []
+        return [{"range": line.releases, "decoding_type": f"method {declared.method}",
+                 "notes": [declared.note] if declared.note else [], "unknown": []}
+                for name, line in known().items() if name in lines]
+
     def preview(self, resolved: Any) -> dict[str, str]:
         from specdeploy.engines.vllm.actions import vllm_files
 
