@@ -8,7 +8,6 @@ import difflib
 import json
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
