@@ -40,7 +40,7 @@ class VllmBackend:
         model = model_folder(profile.target.model, profile.target.revision, shipped.get("fetch.target", {}))
         records = sample_prompts(self.setup.dataset, self.setup.prompts)
         dtype = profile.target.dtype
-        return Job(model=Path(model), prompts=[(r.turns[0], not r.raw) for r in records],
+        return Job(model=Path(str(model)), prompts=[(r.turns[0], not r.raw) for r in records],
                    concurrency=tuple(self.setup.concurrency), max_tokens=self.setup.output_len,
                    speculative_config=spec, dtype="float32" if dtype == "auto" else dtype,
                    max_model_len=profile.serving.max_seq_len or 2048)
