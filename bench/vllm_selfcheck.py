@@ -17,11 +17,11 @@ from typing import Any
 
 from _common import RESULTS, machine, summary
 
+from specdeploy.engines.reference.runtime.models import SMOLLM2_REF, resolve_target_folder
 from specdeploy.engines.vllm import env
 from specdeploy.engines.vllm.contract import line_for
 from specdeploy.engines.vllm.emit import ServeLimits, emit
 from specdeploy.engines.vllm.selfcheck import check_emitted, config_folder
-from specdeploy.engines.reference.runtime.models import SMOLLM2_REF, resolve_target_folder
 from specdeploy.runtime_paths import packaged_model
 
 IMPORTS = 3

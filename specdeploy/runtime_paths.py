@@ -5,18 +5,15 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import tempfile
 from pathlib import Path
+
+from specdeploy.errors import UsageError
 
 
 def cache_dir() -> Path:
-    """specdeploy's own cache (`SPECDEPLOY_CACHE`, else ~/.cache/specdeploy): converted models, Triton backends.
-
-    Made on first use; one that cannot be made or written to is a usage error naming where it came from, before
-    any work that would need it."""
-    import tempfile
-
-    from specdeploy.errors import UsageError
-
+    """specdeploy's cache ($SPECDEPLOY_CACHE, else ~/.cache/specdeploy), made on first use. One that cannot be made or
+    written to is a usage error naming where it came from, before any work that would need it."""
     given = os.environ.get("SPECDEPLOY_CACHE")
     folder = Path(given or Path.home() / ".cache" / "specdeploy")
     try:

@@ -1,2 +1,3 @@
-"""The engines specdeploy ships, each one package registered through the `specdeploy.engines` entry points
-exactly as a third-party engine would register its own (`runtime.backend` names one; see docs/architecture.md)."""
+"""The engines specdeploy ships: one package per inference engine it emits for, builds with, measures and serves,
+each registered through the `specdeploy.engines` entry points exactly as a third-party engine would register its
+own (`runtime.backend` names one; see docs/architecture.md)."""

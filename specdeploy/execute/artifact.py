@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from specdeploy.errors import SpecdeployError, UsageError
+from specdeploy.execute.served import served_by
 from specdeploy.profile.loader import check_name
 
 LOCK_FILE = Path(".specdeploy") / "build.lock"
@@ -55,8 +56,6 @@ def check_folder(out: Path, name: str) -> Path:
 def _not_served(folder: Path) -> None:
     """A folder `specdeploy serve` serves keeps its files until that serve stops: a build or tune would change
     the artifact under the running server, and its manifest would describe another build than the one served."""
-    from specdeploy.execute.served import served_by
-
     served = served_by(folder)
     if served is not None:
         where = (f"tritonserver pid {served['pid']}, grpc {served['grpc']}" if served else "still loading its models")

@@ -1,5 +1,6 @@
-"""What `specdeploy serve` records under an artifact folder while it serves it (`.specdeploy/serve.json`, held by
-`.specdeploy/serve.lock`): read here, below `serve/`, because a build or tune refuses to write into a served folder."""
+"""Who serves an artifact folder now: the record `specdeploy serve` keeps in `.specdeploy/serve.json` while it
+holds `.specdeploy/serve.lock`. Read here (below the serve layer) because a build or a tune must not write into a
+folder that is being served."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ def served_by(owner: Path) -> dict[str, object] | None:
     return None
 
 
-def _alive(pid: object) -> bool:
+def alive(pid: object) -> bool:
     """Whether `pid` is a running (not zombie) tritonserver."""
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
         return False
@@ -48,7 +49,7 @@ def recorded(owner: Path) -> dict[str, object] | None:
         return None
     except (OSError, ValueError):
         data = None
-    if isinstance(data, dict) and _alive(data.get("pid")) and isinstance(data.get("grpc"), str) and isinstance(
+    if isinstance(data, dict) and alive(data.get("pid")) and isinstance(data.get("grpc"), str) and isinstance(
             data.get("models"), list) and data["models"]:
         return data
     try:
@@ -56,5 +57,3 @@ def recorded(owner: Path) -> dict[str, object] | None:
     except OSError:
         pass
     return None
-
-
