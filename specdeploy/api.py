@@ -13,8 +13,13 @@ from specdeploy.profile.loader import load_profile
 from specdeploy.resolve.resolver import Resolved, resolve
 
 if TYPE_CHECKING:  # `validate` never needs these modules
+    from specdeploy.deploy.render import DeployReport
+    from specdeploy.execute.runner import BuildResult
     from specdeploy.plan.model import Plan
+    from specdeploy.render.check_pbtxt import RepoCheck
+    from specdeploy.render.writer import RenderReport
     from specdeploy.resolve.probe import EnvironmentProbe
+    from specdeploy.tune.result import TuneResult
 
 
 @dataclass(frozen=True)
@@ -35,12 +40,9 @@ class Validation:
 
 
 def load_and_resolve(source: str, sets: tuple[str, ...] = (), *, probe: EnvironmentProbe | None = None,
-                     online: bool = False, fast: bool = False) -> Resolved:
-    """Load, validate and resolve a profile; raises ProfileError with every located error.
-
-    `fast` (validate, plan: read-only uses) may hold the profile as Records decided without pydantic;
-    the commands that build, tune or render get the pydantic models.
-    """
+                     online: bool = False, fast: bool = True) -> Resolved:
+    """Load, validate and resolve a profile; raises ProfileError with every located error. A well-formed
+    profile is held as Records decided without pydantic, for every command (`fast=False`: the models decide)."""
     return resolve(load_profile(source, sets, fast=fast), probe=probe, online=online)
 
 
@@ -49,7 +51,7 @@ def validate(sources: list[str], sets: tuple[str, ...] = ()) -> list[Validation]
     results = []
     for source in sources:
         try:
-            resolved = load_and_resolve(source, sets, fast=True)
+            resolved = load_and_resolve(source, sets)
         except ProfileError as exc:
             results.append(Validation(source, tuple(exc.issues), ()))
         else:
@@ -61,7 +63,7 @@ def plan(source: str, sets: tuple[str, ...] = ()) -> tuple[Resolved, Plan]:
     """The resolved profile and the steps a build would run (pure: nothing written)."""
     from specdeploy.plan.planner import make_plan
 
-    resolved = load_and_resolve(source, sets, fast=True)
+    resolved = load_and_resolve(source, sets)
     return resolved, make_plan(resolved)
 
 
@@ -174,8 +176,8 @@ def mechanisms() -> list[dict[str, Any]]:
 
 def build(source: str, sets: tuple[str, ...] = (), *, out: Path = Path("artifacts"), only: tuple[str, ...] = (),
           start: str | None = None, keep_going: bool = False, tune: bool = False, lock_timeout: float | None = None,
-          report: Any = None) -> Any:
-    """Run a profile's plan into `out/<profile>/` (cached steps reused); returns the BuildResult."""
+          report: Callable[[str], None] | None = None) -> BuildResult:
+    """Run a profile's plan into `out/<profile>/` (cached steps reused); `report` hears each step's progress."""
     from specdeploy.execute.artifact import check_folder
     from specdeploy.execute.build import run_build
     from specdeploy.execute.runner import select
@@ -205,9 +207,10 @@ def verify(artifact_dir: Path) -> dict[str, Any]:
     return verify_artifacts(artifact_dir)
 
 
-def render(source: str, sets: tuple[str, ...] = (), *, out: Path | None = None, pretend: bool = False) -> Any:
+def render(source: str, sets: tuple[str, ...] = (), *, out: Path | None = None,
+           pretend: bool = False) -> RenderReport:
     """Render the profile's Triton repository into `out` (default `triton/<profile>`), checked, swapped in
-    atomically; returns the RenderReport (per-file create/identical/changed/delete)."""
+    atomically; the report says per file create/identical/changed/delete."""
     from specdeploy.plan.planner import needs_tune
     from specdeploy.render.actions import render_resolved
 
@@ -222,9 +225,9 @@ def render(source: str, sets: tuple[str, ...] = (), *, out: Path | None = None, 
 
 
 def render_deploy(source: str, targets: tuple[str, ...], sets: tuple[str, ...] = (), *, out: Path | None = None,
-                  pretend: bool = False) -> Any:
+                  pretend: bool = False) -> DeployReport:
     """Render deploy targets (container, k8s, slurm) into `out/<target>/` (default `deploy/<profile>`), checked
-    offline when the checkers are installed; returns the DeployReport."""
+    offline when the checkers are installed."""
     from specdeploy.deploy.actions import render_deploy_resolved
 
     resolved = load_and_resolve(source, sets)
@@ -251,19 +254,20 @@ def check_deploy(path: Path) -> list[str]:
     return problems
 
 
-def check_repo(path: Path) -> list[Any]:
+def check_repo(path: Path) -> RepoCheck:
     """Every problem in a Triton model repository (Triton's schema and load-time rules, specdeploy's own)."""
     from specdeploy.render.check import check_repo as check
+    from specdeploy.render.check_pbtxt import RepoCheck
 
     if not path.is_dir():
         raise UsageError(f"{path} is not a folder")
-    return check(path)
+    return RepoCheck(path, tuple(check(path)))
 
 
 def tune(source: str, sets: tuple[str, ...] = (), *, backend: str = "auto", out: Path = Path("artifacts"),
          strategy: str = "factorized", fresh: bool = False, progress: bool = False,
          say: Callable[[str], None] | None = None, warn: Callable[[str], None] | None = None,
-         ray: bool = False, ray_address: str | None = None) -> dict[str, Any]:
+         ray: bool = False, ray_address: str | None = None) -> TuneResult:
     """Tune the draft length per concurrency into `out/<profile>/tune/result.json` (+ report) and
     specdeploy.lock; resumes from the checkpoint unless `fresh`. Raises StepFailed (exit 1) after writing
     when the SLA is unreachable or the schedule collapses under mixed concurrency. `progress`: a live bar;

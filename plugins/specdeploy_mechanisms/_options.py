@@ -1,7 +1,7 @@
 """The built-in mechanisms' options models, in one module so that importing a plugin does not import pydantic.
 
 Each plugin names its model with `_common.options()`; `make schema` writes their tables to
-`_options.fast.json`, which `validate` and `plan` use instead of these models.
+`_options.fast.json`, which every command uses instead of these models for a well-formed profile.
 """
 
 from __future__ import annotations

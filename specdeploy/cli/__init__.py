@@ -14,13 +14,11 @@ from typing import Any
 import click
 
 from specdeploy import __version__
-from specdeploy.cli import _commands
 from specdeploy.cli._group import cli
 from specdeploy.console import configure, console
 from specdeploy.errors import ExitCode, SpecdeployError, UsageError
 
 __all__ = ["cli", "main"]
-_ = _commands  # registers the commands on `cli`
 
 
 def _error(code: int, exc: BaseException | None, message: str, hint: str | None = None) -> dict[str, Any]:
@@ -41,7 +39,7 @@ def _error(code: int, exc: BaseException | None, message: str, hint: str | None 
 def _failed(exc: SpecdeployError) -> tuple[int, dict[str, Any]]:
     """A user-facing error: its message (a traceback only with --debug) and its exit code."""
     if console().debug:
-        import traceback
+        import traceback  # only on a failure: its import (linecache, tokenize) would cost every run ~10 ms
 
         traceback.print_exc()
     console().error(str(exc))
@@ -66,12 +64,12 @@ def _run(args: list[str]) -> tuple[int, dict[str, Any] | None]:
         console().error("interrupted")
         return 130, _error(130, None, "interrupted")
     except Exception as exc:  # noqa: BLE001 - the last line of defence: an internal error, reported as such
-        import traceback
-
         if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:  # only a user's name is that long
             return _failed(UsageError(f"file name too long: {str(exc.filename)[:80]}...",
                                       hint="a path argument or profile value longer than the OS allows"))
         console().error(f"internal error in specdeploy {__version__} (please report it):")
+        import traceback
+
         traceback.print_exc()
         return ExitCode.INTERNAL, _error(ExitCode.INTERNAL, exc, f"internal error: {exc!r}",
                                          "please report it with --debug output")

@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 
-from specdeploy.cli._group import cli, profile_argument, set_option
+from specdeploy import api
+from specdeploy.cli._group import command, profile_argument, set_option
 from specdeploy.console import console
 from specdeploy.errors import StepFailed
+from specdeploy.execute.build import summary
+from specdeploy.execute.manifest import DriftFound
+from specdeploy.execute.runner import BuildResult
+from specdeploy.execute.verify import drift_line
+from specdeploy.plan.model import Plan
+from specdeploy.plan.text import plan_text
+from specdeploy.resolve.resolver import Resolved
 
 
-def _show_plan(resolved: Any, the_plan: Any, files: dict[str, str], selected: list[str]) -> None:
-    from specdeploy.plan.text import plan_text
-
+def _show_plan(resolved: Resolved, the_plan: Plan, files: dict[str, str], selected: list[str]) -> None:
     text = plan_text(resolved, the_plan) + "".join(f"\n\n--- {name} (would be written) ---\n{body.rstrip()}"
                                                   for name, body in files.items())
     if len(selected) < len(the_plan.steps):  # --only / --from
@@ -22,9 +27,7 @@ def _show_plan(resolved: Any, the_plan: Any, files: dict[str, str], selected: li
     console().data({**the_plan.to_dict(), "files": files, "selected": selected}, text=text)
 
 
-def _show_build(result: Any) -> None:
-    from specdeploy.execute.build import summary
-
+def _show_build(result: BuildResult) -> None:
     data = summary(result)
     failed = [s for s in result.steps if s.status == "failed"]
     text = "\n".join([f"{'ok' if result.ok else 'FAILED'}: {result.artifact_dir} ({result.duration_s:.2f} s)",
@@ -32,7 +35,7 @@ def _show_build(result: Any) -> None:
     console().data(data, text=text)
 
 
-@cli.command()
+@command()
 @profile_argument()
 @set_option
 @click.option("--out", type=click.Path(path_type=Path), default=Path("artifacts"), show_default=True,
@@ -47,8 +50,6 @@ def _show_build(result: Any) -> None:
               help="Give up after S seconds if another build of this profile holds the lock (default: wait).")
 def build(profile: str, sets: tuple[str, ...], out: Path, dry_run: bool, only: tuple[str, ...], start: str | None,
           keep_going: bool, tune: bool, lock_timeout: float | None) -> None:
-    """Build PROFILE into OUT/<name>/: fetch, emit or compile, render; cached steps are reused."""
-    from specdeploy import api
     if dry_run:
         return _show_plan(*api.dry_run(profile, sets, only=only, start=start))
     result = api.build(profile, sets, out=out, only=only, start=start, keep_going=keep_going, tune=tune,
@@ -58,15 +59,9 @@ def build(profile: str, sets: tuple[str, ...], out: Path, dry_run: bool, only: t
         raise StepFailed(f"build of {profile} failed: see the steps above and {result.artifact_dir}/manifest.json")
 
 
-@cli.command()
+@command()
 @click.argument("artifact_dir", type=click.Path(path_type=Path))
 def verify(artifact_dir: Path) -> None:
-    """Check ARTIFACT_DIR against its manifest: a successful build, every file as recorded and none unlisted, a
-    lock that matches; exit 1 on any drift or problem."""
-    from specdeploy import api
-    from specdeploy.execute.manifest import DriftFound
-    from specdeploy.execute.verify import drift_line
-
     report = api.verify(artifact_dir)
     lines = [f"drift: {drift_line(d)}" for d in report["drift"]]
     lines += [f"problem: {p}" for p in report["problems"]]

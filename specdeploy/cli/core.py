@@ -6,17 +6,17 @@ from pathlib import Path
 
 import click
 
-from specdeploy.cli._group import cli, profile_argument, set_option
+from specdeploy import api
+from specdeploy.cli._group import command, group, profile_argument, set_option
 from specdeploy.console import console
 from specdeploy.errors import MissingDependency, UsageError
+from specdeploy.plan.text import plan_text
 
 
-@cli.command()
+@command()
 @profile_argument("profiles", nargs=-1, required=True)
 @set_option
 def validate(profiles: tuple[str, ...], sets: tuple[str, ...]) -> None:
-    """Check PROFILES (files or shipped names): schema, options and every cross-field rule."""
-    from specdeploy import api
     results = api.validate(list(profiles), sets)
     out = console()
     for result in results:
@@ -34,27 +34,22 @@ def validate(profiles: tuple[str, ...], sets: tuple[str, ...]) -> None:
                          issues=[i for r in results for i in r.errors])
 
 
-@cli.command()
+@command()
 @profile_argument()
 @set_option
 def plan(profile: str, sets: tuple[str, ...]) -> None:
-    """Print the resolved PROFILE (with the source of each value), the facts, the fit and the steps."""
-    from specdeploy import api
-    from specdeploy.plan.text import plan_text
-
     resolved, the_plan = api.plan(profile, sets)
     console().data(the_plan.to_dict(), text=plan_text(resolved, the_plan))
 
 
-@cli.group()
+@group()
 def profiles() -> None:
-    """The profiles shipped with specdeploy."""
+    """Start your own from one: `specdeploy profiles copy NAME DEST`."""
 
 
 @profiles.command("list")
 def profiles_list() -> None:
     """List shipped profiles."""
-    from specdeploy import api
     rows = api.profiles_list()
     width = max(len(r["name"]) for r in rows)
     console().data(rows, text="\n".join(f"{r['name']:<{width}}  {r['description']}" for r in rows))
@@ -64,7 +59,6 @@ def profiles_list() -> None:
 @profile_argument("name")
 def profiles_show(name: str) -> None:
     """Print a shipped profile."""
-    from specdeploy import api
     text = api.profile_show(name)
     console().data({"name": name, "yaml": text}, text=text.rstrip("\n"))
 
@@ -75,19 +69,14 @@ def profiles_show(name: str) -> None:
 @click.option("--force", is_flag=True, help="Overwrite an existing file.")
 def profiles_copy(name: str, dest: Path, force: bool) -> None:
     """Copy a shipped profile to start your own: into folder DEST (created if missing), or to DEST.yaml."""
-    from specdeploy import api
     target = api.profile_copy(name, dest, force=force)
     console().data({"copied": str(target)}, text=f"wrote {target}")
 
 
-@cli.command()
+@command()
 def doctor() -> None:
-    """Versions, NVIDIA driver and GPUs, TensorRT-LLM and tritonserver availability.
-
-    Exits 0 when GPU builds can run here (driver, GPU, TensorRT-LLM), else 1 after the report names what is
-    missing: a CI preflight. CPU-only use (the reference runtime) needs none of it.
-    """
-    from specdeploy import api
+    """Exits 0 when GPU builds can run here (driver, GPU, TensorRT-LLM), else 1 after the report names what is
+    missing: a CI preflight. CPU-only use (the reference runtime) needs none of it."""
     report = api.doctor()
     shown = {**report, "gpus": ", ".join(f"{g['name']} ({g['memory_gib']} GiB)" for g in report["gpus"]) or "none",
              "missing": ", ".join(report["missing"]) or "nothing"}
@@ -97,10 +86,8 @@ def doctor() -> None:
                                 hint="validate, plan, render and the CPU reference runtime still work")
 
 
-@cli.command()
+@command()
 def mechanisms() -> None:
-    """The drafter mechanisms installed, and where each runs (backend: TRT-LLM lines)."""
-    from specdeploy import api
     rows = api.mechanisms()
     lines = []
     for row in rows:

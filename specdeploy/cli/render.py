@@ -6,12 +6,15 @@ from pathlib import Path
 
 import click
 
-from specdeploy.cli._group import cli, profile_argument, set_option
+from specdeploy import api
+from specdeploy.cli._group import command, profile_argument, set_option
 from specdeploy.console import console
+from specdeploy.deploy.render import DeployReport
 from specdeploy.errors import StepFailed
+from specdeploy.render.writer import RenderReport
 
 
-@cli.command()
+@command()
 @profile_argument()
 @click.option("--out", type=click.Path(path_type=Path),
               help="Output folder (default: triton/<profile>, or deploy/<profile> with --target).")
@@ -21,37 +24,35 @@ from specdeploy.errors import StepFailed
 @click.option("--pretend", is_flag=True, help="Render and check, report what would change, write nothing.")
 @set_option
 def render(profile: str, out: Path | None, targets: tuple[str, ...], pretend: bool, sets: tuple[str, ...]) -> None:
-    """Render PROFILE's Triton model repository (or --target deploy files), check it, and swap it into place."""
-    from specdeploy import api
-    report = (api.render_deploy(profile, targets, sets, out=out, pretend=pretend) if targets
-              else api.render(profile, sets, out=out, pretend=pretend))
-    for warning in getattr(report, "warnings", ()):
-        console().warn(warning)
+    report: RenderReport | DeployReport
+    if targets:
+        report = api.render_deploy(profile, targets, sets, out=out, pretend=pretend)
+        what, checks = f"{', '.join(targets)} into", report.checks
+    else:
+        report = api.render(profile, sets, out=out, pretend=pretend)
+        what, checks = f"{report.layout} repository", ""
+        for warning in report.warnings:
+            console().warn(warning)
     lines = [f"{status:<9} {rel}" for rel, status in report.files.items()]
     verb = "would write" if pretend else "wrote"
-    what = f"{', '.join(targets)} into" if targets else f"{report.layout} repository"
-    lines.append(f"{verb} {what} {report.out} (checked: {getattr(report, 'checks', '') or 'no problems'})")
+    lines.append(f"{verb} {what} {report.out} (checked: {checks or 'no problems'})")
     console().data(report.to_dict(), text="\n".join(lines))
 
 
-@cli.command("check-deploy")
+@command("check-deploy")
 @click.argument("folder", type=click.Path(path_type=Path))
 def check_deploy(folder: Path) -> None:
-    """Check rendered deploy files offline: Kubernetes and LeaderWorkerSet schemas, shellcheck, the Dockerfile."""
-    from specdeploy import api
     problems = api.check_deploy(folder)
     console().data({"folder": str(folder), "problems": problems}, text="\n".join(problems) or f"{folder}: no problems")
     if problems:
         raise StepFailed(f"{len(problems)} problem(s) in {folder}")
 
 
-@cli.command("check-repo")
+@command("check-repo")
 @click.argument("repo", type=click.Path(path_type=Path))
 def check_repo(repo: Path) -> None:
-    """Check the Triton model repository REPO against Triton's schema and load-time rules."""
-    from specdeploy import api
-    issues = api.check_repo(repo)
-    text = "\n".join(i.render() for i in issues) or f"{repo}: no problems"
-    console().data({"repo": str(repo), "issues": [i.to_dict() for i in issues]}, text=text)
-    if issues:
-        raise StepFailed(f"{len(issues)} problem(s) in {repo}")
+    found = api.check_repo(repo)
+    text = "\n".join(i.render() for i in found.issues) or f"{repo}: no problems"
+    console().data(found.to_dict(), text=text)
+    if not found.ok:
+        raise StepFailed(f"{len(found.issues)} problem(s) in {repo}")

@@ -6,27 +6,22 @@ from pathlib import Path
 
 import click
 
-from specdeploy.cli._group import cli, profile_argument, set_option
+from specdeploy import api
+from specdeploy.cli._group import command, profile_argument, set_option
 from specdeploy.console import console
 
 
-@cli.command()
+@command()
 @click.argument("artifact_dir", type=click.Path(path_type=Path, exists=True, file_okay=False))
 @click.option("--openai-port", type=click.IntRange(0, 65535), default=8000, show_default=True,
               help="Port of the OpenAI-compatible endpoint (/v1/models, /v1/chat/completions, /v1/completions) "
                    "on 127.0.0.1; 0: any free port.")
 @click.option("--no-openai", is_flag=True, help="Serve Triton's own endpoints only.")
 def serve(artifact_dir: Path, openai_port: int, no_openai: bool) -> None:
-    """Start a local tritonserver for ARTIFACT_DIR's rendered repository (the models its manifest names) and an
-    OpenAI-compatible endpoint in front of its entry model; Ctrl-C, SIGTERM or SIGHUP stops both. A built
-    artifact must pass `verify` first; tritonserver serves a private copy of what passed and takes no load or
-    unload request (docs/serving.md). A folder already served is refused with where it is served."""
-    from specdeploy import api
-
     api.serve(artifact_dir, report=console().info, openai_port=None if no_openai else openai_port)
 
 
-@cli.command()
+@command()
 @click.argument("prompt")
 @click.option("--artifact", type=click.Path(path_type=Path), default=None,
               help="Artifact folder a `specdeploy serve` is serving (default: the current folder).")
@@ -38,14 +33,11 @@ def serve(artifact_dir: Path, openai_port: int, no_openai: bool) -> None:
                    "which refuses more than its runtime drafts).")
 def ask(prompt: str, artifact: Path | None, url: str | None, model: str | None, max_tokens: int,
         draft_len: int | None) -> None:
-    """Send PROMPT to a served model and print its answer."""
-    from specdeploy import api
-
     answer = api.ask(prompt, artifact=artifact, url=url, model=model, max_tokens=max_tokens, draft_len=draft_len)
     console().data(answer, text=str(answer.get("text_output", answer)))
 
 
-@cli.command()
+@command()
 @profile_argument()
 @click.argument("prompt")
 @set_option
@@ -53,9 +45,6 @@ def ask(prompt: str, artifact: Path | None, url: str | None, model: str | None, 
               help="A build of PROFILE whose tuned draft length to use.")
 @click.option("--max-tokens", type=click.IntRange(1, 65536), default=64, show_default=True)
 def generate(profile: str, prompt: str, sets: tuple[str, ...], artifact: Path | None, max_tokens: int) -> None:
-    """Answer PROMPT with PROFILE's reference runtime in this process (no server)."""
-    from specdeploy import api
-
     answer = api.generate(profile, prompt, sets, artifact=artifact, max_tokens=max_tokens)
     stats = answer["stats"]
     console().info(f"{answer['mechanism']} K={answer['draft_len']}: {stats['tokens_per_s']:.1f} tokens/s, "

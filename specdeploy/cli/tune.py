@@ -6,11 +6,13 @@ from pathlib import Path
 
 import click
 
-from specdeploy.cli._group import cli, profile_argument, set_option
+from specdeploy import api
+from specdeploy.cli._group import command, profile_argument, set_option
 from specdeploy.console import console
+from specdeploy.tune.summary import decision_lines
 
 
-@cli.command()
+@command()
 @profile_argument()
 @set_option
 @click.option("--backend", default="auto", show_default=True, metavar="auto|model|ENGINE",
@@ -29,14 +31,10 @@ from specdeploy.console import console
 @click.option("--ray-address", metavar="ADDR", help="...on the Ray cluster at ADDR instead (implies --ray).")
 def tune(profile: str, sets: tuple[str, ...], backend: str, out: Path, strategy: str, resume: bool, use_ray: bool,
          ray_address: str | None) -> None:
-    """Measure and choose the draft length per concurrency; write the result, report and lock."""
-    from specdeploy import api
-
     out_ = console()
     live = not out_.json_mode and out_.err.isatty()  # a live bar on a terminal, a line per measurement in logs
     res = api.tune(profile, sets, backend=backend, out=out, strategy=strategy, fresh=not resume, progress=live,
                    say=None if live else out_.info, warn=out_.warn,
                    ray=use_ray, ray_address=ray_address)
-    from specdeploy.tune.summary import decision_lines
-
-    out_.data({k: v for k, v in res.items() if k != "measurements"}, text="\n".join(decision_lines(res)))
+    shown = res.to_dict()
+    out_.data({k: v for k, v in shown.items() if k != "measurements"}, text="\n".join(decision_lines(shown)))

@@ -8,16 +8,21 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 from specdeploy.boundedio import walk
+from specdeploy.deploy.check import check_files
 from specdeploy.deploy.context import DeployContext
 from specdeploy.errors import StepFailed, UsageError
+from specdeploy.render.env import render_template
+from specdeploy.render.writer import _swap
 
 
 @dataclass
 class DeployReport:
     """Per-file status (`create`, `identical`, `changed`, `delete`) and what the offline checks said."""
 
+    schema_version: ClassVar[int] = 1
     out: Path
     targets: list[str]
     files: dict[str, str] = field(default_factory=dict)
@@ -25,14 +30,12 @@ class DeployReport:
     pretend: bool = False
 
     def to_dict(self) -> dict[str, object]:
-        return {"out": str(self.out), "targets": self.targets, "files": self.files, "checks": self.checks,
-                "pretend": self.pretend}
+        return {"schema_version": self.schema_version, "out": str(self.out), "targets": self.targets,
+                "files": self.files, "checks": self.checks, "pretend": self.pretend}
 
 
 def render_files(context: DeployContext, targets: list[str] | tuple[str, ...]) -> dict[str, bytes]:
     """`<target>/<file>` -> content, every file from one strict template."""
-    from specdeploy.render.env import render_template
-
     files: dict[str, str] = {}
     if "container" in targets:
         files["container/Dockerfile"] = render_template("deploy/container/Dockerfile.j2", context)
@@ -65,9 +68,6 @@ def _status(old: Path, new: dict[str, bytes], target: str) -> dict[str, str]:
 def write_deploy(context: DeployContext, targets: list[str] | tuple[str, ...], out: Path, *,
                  pretend: bool = False, check: bool = True) -> DeployReport:
     """Render, check (problems raise StepFailed, nothing replaced), then swap each target folder into `out`."""
-    from specdeploy.deploy.check import check_files
-    from specdeploy.render.writer import _swap
-
     out = Path(out).absolute()
     if out.is_symlink() or (out.exists() and not out.is_dir()):
         raise UsageError(f"refusing to render into {out}: not a folder")

@@ -36,6 +36,6 @@ def run_build(plan: Plan, resolved: Resolved, out: Path, *, only: tuple[str, ...
 
 def summary(result: BuildResult) -> dict[str, Any]:
     """The machine-readable summary `build --json` prints (for CI)."""
-    return {"ok": result.ok, "artifact_dir": str(result.artifact_dir), "duration_s": result.duration_s,
-            "manifest": str(result.artifact_dir / "manifest.json"),
+    return {"schema_version": result.schema_version, "ok": result.ok, "artifact_dir": str(result.artifact_dir),
+            "duration_s": result.duration_s, "manifest": str(result.artifact_dir / "manifest.json"),
             "steps": [{k: v for k, v in s.to_dict().items() if k != "outputs"} for s in result.steps]}

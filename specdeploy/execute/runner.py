@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from specdeploy._io import write_json_atomic
 from specdeploy.boundedio import read_json
@@ -23,8 +23,10 @@ from specdeploy.errors import SpecdeployError, StepFailed, UsageError
 from specdeploy.execute import keys
 from specdeploy.execute.actions import code_hash, load_action, runtime_inputs
 from specdeploy.execute.context import ActionContext
+from specdeploy.execute.fetch import fingerprint
 from specdeploy.execute.hashing import HashCache
 from specdeploy.execute.needs import check_needs
+from specdeploy.execute.process import child_env, run_process
 from specdeploy.execute.workdir import resolve_argv, swap_in, verify_outputs
 from specdeploy.plan.model import Plan, Step
 from specdeploy.resolve.resolver import Resolved
@@ -66,6 +68,9 @@ def elapsed(seconds: float) -> str:
 
 @dataclass
 class BuildResult:
+    """Each step's outcome in the artifact folder (the manifest records the same steps)."""
+
+    schema_version: ClassVar[int] = 1
     artifact_dir: Path
     steps: list[StepResult]
     started_at: str
@@ -173,8 +178,6 @@ class Runner:
     def _fingerprint(self, step: Step) -> dict[str, Any] | None:
         if step.action != "fetch":
             return None
-        from specdeploy.execute.fetch import fingerprint
-
         return fingerprint(dict(step.params), self.resolved.profile.runtime.backend, self.cache)
 
     def _step(self, step: Step) -> StepResult:
@@ -255,8 +258,6 @@ class Runner:
         return outputs, files
 
     def _run_argv(self, step: Step, key: str, staging: Path, log_path: Path) -> dict[str, Any]:
-        from specdeploy.execute.process import child_env, run_process
-
         rel = f"{step.params.get('out', 'engines')}/{step.id}-{key[:12]}"
         (staging / rel).mkdir(parents=True)
         argv = resolve_argv(step.argv, out=staging / rel, artifact_dir=self.dir, outputs=self.outputs)

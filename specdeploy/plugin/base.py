@@ -6,7 +6,7 @@ call the hooks below (emission per TRT-LLM version, Triton parameters, drafter c
 
 Options: `Options` is a pydantic model with `extra="forbid"` and a description on every field. Set it to
 the class, or name it with `lazy_options("pkg.module:Model")` so that importing the plugin does not import
-pydantic. `validate` and `plan` decide a profile without pydantic only when the plugin also ships a table
+pydantic. Commands decide a profile without pydantic only when the plugin also ships a table
 of its options generated from the model (`lazy_options(..., tables=path)`, the file written by
 `specdeploy.profile.table.tables_json([Model])`; regenerate it whenever the model changes, as the
 built-ins' `make schema` and drift test do). Without a table, or with `parse_options` overridden, the model
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from specdeploy.issues import Issue
 from specdeploy.issues import Path as KeyPath
-from specdeploy.profile.fast import PROFILE_TABLES
+from specdeploy.profile.fast import PROFILE_TABLES, load_tables
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -133,8 +133,6 @@ class Mechanism:
     def options_table(cls) -> dict[str, Any] | None:
         """The generated table of `Options` (the fast path validates with it); None when none ships, or when
         the plugin parses its options its own way (`parse_options` overridden)."""
-        from specdeploy.profile.fast import load_tables
-
         ref = options_ref(cls)
         if ref is None or cls.parse_options is not Mechanism.parse_options:
             return None

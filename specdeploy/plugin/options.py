@@ -1,4 +1,5 @@
-"""The pydantic side of the plugin interface, imported only when a model is needed (never by validate or plan)."""
+"""The pydantic side of the plugin interface, imported only when a model is needed (an invalid profile, a plugin
+without a table)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Load a profile: resolve `extends` chains, apply `--set`, validate the schema and the mechanism options.
 
-Every problem is collected and located (`file:line:col key.path`) before anything is raised. With
-`fast=True` (validate, plan) a well-formed profile is decided from the generated tables without
-importing pydantic (`specdeploy.profile.fast`); anything else, and every error, goes through the models.
+Every problem is collected and located (`file:line:col key.path`) before anything is raised. One decision serves
+every command: a well-formed profile is decided from the tables generated from the models, without importing
+pydantic (`specdeploy.profile.fast`); anything else, and every error, goes through the models.
 """
 
 from __future__ import annotations
@@ -15,9 +15,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path as FsPath
 from typing import TYPE_CHECKING, Any
 
+from specdeploy._resources import data_dir
+from specdeploy.errors import UsageError
 from specdeploy.issues import Issue, Path, ProfileError
+from specdeploy.plugin.registry import get_mechanism
 from specdeploy.profile import overrides
-from specdeploy.profile.shipped import find_shipped
+from specdeploy.profile.fast import PROFILE_TABLES, fast_profile, load_tables
+from specdeploy.profile.shipped import find_shipped, shipped_profiles
 from specdeploy.profile.yamlmarks import PROFILE_SUFFIXES, Document, load_document
 
 if TYPE_CHECKING:
@@ -195,8 +199,6 @@ def _extends_hint(ref: str, folder: FsPath, *, from_here: bool = False) -> str:
     a command names it; else by its name in `folder`, as `extends` does), else where names come from."""
     from difflib import get_close_matches
 
-    from specdeploy.profile.shipped import shipped_profiles
-
     stem = FsPath(ref).stem if ref.endswith((".yaml", ".yml")) else ref
     names = {p.stem: str(p) if from_here else p.name for p in folder.glob("*.y*ml")} if folder.is_dir() else {}
     names.update({name: name for name in shipped_profiles()})
@@ -204,8 +206,9 @@ def _extends_hint(ref: str, folder: FsPath, *, from_here: bool = False) -> str:
     return f"did you mean '{names[close[0]]}'?" if close else "a file path, or a name from `specdeploy profiles list`"
 
 
-def load_profile(source: str, sets: tuple[str, ...] = (), *, fast: bool = False) -> LoadedProfile:
-    """Load, merge, override and validate; raise ProfileError with every located issue."""
+def load_profile(source: str, sets: tuple[str, ...] = (), *, fast: bool = True) -> LoadedProfile:
+    """Load, merge, override and validate; raise ProfileError with every located issue. `fast=False` has the
+    models decide alone (what the differential tests compare the tables' decision with)."""
     path = resolve_source(source)
     issues: list[Issue] = []
     data, docs = _load_chain(path, [_real(path)], issues)
@@ -222,8 +225,6 @@ def load_profile(source: str, sets: tuple[str, ...] = (), *, fast: bool = False)
     mechanism, name_issues = _mechanism_of(raw_spec if isinstance(raw_spec, dict) else {})
     chain = [d.file for d in docs]
     if fast and not issues and not name_issues:
-        from specdeploy.profile.fast import fast_profile
-
         decided = fast_profile(data, mechanism)
         if decided is not None:
             return LoadedProfile(path.stem, str(path), decided[0], mechanism, decided[1], origins, chain)
@@ -273,14 +274,10 @@ def check_name(name: str) -> str | None:
 
 
 def _sections() -> set[str]:
-    from specdeploy.profile.fast import PROFILE_TABLES, load_tables
-
     return {"extends", *load_tables(str(PROFILE_TABLES))["Profile"]["properties"]}
 
 
 def _is_shipped(path: FsPath) -> bool:
-    from specdeploy._resources import data_dir
-
     return _real(path).is_relative_to(_real(data_dir("profiles")))
 
 
@@ -311,9 +308,6 @@ def _capped(issues: list[Issue]) -> list[Issue]:
 
 def _mechanism_of(raw: dict[str, Any]) -> tuple[Mechanism | None, list[Issue]]:
     """The named mechanism's plugin, or the issue with its name (options are checked with the schema)."""
-    from specdeploy.errors import UsageError
-    from specdeploy.plugin.registry import get_mechanism
-
     name, options = raw.get("mechanism", "none"), raw.get("options") or {}
     if not isinstance(name, str):
         return None, []  # the schema reports the type error

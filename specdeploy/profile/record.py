@@ -35,6 +35,10 @@ class Record:
 
     __hash__ = None  # type: ignore[assignment]  # equal by value, and its lists are mutable
 
+    def __reduce__(self) -> tuple[type[Record], tuple[dict[str, Any]]]:
+        """Copied and pickled (a Ray task's arguments) through its constructor: its attributes are read-only."""
+        return Record, (self._fields,)
+
     def __repr__(self) -> str:
         return f"Record({', '.join(f'{k}={v!r}' for k, v in self._fields.items())})"
 

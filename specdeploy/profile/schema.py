@@ -4,9 +4,9 @@ Strings are strict so a YAML 1.1 boolean (`on`, `no`) in a string slot is an err
 `True`; numbers stay lax so `2e-5` (a string to YAML 1.1) still reads as a number.
 
 These models are the single source of truth. Checks beyond types and bounds are `AfterValidator`s naming
-functions of `checks` (no other validators: `make schema` refuses them), so `validate` and `plan` can
-decide a well-formed profile from the tables generated from these models without importing pydantic
-(`specdeploy.profile.fast`); anything else comes here.
+functions of `checks` (no other validators: `make schema` refuses them), so a well-formed profile can be
+decided from the tables generated from these models without importing pydantic (`specdeploy.profile.fast`);
+anything else comes here.
 """
 
 from __future__ import annotations

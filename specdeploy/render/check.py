@@ -6,31 +6,20 @@ Everything Triton would refuse at load time, and what the tensorrtllm backend on
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from specdeploy.boundedio import walk
 from specdeploy.execute.portable import HUB_CACHE_REF  # the one variable a repository may name
-from specdeploy.render.check_pbtxt import RepoIssue, line_of, parse_config
-
-
-@dataclass
-class Model:
-    """One parsed model folder."""
-
-    name: str
-    file: str
-    text: str
-    config: Any
-
-    @property
-    def decoupled(self) -> bool:
-        return bool(self.config.model_transaction_policy.decoupled)
-
-    def line(self, needle: str) -> int | None:
-        return line_of(self.text, needle)
-
+from specdeploy.render.check_pbtxt import RepoIssue, load_models
+from specdeploy.render.check_rules import (
+    check_decoupled,
+    check_draft_tokens,
+    check_ensembles,
+    check_instances,
+    check_llmapi,
+    check_parallel,
+)
+from specdeploy.render.check_upstream import check_engine_upstream, check_instance_groups, check_llmapi_upstream
 
 
 def _placeholders(root: Path) -> list[RepoIssue]:
@@ -48,44 +37,10 @@ def _placeholders(root: Path) -> list[RepoIssue]:
     return issues
 
 
-def load_models(root: Path) -> tuple[dict[str, Model], list[RepoIssue]]:
-    """Parse every `<model>/config.pbtxt`; check name = folder and a version folder."""
-    models: dict[str, Model] = {}
-    issues: list[RepoIssue] = []
-    for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
-        file = f"{folder.name}/config.pbtxt"
-        if not (folder / "config.pbtxt").is_file():
-            issues.append(RepoIssue(folder.name, None, "model folder without config.pbtxt"))
-            continue
-        text = (folder / "config.pbtxt").read_text(encoding="utf-8")
-        config, problem = parse_config(text, file)
-        if problem:
-            issues.append(problem)
-            continue
-        assert config is not None  # parse_config returns (config, None) or (None, issue)
-        model = Model(folder.name, file, text, config)
-        if config.name != folder.name:
-            issues.append(RepoIssue(file, model.line("name:"), f"name '{config.name}' differs from its folder "
-                                    f"'{folder.name}' (Triton requires them equal)"))
-        if not any(v.is_dir() and v.name.isdigit() for v in folder.iterdir()):
-            issues.append(RepoIssue(folder.name, None, "no version folder (e.g. 1/): Triton loads no version"))
-        if not config.backend and not config.platform:
-            issues.append(RepoIssue(file, None, "neither backend nor platform is set"))
-        models[folder.name] = model
-    return models, issues
 
 
 def check_repo(root: Path, *, gpus: int | None = None) -> list[RepoIssue]:
     """Every problem found in the repository at `root` (empty = good). `gpus` overrides the manifest's count."""
-    from specdeploy.render.check_rules import (
-        check_decoupled,
-        check_draft_tokens,
-        check_ensembles,
-        check_instances,
-        check_llmapi,
-        check_parallel,
-    )
-    from specdeploy.render.check_upstream import check_engine_upstream, check_instance_groups, check_llmapi_upstream
     from specdeploy.render.planted import planted, repo_manifest
 
     root = Path(root)

@@ -1,4 +1,5 @@
-"""Parse config.pbtxt into Triton's real ModelConfig message; report problems as `file:line: message`."""
+"""Parse a repository's config.pbtxt files into Triton's real ModelConfig messages (one `Model` per folder); report
+problems as `file:line: message`."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from specdeploy.errors import MissingDependency
 
@@ -26,6 +27,23 @@ class RepoIssue:
 
     def to_dict(self) -> dict[str, Any]:
         return {"file": self.file, "line": self.line, "col": self.col, "message": self.message}
+
+
+@dataclass(frozen=True)
+class RepoCheck:
+    """What `check-repo` found in a repository (no issues: Triton loads it)."""
+
+    schema_version: ClassVar[int] = 1
+    repo: Path
+    issues: tuple[RepoIssue, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.issues
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema_version": self.schema_version, "repo": str(self.repo),
+                "issues": [i.to_dict() for i in self.issues]}
 
 
 def line_of(text: str, needle: str, after: int = 0) -> int | None:
@@ -70,3 +88,47 @@ def parse_config(text: str, file: str) -> tuple[Any | None, RepoIssue | None]:
 def params(config: Any) -> dict[str, str]:
     """The `parameters` map as plain strings."""
     return {key: value.string_value for key, value in config.parameters.items()}
+
+
+@dataclass
+class Model:
+    """One parsed model folder."""
+
+    name: str
+    file: str
+    text: str
+    config: Any
+
+    @property
+    def decoupled(self) -> bool:
+        return bool(self.config.model_transaction_policy.decoupled)
+
+    def line(self, needle: str) -> int | None:
+        return line_of(self.text, needle)
+
+
+def load_models(root: Path) -> tuple[dict[str, Model], list[RepoIssue]]:
+    """Parse every `<model>/config.pbtxt`; check name = folder and a version folder."""
+    models: dict[str, Model] = {}
+    issues: list[RepoIssue] = []
+    for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        file = f"{folder.name}/config.pbtxt"
+        if not (folder / "config.pbtxt").is_file():
+            issues.append(RepoIssue(folder.name, None, "model folder without config.pbtxt"))
+            continue
+        text = (folder / "config.pbtxt").read_text(encoding="utf-8")
+        config, problem = parse_config(text, file)
+        if problem:
+            issues.append(problem)
+            continue
+        assert config is not None  # parse_config returns (config, None) or (None, issue)
+        model = Model(folder.name, file, text, config)
+        if config.name != folder.name:
+            issues.append(RepoIssue(file, model.line("name:"), f"name '{config.name}' differs from its folder "
+                                    f"'{folder.name}' (Triton requires them equal)"))
+        if not any(v.is_dir() and v.name.isdigit() for v in folder.iterdir()):
+            issues.append(RepoIssue(folder.name, None, "no version folder (e.g. 1/): Triton loads no version"))
+        if not config.backend and not config.platform:
+            issues.append(RepoIssue(file, None, "neither backend nor platform is set"))
+        models[folder.name] = model
+    return models, issues

@@ -6,16 +6,13 @@ from pathlib import Path
 from typing import Any
 
 from specdeploy.boundedio import InputError, loads_yaml, read_json
-from specdeploy.render.check import Model
-from specdeploy.render.check_pbtxt import RepoIssue, params
+from specdeploy.render.check_pbtxt import Model, RepoIssue, model_config_pb2, params
 from specdeploy.render.context import MANIFEST as MANIFEST_FILE
 
 KIND_GPU = 1
 
 
 def _dtype(value: int) -> str:
-    from specdeploy.render.check_pbtxt import model_config_pb2
-
     return str(model_config_pb2().DataType.Name(value))
 
 

@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from specdeploy.boundedio import InputError, loads_yaml
-from specdeploy.render.check import Model
-from specdeploy.render.check_pbtxt import RepoIssue, params
+from specdeploy.render.check_pbtxt import Model, RepoIssue, params
 from specdeploy.render.check_rules import MANIFEST_FILE
 
 KV_KEY = "kv_cache_free_gpu_mem_fraction"

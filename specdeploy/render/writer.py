@@ -11,11 +11,15 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
+from typing import ClassVar
 
+from specdeploy._resources import data_dir
 from specdeploy.boundedio import walk
 from specdeploy.errors import StepFailed, UsageError
+from specdeploy.render.check import check_repo
 from specdeploy.render.check_pbtxt import RepoIssue
 from specdeploy.render.context import MANIFEST, VERSION, RepoContext
+from specdeploy.render.env import render_template
 
 _RENAME_EXCHANGE = 2
 
@@ -24,6 +28,7 @@ _RENAME_EXCHANGE = 2
 class RenderReport:
     """Per-file status (`create`, `identical`, `changed`, `delete`) and the check's findings."""
 
+    schema_version: ClassVar[int] = 1
     out: Path
     layout: str
     files: dict[str, str] = field(default_factory=dict)
@@ -32,15 +37,13 @@ class RenderReport:
     warnings: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, object]:
-        return {"out": str(self.out), "layout": self.layout, "pretend": self.pretend, "files": self.files,
-                "issues": [i.to_dict() for i in self.issues], "warnings": self.warnings}
+        return {"schema_version": self.schema_version, "out": str(self.out), "layout": self.layout,
+                "pretend": self.pretend, "files": self.files, "issues": [i.to_dict() for i in self.issues],
+                "warnings": self.warnings}
 
 
 def render_files(context: RepoContext) -> dict[str, bytes]:
     """Relative path -> content: `*.j2` rendered with the strict env, other files copied as they are."""
-    from specdeploy._resources import data_dir
-    from specdeploy.render.env import render_template
-
     base = data_dir("templates") / "triton" / context.layout
     manifest = replace(context.manifest, models=tuple(sorted(context.folders.values())))
     files: dict[str, bytes] = {MANIFEST: manifest.to_json().encode()}
@@ -125,8 +128,6 @@ def _swap(new: Path, out: Path) -> None:
 
 def write_repo(context: RepoContext, out: Path, *, pretend: bool = False) -> RenderReport:
     """Render, check (errors raise StepFailed, nothing replaced), then swap into `out` unless pretending."""
-    from specdeploy.render.check import check_repo
-
     out = Path(out).absolute()
     _guard(out)
     files = render_files(context)

@@ -16,6 +16,8 @@ from specdeploy.resolve.memory import Fit, memory_fit
 from specdeploy.resolve.model_spec import ModelSpec
 
 if TYPE_CHECKING:  # probing is for build and doctor; validate and plan take no probe
+    from specdeploy.profile.record import Record
+    from specdeploy.profile.schema import Profile
     from specdeploy.resolve.probe import EnvironmentProbe
 
 
@@ -37,7 +39,8 @@ class Resolved:
     """draft_len: auto: the K range `tune` searches (`profile.rules.draft_len_candidates`, the one source)."""
 
     @property
-    def profile(self) -> Any:
+    def profile(self) -> Profile | Record:
+        """The validated profile: a Record decided from the tables, or the models' instance (same attributes)."""
         return self.loaded.profile
 
     @property

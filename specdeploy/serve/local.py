@@ -24,6 +24,8 @@ from specdeploy.render.backends import prepare_backends
 from specdeploy.render.context import MANIFEST
 from specdeploy.render.server import TritonServer, start_server
 from specdeploy.runtime_paths import cache_dir
+from specdeploy.serve.openai_chat import tokenizer_of
+from specdeploy.serve.openai_frontend import Input, Served
 from specdeploy.serve.sealed import gate, seal
 
 SERVED = Path(".specdeploy") / "served"  # the copy tritonserver serves (serve/sealed.py), removed at stop
@@ -117,8 +119,7 @@ def start_frontend(server: TritonServer, model: str, port: int) -> Any:
     """The OpenAI-compatible endpoint on 127.0.0.1:`port` for `model` (talking to it over gRPC), described by its
     metadata (the inputs /generate would have built), its config and its repository (the layout, where the
     tokenizer that renders chat lives)."""
-    from specdeploy.serve.openai_chat import tokenizer_of
-    from specdeploy.serve.openai_frontend import Frontend, Input, Served
+    from specdeploy.serve.openai_server import Frontend
 
     client = server.client()
 

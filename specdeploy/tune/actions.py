@@ -12,6 +12,7 @@ prediction cached on a CPU machine is re-tuned by measurement where TensorRT-LLM
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -60,11 +61,11 @@ def tune(ctx: ActionContext) -> dict[str, Any]:
                      "emitted files say so. Build where TensorRT-LLM and a GPU are to measure it")
     res = tune_resolved(ctx.resolved, ctx.artifact_dir, backend=backend, fresh=ctx.force, write_dir=ctx.write_dir,
                         say=ctx.progress)
-    if res["problems"] and ctx.out_dir is not None:  # a failed step's staging folder is deleted: keep the evidence
-        written = Path(res["result_path"]).parent
+    if res.problems and ctx.out_dir is not None:  # a failed step's staging folder is deleted: keep the evidence
+        written = Path(res.result_path).parent
         kept = ctx.artifact_dir / ".specdeploy" / "failed" / ctx.step.id
         shutil.rmtree(kept, ignore_errors=True)
         shutil.copytree(written, kept)
-        res["result_path"] = str(kept / RESULT.name)
+        res = replace(res, result_path=str(kept / RESULT.name))
     raise_problems(res)
-    return lock_record(res, str(RESULT))
+    return lock_record(res.record(), str(RESULT))

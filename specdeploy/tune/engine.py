@@ -13,10 +13,10 @@ from typing import Any
 from specdeploy.tune.book import Decision
 from specdeploy.tune.checkpoint import Recorder
 from specdeploy.tune.emit import k_at, schedule_of
+from specdeploy.tune.result import BackendChoice, TuneResult
 from specdeploy.tune.search import Strategy
 from specdeploy.tune.types import Measurement, Request
 
-FORMAT = "specdeploy.tune/1"
 COLLAPSE = 0.8
 """The replayed schedule collapses below 80% of what its per-concurrency measurements promise."""
 SLOWER = 0.01
@@ -141,8 +141,22 @@ def confidence(out: Outcome, strategy: Strategy) -> dict[str, Any]:
     return {"level": level, "worst_spread": worst, "per_concurrency": per}
 
 
+@dataclass(frozen=True)
+class Provenance:
+    """What a result records beside the search: the backend choice, the profile and code it was made with,
+    where it is written, the model backend's error band (with the note it adds to the schedule) and the report."""
+
+    choice: BackendChoice
+    profile_hash: str
+    code: str
+    result_path: str
+    reproduce: list[str]
+    band: tuple[dict[str, Any] | None, str] | None = None
+    report: str | None = None
+
+
 def result(strategy: Strategy, recorder: Recorder, out: Outcome, *, backend: str, stopped: str | None,
-           reproduce: list[str], evidence: str = "measured") -> dict[str, Any]:
+           provenance: Provenance, evidence: str = "measured") -> TuneResult:
     """The versioned result. `evidence` "predicted" (the performance model): no device-seconds, no confidence
     level, and the decisions' reasons say "predicted" where the book says "measured"."""
     predicted = evidence == "predicted"
@@ -159,11 +173,14 @@ def result(strategy: Strategy, recorder: Recorder, out: Outcome, *, backend: str
         stopped = stopped and stopped.replace("device-seconds", "seconds of the model backend's simulated device time")
     cost: dict[str, Any] = {"device_s": None if predicted else spent(recorder), "new_measurements": recorder.calls,
                             "replayed": recorder.replayed, "measurements": len(recorder.log)}
-    return {
-        "format": FORMAT, "profile": strategy.setup.profile, "backend": backend, "evidence": evidence,
-        "strategy": strategy.name, "setup": strategy.setup.to_dict(), "fit": strategy.fit_record(),
-        "decisions": decisions, "schedule": out.schedule, "mixed": out.mixed, "sla": out.sla, "confidence": conf,
-        "cost": cost, "stopped": stopped, "problems": out.problems, "failures": recorder.failures,
-        "measurements": [{**m.to_dict(), "evidence": evidence, **({"cost_s": None} if predicted else {})}
-                         for m in recorder.log], "reproduce": reproduce,
-    }
+    band, note = provenance.band if provenance.band is not None else (None, None)
+    schedule = {**out.schedule, "notes": [*out.schedule["notes"], note]} if note else out.schedule
+    return TuneResult(
+        profile=strategy.setup.profile, backend=backend, evidence=evidence, strategy=strategy.name,
+        setup=strategy.setup.to_dict(), fit=strategy.fit_record(), decisions=decisions, schedule=schedule,
+        mixed=out.mixed, sla=out.sla, confidence=conf, cost=cost, stopped=stopped, problems=out.problems,
+        failures=recorder.failures,
+        measurements=[{**m.to_dict(), "evidence": evidence, **({"cost_s": None} if predicted else {})}
+                      for m in recorder.log], reproduce=provenance.reproduce, backend_choice=provenance.choice,
+        profile_hash=provenance.profile_hash, code=provenance.code, result_path=provenance.result_path,
+        error_band=band, report=provenance.report)

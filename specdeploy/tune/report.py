@@ -15,6 +15,7 @@ from specdeploy.tune.figures import figures, p99_at
 from specdeploy.tune.summary import evidence_line, evidence_word, k_text, measurements_csv
 
 CSV = "measurements.csv"
+REPORT = "report.html"
 STYLE = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;color:#1d2330;background:#f5f6f8}
 main{max-width:1040px;margin:0 auto;padding:24px 28px 48px;background:#fff;min-height:100vh}
@@ -138,6 +139,6 @@ def write_report(res: dict[str, Any], folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     figs = figures(res, folder)
     (folder / CSV).write_text(measurements_csv(res))
-    path = folder / "report.html"
+    path = folder / REPORT
     path.write_text(render_html(res, folder, figs))
     return path

@@ -14,12 +14,19 @@ from typing import Any
 from specdeploy._io import write_json_atomic
 from specdeploy.errors import StepFailed, UsageError
 from specdeploy.execute.actions import code_hash
+from specdeploy.execute.manifest import profile_hash, update_lock
+from specdeploy.execute.portable import profile_ref
+from specdeploy.perfmodel.record import band, band_text
 from specdeploy.plugin.engine import Engine
 from specdeploy.plugin.registry import engines, get_engine
 from specdeploy.resolve.resolver import Resolved
 from specdeploy.tune.checkpoint import Checkpoint, Recorder
 from specdeploy.tune.emit import lock_record
-from specdeploy.tune.engine import drive, finish, result
+from specdeploy.tune.engine import Provenance, drive, finish, result
+from specdeploy.tune.parallel import RayPool
+from specdeploy.tune.prior import calibrated_prior
+from specdeploy.tune.report import REPORT, write_report
+from specdeploy.tune.result import BackendChoice, TuneResult
 from specdeploy.tune.setup import TuneSetup, setup_from
 from specdeploy.tune.strategies import STRATEGIES
 from specdeploy.tune.types import MeasureFn, Measurement
@@ -90,8 +97,6 @@ def check_tune(resolved: Resolved, backend: str, strategy: str) -> None:
 
 
 def make_backend(name: str, resolved: Resolved, setup: TuneSetup, work: Path) -> tuple[MeasureFn, Any]:
-    from specdeploy.tune.prior import calibrated_prior
-
     check_backend(name, resolved)
     if name == "model":
         from specdeploy.perfmodel.engines import engine_efficiency
@@ -143,8 +148,6 @@ def progress_line(m: Measurement, *, predicted: bool = False) -> str:
 
 def reproduce(resolved: Resolved, backend: str, strategy: str, artifact_dir: Path) -> list[str]:
     """The commands that redo this tune and build, run from the artifact folder (paths relative to it)."""
-    from specdeploy.execute.portable import profile_ref
-
     src = profile_ref(resolved, artifact_dir)
     return ["# from the artifact folder (OUT/<profile>/)",
             shlex.join(["specdeploy", "tune", src, "--backend", backend, "--strategy", strategy, "--out", "..",
@@ -157,14 +160,12 @@ def tune_resolved(resolved: Resolved, artifact_dir: Path, *, backend: str = "aut
                   measure: MeasureFn | None = None, report: bool = True,
                   say: Callable[[str], None] | None = None,
                   warn: Callable[[str], None] | None = None, ray: bool = False,
-                  ray_address: str | None = None) -> dict[str, Any]:
+                  ray_address: str | None = None) -> TuneResult:
     """Tune, write `tune/result.json` (+ report) under write_dir (default artifact_dir). The checkpoint lives in
-    artifact_dir. Problems (unreachable SLA, collapse) are in res["problems"]: see `raise_problems`. `say` gets
-    one line per measurement (a build step's progress; `progress` is the interactive bar); `warn` gets the line
-    saying `auto` fell back to predictions. `ray` (or a `ray_address`) runs the points as Ray tasks, each
+    artifact_dir. Problems (unreachable SLA, collapse) are in the result's `problems`: see `raise_problems`. `say`
+    gets one line per measurement (a build step's progress; `progress` is the interactive bar); `warn` gets the
+    line saying `auto` fell back to predictions. `ray` (or a `ray_address`) runs the points as Ray tasks, each
     reserving TP x PP GPUs (CPUs for the reference runtime)."""
-    from specdeploy.execute.manifest import profile_hash
-
     setup = setup_from(resolved)
     check_tune(resolved, backend, strategy)
     name, why = pick_backend(resolved, backend)
@@ -189,49 +190,38 @@ def tune_resolved(resolved: Resolved, artifact_dir: Path, *, backend: str = "aut
         grow = (lambda n: bar.update(task, total=(bar.tasks[0].total or 0) + n)) if bar else None
         stopped = drive(strat, recorder, budget_s=setup.time_budget_s, on_batch=grow, keep_for_replay=True)
         out = finish(strat, recorder)
-    res = result(strat, recorder, out, backend=name, stopped=stopped, evidence=evidence(name),
-                 reproduce=reproduce(resolved, name, strategy, artifact_dir))
-    res["backend_choice"] = {"requested": backend, "picked": name, "why": why}
-    res["profile_hash"], res["code"] = profile_hash(resolved), code_hash("tune")  # what a build may adopt
-    if name == "model":
-        model_band(res, resolved)
     target = (write_dir or artifact_dir) / RESULT
-    write_json_atomic(target, res)
+    provenance = Provenance(BackendChoice(backend, name, why), profile_hash(resolved), code_hash("tune"),
+                            str(target), reproduce(resolved, name, strategy, artifact_dir),
+                            band=model_band(resolved) if name == "model" else None,
+                            report=str(target.parent / REPORT) if report else None)
+    res = result(strat, recorder, out, backend=name, stopped=stopped, evidence=evidence(name), provenance=provenance)
+    write_json_atomic(target, res.record())
     if report:
-        from specdeploy.tune.report import write_report
-
-        res["report"] = str(write_report(res, target.parent))
-    res["result_path"] = str(target)
+        write_report(res.record(), target.parent)
     return res
 
 
-def model_band(res: dict[str, Any], resolved: Resolved) -> None:
-    """The model backend measures nothing: say how far the model was from the published record on rows like this
-    (bench/perfmodel_published.py), as `plan` does."""
-    from specdeploy.perfmodel.record import band, band_text
-
+def model_band(resolved: Resolved) -> tuple[dict[str, Any] | None, str]:
+    """The model backend measures nothing: how far the model was from the published record on rows like this
+    (bench/perfmodel_published.py), as `plan` says, and the schedule's note that says so."""
     mechanism, gpu = resolved.profile.speculative.mechanism, resolved.gpu.name if resolved.gpu else "cpu"
-    res["error_band"] = band(mechanism, gpu)
-    res["schedule"]["notes"].append(f"performance model, not a measurement: speedups {band_text(mechanism, gpu)}")
+    return band(mechanism, gpu), f"performance model, not a measurement: speedups {band_text(mechanism, gpu)}"
 
 
 def ray_pool(resolved: Resolved, backend: str, measure: MeasureFn, address: str | None) -> Any:
     """The point pool: a point reserves the GPUs of one server (TP x PP); the CPU runtime's reserve one CPU."""
-    from specdeploy.tune.parallel import RayPool
-
     hw = resolved.profile.hardware
     cpu = any(e.cpu and e.tune_backend == backend for e in engines().values())
     gpus = 0 if cpu else hw.tensor_parallel * hw.pipeline_parallel
     return RayPool(measure, gpus=gpus, parallel=resolved.profile.tune.parallel, address=address)
 
 
-def raise_problems(res: dict[str, Any]) -> None:
+def raise_problems(res: TuneResult) -> None:
     """After the result and the lock are written: an unreachable SLA or a collapse fails the tune (exit 1)."""
-    if res["problems"]:
-        raise StepFailed("; ".join(res["problems"]), hint=f"full result: {res['result_path']}")
+    if res.problems:
+        raise StepFailed("; ".join(res.problems), hint=f"full result: {res.result_path}")
 
 
-def record_in_lock(res: dict[str, Any], artifact_dir: Path) -> dict[str, Any]:
-    from specdeploy.execute.manifest import update_lock
-
-    return update_lock(artifact_dir, tuned=lock_record(res, str(RESULT)))
+def record_in_lock(res: TuneResult, artifact_dir: Path) -> dict[str, Any]:
+    return update_lock(artifact_dir, tuned=lock_record(res.record(), str(RESULT)))

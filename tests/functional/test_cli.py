@@ -118,11 +118,28 @@ HEAVY = ("torch", "transformers", "tensorrt_llm", "huggingface_hub", "pynvml", "
 # pydantic: its import and the profile's models cost more than the 0.3 s budget of these commands
 
 
+def _imported_by(args: list[str], modules: tuple[str, ...]) -> str:
+    """Which of `modules` the CLI imported running `args`, as the line `IMPORTED [...]` on stderr."""
+    code = ("import sys, runpy\nsys.argv = ['specdeploy', *sys.argv[1:]]\n"
+            "try:\n    runpy.run_module('specdeploy', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+            f"print('IMPORTED', sorted(m for m in {modules!r} if m in sys.modules), file=sys.stderr)\n")
+    result = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=60)
+    return result.stderr
+
+
 @pytest.mark.parametrize("args", [["--help"], ["validate", "h200-eagle3"], ["plan", "h200-eagle3"],
                                   ["plan", "cpu-smollm2"]])
 def test_fast_paths_import_nothing_heavy(args: list[str]) -> None:
-    code = ("import sys, runpy\nsys.argv = ['specdeploy', *sys.argv[1:]]\n"
-            "try:\n    runpy.run_module('specdeploy', run_name='__main__')\nexcept SystemExit:\n    pass\n"
-            f"print('HEAVY', sorted(m for m in {HEAVY!r} if m in sys.modules), file=sys.stderr)\n")
-    result = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=60)
-    assert "HEAVY []" in result.stderr, result.stderr[-500:]
+    stderr = _imported_by(args, HEAVY)
+    assert "IMPORTED []" in stderr, stderr[-500:]
+
+
+COMMAND_MODULES = tuple(f"specdeploy.cli.{m}" for m in ("core", "build", "render", "serve", "tune"))
+
+
+@pytest.mark.parametrize(("args", "imported"), [(["--help"], []), (["validate", "h200-eagle3"], ["core"]),
+                                                (["check-repo", "--help"], ["render"])])
+def test_a_command_imports_only_its_own_module(args: list[str], imported: list[str]) -> None:
+    """`--help` lists the commands without importing them; a command imports its module alone."""
+    stderr = _imported_by(args, COMMAND_MODULES)
+    assert f"IMPORTED {[f'specdeploy.cli.{m}' for m in imported]}" in stderr, stderr[-500:]

@@ -13,7 +13,10 @@ from tests.functional.test_cli import run
 
 def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], click.Command]]:
     rows: list[tuple[tuple[str, ...], click.Command]] = []
-    for name, command in group.commands.items():
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        assert command is not None
         rows.append(((*prefix, name), command))
         if isinstance(command, click.Group):
             rows.extend(_commands(command, (*prefix, name)))
@@ -98,3 +101,12 @@ def test_a_name_the_os_refuses_is_a_usage_error_everywhere(tmp_path: Path) -> No
         assert result.returncode == 2, (args[0], result.stderr[-500:])
         error = json.loads(result.stdout)["error"]
         assert error["code"] == 2 and "name too long" in error["message"] and "internal error" not in result.stderr
+
+
+def test_render_and_check_repo_results_carry_a_schema_version(tmp_path: Path) -> None:
+    """Their documents are versioned as the manifest is, so a CI script can tell a format it does not read."""
+    rendered = run("render", "h100-ngram", "--out", str(tmp_path / "repo"), "--json")
+    assert rendered.returncode == 0, rendered.stderr
+    assert json.loads(rendered.stdout)["schema_version"] == 1
+    checked = json.loads(run("check-repo", str(tmp_path / "repo"), "--json").stdout)
+    assert checked == {"schema_version": 1, "repo": str(tmp_path / "repo"), "issues": []}

@@ -8,6 +8,7 @@ import json
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
+import click
 import pytest
 
 from specdeploy.cli import main
@@ -62,7 +63,9 @@ def test_the_readme_names_the_commands_that_take_set() -> None:
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     named = re.search(r"The commands that\s+take a profile \(([^)]*)\) accept\s+`--set", readme)
     assert named is not None
-    with_set = {name for name, command in cli.commands.items() if any(p.name == "sets" for p in command.params)}
+    ctx = click.Context(cli)
+    commands = [(name, cli.get_command(ctx, name)) for name in cli.list_commands(ctx)]
+    with_set = {name for name, command in commands if command and any(p.name == "sets" for p in command.params)}
     assert set(re.findall(r"`([a-z-]+)`", named[1])) == with_set
 
 

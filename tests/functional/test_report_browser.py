@@ -67,7 +67,7 @@ def clamped_report(tmp_path: Path) -> Path:
         return values
 
     res = tune_run.tune_resolved(resolved, tmp_path / "art", backend="model", measure=slow_drafts_alone)
-    return Path(res["report"])
+    return Path(str(res.report))
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed: `apt-get install -y chromium` (make install "

@@ -141,8 +141,8 @@ def test_a_checkpoint_from_other_code_is_set_aside(tmp_path: Path, monkeypatch: 
     resolved = api.load_and_resolve("h100-draft-target")
     first = tune_run.tune_resolved(resolved, tmp_path, backend="model", report=False)
     same = tune_run.tune_resolved(resolved, tmp_path, backend="model", report=False)
-    assert same["cost"]["new_measurements"] == 0 and same["cost"]["replayed"] == first["cost"]["measurements"]
+    assert same.cost["new_measurements"] == 0 and same.cost["replayed"] == first.cost["measurements"]
     monkeypatch.setattr(tune_run, "code_hash", lambda name: f"changed code of {name}")
     other = tune_run.tune_resolved(resolved, tmp_path, backend="model", report=False)
-    assert other["cost"]["replayed"] == 0 and other["cost"]["new_measurements"] == first["cost"]["measurements"]
+    assert other.cost["replayed"] == 0 and other.cost["new_measurements"] == first.cost["measurements"]
     assert len(list((tmp_path / CHECKPOINT).parent.glob("*.jsonl"))) == 2  # the old checkpoint is kept aside

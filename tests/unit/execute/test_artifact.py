@@ -18,20 +18,25 @@ def test_tune_waits_for_the_lock_a_build_holds(tmp_path: Path) -> None:
     """`tune` and `build` into the same --out mixed their outputs: tune took no lock."""
     lock_path = tmp_path / "h200-eagle3" / ".specdeploy" / "build.lock"
     lock_path.parent.mkdir(parents=True)
-    held, released = threading.Event(), threading.Event()
+    held, asked = threading.Event(), threading.Event()
 
-    def hold() -> None:  # another "build", in another thread
+    def hold() -> None:  # another "build", in another thread: it lets go once tune says it waits
         with FileLock(str(lock_path)):
             held.set()
-            released.wait(0.5)
-            released.set()
+            asked.wait(60)
 
     threading.Thread(target=hold).start()
     held.wait(10)
     messages: list[str] = []
-    result = tune("h200-eagle3", backend="model", out=tmp_path, say=messages.append)
-    assert released.is_set() and messages[0].startswith("waiting for another build of h200-eagle3")
-    assert result["schedule"]["schedule"]
+
+    def say(message: str) -> None:
+        messages.append(message)
+        if message.startswith("waiting for another build"):
+            asked.set()
+
+    result = tune("h200-eagle3", backend="model", out=tmp_path, say=say)
+    assert asked.is_set() and messages[0].startswith("waiting for another build of h200-eagle3")
+    assert result.schedule["schedule"]
 
 
 def test_out_that_is_a_file_is_a_usage_error(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from filelock import FileLock
 
+from specdeploy.api import load_and_resolve
 from specdeploy.errors import MissingDependency
 from specdeploy.execute.artifact import BuildLocked
 from specdeploy.execute.build import run_build
@@ -76,13 +77,9 @@ def test_a_running_child_reports_its_elapsed_time(tmp_path: Path, resolved: Any,
 
 
 def test_profile_change_names_the_key(tmp_path: Path, resolved: Any) -> None:
-    from dataclasses import replace
-
     step = script_step("engine.a", WRITE.format(text="A"))
     run_build(plan_of(step), resolved, tmp_path, needs=_no_needs)
-    profile = resolved.profile.model_copy(update={"serving": resolved.profile.serving.model_copy(
-        update={"max_batch_size": 16})})
-    changed = replace(resolved, loaded=replace(resolved.loaded, profile=profile))
+    changed = load_and_resolve(resolved.loaded.file, ("serving.max_batch_size=16",))
     result = run_build(plan_of(step), changed, tmp_path, needs=_no_needs)
     assert result.steps[0].reason == "profile serving.max_batch_size changed"
 

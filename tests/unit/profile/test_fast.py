@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import json
+import pickle
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +57,7 @@ def decided_equal(data: dict[str, Any]) -> bool:
 
 @pytest.mark.parametrize("name", sorted(shipped_profiles()))
 def test_every_shipped_profile_is_decided_as_pydantic_decides(name: str) -> None:
-    fast, slow = load_profile(name, fast=True), load_profile(name)
+    fast, slow = load_profile(name), load_profile(name, fast=False)
     assert isinstance(fast.profile, Record) and not isinstance(slow.profile, Record)
     same_dumps(fast.profile, slow.profile)
     if slow.options is not None:
@@ -66,7 +68,7 @@ def test_every_shipped_profile_is_decided_as_pydantic_decides(name: str) -> None
 
 @pytest.mark.parametrize("name", sorted(shipped_profiles()))
 def test_plan_is_the_same_on_both_paths(name: str) -> None:
-    fast, slow = load_and_resolve(name, fast=True), load_and_resolve(name)
+    fast, slow = load_and_resolve(name), load_and_resolve(name, fast=False)
     assert isinstance(fast.profile, Record)
     fast_plan, slow_plan = make_plan(fast), make_plan(slow)
     assert plan_text(fast, fast_plan) == plan_text(slow, slow_plan)
@@ -183,8 +185,16 @@ def test_a_plugin_without_a_table_or_with_its_own_parsing_is_left_to_pydantic() 
     assert fast_profile(SHIPPED["h200-eagle3"], get_mechanism("eagle3")) is not None
 
 
+def test_every_command_gets_the_same_decision_and_it_travels() -> None:
+    """build, tune and render resolve as validate and plan do (one decision); a Ray task pickles what it gets."""
+    resolved = load_and_resolve("h200-eagle3")
+    assert isinstance(resolved.profile, Record)
+    for copied in (pickle.loads(pickle.dumps(resolved)), copy.deepcopy(resolved)):
+        assert copied.profile == resolved.profile and copied.loaded.options == resolved.loaded.options
+
+
 def test_record_reads_like_the_model_and_is_read_only() -> None:
-    record = load_profile("h200-eagle3", fast=True).profile
+    record = load_profile("h200-eagle3").profile
     assert isinstance(record, Record)
     assert record.serving.max_batch_size == 64 and record.tune.sla.p99_itl_ms is None
     with pytest.raises(AttributeError):

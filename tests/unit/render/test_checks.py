@@ -153,8 +153,7 @@ def test_hostile_paths_are_escaped_or_refused(resolve_inline, tmp_path: Path) ->
     resolved = resolve_inline(ENGINE.replace("MECH", "draft_target"))
     odd = '/e n"g}i{n,e'
     repo = render_resolved(resolved, tmp_path / "repo", inputs=RenderInputs(engine_dir=odd, tokenizer_dir="/t")).out
-    from specdeploy.render.check import load_models
-    from specdeploy.render.check_pbtxt import params
+    from specdeploy.render.check_pbtxt import load_models, params
 
     models, issues = load_models(repo)
     assert issues == [] and params(models["tensorrt_llm"].config)["gpt_model_path"] == odd

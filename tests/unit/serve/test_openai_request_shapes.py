@@ -18,9 +18,10 @@ import pytest
 from aiohttp import ClientSession
 from aiohttp.test_utils import TestClient, TestServer
 
-from specdeploy.serve.openai_frontend import ApiError, Frontend, Served
+from specdeploy.serve.openai_frontend import ApiError, Served
 from specdeploy.serve.openai_request import triton_body
 from specdeploy.serve.openai_routes import routes
+from specdeploy.serve.openai_server import Frontend
 from tests.unit.serve.triton_double import Answer, inputs, response, triton_double
 
 INPUTS = inputs("text_input", "max_tokens", "stream", "chat_template", "exclude_input_in_output")

@@ -12,6 +12,7 @@ import pytest
 from specdeploy import api
 from specdeploy.plan.text import plan_text
 from specdeploy.tune import run as tune_run
+from specdeploy.tune.result import BackendChoice
 from specdeploy.tune.setup import setup_from
 from specdeploy.tune.summary import decision_lines
 from specdeploy.tune.types import Request
@@ -23,22 +24,21 @@ def test_a_prediction_never_reads_as_a_measurement(tmp_path: Path) -> None:
     lines: list[str] = []
     warnings: list[str] = []
     res = tune_run.tune_resolved(resolved, tmp_path, backend="auto", say=lines.append, warn=warnings.append)
-    assert res["backend"] == "model" and res["evidence"] == "predicted"  # no TensorRT-LLM here
-    assert res["backend_choice"] == {"requested": "auto", "picked": "model",
-                                     "why": "auto: TensorRT-LLM is not installed"}
+    assert res.backend == "model" and res.evidence == "predicted"  # no TensorRT-LLM here
+    assert res.backend_choice == BackendChoice("auto", "model", "auto: TensorRT-LLM is not installed")
     assert len(warnings) == 1 and "PREDICTION" in warnings[0] and "TensorRT-LLM is not installed" in warnings[0]
-    assert res["cost"]["device_s"] is None and res["confidence"]["level"] == "none (predicted)"
-    assert all(m["cost_s"] is None and m["evidence"] == "predicted" for m in res["measurements"])
-    assert all("measured" not in d["reason"] and d["evidence"] == "predicted" for d in res["decisions"])
+    assert res.cost["device_s"] is None and res.confidence["level"] == "none (predicted)"
+    assert all(m["cost_s"] is None and m["evidence"] == "predicted" for m in res.measurements)
+    assert all("measured" not in d["reason"] and d["evidence"] == "predicted" for d in res.decisions)
     # the live lines: "predicted", never a fake run time like "(18.0 s)"
     assert lines and all(": predicted " in line and not line.endswith(" s)") for line in lines)
-    text = "\n".join(decision_lines({**res, "result_path": "r"}))
+    text = "\n".join(decision_lines(res.to_dict()))
     assert "PREDICTED by the performance model" in text and "measured" not in text.replace("nothing measured", "")
-    report = Path(res["report"]).read_text()
+    report = Path(str(res.report)).read_text()
     assert "PREDICTED" in report and "device time" not in report and "device-seconds" not in report
     assert "confidence" not in report
-    rows = (Path(res["report"]).parent / "measurements.csv").read_text().splitlines()
-    assert rows[0].startswith("kind,concurrency,k,repeat,evidence") and len(rows) == len(res["measurements"]) + 1
+    rows = (Path(str(res.report)).parent / "measurements.csv").read_text().splitlines()
+    assert rows[0].startswith("kind,concurrency,k,repeat,evidence") and len(rows) == len(res.measurements) + 1
     assert all(",predicted,model," in row and row.split(",")[-2] == "" for row in rows[1:])  # no run seconds
     lock = tune_run.record_in_lock(res, tmp_path)["tuned"]
     assert lock["backend"] == "model" and lock["evidence"] == "predicted" and lock["confidence"] == "none (predicted)"
@@ -57,8 +57,8 @@ def test_a_measuring_backend_keeps_its_seconds(tmp_path: Path) -> None:
                                      report=False)
     finally:
         monkey.undo()
-    assert res["evidence"] == "measured" and res["cost"]["device_s"] > 0
-    assert any(line.endswith(" s)") for line in lines) and "best measured" in res["decisions"][0]["reason"]
+    assert res.evidence == "measured" and res.cost["device_s"] > 0
+    assert any(line.endswith(" s)") for line in lines) and "best measured" in res.decisions[0]["reason"]
 
 
 def test_the_progress_count_never_overshoots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -78,8 +78,8 @@ def test_the_progress_count_never_overshoots(tmp_path: Path, monkeypatch: pytest
     res = tune_run.tune_resolved(api.load_and_resolve("h200-eagle3"), tmp_path, backend="model", progress=True,
                                  report=False)
     task = bars[0].tasks[0]
-    assert res["mixed"] is not None  # the replay ran
-    assert task.completed == len(res["measurements"]) and task.completed <= (task.total or 0)
+    assert res.mixed is not None  # the replay ran
+    assert task.completed == len(res.measurements) and task.completed <= (task.total or 0)
 
 
 def _auto_profile(tmp_path: Path) -> Path:
@@ -114,15 +114,15 @@ def test_a_clamped_k_shows_wherever_the_k_does(tmp_path: Path) -> None:
         return values
 
     res = tune_run.tune_resolved(full, tmp_path, backend="model", strategy="grid", measure=slow_drafts_alone)
-    by_c = {d["concurrency"]: d for d in res["decisions"]}
+    by_c = {d["concurrency"]: d for d in res.decisions}
     assert by_c[1]["k"] == 1 and by_c[16]["k"] > 1 and by_c[16]["k_emitted"] == 1
-    assert res["schedule"]["clamped"] == {"16": {"tuned": by_c[16]["k"], "emitted": 1}}
+    assert res.schedule["clamped"] == {"16": {"tuned": by_c[16]["k"], "emitted": 1}}
     clamp = f"K={by_c[16]['k']} -> 1 (clamped)"
-    assert any(clamp in line for line in decision_lines({**res, "result_path": "r"}))  # console
-    assert any("K clamped to 1" in n for n in res["schedule"]["notes"])  # JSON (--json prints the result)
-    html = Path(res["report"]).read_text()
+    assert any(clamp in line for line in decision_lines(res.to_dict()))  # console
+    assert any("K clamped to 1" in n for n in res.schedule["notes"])  # JSON (--json prints the result)
+    html = Path(str(res.report)).read_text()
     assert f"{by_c[16]['k']} -&gt; 1 (clamped)" in html and "K clamped to 1" in html  # report
-    mixed = next(m for m in res["measurements"] if m["request"]["kind"] == "mixed")
+    mixed = next(m for m in res.measurements if m["request"]["kind"] == "mixed")
     assert dict(mixed["request"]["schedule"]) == {1: 1, 16: 1}  # the replay runs the schedule as emitted
     lock = json.loads(json.dumps(tune_run.record_in_lock(res, tmp_path)["tuned"]))
     assert lock["clamped"]["16"]["emitted"] == 1 and any("clamped" in n for n in lock["notes"])  # lock
@@ -154,7 +154,7 @@ def test_a_clamp_to_plain_decoding_switches_speculation_off() -> None:
 def test_a_predicted_tune_stopped_by_its_budget_spends_no_device_seconds(tmp_path: Path) -> None:
     resolved = api.load_and_resolve("h100-draft-target", ("tune.time_budget_s=60",))
     res = tune_run.tune_resolved(resolved, tmp_path, backend="model", report=False)
-    assert res["stopped"] and "device-seconds" not in res["stopped"] and "simulated" in res["stopped"]
+    assert res.stopped and "device-seconds" not in res.stopped and "simulated" in res.stopped
 
 
 def test_auto_with_tensorrt_llm_but_no_gpu_predicts_like_build(tmp_path: Path, monkeypatch) -> None:
@@ -164,9 +164,9 @@ def test_auto_with_tensorrt_llm_but_no_gpu_predicts_like_build(tmp_path: Path, m
 
     assert not probe_nvml()[0]  # this machine has no NVIDIA GPU
     monkeypatch.syspath_prepend(str(Path(__file__).parents[2] / "fixtures" / "installed_trtllm"))  # the double
-    monkeypatch.setattr("specdeploy.execute.needs.installed_trtllm", lambda: "1.3.0")  # it has no dist-info
+    monkeypatch.setattr(tune_run, "installed_trtllm", lambda: "1.3.0")  # it has no dist-info
     resolved = api.load_and_resolve("h100-draft-target")
     picked, why = tune_run.pick_backend(resolved, "auto")
     assert picked == "model" and why.startswith("auto: no NVIDIA GPU (")
     res = tune_run.tune_resolved(resolved, tmp_path, backend="auto", say=lambda _l: None, warn=lambda _w: None)
-    assert res["backend"] == "model" and res["evidence"] == "predicted"
+    assert res.backend == "model" and res.evidence == "predicted"

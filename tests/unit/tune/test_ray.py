@@ -58,11 +58,9 @@ def _points(n: int) -> list[tuple[Request, ...]]:
     return [(Request("cost", 1, k),) for k in range(n)]
 
 
-def test_points_never_share_a_gpu_and_eight_take_about_one_points_time(tmp_path: Path) -> None:
+def test_points_never_share_a_gpu_and_run_side_by_side(tmp_path: Path) -> None:
     double = _double(tmp_path, 3.0)
-    start = time.monotonic()
     done = list(RayPool(double, gpus=1).run(_points(8)))
-    wall = time.monotonic() - start
     assert len(done) == 8 and all(isinstance(v, dict) for _, values in done for v in values)
     seen = intervals(double.log)
     assert all(len(p["gpus"]) == 1 for p in seen)
@@ -71,9 +69,7 @@ def test_points_never_share_a_gpu_and_eight_take_about_one_points_time(tmp_path:
             if a is not b and _overlap(a, b):
                 assert set(a["gpus"]).isdisjoint(b["gpus"]), (a, b)
     most = _most_at_once(seen)
-    assert most >= 6, f"only {most} points ran at once"
-    span = max(p["end"] for p in seen) - min(p["start"] for p in seen)
-    assert span < 8 * 3.0 / 2, f"8 points on 8 GPUs spanned {span:.1f} s (serially: 24 s; wall {wall:.1f} s)"
+    assert most >= 6, f"only {most} points ran at once"  # how long they took is bench/ray_points.py's question
 
 
 def test_a_tp2_point_waits_for_two_free_gpus(tmp_path: Path) -> None:
@@ -108,7 +104,7 @@ def test_a_ray_tune_equals_the_serial_tune_and_survives_a_dead_worker(tmp_path: 
     double = _double(tmp_path, 0.0, die_once_on="cost/c1/k2/r0")
     parallel = tune_resolved(resolved, tmp_path / "ray", backend="model", report=False, measure=double, ray=True)
     for key in ("schedule", "decisions", "failures"):
-        assert parallel[key] == serial[key], key
+        assert getattr(parallel, key) == getattr(serial, key), key
     lines = [json.loads(line) for line in (tmp_path / "ray" / CHECKPOINT).read_text().splitlines()[1:]]
     died = [line for line in lines if not line["ok"]]  # the whole point (one server, K = 2) died with its worker
     assert "cost/c1/k2/r0" in {d["key"] for d in died} and {d["request"]["k"] for d in died} == {2}
@@ -145,8 +141,8 @@ tune_resolved(resolved, Path({str(artifact)!r}), backend="model", report=False, 
     resolved = load_and_resolve("h200-eagle3", SETS)
     resumed = tune_resolved(resolved, artifact, backend="model", report=False, ray=True)
     serial = tune_resolved(resolved, tmp_path / "serial", backend="model", report=False)
-    assert resumed["schedule"] == serial["schedule"]
-    assert resumed["cost"]["replayed"] >= kept
+    assert resumed.schedule == serial.schedule
+    assert resumed.cost["replayed"] >= kept
 
 
 def test_the_reference_runtime_runs_its_points_through_ray_on_cpus(tmp_path: Path) -> None:
