@@ -164,7 +164,9 @@ def test_auto_with_tensorrt_llm_but_no_gpu_predicts_like_build(tmp_path: Path, m
 
     assert not probe_nvml()[0]  # this machine has no NVIDIA GPU
     monkeypatch.syspath_prepend(str(Path(__file__).parents[2] / "fixtures" / "installed_trtllm"))  # the double
-    monkeypatch.setattr(tune_run, "installed_trtllm", lambda: "1.3.0")  # it has no dist-info
+    from specdeploy.execute import needs
+
+    monkeypatch.setattr(needs, "installed_trtllm", lambda: "1.3.0")  # it has no dist-info; the engine asks needs
     resolved = api.load_and_resolve("h100-draft-target")
     picked, why = tune_run.pick_backend(resolved, "auto")
     assert picked == "model" and why.startswith("auto: no NVIDIA GPU (")
