@@ -120,3 +120,14 @@ def test_doctor_names_the_vllm_it_finds(monkeypatch: pytest.MonkeyPatch, tmp_pat
     env._query.cache_clear()
 
 
+
+
+def test_a_vllm_tune_is_not_clamped_by_tensorrt_llms_schedule_rules() -> None:
+    """TensorRT-LLM 1.2's rule (K at the smallest key = max_draft_len) once turned a measured {1: 0, 4: 3} into
+    speculation off on vLLM, whose schedule has no such rule."""
+    from specdeploy.tune.setup import setup_from
+
+    setup = setup_from(load_and_resolve(str(CPU), ("speculative.draft_len=auto",)))
+    assert setup.line == "0.32" and setup.trtllm_version is None
+    trt = setup_from(load_and_resolve("h100-draft-target", ("speculative.draft_len=auto",)))
+    assert trt.trtllm_version == "1.2.1"
