@@ -7,6 +7,7 @@ from typing import Any
 
 from specdeploy.engines.reference.declare import ReferenceDrafter
 from specdeploy.engines.trtllm.declare import TrtllmDecoding, TrtllmEngineBuild
+from specdeploy.engines.vllm.declare import VllmMethod
 from specdeploy.issues import Issue
 from specdeploy.plugin import AcceptancePrior, CheckContext, Mechanism
 from specdeploy_mechanisms._common import same_vocabulary
@@ -26,6 +27,7 @@ class DraftTarget(Mechanism):
             unconfirmed=("1.2.build_plugin_flags",),
             sources={"mode": "trtllm-build --speculative_decoding_mode choices (tables/trtllm-1.2.1.json)"}),
         "reference": ReferenceDrafter("specdeploy.engines.reference.runtime.drafters:ModelDrafter", needs_model=True),
+        "vllm": VllmMethod("draft_model", "required"),
     }
     default_draft_len = 4
     training = "none (off-the-shelf small model, same tokenizer)"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from specdeploy.engines.vllm.declare import VllmMethod
 from specdeploy.issues import Issue
 from specdeploy.plugin import CheckContext, Mechanism
 from specdeploy_mechanisms._common import options
@@ -25,7 +26,11 @@ class Dspark(Mechanism):
     summary = "parallel block drafter on the target's hidden states (DeepSeek V4, Qwen3 drafters); vLLM 0.32 only"
     Options = options("DsparkOptions")
     chain = False
-    support = {"vllm": ("0.32",)}
+    engines = {"vllm": VllmMethod(
+        "dspark", "optional", fields={"draft_topk": "dspark_draft_topk", "adaptive_verification":
+                                      "enable_adaptive_verification"},
+        note="a standalone DSpark drafter (Qwen3, Qwen3-Omni, Gemma 4, Kimi K3), or DeepSeek-V4/V4.1 stages inside "
+             "the target checkpoint")}
     max_draft_len = 64
     default_draft_len = 7
 

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from specdeploy.engines.trtllm.declare import TrtllmEngineBuild
+from specdeploy.engines.vllm.declare import VllmMethod
 from specdeploy.issues import Issue
 from specdeploy.plugin import AcceptancePrior, CheckContext, Mechanism
 from specdeploy_mechanisms._common import options, tree_choices, tree_depth
@@ -32,6 +33,11 @@ class Eagle(Mechanism):
             sources={"mode": "trtllm-build --speculative_decoding_mode choices (tables/trtllm-1.2.1.json)",
                      "max_non_leaves": "examples/eagle/convert_checkpoint.py @ 65b31db1: --max_non_leaves_per_layer "
                                        "(int, default 10), written to the checkpoint config"}),
+        "vllm": VllmMethod(
+            "eagle", "required",
+            ignored={"num_eagle_layers": "a TensorRT-LLM engine build setting",
+                     "max_non_leaves_per_layer": "a TensorRT-LLM engine build setting"},
+            refused={"choices": (None, "vLLM 0.32 drafts a chain of num_speculative_tokens, no static tree")}),
     }
     max_draft_len = 63
     training = "trained drafter head per target"

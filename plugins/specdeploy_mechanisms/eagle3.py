@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from specdeploy.engines.reference.declare import ReferenceDrafter
 from specdeploy.engines.trtllm.declare import TrtllmDecoding
+from specdeploy.engines.vllm.declare import VllmMethod
 from specdeploy.issues import Issue
 from specdeploy.plugin import AcceptancePrior, CheckContext, Mechanism
 from specdeploy_mechanisms._common import options
@@ -34,6 +35,13 @@ class Eagle3(Mechanism):
             sources={"decoding_type": "P121 from_dict maps 'Eagle' (no Eagle3); Eagle3 literal P14",
                      "two_model": "VersionLine.eagle3_two_model of each range (its sources)"}),
         "reference": ReferenceDrafter("specdeploy.engines.reference.runtime.eagle:EagleDrafter", needs_model=True),
+        "vllm": VllmMethod(
+            "eagle3", "required",
+            ignored={"one_model": "vLLM always runs the EAGLE-3 head in the target's process"},
+            refused={"layers_to_capture": (None, "vLLM reads the captured layers from the head's config.json "
+                                                 "(eagle_aux_hidden_state_layer_ids), not from the speculative config"),
+                     "dynamic_tree": (False, "vLLM 0.32 drafts a chain, no dynamic tree"),
+                     "dynamic_tree_max_topk": (None, "vLLM 0.32 drafts a chain, no dynamic tree")}),
     }
     default_draft_len = 3
     training = "trained drafter head per target"

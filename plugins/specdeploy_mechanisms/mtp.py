@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from specdeploy.engines.trtllm.declare import TrtllmDecoding
+from specdeploy.engines.vllm.declare import VllmMethod
 from specdeploy.issues import Issue
 from specdeploy.plugin import AcceptancePrior, CheckContext, Mechanism
 from specdeploy_mechanisms._common import options
@@ -26,6 +27,14 @@ class Mtp(Mechanism):
             one_model=lambda _o, line: line.name == "1.2",  # 1.2.1 docs: MTP is one-model only
             unconfirmed=("1.3.mtp_rc15_rc22",),
             sources={"decoding_type": "P121 from_dict map; S1, S2, P14 Literal", "length": "mtp_length sources"}),
+        "vllm": VllmMethod(
+            "mtp", "none",
+            ignored={"vanilla": "vLLM runs each MTP layer it has and reuses them when K exceeds their count (K must "
+                                "then be a multiple of it)",
+                     "relaxed_topk": "only meaningful with relaxed acceptance",
+                     "relaxed_delta": "only meaningful with relaxed acceptance"},
+            refused={"relaxed_acceptance": (False, "vLLM 0.32 has no relaxed acceptance")},
+            note="the target's own MTP layers draft; only targets whose model_type vLLM maps to an MTP model type"),
     }
     max_draft_len = 16
     default_draft_len = 3

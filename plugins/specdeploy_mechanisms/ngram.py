@@ -6,6 +6,7 @@ from typing import Any
 
 from specdeploy.engines.reference.declare import ReferenceDrafter
 from specdeploy.engines.trtllm.declare import TrtllmDecoding
+from specdeploy.engines.vllm.declare import TRT_POOL, VllmMethod
 from specdeploy.plugin import AcceptancePrior, Mechanism
 from specdeploy_mechanisms._common import options
 
@@ -25,6 +26,10 @@ class Ngram(Mechanism):
             fields=lambda o, _line: {name: getattr(o, name) for name in MATCHING},
             sources={"decoding_type": "P121 from_dict map; S1, S2, P14 Literal"}),
         "reference": ReferenceDrafter("specdeploy.engines.reference.runtime.drafters:NgramDrafter"),
+        "vllm": VllmMethod(
+            "ngram", "none", fields={"max_matching_ngram_size": "prompt_lookup_max"},
+            ignored={"is_keep_all": TRT_POOL, "is_use_oldest": TRT_POOL, "is_public_pool": TRT_POOL},
+            note="prompt_lookup_min defaults to prompt_lookup_max"),
     }
     max_draft_len = 32
     default_draft_len = 4

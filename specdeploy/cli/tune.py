@@ -15,8 +15,10 @@ from specdeploy.tune.summary import decision_lines
 @command()
 @profile_argument()
 @set_option
-@click.option("--backend", type=click.Choice(["auto", "model", "reference", "trtllm"]), default="auto",
-              show_default=True, help="What measures: the performance model, the CPU runtime, or TensorRT-LLM.")
+@click.option("--backend", default="auto", show_default=True, metavar="auto|model|ENGINE",
+              help="What measures: `model` (the performance model predicts) or an installed engine's measuring "
+                   "backend (reference: the CPU runtime, trtllm: TensorRT-LLM, vllm: vLLM); auto: the profile "
+                   "engine's where it can measure here.")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("artifacts"), show_default=True,
               help="Artifacts root; results go to OUT/<profile>/tune/.")
 @click.option("--strategy", type=click.Choice(["factorized", "grid", "hillclimb"]), default="factorized",

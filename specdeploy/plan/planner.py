@@ -75,7 +75,7 @@ def make_plan(resolved: Resolved) -> Plan:
     engine = get_engine(resolved.profile.runtime.backend)
     build = engine.build_steps(resolved, fetched + tuple(s.id for s in tune))
     built = tuple(s.id for s in build)
-    render = [
+    render = [] if not engine.layouts else [
         Step(
             "render.triton",
             Stage.RENDER,
@@ -92,7 +92,7 @@ def make_plan(resolved: Resolved) -> Plan:
             action="check_triton",
         ),
     ]
-    if resolved.profile.deploy.targets:
+    if render and resolved.profile.deploy.targets:
         render.append(Step("render.deploy", Stage.RENDER,
                            f"render deploy targets: {', '.join(resolved.profile.deploy.targets)}",
                            depends_on=("check.triton",), action="render_deploy",

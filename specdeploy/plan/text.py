@@ -60,7 +60,10 @@ def _draft_lines(resolved: Resolved) -> list[str]:
     ks = resolved.draft_lens
     searched = f"K = {ks[0]}..{ks[-1]} (draft_len: auto; `tune` searches these)" if ks else \
         f"up to K = {resolved.draft_len}"
-    line = f"; TensorRT-LLM line {resolved.line.name}" if resolved.line else ""
+    from specdeploy.plugin.registry import get_engine
+
+    product = get_engine(resolved.profile.runtime.backend).product
+    line = f"; {product} line {resolved.line.name}" if resolved.line else ""
     return [f"draft   {searched}; max_num_tokens {resolved.max_num_tokens}{line}",
             *([f"note    {resolved.clamp_rule}"] if resolved.clamp_rule else [])]
 

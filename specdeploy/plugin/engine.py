@@ -44,7 +44,8 @@ class Engine:
     product: ClassVar[str] = ""
     """The upstream project's name as messages say it ("TensorRT-LLM")."""
     layouts: ClassVar[tuple[str, ...]] = ()
-    """Triton layouts that serve this engine; the first is what `triton.layout: auto` picks."""
+    """Triton layouts that serve this engine; the first is what `triton.layout: auto` picks. None: the plan has no
+    Triton steps (the engine serves itself)."""
     efficiency: ClassVar[str] = ""
     """The performance model's efficiency profile for this engine (`perfmodel.engines.ENGINES`)."""
     tune_backend: ClassVar[str | None] = None
@@ -53,6 +54,8 @@ class Engine:
     """What that backend runs, as messages say it ("the CPU reference runtime")."""
     cpu: ClassVar[bool] = False
     """Runs on the CPU (`hardware.gpu: cpu`); GPU engines refuse that value."""
+    gpu: ClassVar[bool] = True
+    """Runs on an NVIDIA GPU; a CPU-only engine refuses a named GPU."""
     local_models: ClassVar[bool] = False
     """Its models ship inside specdeploy: resolving them never goes online."""
     in_process: ClassVar[bool] = False

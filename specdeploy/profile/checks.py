@@ -17,6 +17,11 @@ def known_line(value: str) -> str:
     return _known_release("trtllm_version", value)
 
 
+def known_vllm_release(value: str) -> str:
+    """A vLLM release a contract table covers: asked of the engines whose release field is `vllm_version`."""
+    return _known_release("vllm_version", value)
+
+
 def _known_release(field: str, value: str) -> str:
     from specdeploy.plugin.registry import engines
 
@@ -193,8 +198,8 @@ def unique(value: list[str]) -> list[str]:
 
 
 CHECKS: dict[str, Callable[[Any], Any]] = {
-    f.__name__: f for f in (known_line, known_backend, known_layout, draft_len, schedule, positive_sorted,
-                            acceptance_al, acceptance_rates,
+    f.__name__: f for f in (known_line, known_vllm_release, known_backend, known_layout, draft_len, schedule,
+                            positive_sorted, acceptance_al, acceptance_rates,
                             parallel, k8s_name, k8s_key, label_value, quantity, slurm_word, slurm_time, safe_path,
                             image_ref, model_ref, unique)
 }

@@ -122,7 +122,7 @@ def _parallel(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:
         yield Issue(("hardware", "tensor_parallel"), f"{ctx.target.heads} attention heads do not split over "
                     f"tensor_parallel {hw.tensor_parallel}")
     engine = get_engine(ctx.profile.runtime.backend)
-    if engine.cpu and hw.gpu not in ("cpu", "auto"):
+    if not engine.gpu and hw.gpu not in ("cpu", "auto"):
         yield Issue(("hardware", "gpu"), f"the {engine.name} backend runs on CPU (or whatever torch sees)",
                     "set hardware.gpu: cpu")
     if hw.gpu == "cpu" and not engine.cpu:

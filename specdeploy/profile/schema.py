@@ -93,16 +93,20 @@ class Hardware(Section):
 
 
 class Runtime(Section):
-    """Which TensorRT-LLM release and backend the artifacts target."""
+    """Which engine (backend) and which of its releases the artifacts target."""
 
     trtllm_version: Annotated[StrictStr, AfterValidator(checks.known_line)] = Field(
         default="1.2.1", description="TensorRT-LLM release the artifacts are emitted for (`1.2.x` or the `1.3` line, "
         "e.g. `1.3.0rc23`); it selects the contract range whose rules apply (`specdeploy mechanisms` lists them)."
     )
+    vllm_version: Annotated[StrictStr, AfterValidator(checks.known_vllm_release)] = Field(
+        default="0.32.0", description="vLLM release the artifacts are emitted for (backend `vllm`; the `0.32` line); "
+        "it selects the contract table whose rules apply."
+    )
     backend: Annotated[StrictStr, AfterValidator(checks.known_backend)] = Field(
         default="pytorch",
         description="The engine (an installed `specdeploy.engines` plugin): `pytorch` = LLM-API YAML, `tensorrt` = "
-        "engines (TRT-LLM <= 1.2.x), `reference` = the CPU runtime.",
+        "engines (TRT-LLM <= 1.2.x), `vllm` = `vllm serve`, `reference` = the CPU runtime.",
     )
 
 

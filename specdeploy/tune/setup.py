@@ -83,10 +83,17 @@ def setup_from(resolved: Resolved) -> TuneSetup:
         p99_itl_ms=tune.sla.p99_itl_ms, p99_ttft_ms=tune.sla.p99_ttft_ms, repeats=tune.repeats,
         prompts=tune.prompts, output_len=tune.output_len, dataset=tune.dataset, time_budget_s=tune.time_budget_s,
         line=resolved.line.name if resolved.line else None,
-        trtllm_version=profile.runtime.trtllm_version if resolved.line else None,
+        # the TensorRT-LLM release whose schedule rules clamp the result: only a profile whose engine has them
+        trtllm_version=profile.runtime.trtllm_version if resolved.line and _release_field(resolved) == "trtllm_version"
+        else None,
         max_batch_size=profile.serving.max_batch_size,
         engine_max_draft_len=engine_max,
         # the user's own acceptance shapes the model backend's world: a change must not replay old measurements
         extra={k: v for k, v in (("acceptance_al", tune.acceptance_al), ("acceptance_rates", tune.acceptance_rates))
                if v})
 
+
+def _release_field(resolved: Resolved) -> str | None:
+    from specdeploy.plugin.registry import get_engine
+
+    return get_engine(resolved.profile.runtime.backend).version_field

@@ -5,6 +5,7 @@ and its emit step."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -63,6 +64,21 @@ def test_a_third_party_mechanism_emits_renders_and_checks(site: Path, tmp_path: 
     assert checked.returncode == 0, checked.stdout + checked.stderr
     listed = specdeploy(site, "mechanisms", "--json")
     assert '"lookup"' in listed.stdout and "NGram" in listed.stdout
+
+
+def test_a_third_party_mechanism_emits_for_vllm(site: Path, tmp_path: Path) -> None:
+    profile = _profile(tmp_path, runtime={"backend": "vllm", "vllm_version": "0.32.0"},
+                       speculative={"mechanism": "lookup", "draft_len": 4})
+    assert specdeploy(site, "validate", str(profile)).returncode == 0
+    planned = specdeploy(site, "plan", str(profile))
+    assert planned.returncode == 0 and "emit.vllm" in planned.stdout and "vLLM line 0.32" in planned.stdout, \
+        planned.stderr
+    out = tmp_path / "artifacts"
+    built = specdeploy(site, "build", str(profile), "--out", str(out), "--only", "emit")
+    assert built.returncode == 0, built.stderr
+    spec = json.loads((out / "third" / "speculative_config.json").read_text())
+    assert spec == {"method": "ngram", "num_speculative_tokens": 4, "prompt_lookup_max": 6, "prompt_lookup_min": 2}
+    assert "lookup" in specdeploy(site, "mechanisms").stdout
 
 
 def test_a_third_party_mechanism_is_refused_where_it_declares_nothing(site: Path, tmp_path: Path) -> None:

@@ -52,7 +52,7 @@ ACCEPTED = {
     "mtp on Qwen3-Next": _emit("mtp", 1, target="qwen3_next"),
 }
 REFUSED = {  # case -> (emitted, the profile path it is located at, vLLM's words)
-    "prompt_lookup_min > max": (_emit("ngram", 3, {"max_matching_ngram_size": 2, "prompt_lookup_min": 5}),
+    "prompt_lookup_min > max": (_broken(_emit("ngram", 3, {"max_matching_ngram_size": 2}), {"prompt_lookup_min": 5}),
                                 "speculative.options.prompt_lookup_min", "prompt_lookup_min=5 must be <= "
                                                                          "prompt_lookup_max=2"),
     "an unknown key": (_broken(_emit("ngram"), {"lookahead": 2}), "speculative.options.lookahead",
@@ -73,7 +73,8 @@ REFUSED = {  # case -> (emitted, the profile path it is located at, vLLM's words
     "a dtype vLLM does not know": (_broken(_emit("ngram"), serve={"dtype": "float8"}), "target.dtype",
                                    "argument --dtype: invalid choice: 'float8'"),
     # methods vLLM 0.32 has that this CPU installation cannot run: refused by vLLM itself, with its reason
-    "suffix without arctic-inference": (_emit("sa", 8), "speculative.mechanism", "Arctic Inference is required"),
+    "suffix without arctic-inference": (_broken(_emit("ngram", 8), {"method": "suffix"}), "speculative.mechanism",
+                                        "Arctic Inference is required"),
     "dspark on a CPU (V1 model runner)": (_emit("dspark", 7), "speculative.mechanism",
                                           "Model Runner V1 does not support: dspark speculative decoding"),
 }

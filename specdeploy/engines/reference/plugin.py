@@ -19,6 +19,7 @@ class Reference(Engine):
     tune_backend = "reference"
     measures = "the CPU reference runtime"
     cpu = True
+    gpu = False
     local_models = True
     in_process = True
 

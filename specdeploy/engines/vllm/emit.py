@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from specdeploy.engines.vllm.contract import Range, ReleaseLine, check_schedule
-from specdeploy.engines.vllm.methods import VllmMethod, for_mechanism
+from specdeploy.engines.vllm.declare import VllmMethod, method_of
 from specdeploy.errors import UsageError
 from specdeploy.issues import Issue
 from specdeploy.schedule import canonical
@@ -87,7 +87,7 @@ def _option_fields(method: VllmMethod, options: Mapping[str, Any]) -> dict[str, 
 def speculative_config(mechanism: str, options: Mapping[str, Any], k: int, line: ReleaseLine, *,
                        drafter: str | None = None) -> tuple[dict[str, Any], dict[str, KeyPath]]:
     """The `--speculative-config` mapping of one mechanism with a fixed K, and where each key came from."""
-    method = for_mechanism(mechanism)
+    method = method_of(mechanism)
     if method is None or not line.has_method(method.method):
         raise _refuse(("speculative", "mechanism"), f"vLLM {line.releases} has no method for '{mechanism}'",
                       f"vLLM {line.releases} methods: {', '.join(line.methods)} ({line.cite('speculative')})")
@@ -95,6 +95,8 @@ def speculative_config(mechanism: str, options: Mapping[str, Any], k: int, line:
         raise _refuse(("speculative", "draft_len"), f"vLLM needs num_speculative_tokens > 0, not {k}")
     spec: dict[str, Any] = {"method": method.method, "num_speculative_tokens": k}
     origin = {key: FIELD_ORIGIN[key] for key in spec}
+    for key, value in method.fixed.items():
+        spec[key], origin[key] = value, ("speculative", "mechanism")
     if drafter and method.drafter != "none":
         spec["model"], origin["model"] = drafter, FIELD_ORIGIN["model"]
     elif drafter:

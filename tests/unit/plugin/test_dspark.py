@@ -21,6 +21,6 @@ def test_no_tensorrt_llm_release_runs_dspark_and_validation_says_why(tmp_path: P
 
 def test_dspark_runs_on_vllm_0_32_with_an_optional_drafter() -> None:
     dspark = registry()["dspark"]
-    assert dspark.support == {"vllm": ("0.32",)}
+    assert dspark.supported() == {"vllm": ("0.32",)}
     assert not dspark.needs_draft_model  # DeepSeek-V4 ships its DSpark stages inside the target checkpoint
     assert dspark.Options.model_validate({"draft_topk": 8}).draft_topk == 8

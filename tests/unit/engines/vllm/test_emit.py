@@ -9,8 +9,8 @@ import pytest
 import yaml
 
 from specdeploy.engines.vllm.contract import lines
+from specdeploy.engines.vllm.declare import VllmMethod, method_of
 from specdeploy.engines.vllm.emit import ServeLimits, emit, speculative_config
-from specdeploy.engines.vllm.methods import METHODS
 from specdeploy.errors import UsageError
 
 LINE = lines()["0.32"]
@@ -18,9 +18,8 @@ LIMITS = ServeLimits(max_num_seqs=64, max_model_len=4096, dtype="bfloat16", port
 
 
 def test_ngram_maps_the_matching_size_and_drops_trtllm_pool_settings() -> None:
-    spec, origin = speculative_config("ngram", {"max_matching_ngram_size": 4, "is_keep_all": True,
-                                                "prompt_lookup_min": 2}, 3, LINE)
-    assert spec == {"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4, "prompt_lookup_min": 2}
+    spec, origin = speculative_config("ngram", {"max_matching_ngram_size": 4, "is_keep_all": True}, 3, LINE)
+    assert spec == {"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4}
     assert origin["prompt_lookup_max"] == ("speculative", "options", "max_matching_ngram_size")
 
 
@@ -36,9 +35,11 @@ def test_mtp_and_dspark_may_use_the_targets_own_weights() -> None:
     assert "model" not in speculative_config("dspark", {"draft_topk": 8}, 7, LINE)[0]
 
 
-def test_suffix_serves_the_sa_mechanism_with_its_own_fields() -> None:
-    spec, _ = speculative_config("sa", {"suffix_decoding_max_tree_depth": 16}, 8, LINE)
-    assert spec == {"method": "suffix", "num_speculative_tokens": 8, "suffix_decoding_max_tree_depth": 16}
+def test_sa_is_not_vllms_suffix_decoding() -> None:
+    # TensorRT-LLM's SA is a per-request suffix automaton; vLLM's suffix is Arctic Inference's suffix trees
+    assert method_of("sa") is None
+    with pytest.raises(UsageError, match="has no method for 'sa'"):
+        speculative_config("sa", {}, 4, LINE)
 
 
 @pytest.mark.parametrize(("mechanism", "options", "drafter", "path", "message"), [
@@ -105,5 +106,10 @@ def test_without_a_mechanism_vllm_serves_plain() -> None:
     assert out.speculative is None and "speculative-config" not in out.serve
 
 
-def test_every_method_row_names_a_method_of_the_line() -> None:
-    assert set(METHODS) <= set(LINE.methods)
+def test_every_mechanisms_vllm_declaration_names_a_method_of_its_line() -> None:
+    from specdeploy.plugin.registry import registry
+
+    declared = {name: cls.engines["vllm"] for name, cls in registry().items() if "vllm" in cls.engines}
+    assert set(declared) == {"ngram", "draft_target", "eagle", "eagle3", "mtp", "dspark"}
+    for method in declared.values():
+        assert isinstance(method, VllmMethod) and method.method in LINE.methods and LINE.name in method.lines

@@ -33,10 +33,9 @@ def test_a_config_folder_keeps_a_quantization_vllm_knows(tmp_path: Path) -> None
 
 
 def test_a_refusal_is_located_at_the_first_emitted_key_it_names() -> None:
-    out = emit("ngram", {"max_matching_ngram_size": 2, "prompt_lookup_min": 5}, 3, target="/t",
-               limits=ServeLimits(max_num_seqs=8), line=LINE)
-    error = "ValidationError: Value error, prompt_lookup_min=5 must be <= prompt_lookup_max=2"
-    assert locate(error, out, LINE) == ("speculative", "options", "prompt_lookup_min")
+    out = emit("ngram", {"max_matching_ngram_size": 2}, 3, target="/t", limits=ServeLimits(max_num_seqs=8), line=LINE)
+    error = "ValidationError: Value error, prompt_lookup_max=2 must be >= prompt_lookup_min=5"
+    assert locate(error, out, LINE) == ("speculative", "options", "max_matching_ngram_size")
     assert locate("ValueError: argument --max-num-seqs: invalid int value", out, LINE) == ("serving", "max_batch_size")
 
 
