@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install install-dev vllm-env browser test test-unit test-fast bench lint typecheck schema golden demo clean
+.PHONY: install install-dev vllm-env browser test test-vllm-tune test-unit test-fast bench lint typecheck schema golden demo clean
 
 install: $(STAMP) vllm-env
 
@@ -49,7 +49,11 @@ browser:
 		|| { apt-get update -q && apt-get install -y -q chromium; }
 
 test: install
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -m "not vllm_tune"
+
+# A whole measured tune on the real vLLM: one engine start per K, 15-30 minutes on this project's 2-core machine.
+test-vllm-tune: install
+	$(PY) -m pytest -q -m vllm_tune
 
 # tests/unit alone, in whatever .venv holds (`make install` or `make install-dev`): no install step of its own.
 test-unit:

@@ -15,6 +15,7 @@ CPU = Path(__file__).resolve().parents[2] / "profiles" / "cpu" / "cpu-smollm2-vl
 
 
 @pytest.mark.slow
+@pytest.mark.vllm_tune
 @pytest.mark.usefixtures("vllm_install")  # skips, saying why, without a vLLM environment
 def test_tune_measures_on_vllm(tmp_path: Path) -> None:
     pytest.importorskip("torch")
