@@ -22,7 +22,7 @@ class Pard(Mechanism):
     default_draft_len = 4
     drafting = "one_pass"
     training = "adapted draft model"
-    prior = AcceptancePrior(rates=(0.75,), basis="i.i.d. alpha = 0.75 (parallel draft model; no published figure: docs/design/draft-length.md)",
+    prior = AcceptancePrior(rates=(0.75,), basis="i.i.d. alpha = 0.75 (parallel draft model; no published figure)",
                             source="assumed")
 
     def check(self, ctx: CheckContext) -> Iterator[Issue]:

@@ -34,7 +34,8 @@ class Redrafter(Mechanism):
     max_draft_len = 16
     default_draft_len = 4
     training = "trained RNN drafter"
-    prior = AcceptancePrior(rates=(0.70,), basis="i.i.d. alpha = 0.70 (no published figure: docs/design/draft-length.md)", source="assumed")
+    prior = AcceptancePrior(rates=(0.70,), basis="i.i.d. alpha = 0.70 (no published figure)",
+                            source="assumed")
 
     def check(self, ctx: CheckContext) -> Iterator[Issue]:
         """Its converter has no --pp_size (pipeline fixed at 1; TensorRT-LLM

@@ -1,4 +1,5 @@
-"""The canonical schedule (`specdeploy.schedule`) as each TensorRT-LLM line's `draft_len_schedule` (docs/design/trtllm.md §5).
+"""The canonical schedule (`specdeploy.schedule`) as each TensorRT-LLM line's `draft_len_schedule`
+(docs/design/trtllm.md §5).
 
 The profile writes lower bounds `{concurrency_lo: K}`; 1.2.1 reads keys as lower bounds (largest key
 <= batch, key 1 required, `schedule[1] == max_draft_len`); the 1.3 line reads them as upper bounds
