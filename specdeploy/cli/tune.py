@@ -9,13 +9,23 @@ import click
 from specdeploy import api
 from specdeploy.cli._group import command, profile_argument, set_option
 from specdeploy.console import console
+from specdeploy.tune.run import tune_backends
 from specdeploy.tune.summary import decision_lines
+
+
+def _known_backend(_ctx: click.Context, _param: click.Parameter, value: str) -> str:
+    """Installed engines add backends, so the choice is read from the registry, and a wrong one is still located
+    at --backend as click's own choices are."""
+    known = ("auto", *tune_backends())
+    if value not in known:
+        raise click.BadParameter(f"{value!r} is not one of {', '.join(known)}")
+    return value
 
 
 @command()
 @profile_argument()
 @set_option
-@click.option("--backend", default="auto", show_default=True, metavar="auto|model|ENGINE",
+@click.option("--backend", default="auto", show_default=True, metavar="auto|model|ENGINE", callback=_known_backend,
               help="What measures: `model` (the performance model predicts) or an installed engine's measuring "
                    "backend (reference: the CPU runtime, trtllm: TensorRT-LLM, vllm: vLLM); auto: the profile "
                    "engine's where it can measure here.")
