@@ -64,7 +64,8 @@ def test_profile_arguments_complete_in_the_shell(tmp_path: Path) -> None:
 
     assert complete("specdeploy plan h200") == ["plain,h200-eagle3", "plain,h200-mtp-deepseek-v3-2node",
                                                 "plain,h200-mtp-deepseek-v3", "file,h200"]
-    assert complete("specdeploy profiles show h10") == ["plain,h100-draft-target", "plain,h100-ngram"]
+    assert complete("specdeploy profiles show h10") == ["plain,h100-draft-target", "plain,h100-ngram",
+                                                        "plain,h100-vllm-eagle3", "plain,h100-vllm-mtp-qwen3-next"]
 
 
 def test_profiles_copy_under_a_file_is_a_usage_error(tmp_path: Path) -> None:
