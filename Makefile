@@ -77,6 +77,7 @@ bench: install
 	$(PY) bench/serving.py
 	$(PY) bench/load.py
 	$(PY) bench/vllm_selfcheck.py
+	$(PY) bench/vllm.py      # eight real vLLM engine starts (plain vs speculative, AL per position): ~25 min
 
 lint: install
 	$(VENV)/bin/ruff check specdeploy plugins tests bench tools
