@@ -189,10 +189,15 @@ class RenderInputs:
 
 
 def layout_of(resolved: Resolved) -> str:
+    """The profile's Triton layout; an engine served without Triton (vLLM's own server) has none to render."""
     layout = resolved.profile.triton.layout
     if layout != "auto":
         return str(layout)
-    return get_engine(resolved.profile.runtime.backend).layouts[0]
+    engine = get_engine(resolved.profile.runtime.backend)
+    if not engine.layouts:
+        raise UsageError(f"the {engine.name} engine has no Triton layout to render",
+                         hint=f"`specdeploy build` writes what serves it (docs/engines/{engine.name}.md)")
+    return engine.layouts[0]
 
 
 def model_name(resolved: Resolved) -> str:

@@ -84,3 +84,10 @@ def test_render_out_under_a_file_is_a_usage_error(tmp_path: Path) -> None:
     result = run("render", "h100-ngram", "--out", "afile/sub", cwd=tmp_path)
     assert result.returncode == 2, result.stderr
     assert "cannot create the artifact folder" in result.stderr and "internal error" not in result.stderr
+
+
+def test_render_of_an_engine_without_a_triton_layout_is_a_usage_error(tmp_path: Path) -> None:
+    """vLLM serves itself: render says so instead of failing on an empty layout list (it was a traceback)."""
+    done = run("render", "cpu-smollm2-vllm", "--pretend", "--out", str(tmp_path))
+    assert done.returncode == 2, done.stderr
+    assert "the vllm engine has no Triton layout to render" in done.stderr and "Traceback" not in done.stderr

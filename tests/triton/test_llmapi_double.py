@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from specdeploy.api import load_and_resolve
+from specdeploy.errors import UsageError
 from specdeploy.profile.shipped import shipped_profiles
 from specdeploy.render.actions import render_resolved
 from specdeploy.render.check import check_repo
@@ -36,9 +37,16 @@ def answer(prompt: str, count: int = MAX_TOKENS) -> str:
     return " ".join(words[i % len(words)] for i in range(count))
 
 
+def _layout(name: str) -> str | None:
+    try:
+        return layout_of(load_and_resolve(name))
+    except UsageError:  # an engine without a Triton layout (vLLM serves itself)
+        return None
+
+
 def _llmapi_profiles() -> list[tuple[str, str, tuple[str, ...]]]:
     """(model folder, profile, sets) for every shipped llmapi profile and every variant."""
-    shipped = [name for name in sorted(shipped_profiles()) if layout_of(load_and_resolve(name)) == "llmapi"]
+    shipped = [name for name in sorted(shipped_profiles()) if _layout(name) == "llmapi"]
     return [(name.replace("-", "_"), name, ()) for name in shipped] + [
         (f"{name}_{suffix}".replace("-", "_"), name, sets) for suffix, (name, sets) in VARIANTS.items()]
 
