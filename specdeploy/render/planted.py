@@ -41,7 +41,7 @@ def repo_manifest(root: Path) -> tuple[dict[str, Any], list[str] | None, list[Re
     except OSError as exc:
         return {}, None, [RepoIssue(MANIFEST, None, f"unreadable: {exc.strerror or exc}")]
     if not isinstance(manifest, dict):
-        return {}, None, [RepoIssue(MANIFEST, None, "not a JSON object")]
+        return {}, None, [RepoIssue(MANIFEST, None, f"must be a JSON object, not a {type(manifest).__name__}")]
     listed = manifest.get("models")
     if listed is None:
         return manifest, None, []

@@ -135,10 +135,10 @@ def test_check_repo_walks_a_1500_level_tree(art: Path, deep_tree: Callable[[Path
 
 
 def test_render_pretend_over_a_1500_level_tree_lists_it(tmp_path: Path, deep_tree: Callable[[Path], None]) -> None:
-    code, _, err = run("render", "cpu-smollm2", "--out", str(tmp_path / "repo"))
+    code, _, err = run("render", "cpu-smollm2", "--out", str(tmp_path / "artifacts"))
     assert code == 0, err
-    deep_tree(tmp_path / "repo")
-    code, out, _ = run("render", "cpu-smollm2", "--out", str(tmp_path / "repo"), "--pretend", "--json")
+    deep_tree(tmp_path / "artifacts" / "cpu-smollm2" / "triton")  # --out is the artifacts root
+    code, out, _ = run("render", "cpu-smollm2", "--out", str(tmp_path / "artifacts"), "--pretend", "--json")
     assert code == 0 and json.loads(out)["files"]["/".join(["a"] * LEVELS) + "/planted.txt"] == "delete"
 
 
