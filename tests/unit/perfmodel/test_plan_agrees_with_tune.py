@@ -24,8 +24,8 @@ def test_plan_advises_the_k_the_model_tune_chooses(name: str, tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SPECDEPLOY_TUNE_MODEL_PACE_S", "0")
     resolved, advised = _advised(name)
-    if not advised:  # no GPU named (the CPU runtime's profile): plan predicts nothing to compare
-        assert resolved.gpu is None
+    if not advised:  # no GPU named (the CPU runtime's profile), or a target no config.json describes here (Qwen3-Next
+        assert resolved.gpu is None or resolved.target is None  # is in no catalog, offline): nothing to compare
         return
     ranges = tune(name, backend="model", out=tmp_path).schedule["ranges"]
     assert advised == {c: k_at(ranges, c) for c in advised}
