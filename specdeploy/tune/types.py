@@ -69,3 +69,20 @@ class Measurement:
 
 MeasureFn = Callable[[Request], dict[str, Any]]
 """A backend: request -> values (with `cost_s`, the device seconds spent); raises on a crash."""
+
+
+def mixed_point(e2e: Callable[[Request], dict[str, Any]], schedule: Any) -> dict[str, Any]:
+    """Every concurrency of the schedule at its K next to plain decoding at that concurrency, the two run back to
+    back so a slow spell of the machine hits both; where the schedule says K = 0 they are one configuration, run
+    once (two runs of one thing would only compare noise). Measuring backends share it for `mixed` requests."""
+    runs, base, cost = [], [], 0.0
+    for c, k in schedule:
+        spec = e2e(Request("e2e", c, k))
+        plain = e2e(Request("e2e", c, 0)) if k else spec
+        runs.append((c, k, spec))
+        base.append(plain)
+        cost += spec["cost_s"] + (plain["cost_s"] if k else 0.0)
+    return {"system_tps": sum(v["system_tps"] for *_, v in runs) / len(runs),
+            "baseline_tps": sum(v["system_tps"] for v in base) / len(base),
+            "per_concurrency": [{"concurrency": c, "k": k, "system_tps": v["system_tps"]} for c, k, v in runs],
+            "cost_s": cost}

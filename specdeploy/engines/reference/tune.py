@@ -9,7 +9,7 @@ from typing import Any
 from specdeploy.errors import UsageError
 from specdeploy.resolve.resolver import Resolved
 from specdeploy.tune.setup import TuneSetup
-from specdeploy.tune.types import Request
+from specdeploy.tune.types import Request, mixed_point
 
 MAX_PROMPT_TOKENS = 256
 """Prompts are cut to their last tokens so a CPU run stays short (documented in the result's setup)."""
@@ -106,14 +106,4 @@ class ReferenceBackend:
         """Every concurrency of the schedule at its K next to plain decoding at that concurrency, the two run back
         to back so a slow spell of the machine hits both; where the schedule says K = 0 they are the same
         configuration, run once (two runs of one thing would only compare noise)."""
-        runs, base, cost = [], [], 0.0
-        for c, k in req.schedule:
-            spec = self.e2e(Request("e2e", c, k))
-            plain = self.e2e(Request("e2e", c, 0)) if k else spec
-            runs.append((c, k, spec))
-            base.append(plain)
-            cost += spec["cost_s"] + (plain["cost_s"] if k else 0.0)
-        return {"system_tps": sum(v["system_tps"] for *_, v in runs) / len(runs),
-                "baseline_tps": sum(v["system_tps"] for v in base) / len(base),
-                "per_concurrency": [{"concurrency": c, "k": k, "system_tps": v["system_tps"]} for c, k, v in runs],
-                "cost_s": cost}
+        return mixed_point(self.e2e, req.schedule)

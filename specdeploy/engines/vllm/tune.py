@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from specdeploy.engines.vllm.measure import Job, Point, Result, measure
-from specdeploy.tune.types import Request
+from specdeploy.tune.types import Request, mixed_point
 
 
 class VllmBackend:
@@ -76,14 +76,4 @@ class VllmBackend:
 
     def mixed(self, req: Request) -> dict[str, Any]:
         """Each concurrency of the schedule at its K beside plain decoding at that concurrency."""
-        runs, base, cost = [], [], 0.0
-        for c, k in req.schedule:
-            spec = self.e2e(Request("e2e", c, k))
-            plain = self.e2e(Request("e2e", c, 0)) if k else spec
-            runs.append((c, k, spec))
-            base.append(plain)
-            cost += spec["cost_s"] + (plain["cost_s"] if k else 0.0)
-        return {"system_tps": sum(v["system_tps"] for *_, v in runs) / len(runs),
-                "baseline_tps": sum(v["system_tps"] for v in base) / len(base),
-                "per_concurrency": [{"concurrency": c, "k": k, "system_tps": v["system_tps"]} for c, k, v in runs],
-                "cost_s": cost}
+        return mixed_point(self.e2e, req.schedule)
