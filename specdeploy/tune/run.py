@@ -8,6 +8,7 @@ import os
 import shlex
 import sys
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -174,6 +175,7 @@ def tune_resolved(resolved: Resolved, artifact_dir: Path, *, backend: str = "aut
         warn(f"tune --backend {why}, so the performance model answers: every number is a PREDICTION, nothing is "
              "measured; run where TensorRT-LLM and a GPU are to measure")
     backend_fn, prior = make_backend(name, resolved, setup, artifact_dir / ".specdeploy" / "tune")
+    setup = replace(setup, probe_draft_lens=getattr(backend_fn, "probe_draft_lens", None))  # what a probe costs
     checkpoint = Checkpoint(artifact_dir / CHECKPOINT, setup.hash(name, strategy, code_hash("tune")), fresh=fresh)
     with progress_bar(progress) as bar:
         task = bar.add_task(f"{setup.profile} [{name}/{strategy}]", total=0) if bar else None
