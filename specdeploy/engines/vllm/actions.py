@@ -17,6 +17,7 @@ from specdeploy.engines.vllm.emit import Emitted, ServeLimits, emit
 from specdeploy.execute.context import ActionContext
 from specdeploy.execute.portable import checkpoint_ref
 from specdeploy.execute.tuned import TUNE_STEP, chosen_schedule, schedule_from, write_output
+from specdeploy.schedule import lower_bounds
 
 CONFIG_FILE = "vllm-serve.yaml"
 SPEC_FILE = "speculative_config.json"
@@ -40,6 +41,8 @@ def emitted(resolved: Any, outputs: dict[str, dict[str, Any]]) -> tuple[Emitted,
     profile = resolved.profile
     spec = profile.speculative
     draft_len, schedule, max_concurrency = schedule_from(resolved, outputs.get(TUNE_STEP, {}))
+    if schedule is not None and not isinstance(schedule, dict):  # a tune record's canonical ranges
+        schedule = lower_bounds(schedule)
     line = line_for(profile.runtime.vllm_version)
     limits = ServeLimits(max_num_seqs=profile.serving.max_batch_size, max_model_len=profile.serving.max_seq_len,
                          tensor_parallel_size=profile.hardware.tensor_parallel, dtype=profile.target.dtype)
@@ -47,7 +50,7 @@ def emitted(resolved: Any, outputs: dict[str, dict[str, Any]]) -> tuple[Emitted,
     mechanism = spec.mechanism if spec.mechanism != "none" and draft_len > 0 else None
     out = emit(mechanism, options, draft_len,
                target=str(model_folder(profile.target.model, profile.target.revision, outputs.get("fetch.target", {}))),
-               limits=limits, line=line, schedule=schedule if isinstance(schedule, dict) else None,
+               limits=limits, line=line, schedule=schedule,
                drafter=model_folder(spec.draft_model, spec.draft_revision, outputs.get("fetch.draft", {})),
                max_concurrency=max_concurrency)
     return out, line

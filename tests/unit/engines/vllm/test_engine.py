@@ -20,12 +20,14 @@ from specdeploy.plan.planner import make_plan
 ROOT = Path(__file__).resolve().parents[4]
 GOLDEN = ROOT / "tests" / "golden" / "emit"
 CPU = ROOT / "profiles" / "cpu" / "cpu-smollm2-vllm.yaml"
+FIXED = ("speculative.draft_len=3",)
+"""The CPU profile tunes its draft length (draft_len: auto); the goldens hold K = 3."""
 CASES: dict[str, tuple[Path, tuple[str, ...]]] = {
-    "vllm-cpu-ngram": (CPU, ()),
-    "vllm-cpu-draft_model": (CPU, ("speculative.mechanism=draft_target", "speculative.options=null",
+    "vllm-cpu-ngram": (CPU, (*FIXED, "speculative.mechanism=ngram", "speculative.draft_model=null",
+                             "speculative.options.max_matching_ngram_size=4")),
+    "vllm-cpu-draft_model": (CPU, (*FIXED, "speculative.mechanism=draft_target",
                                    "speculative.draft_model=specdeploy/smollm2-135m-drafter")),
-    "vllm-cpu-eagle3": (CPU, ("speculative.mechanism=eagle3", "speculative.options=null",
-                              "speculative.draft_model=specdeploy/smollm2-135m-eagle3")),
+    "vllm-cpu-eagle3": (CPU, FIXED),
     "vllm-h100-eagle3": (ROOT / "profiles" / "h100" / "h100-vllm-eagle3.yaml", ()),
     "vllm-h100-mtp-qwen3-next": (ROOT / "profiles" / "h100" / "h100-vllm-mtp-qwen3-next.yaml", ()),
 }
@@ -68,10 +70,21 @@ def test_a_tuned_schedule_becomes_num_speculative_tokens_per_batch_size(update_g
     _compare(GOLDEN / "vllm-h100-eagle3-schedule" / CONFIG_FILE, texts[CONFIG_FILE], update_golden)
 
 
+def test_a_tune_record_with_ranges_emits_its_schedule() -> None:
+    """What the tune step outputs (its lock record carries the canonical ranges beside the lower bounds) is
+    emitted as the schedule: it was dropped, and the engine served K = 1 where the tune measured plain decoding
+    faster (concurrency 4 here)."""
+    resolved = load_and_resolve(str(CPU))
+    record = {"draft_len": 1, "schedule": {"1": 1}, "ranges": [[1, 3, 1]], "max_concurrency": 3}
+    _, out = vllm_files(resolved, {"tune.draft_len": record})
+    assert out.speculative is not None
+    assert out.speculative["num_speculative_tokens_per_batch_size"] == [[1, 3, 1], [4, 4, 0]]
+
+
 def test_a_vllm_profile_plans_emit_and_self_check_without_triton() -> None:
     plan = make_plan(load_and_resolve(str(CPU)))
     ids = [s.id for s in plan.steps]
-    assert ids == ["fetch.target", "emit.vllm", "check.vllm"]
+    assert ids == ["fetch.target", "fetch.draft", "tune.draft_len", "emit.vllm", "check.vllm"]  # draft_len: auto
     assert plan.steps[-1].depends_on == ("emit.vllm",)
 
 
