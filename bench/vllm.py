@@ -10,6 +10,12 @@ plain decoding's token for token (same dtype), else where they first differ. 8 e
 --compile (compiling took minutes per start on a loaded 2-core box).
 
     .venv/bin/python bench/vllm.py [--prompts 8] [--max-tokens 64]     # ~25 minutes on a shared 2-core box
+
+The tune figures (bench/vllm_tune.py), each written under its own key, the others kept:
+
+    .venv/bin/python bench/vllm.py --starts     # engine start and speed, eager vs compiled: ~15 minutes
+    .venv/bin/python bench/vllm.py --tune       # `specdeploy build` of the CPU profile, timed: <= 15 minutes
+    .venv/bin/python bench/vllm.py --sweep      # every K in 0..4 at every concurrency, 3 rounds: ~15 minutes
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import argparse
 import json
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -26,6 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+import vllm_tune  # noqa: E402
 from _common import RESULTS, write_result  # noqa: E402
 
 from specdeploy.engines.vllm.export import draft_model_folder, eagle3_folder, target_folder  # noqa: E402
@@ -77,6 +85,38 @@ def row(name: str, k: int, spec: dict[str, Any] | None, dtype: str, result: Resu
             "start_s": round(result.start_s, 1), "points": points}
 
 
+def merge(updates: dict[str, Any]) -> Path:
+    """vllm.json with `updates` and every other key kept (each part of the benchmark writes its own)."""
+    existing = RESULTS / "vllm.json"
+    kept = json.loads(existing.read_text()) if existing.is_file() else {}
+    note = {"shared_machine": "2 cores shared with up to 6 other sessions: every part records the load average "
+                              "(os.getloadavg, 1/5/15 min) it ran at; the tune figures count tokens per CPU second "
+                              "of vLLM's worker beside wall-clock tokens per second"}
+    return write_result("vllm", {**{k: v for k, v in kept.items() if k not in ("benchmark", "machine")}, **note,
+                                 **updates})
+
+
+def tune_figures(args: argparse.Namespace) -> None:
+    """--starts / --tune / --sweep / --replay-best; with tunes and a sweep on file, each tune's quality against it."""
+    kept = json.loads((RESULTS / "vllm.json").read_text()) if (RESULTS / "vllm.json").is_file() else {}
+    if args.starts:
+        kept["engine_start"] = vllm_tune.starts()
+        merge({"engine_start": kept["engine_start"]})
+    if args.tune:  # "tune" is the latest run, "tune_runs" every run (the tune's outcome moves with the machine)
+        runs = kept.get("tune_runs") or ([kept["tune"]] if "tune" in kept else [])
+        with tempfile.TemporaryDirectory() as tmp:
+            kept["tune"] = vllm_tune.tune(Path(tmp))
+        merge({"tune": kept["tune"], "tune_runs": [*runs, kept["tune"]]})
+    if args.sweep:
+        kept["sweep"] = vllm_tune.sweep(args.rounds)
+        merge({"sweep": kept["sweep"]})
+    if args.sweep or args.replay_best:
+        merge({"sweep_best_served": vllm_tune.best_schedule(kept["sweep"])})
+    runs = [run for run in kept.get("tune_runs", []) if run.get("exit") == 0]
+    if runs and "sweep" in kept:
+        print(merge({"tune_vs_sweep": [vllm_tune.quality(run, kept["sweep"]) for run in runs]}))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--prompts", type=int, default=8)
@@ -84,15 +124,22 @@ def main() -> None:
     ap.add_argument("--compile", action="store_true",
                     help="let vLLM compile the model (torch.compile; minutes per start here) instead of running eager")
     ap.add_argument("--only", help="comma-separated engine names (compare with plain: name it too)")
+    ap.add_argument("--starts", action="store_true", help="engine start and speed, eager vs compiled")
+    ap.add_argument("--tune", action="store_true", help="time `specdeploy build` of the CPU profile (it tunes)")
+    ap.add_argument("--sweep", action="store_true", help="every K in 0..4 at the profile's concurrencies")
+    ap.add_argument("--rounds", type=int, default=3, help="--sweep: rounds per engine")
+    ap.add_argument("--replay-best", action="store_true", help="the stored sweep's best K per c as one engine")
+    ap.add_argument("--score", action="store_true", help="only score the stored tunes against the stored sweep")
     args = ap.parse_args()
+    if args.starts or args.tune or args.sweep or args.replay_best or args.score:
+        tune_figures(args)
+        return
     target = target_folder()
     prompts = [(r.turns[0], not r.raw) for r in sample_prompts("mt-bench", args.prompts)]
     logs = RESULTS / "tmp" / "vllm"
     rows: list[dict[str, Any]] = []
     plain: dict[str, Result] = {}
     began, load = time.monotonic(), os.getloadavg()[0]
-    existing = RESULTS / "vllm.json"
-    kept = {k: v for k, v in json.loads(existing.read_text()).items() if k == "selfcheck"} if existing.is_file() else {}
     for name, k, spec, dtype in engines():
         if args.only and name not in args.only.split(","):
             continue
@@ -102,7 +149,7 @@ def main() -> None:
         if spec is None:
             plain[dtype] = result
         rows.append(row(name, k, spec, dtype, result, plain))
-        write_result("vllm", {**kept, "setup": {
+        merge({"setup": {
             "vllm": result.vllm_version, "target": "HuggingFaceTB/SmolLM2-135M-Instruct",
             "prompts": f"{len(prompts)} MT-Bench first turns", "max_tokens": args.max_tokens, "ignore_eos": True,
             "temperature": 0.0, "concurrency": list(CONCURRENCY), "enforce_eager": not args.compile,

@@ -68,7 +68,8 @@ class VllmBackend:
                    dtype="float32" if dtype == "auto" else dtype, max_model_len=profile.serving.max_seq_len or 2048,
                    repeats=rounds or self.rounds)
 
-    def _run(self, job: Job, name: str, k: int) -> tuple[Result, float]:
+    def run(self, job: Job, name: str, k: int) -> tuple[Result, float]:
+        """Start the engine of `job` (logged as `name`, K = `k`): its result and the seconds it took."""
         from specdeploy.engines.vllm import env
 
         began = time.monotonic()
@@ -82,7 +83,7 @@ class VllmBackend:
         key = (k, repeat // self.rounds)
         if key in self._engines:
             return self._engines[key], 0.0
-        self._engines[key], spent = self._run(self.job(k), f"k{k}-{key[1]}", k)
+        self._engines[key], spent = self.run(self.job(k), f"k{k}-{key[1]}", k)
         return self._engines[key], spent
 
     def measured(self, req: Request) -> bool:
@@ -133,7 +134,7 @@ class VllmBackend:
         cost = 0.0
         if req.schedule not in self._replays:
             job = self.job(max(schedule.values()), schedule, rounds=1)
-            self._replays[req.schedule], cost = self._run(job, "schedule", max(schedule.values()))
+            self._replays[req.schedule], cost = self.run(job, "schedule", max(schedule.values()))
         run, per = self._replays[req.schedule], []
         for c, k in req.schedule:
             plain, more = self._point(0, c)
