@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from specdeploy.engines.vllm.measure import Job, Point, Result, measure
+from specdeploy.metrics import measured
 from specdeploy.tune.types import Request, mixed_point
 
 
@@ -70,9 +71,9 @@ class VllmBackend:
 
     def e2e(self, req: Request) -> dict[str, Any]:
         point, cost = self._point(req.k, req.concurrency, req.repeat)
-        return {"system_tps": point.output_tok_s, "user_tps": point.output_tok_s / req.concurrency,
-                "al": point.acceptance_length, "itl_p99_ms": point.itl_ms.get("p99"),
-                "ttft_p99_ms": point.ttft_ms.get("p99"), "cost_s": cost}
+        return {**measured(point.request_per_s, point.output_tok_s, point.output_tok_s / req.concurrency,
+                           ttft=point.ttft_ms, tpot=point.tpot_ms, itl=point.itl_ms),
+                "al": point.acceptance_length, "cost_s": cost}
 
     def mixed(self, req: Request) -> dict[str, Any]:
         """Each concurrency of the schedule at its K beside plain decoding at that concurrency."""
