@@ -16,9 +16,9 @@ from specdeploy.engines.trtllm.tune_parse import (
     correct_acceptance,
     histogram_from_chunks,
     parse_iteration_stats,
-    parse_report,
+    read_run,
 )
-from specdeploy.metrics import OUTPUT_THROUGHPUT, latency_fields
+from specdeploy.metrics import OUTPUT_THROUGHPUT
 from specdeploy.resolve.resolver import Resolved
 from specdeploy.tune.setup import TuneSetup
 from specdeploy.tune.types import PLAIN_THROUGHPUT, Request
@@ -76,11 +76,7 @@ class TrtllmBackend:
         folder = self.work / (req.key.replace("/", "_") + tag)
         folder.mkdir(parents=True, exist_ok=True)
         proc = self._run(req, self.argv(req, folder, k, schedule, concurrency), folder)
-        values = parse_report(json.loads((folder / "bench_report.json").read_text()))
-        log = folder / "iteration.log"
-        stats = parse_iteration_stats(log.read_text().splitlines()) if log.exists() else {}
-        values.update(latency_fields("itl", stats.pop("itl_ms", None)))  # trtllm-bench reports no ITL
-        values.update({f"iter_{n}": v for n, v in stats.items()})
+        values = read_run(folder / "bench_report.json", folder / "iteration.log")
         values["cost_s"] = proc.duration_s
         return values
 

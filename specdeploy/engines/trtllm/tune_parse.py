@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 from typing import Any
 
 from specdeploy.errors import StepFailed
-from specdeploy.metrics import STATS, distribution, measured
+from specdeploy.metrics import STATS, distribution, latency_fields, measured
 
 
 def _p(section: dict[str, Any], name: str, pct: str = "p99") -> float | None:
@@ -44,6 +45,16 @@ def parse_report(data: dict[str, Any]) -> dict[str, Any]:
         out["drafted_reported"] = _p(dec, "num_draft_tokens_percentiles", "average")
         out["accepted_reported"] = _p(dec, "num_accepted_draft_tokens_percentiles", "average")
     return out
+
+
+def read_run(report: Path, log: Path) -> dict[str, Any]:
+    """One trtllm-bench run: its report's metrics, ITL from its iteration log, and the log's other statistics as
+    `iter_*` (no log: ITL unknown)."""
+    values = parse_report(json.loads(report.read_text(encoding="utf-8")))
+    stats = parse_iteration_stats(log.read_text(encoding="utf-8").splitlines()) if log.exists() else {}
+    values.update(latency_fields("itl", stats.pop("itl_ms", None)))  # trtllm-bench reports no ITL
+    values.update({f"iter_{n}": v for n, v in stats.items()})
+    return values
 
 
 def iteration_rows(items: Iterable[Any]) -> list[dict[str, Any]]:
