@@ -16,6 +16,7 @@ from specdeploy.errors import StepFailed, UsageError
 from specdeploy.execute.actions import code_hash
 from specdeploy.execute.manifest import profile_hash, update_lock
 from specdeploy.execute.portable import profile_ref
+from specdeploy.perfmodel.context import context_text
 from specdeploy.perfmodel.record import band, band_text
 from specdeploy.plugin.engine import Engine
 from specdeploy.plugin.registry import engines, get_engine
@@ -205,11 +206,9 @@ def tune_resolved(resolved: Resolved, artifact_dir: Path, *, backend: str = "aut
 def model_band(resolved: Resolved) -> tuple[dict[str, Any] | None, str]:
     """The model backend measures nothing: how far the model was from the published record on rows like this
     (bench/perfmodel_published.py), as `plan` says, and the schedule's note that says so."""
-    from specdeploy.tune.prior import context_text
-
     mechanism, gpu = resolved.profile.speculative.mechanism, resolved.gpu.name if resolved.gpu else "cpu"
     return band(mechanism, gpu), (f"performance model, not a measurement: speedups {band_text(mechanism, gpu)}; "
-                                  f"{context_text(resolved)} (as `plan` assumes)")
+                                  f"{context_text(resolved.profile.tune.output_len)} (as `plan` assumes)")
 
 
 def ray_pool(resolved: Resolved, backend: str, measure: MeasureFn, address: str | None) -> Any:
