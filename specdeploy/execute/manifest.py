@@ -18,7 +18,7 @@ from specdeploy.execute.hashing import canonical_hash, sha256_file
 from specdeploy.execute.needs import installed_trtllm
 from specdeploy.execute.portable import portable, profile_ref
 from specdeploy.execute.runner import BuildResult, stamped_files
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.resolve.resolved import Resolved
 
 SCHEMA_VERSION = 2
 """2: run metadata (timestamps, invocation id, statuses, logs) moved to `.specdeploy/run.json`; paths portable."""

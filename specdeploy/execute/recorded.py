@@ -14,7 +14,7 @@ from specdeploy.errors import UsageError
 from specdeploy.execute.manifest import MANIFEST, TUNE_RESULT, lock_record, profile_hash
 from specdeploy.execute.portable import expand
 from specdeploy.plan.planner import TUNE_STEP
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.resolve.resolved import Resolved
 
 
 def _read(path: Path) -> dict[str, Any] | None:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from specdeploy.plan.model import Plan, Stage, Step
 from specdeploy.plugin.registry import get_engine
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.resolve.resolved import Resolved
 
 if TYPE_CHECKING:  # the performance model is imported only when there is advice to give
     from specdeploy.perfmodel import Advice

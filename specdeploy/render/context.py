@@ -14,7 +14,7 @@ from typing import Any
 from specdeploy.errors import UsageError
 from specdeploy.plugin.registry import get_engine
 from specdeploy.profile.rules import bad_model_name
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.resolve.resolved import Resolved
 
 LAYOUTS = ("llmapi", "engine", "reference")
 MANIFEST = "specdeploy-repo.json"

@@ -21,7 +21,7 @@ from specdeploy.execute.actions import code_hash
 from specdeploy.execute.context import ActionContext
 from specdeploy.execute.manifest import TUNE_RESULT, lock_record, profile_hash
 from specdeploy.plan.model import Step
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.resolve.resolved import Resolved
 from specdeploy.tune.run import PREDICTING, measuring_backend, raise_problems, tune_resolved
 
 

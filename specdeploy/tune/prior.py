@@ -10,7 +10,7 @@ from specdeploy.errors import UsageError
 from specdeploy.perfmodel import AnalyticTimer, Efficiency, Measured, calibrate, pseudo_gpu
 from specdeploy.perfmodel.context import decode_context
 from specdeploy.perfmodel.predict import StepTimer
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.resolve.resolved import Resolved
 
 
 def analytic_timer(resolved: Resolved, eff: Efficiency | None = None) -> AnalyticTimer:

@@ -20,7 +20,7 @@ from specdeploy.perfmodel.context import context_text
 from specdeploy.perfmodel.record import band, band_text
 from specdeploy.plugin.engine import Engine
 from specdeploy.plugin.registry import engines, get_engine
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.resolve.resolved import Resolved
 from specdeploy.tune.checkpoint import Checkpoint, Recorder
 from specdeploy.tune.engine import Provenance, drive, finish, result
 from specdeploy.tune.parallel import RayPool
