@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 from specdeploy.errors import UsageError
 from specdeploy.issues import Issue, ProfileError
 from specdeploy.profile.loader import load_profile
-from specdeploy.resolve.resolver import Resolved, resolve
+from specdeploy.resolve.resolved import Resolved
+from specdeploy.resolve.resolver import resolve
 
 if TYPE_CHECKING:  # `validate` never needs these modules
     from types import FrameType

@@ -16,7 +16,7 @@ from specdeploy.execute.runner import BuildResult
 from specdeploy.execute.verify import drift_line
 from specdeploy.plan.model import Plan
 from specdeploy.plan.text import plan_text
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.resolve.resolved import Resolved
 
 
 def _show_plan(resolved: Resolved, the_plan: Plan, files: dict[str, str], selected: list[str]) -> None:

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from specdeploy.fast_tables import PROFILE_TABLES, load_tables
 from specdeploy.issues import Issue
 from specdeploy.issues import Path as KeyPath
-from specdeploy.profile.fast import PROFILE_TABLES, load_tables
 
 if TYPE_CHECKING:
     from pydantic import BaseModel

@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 from specdeploy._resources import data_dir
 from specdeploy.errors import UsageError
+from specdeploy.fast_tables import PROFILE_TABLES, load_tables
 from specdeploy.issues import Issue, Path, ProfileError
 from specdeploy.plugin.registry import get_mechanism
 from specdeploy.profile import overrides
-from specdeploy.profile.fast import PROFILE_TABLES, fast_profile, load_tables
+from specdeploy.profile.fast import fast_profile
 from specdeploy.profile.shipped import find_shipped, shipped_profiles
 from specdeploy.profile.yamlmarks import PROFILE_SUFFIXES, Document, load_document
 

@@ -214,7 +214,7 @@ def _tune_concurrency(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Iss
         yield Issue(("tune", "concurrency"), f"every tune.concurrency is above serving.max_batch_size {batch}: "
                     "nothing to tune", f"include a concurrency <= {batch}", severity="error" if tuned else "warning")
     elif tuned and ctx.given(("tune", "concurrency")):
-        from specdeploy.profile.fast import PROFILE_TABLES, load_tables
+        from specdeploy.fast_tables import PROFILE_TABLES, load_tables
 
         default = load_tables(str(PROFILE_TABLES))["Profile"]["properties"]["tune"]["properties"]["concurrency"]
         yield Issue(("tune", "concurrency"), f"{', '.join(map(str, above))} above serving.max_batch_size {batch}: "

@@ -10,7 +10,7 @@ from typing import Any
 from specdeploy.errors import UsageError
 from specdeploy.profile.rules import draft_len_candidates
 from specdeploy.prompts import check_dataset
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.resolve.resolved import Resolved
 
 OBJECTIVES = ("throughput", "latency", "goodput")
 

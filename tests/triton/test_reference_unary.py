@@ -37,7 +37,7 @@ import pytest
 
 from specdeploy.api import load_and_resolve
 from specdeploy.render.actions import render_resolved
-from specdeploy.render.context import RenderInputs
+from specdeploy.render.model import RenderInputs
 from tests.triton.reference_client import http_generate, stream, unary
 from tests.triton.test_openai_endpoint import LONG, leave
 

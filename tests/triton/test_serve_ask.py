@@ -15,7 +15,7 @@ import pytest
 
 from specdeploy.api import generate, load_and_resolve
 from specdeploy.render.actions import render_resolved
-from specdeploy.render.context import RenderInputs
+from specdeploy.render.model import RenderInputs
 
 SETS = ("speculative.draft_len=2",)
 ENV = {**os.environ, "NO_COLOR": "1"}
