@@ -9,7 +9,7 @@ from typing import Any
 
 from specdeploy.errors import UsageError
 from specdeploy.metrics import measured
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.resolve.resolved import Resolved
 from specdeploy.tune.setup import TuneSetup
 from specdeploy.tune.types import Request, mixed_point
 

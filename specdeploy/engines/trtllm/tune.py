@@ -19,7 +19,7 @@ from specdeploy.engines.trtllm.tune_parse import (
     read_run,
 )
 from specdeploy.metrics import OUTPUT_THROUGHPUT
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.resolve.resolved import Resolved
 from specdeploy.tune.setup import TuneSetup
 from specdeploy.tune.types import PLAIN_THROUGHPUT, Request
 
