@@ -3,10 +3,8 @@
 Strings are strict so a YAML 1.1 boolean (`on`, `no`) in a string slot is an error, not a silent
 `True`; numbers stay lax so `2e-5` (a string to YAML 1.1) still reads as a number.
 
-These models are the single source of truth. Checks beyond types and bounds are `AfterValidator`s naming
-functions of `checks` (no other validators: `make schema` refuses them), so a well-formed profile can be
-decided from the tables generated from these models without importing pydantic (`specdeploy.profile.fast`);
-anything else comes here.
+These models are the single source of truth and the one validator every command uses. Checks beyond types and
+bounds are `AfterValidator`s naming functions of `checks`.
 """
 
 from __future__ import annotations

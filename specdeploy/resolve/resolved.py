@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from specdeploy.issues import Issue
     from specdeploy.profile.loader import LoadedProfile
-    from specdeploy.profile.record import Record
     from specdeploy.profile.schema import Profile
     from specdeploy.resolve.gpus import GpuSpec
     from specdeploy.resolve.hub import ConfigLookup
@@ -38,8 +37,8 @@ class Resolved:
     when nothing is tuned or the release does not bound it (the engine's `schedule_clamp`)."""
 
     @property
-    def profile(self) -> Profile | Record:
-        """The validated profile: a Record decided from the tables, or the models' instance (same attributes)."""
+    def profile(self) -> Profile:
+        """The validated profile."""
         return self.loaded.profile
 
     @property

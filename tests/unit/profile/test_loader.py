@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
 from pathlib import Path
 
 import pytest
@@ -128,3 +130,10 @@ def test_missing_binary_and_directory(tmp_path: Path) -> None:
     binary = tmp_path / "b.yaml"
     binary.write_bytes(b"\xff\xfe\x00\x01")
     assert "not a UTF-8 text file" in errors_of(binary)[0].message
+
+
+def test_a_resolved_profile_travels() -> None:
+    """A Ray task pickles what it gets (`tune --ray`), and a copy holds the same validated values."""
+    resolved = load_and_resolve("h200-eagle3")
+    for copied in (pickle.loads(pickle.dumps(resolved)), copy.deepcopy(resolved)):
+        assert copied.profile == resolved.profile and copied.loaded.options == resolved.loaded.options
