@@ -88,6 +88,15 @@ class AcceptancePrior:
     source: str = ""
 
 
+@dataclass(frozen=True)
+class Unsupported:
+    """An `engines` entry for an engine the mechanism does not run on, saying why (no release of it has the
+    mechanism, say): validation reports it beside the generic refusal, with the engine named only here."""
+
+    reason: str
+    suggestion: str | None = None
+
+
 class Mechanism:
     """Base class of drafter mechanisms. Subclasses set the class variables and may override hooks."""
 
@@ -106,8 +115,8 @@ class Mechanism:
     """What `draft_len: auto` starts from before tuning."""
     engines: ClassVar[dict[str, Any]] = {}
     """engine name -> what the mechanism emits there, as a value of the type that engine's package defines
-    (`specdeploy.engines.trtllm.declare.TrtllmDecoding` / `TrtllmEngineBuild`, `...reference.declare.ReferenceDrafter`).
-    An engine refuses a mechanism that declares nothing for it."""
+    (`specdeploy.engines.trtllm.declare.TrtllmDecoding` / `TrtllmEngineBuild`, `...reference.declare.ReferenceDrafter`),
+    or `Unsupported(reason)`. An engine refuses a mechanism that declares nothing (or `Unsupported`) for it."""
     drafting: ClassVar[str] = "sequential"
     """How the drafter proposes K tokens: `sequential` (K passes), `one_pass` (all K at once), `none` (host-side
     matching, no forward); the performance model charges a launch per pass."""
@@ -151,5 +160,12 @@ class Mechanism:
     def supported(cls) -> dict[str, tuple[str, ...]]:
         """engine -> the release lines it runs on: its `engines` declarations' lines, else `support`."""
         if cls.engines:
-            return {engine: tuple(declared.lines) for engine, declared in cls.engines.items()}
+            return {engine: tuple(declared.lines) for engine, declared in cls.engines.items()
+                    if not isinstance(declared, Unsupported)}
         return dict(cls.support)
+
+    @classmethod
+    def unsupported(cls, engine: str) -> Unsupported | None:
+        """Why it does not run on `engine`, when its `engines` says so."""
+        declared = cls.engines.get(engine)
+        return declared if isinstance(declared, Unsupported) else None

@@ -209,7 +209,7 @@ def load_profile(source: str, sets: tuple[str, ...] = ()) -> LoadedProfile:
     data, docs = _load_chain(path, [_real(path)], issues)
     origins = _origins(docs)
     _apply_sets(sets, data, origins, issues)
-    if not docs and issues and issues[0].message == "file not found":  # `h200-eagle`: a shipped name misspelt?
+    if not docs and issues and issues[0].message == "file not found":  # a shipped profile's name misspelt?
         issues[0] = replace(issues[0], suggestion=_extends_hint(source, path.parent, from_here=True))
     if not docs or any(i.path == ("extends",) for i in issues):
         raise ProfileError(issues)  # without its parent the profile's other errors would be noise ("Field required")

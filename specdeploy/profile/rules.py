@@ -71,6 +71,8 @@ def _matrix(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:
         yield Issue(("speculative", "mechanism"), f"{mech.name} does not run on backend '{runtime.backend}'"
                     + (f" with {engine.product} {engine.release(ctx.profile)}" if ctx.line else ""),
                     f"{mech.name} runs on: {where}")
+        if (why := mech.unsupported(runtime.backend)) is not None:
+            yield Issue(("speculative", "mechanism"), why.reason, why.suggestion)
 
 
 def _drafter(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:
