@@ -1,13 +1,18 @@
-"""Helpers shared by tests: inline profile files, hub-layout caches built in tmp, golden-tree comparison."""
+"""Helpers shared by tests: running the CLI (in process, or as a user does in a subprocess), inline profile files,
+hub-layout caches built in tmp, golden-tree comparison. A test module imports its helpers from here, never from
+another test module."""
 
 from __future__ import annotations
 
 import difflib
 import importlib.util
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 import yaml
@@ -22,6 +27,41 @@ def _has_triton_schema() -> bool:
 
 needs_triton_schema = pytest.mark.skipif(
     not _has_triton_schema(), reason="rendering checks config.pbtxt against Triton's schema: the triton extra")
+
+class CliResult(NamedTuple):
+    code: int
+    out: str
+    err: str
+
+
+def cli(*args: str, env: dict[str, str | None] | None = None, input: str | None = None) -> CliResult:
+    """`specdeploy ARGS` in this process, through click's CliRunner isolation (stdin, stdout and stderr apart,
+    `env` set for the call): `main` itself runs, so exit codes and --json errors are what a user gets."""
+    from click.testing import CliRunner
+
+    from specdeploy.cli import main
+
+    try:
+        runner = CliRunner(mix_stderr=False)  # type: ignore[call-arg]  # click < 8.2 mixes stderr in by default
+    except TypeError:  # click >= 8.2 always keeps them apart
+        runner = CliRunner()
+    with runner.isolation(input=input, env=env) as streams:
+        try:
+            main(list(args))
+            code = 0
+        except SystemExit as exc:
+            code = int(exc.code or 0)
+        out, err = (s.getvalue().decode() for s in streams[:2])
+    return CliResult(code, out, err)
+
+
+def run_specdeploy(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
+                   timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """`python -m specdeploy ARGS` in a subprocess, as a user runs it: for what needs a fresh interpreter (what a
+    command imports, signals, a real exit, a working folder of its own)."""
+    return subprocess.run([sys.executable, "-m", "specdeploy", *args], capture_output=True, text=True, cwd=cwd,
+                          env={**os.environ, "NO_COLOR": "1", **(env or {})}, timeout=timeout)
+
 
 LLAMA_31_8B_CONFIG: dict[str, Any] = {
     # published values: huggingface.co/meta-llama/Llama-3.1-8B-Instruct/config.json

@@ -190,6 +190,13 @@ def model_ref(value: str | None) -> str | None:
                      "folder path (`./name`, `/path/to/name`)")
 
 
+def gpu_name(value: str) -> str:
+    """A GPU name: a word of letters, digits, '-', '_', '.' (which GPU it is, the table or `gpu_spec` says:
+    specdeploy.resolve.user_gpu)."""
+    return _match(r"[A-Za-z0-9][-A-Za-z0-9_.]{0,63}", value, "a GPU name (letters, digits, '-', '_', '.'; e.g. "
+                                                             "h200, or rtx-4090 with hardware.gpu_spec)") or value
+
+
 def unique(value: list[str]) -> list[str]:
     """A list without repeats, in the given order."""
     if len(set(value)) != len(value):
@@ -201,6 +208,6 @@ CHECKS: dict[str, Callable[[Any], Any]] = {
     f.__name__: f for f in (known_line, known_vllm_release, known_backend, known_layout, draft_len, schedule,
                             positive_sorted, acceptance_al, acceptance_rates,
                             parallel, k8s_name, k8s_key, label_value, quantity, slurm_word, slurm_time, safe_path,
-                            image_ref, model_ref, unique)
+                            image_ref, model_ref, gpu_name, unique)
 }
 """name -> check, as the generated tables spell them."""

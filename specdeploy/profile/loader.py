@@ -21,6 +21,7 @@ from specdeploy.issues import Issue, Path, ProfileError
 from specdeploy.plugin.registry import get_mechanism
 from specdeploy.profile import overrides
 from specdeploy.profile.fast import PROFILE_TABLES, fast_profile, load_tables
+from specdeploy.profile.gpu import gpu_issues
 from specdeploy.profile.shipped import find_shipped, shipped_profiles
 from specdeploy.profile.yamlmarks import PROFILE_SUFFIXES, Document, load_document
 
@@ -224,6 +225,7 @@ def load_profile(source: str, sets: tuple[str, ...] = (), *, fast: bool = True) 
         issues.append(Issue((), name_problem, "rename the profile file", file=str(path)))
     raw_spec = data.get("speculative")
     mechanism, name_issues = _mechanism_of(raw_spec if isinstance(raw_spec, dict) else {})
+    name_issues += gpu_issues(data.get("hardware"))
     chain = [d.file for d in docs]
     if fast and not issues and not name_issues:
         decided = fast_profile(data, mechanism)
