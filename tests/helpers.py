@@ -98,6 +98,19 @@ def local_model(folder: Path, config: dict[str, Any]) -> Path:
     return folder
 
 
+def match_golden_file(path: Path, text: str, update: bool) -> None:
+    """One emitted file's text against its golden file, with a diff; `update` (pytest --update-golden) rewrites
+    the golden file instead."""
+    if update:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        return
+    assert path.is_file(), f"missing golden file {path}: run pytest --update-golden"
+    expected = path.read_text()
+    diff = "".join(difflib.unified_diff(expected.splitlines(True), text.splitlines(True), str(path), "emitted"))
+    assert text == expected, f"emitted output differs from the golden file:\n{diff}"
+
+
 def match_golden_tree(golden: Path, files: dict[str, bytes], case: str, update: bool) -> None:
     """Rendered `files` (relative path -> bytes) against the golden folder, file set and bytes, with a diff;
     `update` (pytest --update-golden) rewrites the folder instead."""
