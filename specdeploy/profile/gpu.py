@@ -32,19 +32,39 @@ def gpu_issues(hardware: Any) -> list[Issue]:
         return []
     issues = []
     if name in ("auto", "cpu"):
-        issues.append(Issue(("hardware", "gpu"), f"gpu: {name} cannot be the GPU hardware.gpu_spec describes",
-                            "name it (e.g. gpu: rtx-4090), or remove hardware.gpu_spec"))
+        issues.append(
+            Issue(
+                ("hardware", "gpu"),
+                f"gpu: {name} cannot be the GPU hardware.gpu_spec describes",
+                "name it (e.g. gpu: rtx-4090), or remove hardware.gpu_spec",
+            )
+        )
     elif name in TABLE_GPUS:
-        issues.append(Issue(("hardware", "gpu_spec"), f"'{name}' is in the built-in GPU table, which gives its "
-                            "figures; gpu_spec describes a GPU the table lacks",
-                            f"remove hardware.gpu_spec, or give this GPU a name of its own (e.g. {name}-custom)"))
+        issues.append(
+            Issue(
+                ("hardware", "gpu_spec"),
+                f"'{name}' is in the built-in GPU table, which gives its "
+                "figures; gpu_spec describes a GPU the table lacks",
+                f"remove hardware.gpu_spec, or give this GPU a name of its own (e.g. {name}-custom)",
+            )
+        )
     fp8, tflops = spec.get("fp8"), spec.get("fp8_tflops")
     if fp8 is True and tflops is None:
-        issues.append(Issue(("hardware", "gpu_spec", "fp8"), "fp8: true needs fp8_tflops, the dense FP8 TFLOP/s",
-                            "set hardware.gpu_spec.fp8_tflops, or fp8: false"))
+        issues.append(
+            Issue(
+                ("hardware", "gpu_spec", "fp8"),
+                "fp8: true needs fp8_tflops, the dense FP8 TFLOP/s",
+                "set hardware.gpu_spec.fp8_tflops, or fp8: false",
+            )
+        )
     elif fp8 is False and tflops is not None:
-        issues.append(Issue(("hardware", "gpu_spec", "fp8_tflops"), "fp8_tflops is given but fp8 is false",
-                            "set hardware.gpu_spec.fp8: true, or remove fp8_tflops"))
+        issues.append(
+            Issue(
+                ("hardware", "gpu_spec", "fp8_tflops"),
+                "fp8_tflops is given but fp8 is false",
+                "set hardware.gpu_spec.fp8: true, or remove fp8_tflops",
+            )
+        )
     return issues
 
 
@@ -60,5 +80,8 @@ def _unknown(name: str) -> Issue:
     lowered = name.lower()
     close = [g for g in TABLE_GPUS if g.startswith(lowered)] or get_close_matches(lowered, TABLE_GPUS, n=1)
     guess = f"did you mean {' or '.join(repr(c) for c in close)}? Otherwise d" if close else "d"
-    return Issue(("hardware", "gpu"), f"specdeploy has no datasheet figures for GPU '{name}' (its table: "
-                 f"{', '.join(TABLE_GPUS)})", f"{guess}escribe it under hardware.gpu_spec ({SPEC_KEYS})")
+    return Issue(
+        ("hardware", "gpu"),
+        f"specdeploy has no datasheet figures for GPU '{name}' (its table: {', '.join(TABLE_GPUS)})",
+        f"{guess}escribe it under hardware.gpu_spec ({SPEC_KEYS})",
+    )

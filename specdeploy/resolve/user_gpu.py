@@ -15,9 +15,17 @@ def user_gpu(name: str, spec: Any, where: str) -> GpuSpec:
     """The GpuSpec of a described GPU, every figure labelled user-given; `where` is the file:line of gpu_spec."""
     given = f"user-given: hardware.gpu_spec ({where})"
     return GpuSpec(
-        name, f"{name} (user-given)", int(spec.memory_gib * GIB), spec.memory_bandwidth_tb_s * 1e12,
-        spec.bf16_tflops * 1e12, (spec.fp8_tflops or 0.0) * 1e12 if spec.fp8 else 0.0, None,
-        spec.interconnect_gb_s * 1e9, {figure: given for figure in FIGURES[:-1]}, user_given=True)
+        name,
+        f"{name} (user-given)",
+        int(spec.memory_gib * GIB),
+        spec.memory_bandwidth_tb_s * 1e12,
+        spec.bf16_tflops * 1e12,
+        (spec.fp8_tflops or 0.0) * 1e12 if spec.fp8 else 0.0,
+        None,
+        spec.interconnect_gb_s * 1e9,
+        {figure: given for figure in FIGURES[:-1]},
+        user_given=True,
+    )
 
 
 def named_gpu(hardware: Any, where: str) -> GpuSpec | None:
