@@ -1,5 +1,5 @@
-"""Defects a review of the first-contact trial's fixes found in check-deploy and the artifact folder (each test
-failed before its fix). In process, as `main` runs for a user: exit code, stdout, stderr."""
+"""`check-deploy` on folders that hold no deploy files, files that are not Kubernetes objects, or a Triton repository:
+each is reported (exit 1 or 2), never a traceback. In process, as `main` runs for a user."""
 
 from __future__ import annotations
 
@@ -36,3 +36,9 @@ def test_check_deploy_of_a_triton_repository_says_what_to_pass(tmp_path: Path) -
     assert cli("render", "h200-eagle3", "--out", str(tmp_path))[0] == 0
     code, _, err = cli("check-deploy", str(tmp_path / "h200-eagle3" / "triton"))  # KeyError: 'apiVersion', exit 3
     assert code == 2 and "is a Triton repository" in err and "OUT/<profile>/deploy" in err, err
+
+
+def test_check_deploy_of_a_folder_without_deploy_files_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "README").write_text("not a deploy file\n")
+    code, _, err = cli("check-deploy", str(tmp_path))  # "no problems", exit 0
+    assert code == 2 and "holds no deploy files" in err, err
