@@ -185,6 +185,13 @@ def model_ref(value: str | None) -> str | None:
                      "folder path (`./name`, `/path/to/name`)")
 
 
+def gpu_name(value: str) -> str:
+    """A GPU name: a word of letters, digits, '-', '_', '.' (which GPU it is, the table or `gpu_spec` says:
+    specdeploy.resolve.user_gpu)."""
+    return _match(r"[A-Za-z0-9][-A-Za-z0-9_.]{0,63}", value, "a GPU name (letters, digits, '-', '_', '.'; e.g. "
+                                                             "h200, or rtx-4090 with hardware.gpu_spec)") or value
+
+
 def unique(value: list[str]) -> list[str]:
     """A list without repeats, in the given order."""
     if len(set(value)) != len(value):

@@ -19,6 +19,7 @@ from specdeploy.errors import UsageError
 from specdeploy.issues import Issue, Path, ProfileError
 from specdeploy.plugin.registry import get_mechanism
 from specdeploy.profile import overrides
+from specdeploy.profile.gpu import gpu_issues
 from specdeploy.profile.schema import Profile
 from specdeploy.profile.shipped import find_shipped, shipped_profiles
 from specdeploy.profile.validation import validate_models
@@ -218,6 +219,7 @@ def load_profile(source: str, sets: tuple[str, ...] = ()) -> LoadedProfile:
         issues.append(Issue((), name_problem, "rename the profile file", file=str(path)))
     raw_spec = data.get("speculative")
     mechanism, name_issues = _mechanism_of(raw_spec if isinstance(raw_spec, dict) else {})
+    name_issues += gpu_issues(data.get("hardware"))
     profile, options, schema_issues, option_issues = validate_models(data, mechanism, lambda at: _typed(origins, at))
     issues[:0] = schema_issues
     option_issues[:0] = name_issues
