@@ -16,7 +16,7 @@ from specdeploy.plugin.registry import get_engine
 from specdeploy.profile.rules import bad_model_name
 from specdeploy.resolve.resolver import Resolved
 
-LAYOUTS = ("llmapi", "engine", "reference")
+LAYOUTS = ("llmapi", "engine", "reference", "vllm")
 MANIFEST = "specdeploy-repo.json"
 VERSION = "1"
 """The one version folder render writes per model (`check-repo` and `serve` refuse any other)."""
@@ -43,9 +43,15 @@ class RepoManifest:
     """Environment tritonserver needs (`TRTLLM_ORCHESTRATOR=1` for two tensorrtllm models in one repository)."""
     trtllm_version: str | None = None
     """The TensorRT-LLM release the repository was rendered for (`check-repo` checks model.yaml against it)."""
+    vllm_version: str | None = None
+    """The vLLM release a `vllm` layout was rendered for (`check-repo` checks model.json against it); written only
+    when set, so the other layouts' manifests keep their keys."""
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), indent=2, sort_keys=True, allow_nan=False) + "\n"
+        data = asdict(self)
+        if data["vllm_version"] is None:
+            del data["vllm_version"]
+        return json.dumps(data, indent=2, sort_keys=True, allow_nan=False) + "\n"
 
 
 @dataclass(frozen=True)
@@ -152,7 +158,24 @@ class ReferenceContext:
         return {"model": self.model_name}
 
 
-RepoContext = LlmApiContext | EngineContext | ReferenceContext
+@dataclass(frozen=True)
+class VllmContext:
+    """Triton's vLLM backend (python-based, `backend: "vllm"`): config.pbtxt and `1/model.json`, the keyword
+    arguments of vLLM's AsyncEngineArgs (the engine's `serving_args`). The backend requires a decoupled model and
+    batches itself (tables/triton-vllm-r24.10.json of the vLLM engine)."""
+
+    model_name: str
+    engine_args: dict[str, Any]
+    instances: int
+    manifest: RepoManifest
+    layout: str = "vllm"
+
+    @property
+    def folders(self) -> dict[str, str]:
+        return {"model": self.model_name}
+
+
+RepoContext = LlmApiContext | EngineContext | ReferenceContext | VllmContext
 
 
 @dataclass(frozen=True)
@@ -243,10 +266,12 @@ def _manifest(resolved: Resolved, layout: str, engine_max: int | None,
               inputs: RenderInputs | None = None, server_env: dict[str, str] | None = None) -> RepoManifest:
     p = resolved.profile
     draft_len, schedule, _ = (inputs or RenderInputs()).plan(resolved)
+    engine = get_engine(p.runtime.backend)
+    release = {engine.version_field: engine.release(p)} if engine.version_field and resolved.line is not None else {}
     return RepoManifest(layout, resolved.loaded.name, p.hardware.count, p.hardware.tensor_parallel,
                         p.hardware.pipeline_parallel, p.speculative.mechanism, draft_len, engine_max, schedule,
-                        server_env=server_env,
-                        trtllm_version=p.runtime.trtllm_version if resolved.line is not None else None)
+                        server_env=server_env, trtllm_version=release.get("trtllm_version"),
+                        vllm_version=release.get("vllm_version"))
 
 
 def _decoupled(resolved: Resolved) -> bool:
@@ -265,7 +290,23 @@ def build_context(resolved: Resolved, inputs: RenderInputs | None = None, *,
         return _llmapi(resolved, llm_args, inputs)
     if layout == "engine":
         return _engine(resolved, inputs)
+    if layout == "vllm":
+        return _vllm(resolved, inputs)
     return _reference(resolved, inputs)
+
+
+def _vllm(resolved: Resolved, inputs: RenderInputs) -> VllmContext:
+    p = resolved.profile
+    if p.triton.decoupled is False:
+        raise UsageError("triton.decoupled: Triton's vLLM backend needs a decoupled model (its model.py asserts it)",
+                         hint="leave triton.decoupled unset for the vllm layout")
+    draft_len, schedule, max_concurrency = inputs.plan(resolved)
+    args = get_engine(p.runtime.backend).serving_args(resolved, draft_len=draft_len, schedule=schedule,
+                                                      max_concurrency=max_concurrency)
+    for key in ("model", "revision"):
+        if isinstance(args.get(key), str):
+            safe_value(f"model.json {key}", args[key])
+    return VllmContext(model_name(resolved), args, p.triton.instances, _manifest(resolved, "vllm", None, inputs))
 
 
 def _llmapi(resolved: Resolved, llm_args: dict[str, Any], inputs: RenderInputs) -> LlmApiContext:

@@ -86,8 +86,9 @@ def test_render_out_under_a_file_is_a_usage_error(tmp_path: Path) -> None:
     assert "cannot create the artifact folder" in result.stderr and "internal error" not in result.stderr
 
 
-def test_render_of_an_engine_without_a_triton_layout_is_a_usage_error(tmp_path: Path) -> None:
-    """vLLM serves itself: render says so instead of failing on an empty layout list (it was a traceback)."""
-    done = run("render", "cpu-smollm2-vllm", "--pretend", "--out", str(tmp_path))
-    assert done.returncode == 2, done.stderr
-    assert "the vllm engine has no Triton layout to render" in done.stderr and "Traceback" not in done.stderr
+def test_render_of_a_vllm_profile_renders_tritons_vllm_backend_layout(tmp_path: Path) -> None:
+    """vLLM serves itself (build writes no Triton repository), but `render` of its profile writes the repository of
+    Triton's vLLM backend for a Triton host (it was a usage error: no Triton layout)."""
+    done = run("render", "h100-vllm-eagle3", "--pretend", "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert "tensorrt_llm/1/model.json" in done.stdout and "vllm repository" in done.stdout

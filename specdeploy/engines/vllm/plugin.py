@@ -31,6 +31,8 @@ class Vllm(Engine):
     layouts (export.py); a hub id or a folder is fetched as for any engine."""
     serves_itself = True
     """`specdeploy serve` runs vLLM's OpenAI server on the artifact's vllm-serve.yaml (serve.py)."""
+    layouts = ("vllm",)
+    """Triton's vLLM backend (triton_layout.py), rendered for a Triton host when `triton.layout` names it."""
 
     def release_line(self, profile: Any) -> ReleaseLine:
         from specdeploy.engines.vllm.contract import line_for
@@ -81,6 +83,18 @@ class Vllm(Engine):
         except ValueError:
             line = "no contract table covers it"
         return {"vllm": f"{found.distribution} {found.version} at {found.python} ({line})"}, []
+
+    def serving_args(self, resolved: Any, *, draft_len: int, schedule: Any, max_concurrency: int | None
+                     ) -> dict[str, Any]:
+        """The `vllm` Triton layout's model.json: vLLM's AsyncEngineArgs (triton_layout.py)."""
+        from specdeploy.engines.vllm.triton_layout import engine_args
+
+        return engine_args(resolved, draft_len=draft_len, schedule=schedule, max_concurrency=max_concurrency)
+
+    def check_serving_args(self, args: dict[str, Any], release: str) -> list[str]:
+        from specdeploy.engines.vllm.triton_layout import check_engine_args
+
+        return check_engine_args(args, release)
 
     def start_server(self, files: Path, *, name: str, port: int, log: Path, args: tuple[str, ...] = ()) -> Server:
         """vLLM's OpenAI server on the served copy of `vllm-serve.yaml`, with vLLM's own Python (env.py)."""
