@@ -25,10 +25,10 @@ import torch  # noqa: E402
 from _common import write_result  # noqa: E402
 
 from specdeploy.engines.reference.runtime import generate, load_pair  # noqa: E402
-from specdeploy.engines.reference.runtime.models import DRAFTER_REF, EAGLE_REF, SMOLLM2_REF  # noqa: E402
+from specdeploy.engines.reference.runtime.models import DRAFTER_REF, HEAD_REF, SMOLLM2_REF  # noqa: E402
 from specdeploy.prompts import encode_prompt, sample_prompts  # noqa: E402
 
-RUNS = (("draft_target", DRAFTER_REF, (1,)), ("eagle3", EAGLE_REF, (1, 2, 3)))
+RUNS = (("draft_target", DRAFTER_REF, (1,)), ("eagle3", HEAD_REF, (1, 2, 3)))
 
 
 def main() -> None:

@@ -97,7 +97,7 @@ def serve_run(label: str, sets: tuple[str, ...], prompts: list[str], args: argpa
     from specdeploy.api import load_and_resolve
     from specdeploy.render.actions import render_resolved
     from specdeploy.render.backends import prepare_backends
-    from specdeploy.render.context import RenderInputs
+    from specdeploy.render.model import RenderInputs
     from specdeploy.render.server import start_server
     from specdeploy.runtime_paths import cache_dir
 

@@ -5,20 +5,28 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from specdeploy.errors import UsageError
 from specdeploy.issues import Issue, ProfileError
 from specdeploy.profile.loader import load_profile
-from specdeploy.resolve.resolver import Resolved, resolve
+from specdeploy.resolve.resolved import Resolved
+from specdeploy.resolve.resolver import resolve
 
 if TYPE_CHECKING:  # `validate` never needs these modules
+    from types import FrameType
+
     from specdeploy.deploy.render import DeployReport
     from specdeploy.execute.runner import BuildResult
+    from specdeploy.execute.verify import VerifyReport
     from specdeploy.plan.model import Plan
+    from specdeploy.plugin.engine import Generation
+    from specdeploy.plugin.matrix import MatrixRow
+    from specdeploy.profile.shipped import ShippedProfile
     from specdeploy.render.check_pbtxt import RepoCheck
     from specdeploy.render.writer import RenderReport
-    from specdeploy.resolve.probe import EnvironmentProbe
+    from specdeploy.resolve.probe import DoctorReport, EnvironmentProbe
+    from specdeploy.serve.client import Answer
     from specdeploy.tune.result import TuneResult
 
 
@@ -34,7 +42,7 @@ class Validation:
     def ok(self) -> bool:
         return not self.errors
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"source": self.source, "ok": self.ok, "errors": [i.to_dict() for i in self.errors],
                 "notes": [n.to_dict() for n in self.notes]}
 
@@ -83,18 +91,10 @@ def dry_run(source: str, sets: tuple[str, ...] = (), *, only: tuple[str, ...] = 
     return resolved, the_plan, preview, [s.id for s in the_plan.steps if s.id in chosen]
 
 
-def profiles_list() -> list[dict[str, str]]:
-    from specdeploy.profile.shipped import shipped_profiles
+def profiles_list() -> list[ShippedProfile]:
+    from specdeploy.profile.shipped import listed
 
-    rows = []
-    for name, path in shipped_profiles().items():
-        description = ""
-        for line in path.read_text().splitlines():
-            if line.startswith("description:"):
-                description = line.split(":", 1)[1].strip()
-                break
-        rows.append({"name": name, "path": str(path), "description": description})
-    return rows
+    return listed()
 
 
 def profile_show(name: str) -> str:
@@ -128,21 +128,17 @@ def profile_copy(name: str, dest: Path, *, force: bool = False) -> Path:
     return target
 
 
-def doctor() -> dict[str, Any]:
-    """Versions and what this machine can do: NVML/GPUs, TRT-LLM, tritonserver, the reference runtime.
-
-    `missing` lists what a GPU build needs and this machine lacks (the CLI exits 1 when it is not empty);
-    CPU-only use (the reference runtime) needs none of it.
-    """
+def doctor() -> DoctorReport:
+    """Versions and what this machine can do: NVML/GPUs, each engine, tritonserver, the Triton Python stub."""
     import platform
 
     from specdeploy import __version__
     from specdeploy.plugin.registry import engines
     from specdeploy.render.backends import stub_report
-    from specdeploy.resolve.probe import probe_environment
+    from specdeploy.resolve.probe import DoctorReport, probe_environment
 
     probe = probe_environment()
-    found: dict[str, Any] = {}
+    found: dict[str, str] = {}
     lacking: list[str] = []
     for engine in engines().values():
         lines, needs = engine.doctor(probe)
@@ -150,28 +146,20 @@ def doctor() -> dict[str, Any]:
         lacking += needs
     missing = [*([] if probe.driver else ["NVIDIA driver"]), *([] if probe.gpu_names else ["NVIDIA GPU"]),
                *dict.fromkeys(lacking)]
-    return {
-        "specdeploy": __version__, "python": platform.python_version(),
-        "gpus": [{"name": n, "memory_gib": round(m / 1024**3, 1)} for n, m in
-                 zip(probe.gpu_names, probe.gpu_memory_bytes, strict=True)],
-        "driver": probe.driver or "no NVIDIA driver", "nvml": probe.nvml_error or "ok",
-        **found,
-        "tritonserver": probe.tritonserver or "not found (pip install 'specdeploy[triton]')",
-        "triton_python_stub": stub_report(),
-        "gpu_builds": "ready" if not missing else "not on this machine", "missing": missing,
-    }
+    return DoctorReport(
+        specdeploy=__version__, python=platform.python_version(),
+        gpus=[{"name": n, "memory_gib": round(m / 1024**3, 1)} for n, m in
+              zip(probe.gpu_names, probe.gpu_memory_bytes, strict=True)],
+        driver=probe.driver or "no NVIDIA driver", nvml=probe.nvml_error or "ok", engines=found,
+        tritonserver=probe.tritonserver or "not found (pip install 'specdeploy[triton]')",
+        triton_python_stub=stub_report(), missing=missing)
 
 
-def mechanisms() -> list[dict[str, Any]]:
+def mechanisms() -> list[MatrixRow]:
     """The mechanism x backend x version matrix, from the installed plugins."""
-    from specdeploy.plugin.registry import engines, registry
+    from specdeploy.plugin.matrix import matrix
 
-    installed = engines()
-    return [{"name": name, "summary": cls.summary, "needs_draft_model": cls.needs_draft_model,
-             "support": {b: list(v) for b, v in cls.supported().items()}, "max_draft_len": cls.max_draft_len,
-             "trtllm_ranges": {b: installed[b].range_notes(name, tuple(v)) for b, v in cls.supported().items()
-                               if b in installed and installed[b].version_field},
-             "source": f"{cls.__module__}:{cls.__qualname__}"} for name, cls in sorted(registry().items())]
+    return matrix()
 
 
 def build(source: str, sets: tuple[str, ...] = (), *, out: Path = Path("artifacts"), only: tuple[str, ...] = (),
@@ -199,7 +187,7 @@ def build(source: str, sets: tuple[str, ...] = (), *, out: Path = Path("artifact
                      lock_timeout=lock_timeout, report=report or (lambda _: None))
 
 
-def verify(artifact_dir: Path) -> dict[str, Any]:
+def verify(artifact_dir: Path) -> VerifyReport:
     """The artifact folder's integrity: a valid manifest of a build that succeeded, every file as recorded and
     none unlisted, a lock that belongs to it; lists drift and problems."""
     from specdeploy.execute.verify import verify as verify_artifacts
@@ -299,8 +287,8 @@ def tune(source: str, sets: tuple[str, ...] = (), *, backend: str = "auto", out:
     return res
 
 
-def serve(path: Path, *, report: Any = None, openai_port: int | None = 8000, engine_args: tuple[str, ...] = ()
-          ) -> None:
+def serve(path: Path, *, report: Callable[[str], None] | None = None, openai_port: int | None = 8000,
+          engine_args: tuple[str, ...] = ()) -> None:
     """Serve a built artifact or rendered repository on 127.0.0.1 until Ctrl-C, SIGTERM or SIGHUP (a closed
     terminal), or until the server dies, then stop it cleanly (it also gets a parent-death signal, for SIGKILL).
     tritonserver, with an OpenAI-compatible endpoint fronting the entry model on `openai_port` (None: none), or
@@ -330,13 +318,13 @@ def serve(path: Path, *, report: Any = None, openai_port: int | None = 8000, eng
             signal.signal(sig, handler)
 
 
-def _interrupt(_signum: int, _frame: Any) -> None:
+def _interrupt(_signum: int, _frame: FrameType | None) -> None:
     """SIGTERM (a service manager, `kill`) and SIGHUP (the terminal closed) stop `serve` the way Ctrl-C does."""
     raise KeyboardInterrupt
 
 
 def ask(prompt: str, *, artifact: Path | None = None, url: str | None = None, model: str | None = None,
-        max_tokens: int = 64, draft_len: int | None = None) -> dict[str, Any]:
+        max_tokens: int = 64, draft_len: int | None = None) -> Answer:
     """Send one prompt to a model served by `specdeploy serve` (found through ARTIFACT) or at URL; `draft_len`
     overrides the served draft length for this request (reference layout)."""
     from specdeploy.serve.client import ask as send
@@ -373,7 +361,7 @@ def _check_utf8(prompt: str) -> None:
 
 
 def generate(source: str, prompt: str, sets: tuple[str, ...] = (), *, artifact: Path | None = None,
-             max_tokens: int = 64) -> dict[str, Any]:
+             max_tokens: int = 64) -> Generation:
     """Answer PROMPT with the reference runtime in this process: the same call the reference Triton model makes.
 
     The draft length is the tuned one when ARTIFACT (a build of this profile) holds a tune result, else the
@@ -402,6 +390,4 @@ def generate(source: str, prompt: str, sets: tuple[str, ...] = (), *, artifact: 
         schedule = {int(c): int(v) for c, v in (tuned.get("schedule") or {}).items()}
         k = schedule[min(schedule)] if schedule else k
     name = spec.mechanism if k > 0 else "none"
-    answer = engine.generate(resolved, prompt, mechanism=name, draft_len=k, max_tokens=max_tokens)
-    return {"text": answer["text"], "tokens": answer["tokens"], "mechanism": name, "draft_len": k,
-            "stats": answer["stats"]}
+    return engine.generate(resolved, prompt, mechanism=name, draft_len=k, max_tokens=max_tokens)

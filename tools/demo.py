@@ -14,7 +14,10 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from specdeploy.serve.client import Answer
 
 PROFILE = "cpu-smollm2"
 QUESTION = "In two sentences: why does speculative decoding make LLM inference faster?"
@@ -76,10 +79,10 @@ def run_demo(out: Path = Path("artifacts")) -> dict[str, Any]:
     # speculative, else speculation at the best K the tuner measured. Greedy speculation is lossless: same text.
     other_k = 0 if served_k else int(measured.get("best_speculative_k") or 1)
 
-    def ask_both() -> tuple[dict[str, Any], dict[str, Any]]:
+    def ask_both() -> tuple[Answer, Answer]:
         api.ask("Hi", artifact=artifact, max_tokens=4)  # warm-up: the first request pays one-off allocations
         served = api.ask(QUESTION, artifact=artifact, max_tokens=MAX_TOKENS)
-        say(f"served (draft length {served_k}): {served.get('tokens_per_s', 0):.1f} tokens/s")
+        say(f"served (draft length {served_k}): {served.outputs.get('tokens_per_s', 0):.1f} tokens/s")
         return served, api.ask(QUESTION, artifact=artifact, max_tokens=MAX_TOKENS, draft_len=other_k)
 
     repo, server = timed(phases, "start tritonserver and load the model", lambda: start(artifact, report=say))
@@ -90,9 +93,9 @@ def run_demo(out: Path = Path("artifacts")) -> dict[str, Any]:
         stop(repo, server)
     return {
         "question": QUESTION,
-        "answer": served.get("text_output"),
+        "answer": served.outputs.get("text_output"),
         "served": _side(served),
-        "other": {**_side(other), "same_text": other.get("text_output") == served.get("text_output")},
+        "other": {**_side(other), "same_text": other.outputs.get("text_output") == served.outputs.get("text_output")},
         "mechanism": result.get("setup", {}).get("mechanism"),
         "measured": measured,
         "schedule": schedule,
@@ -104,10 +107,11 @@ def run_demo(out: Path = Path("artifacts")) -> dict[str, Any]:
     }
 
 
-def _side(answer: dict[str, Any]) -> dict[str, Any]:
+def _side(answer: Answer) -> dict[str, Any]:
     """What one Triton response says about its own decoding."""
-    return {"draft_len": answer.get("draft_len"), "tokens_per_s": answer.get("tokens_per_s"),
-            "acceptance": answer.get("acceptance_rate")}
+    out = answer.outputs
+    return {"draft_len": out.get("draft_len"), "tokens_per_s": out.get("tokens_per_s"),
+            "acceptance": out.get("acceptance_rate")}
 
 
 def show(summary: dict[str, Any]) -> None:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from specdeploy.engines.reference.runtime import ModelPair, generate, load_pair, probe_costs
-from specdeploy.engines.reference.runtime.models import DRAFTER_REF, EAGLE_REF, SMOLLM2_REF
+from specdeploy.engines.reference.runtime.models import DRAFTER_REF, HEAD_REF, SMOLLM2_REF
 from specdeploy.errors import UsageError
 from specdeploy.prompts import PromptRecord, encode_prompt, load_humaneval, load_mtbench
 
@@ -67,7 +67,7 @@ def shipped_pairs(target_ref: str, device: str) -> tuple[dict[str, ModelPair], l
     """The target with each shipped drafter; eagle3's head (still being trained) may be missing or not fit."""
     pairs, skipped = {"draft_target": load_pair(target_ref, DRAFTER_REF, device)}, []
     try:
-        pairs["eagle3"] = load_pair(target_ref, EAGLE_REF, device)
+        pairs["eagle3"] = load_pair(target_ref, HEAD_REF, device)
     except Exception as exc:  # a drafter that does not load is skipped, with why
         skipped.append({"what": "eagle3", "reason": why(exc)})
     return pairs, skipped
@@ -169,7 +169,7 @@ def kit_runs(device: str, quick: bool, budget_s: float, out: Path | None = None)
     from specdeploy.prompts import sample_prompts
 
     began, plan = time.monotonic(), KIT_QUICK if quick else KIT_PLAN
-    result: dict = {"device": device, "target": SMOLLM2_REF, "drafter": EAGLE_REF, "budget_s": budget_s,
+    result: dict = {"device": device, "target": SMOLLM2_REF, "drafter": HEAD_REF, "budget_s": budget_s,
                     "prompts": plan["prompts"], "max_new_tokens": plan["max_new_tokens"], "decode": [], "runs": [],
                     "skipped": []}
 
@@ -178,7 +178,7 @@ def kit_runs(device: str, quick: bool, budget_s: float, out: Path | None = None)
             out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
 
     try:
-        pair = load_pair(SMOLLM2_REF, EAGLE_REF, device, decode="eager")
+        pair = load_pair(SMOLLM2_REF, HEAD_REF, device, decode="eager")
         prompts = [encode_prompt(pair.tokenizer, r) for r in sample_prompts("mt-bench", plan["prompts"])]
     except Exception as exc:  # no model on this machine: say so, the other phases still run
         result["skipped"].append({"what": "end-to-end", "reason": why(exc)})

@@ -26,7 +26,7 @@ class DraftTarget(Mechanism):
             decoding_type={"1.2": "DraftTarget"}, mode="draft_tokens_external", draft_engine=True, modelopt=True,
             unconfirmed=("1.2.build_plugin_flags",),
             sources={"mode": "trtllm-build --speculative_decoding_mode choices (tables/trtllm-1.2.1.json)"}),
-        "reference": ReferenceDrafter("specdeploy.engines.reference.runtime.drafters:ModelDrafter", needs_model=True),
+        "reference": ReferenceDrafter("specdeploy.engines.reference.runtime.drafters:ModelDrafter", reads="model"),
         "vllm": VllmMethod("draft_model", "required"),
     }
     default_draft_len = 4

@@ -10,15 +10,14 @@ at commit 7568f40).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from specdeploy.engines.vllm.declare import VllmMethod
-from specdeploy.issues import Issue
-from specdeploy.plugin import CheckContext, Mechanism
+from specdeploy.plugin import Mechanism, Unsupported
 from specdeploy_mechanisms._common import options
 
-NO_TRTLLM = ("no TensorRT-LLM release has DSpark: DSparkDecodingConfig is on its main branch only (1.3.0rc27, the "
-             "newest release read, has MTP, Eagle3, NGram, DraftTarget, PARD, DFlash and SA)")
+NO_TRTLLM = Unsupported(
+    "no TensorRT-LLM release has DSpark: DSparkDecodingConfig is on its main branch only (1.3.0rc27, the newest "
+    "release read, has MTP, Eagle3, NGram, DraftTarget, PARD, DFlash and SA)",
+    "serve DSpark with vLLM (runtime.backend: vllm)")
 
 
 class Dspark(Mechanism):
@@ -26,14 +25,14 @@ class Dspark(Mechanism):
     summary = "parallel block drafter on the target's hidden states (DeepSeek V4, Qwen3 drafters); vLLM 0.32 only"
     Options = options("DsparkOptions")
     chain = False
-    engines = {"vllm": VllmMethod(
-        "dspark", "optional", fields={"draft_topk": "dspark_draft_topk", "adaptive_verification":
-                                      "enable_adaptive_verification"},
-        note="a standalone DSpark drafter (Qwen3, Qwen3-Omni, Gemma 4, Kimi K3), or DeepSeek-V4/V4.1 stages inside "
-             "the target checkpoint")}
+    engines = {
+        "vllm": VllmMethod(
+            "dspark", "optional", fields={"draft_topk": "dspark_draft_topk", "adaptive_verification":
+                                          "enable_adaptive_verification"},
+            note="a standalone DSpark drafter (Qwen3, Qwen3-Omni, Gemma 4, Kimi K3), or DeepSeek-V4/V4.1 stages "
+                 "inside the target checkpoint"),
+        "pytorch": NO_TRTLLM,
+        "tensorrt": NO_TRTLLM,
+    }
     max_draft_len = 64
     default_draft_len = 7
-
-    def check(self, ctx: CheckContext) -> Iterator[Issue]:
-        if ctx.profile.runtime.backend in ("pytorch", "tensorrt"):
-            yield ctx.issue("mechanism", NO_TRTLLM, "serve DSpark with vLLM (runtime.backend: vllm)")

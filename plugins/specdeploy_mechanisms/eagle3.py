@@ -34,7 +34,7 @@ class Eagle3(Mechanism):
             unconfirmed=("1.3.eagle3_two_model_rc24_rc26",),
             sources={"decoding_type": "P121 from_dict maps 'Eagle' (no Eagle3); Eagle3 literal P14",
                      "two_model": "VersionLine.eagle3_two_model of each range (its sources)"}),
-        "reference": ReferenceDrafter("specdeploy.engines.reference.runtime.eagle:EagleDrafter", needs_model=True),
+        "reference": ReferenceDrafter("specdeploy.engines.reference.runtime.eagle:EagleDrafter", reads="head"),
         "vllm": VllmMethod(
             "eagle3", "required",
             ignored={"one_model": "vLLM always runs the EAGLE-3 head in the target's process"},

@@ -16,7 +16,7 @@ from specdeploy.execute.runner import BuildResult
 from specdeploy.execute.verify import drift_line
 from specdeploy.plan.model import Plan
 from specdeploy.plan.text import plan_text
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.resolve.resolved import Resolved
 
 
 def _show_plan(resolved: Resolved, the_plan: Plan, files: dict[str, str], selected: list[str]) -> None:
@@ -64,9 +64,8 @@ def build(profile: str, sets: tuple[str, ...], out: Path, dry_run: bool, only: t
 @click.argument("artifact_dir", type=click.Path(path_type=Path))
 def verify(artifact_dir: Path) -> None:
     report = api.verify(artifact_dir)
-    lines = [f"drift: {drift_line(d)}" for d in report["drift"]]
-    lines += [f"problem: {p}" for p in report["problems"]]
-    console().data(report, text="\n".join(lines) or f"ok: {report['checked']} files match the manifest")
-    if not report["ok"]:
-        raise DriftFound(f"{artifact_dir} fails verification: {len(report['drift'])} files drifted, "
-                         f"{len(report['problems'])} problems")
+    lines = [f"drift: {drift_line(d)}" for d in report.drift] + [f"problem: {p}" for p in report.problems]
+    console().data(report.to_dict(), text="\n".join(lines) or f"ok: {report.checked} files match the manifest")
+    if not report.ok:
+        raise DriftFound(f"{artifact_dir} fails verification: {len(report.drift)} files drifted, "
+                         f"{len(report.problems)} problems")

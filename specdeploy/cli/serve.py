@@ -36,7 +36,8 @@ def serve(artifact_dir: Path, openai_port: int, no_openai: bool, engine_args: tu
 def ask(prompt: str, artifact: Path | None, url: str | None, model: str | None, max_tokens: int,
         draft_len: int | None) -> None:
     answer = api.ask(prompt, artifact=artifact, url=url, model=model, max_tokens=max_tokens, draft_len=draft_len)
-    console().data(answer, text=str(answer.get("text_output", answer)))
+    fields = {"model": answer.model, **answer.outputs}
+    console().data(answer.to_dict(), text=str(fields.get("text_output", fields)))
 
 
 @command()
@@ -48,7 +49,7 @@ def ask(prompt: str, artifact: Path | None, url: str | None, model: str | None, 
 @click.option("--max-tokens", type=click.IntRange(1, 65536), default=64, show_default=True)
 def generate(profile: str, prompt: str, sets: tuple[str, ...], artifact: Path | None, max_tokens: int) -> None:
     answer = api.generate(profile, prompt, sets, artifact=artifact, max_tokens=max_tokens)
-    stats = answer["stats"]
-    console().info(f"{answer['mechanism']} K={answer['draft_len']}: {stats['tokens_per_s']:.1f} tokens/s, "
+    stats = answer.stats
+    console().info(f"{answer.mechanism} K={answer.draft_len}: {stats['tokens_per_s']:.1f} tokens/s, "
                    f"acceptance {stats['acceptance_rate']:.2f}")
-    console().data(answer, text=answer["text"])
+    console().data(answer.to_dict(), text=answer.text)

@@ -7,7 +7,7 @@ from typing import Any
 
 from specdeploy.deploy.render import DeployReport
 from specdeploy.execute.context import ActionContext
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.resolve.resolved import Resolved
 
 
 def render_deploy_resolved(resolved: Resolved, targets: list[str] | tuple[str, ...], out: Path, *,

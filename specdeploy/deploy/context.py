@@ -18,7 +18,7 @@ from specdeploy.errors import UsageError
 from specdeploy.issues import ProfileError
 from specdeploy.profile.images import image_for
 from specdeploy.profile.topology import Topology, deploy_name, gpu_product, topology, topology_issues
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.resolve.resolved import Resolved
 
 TARGETS = ("container", "k8s", "slurm")
 REPO_DIR = "/opt/specdeploy/triton"

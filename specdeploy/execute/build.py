@@ -13,7 +13,7 @@ from specdeploy.execute.manifest import GITIGNORE, write_lock, write_manifest
 from specdeploy.execute.needs import check_needs
 from specdeploy.execute.runner import BuildResult, NeedsChecker, Runner, select, stamped_files
 from specdeploy.plan.model import Plan
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.resolve.resolved import Resolved
 
 
 def run_build(plan: Plan, resolved: Resolved, out: Path, *, only: tuple[str, ...] = (), start: str | None = None,

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from specdeploy.plan.model import Plan, Step
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.resolve.resolved import Resolved
 
 if TYPE_CHECKING:
     from specdeploy.execute.hashing import HashCache

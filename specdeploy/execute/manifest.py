@@ -1,10 +1,11 @@
-"""The artifact folder's records: `manifest.json` (schema: specdeploy/schemas/manifest.v2.json) and
-`specdeploy.lock` (pinned revisions, tuned results); `verify.py` checks them."""
+"""The artifact folder's records: `manifest.json` (schema: specdeploy/schemas/manifest.v2.json),
+`specdeploy.lock` (pinned revisions, tuned results) and where the tune's result lies; `verify.py` checks them."""
 
 from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -17,13 +18,15 @@ from specdeploy.execute.hashing import canonical_hash, sha256_file
 from specdeploy.execute.needs import installed_trtllm
 from specdeploy.execute.portable import portable, profile_ref
 from specdeploy.execute.runner import BuildResult, stamped_files
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.resolve.resolved import Resolved
 
 SCHEMA_VERSION = 2
 """2: run metadata (timestamps, invocation id, statuses, logs) moved to `.specdeploy/run.json`; paths portable."""
 MANIFEST = "manifest.json"
 LOCK = "specdeploy.lock"
 RUN = Path(".specdeploy") / "run.json"
+TUNE_RESULT = Path("tune") / "result.json"
+"""The tune's full result (`specdeploy tune`, the build's tune step); the lock keeps `lock_record` of it."""
 GITIGNORE = ".gitignore"
 GITIGNORE_TEXT = ("# Written by specdeploy: .specdeploy/ is this host's build state (stamps, logs, checkpoints, run\n"
                   "# metadata); everything else is the deployable artifact, identical when an unchanged profile is\n"
@@ -117,3 +120,14 @@ def update_lock(artifact_dir: str | Path, *, tuned: dict[str, Any]) -> dict[str,
     lock["tuned"] = {k: v for k, v in {**lock.get("tuned", {}), **tuned}.items() if k != "updated_at"}
     _write_public(folder / LOCK, lock)
     return lock
+
+
+def lock_record(result: Mapping[str, Any], result_path: str) -> dict[str, Any]:
+    """What `specdeploy.lock` keeps under `tuned` (the full result stays in tune/result.json)."""
+    sched = result["schedule"]
+    return {"format": result["format"], "backend": result["backend"],
+            "evidence": result.get("evidence", "measured"), "strategy": result["strategy"],
+            "draft_len": sched["draft_len"], "schedule": sched["schedule"], "ranges": sched["ranges"],
+            "max_concurrency": sched["max_concurrency"], "emitted": sched["emitted"],
+            "notes": sched.get("notes", []), "clamped": sched.get("clamped", {}),
+            "confidence": result["confidence"]["level"], "result": result_path}

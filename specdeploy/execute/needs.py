@@ -7,7 +7,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 from specdeploy.errors import MissingDependency
 from specdeploy.plan.model import Step
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.resolve.resolved import Resolved
 
 
 def install_hint(trtllm_version: str) -> str:

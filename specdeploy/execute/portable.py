@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from specdeploy.resolve.hub import hub_cache_dir
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.resolve.resolved import Resolved
 
 
 def relative(path: str | Path, base: Path) -> str:

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from specdeploy.errors import UsageError
-from specdeploy.execute.manifest import MANIFEST, profile_hash
+from specdeploy.execute.manifest import MANIFEST, TUNE_RESULT, lock_record, profile_hash
 from specdeploy.execute.portable import expand
 from specdeploy.plan.planner import TUNE_STEP
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.resolve.resolved import Resolved
 
 
 def _read(path: Path) -> dict[str, Any] | None:
@@ -29,8 +29,6 @@ def recorded_outputs(resolved: Resolved, folder: Path) -> tuple[dict[str, dict[s
     """(step id -> outputs, a note): from the folder's manifest when it records a build of this very profile, else
     the tune result of this profile there; ({}, why) when neither belongs to it."""
     from specdeploy.execute.actions import code_hash
-    from specdeploy.tune.emit import lock_record
-    from specdeploy.tune.run import RESULT
 
     wanted = profile_hash(resolved)
     manifest = _read(folder / MANIFEST)
@@ -41,9 +39,9 @@ def recorded_outputs(resolved: Resolved, folder: Path) -> tuple[dict[str, dict[s
             if step_id.startswith("fetch.") and isinstance(out.get("path"), str):
                 out["path"] = str(expand(out["path"], folder))  # the manifest's paths are portable
         return outputs, f"from the build recorded in {folder / MANIFEST}"
-    tuned = _read(folder / RESULT)
+    tuned = _read(folder / TUNE_RESULT)
     if tuned and tuned.get("profile_hash") == wanted and tuned.get("code") == code_hash("tune"):
-        return {TUNE_STEP: lock_record(tuned, str(RESULT))}, f"the tuned schedule of {folder / RESULT}"
+        return {TUNE_STEP: lock_record(tuned, str(TUNE_RESULT))}, f"the tuned schedule of {folder / TUNE_RESULT}"
     if manifest or tuned:
         return {}, (f"{folder} holds a build or tune of another version of this profile (other values or --set): "
                     "its tuned schedule is not used")

@@ -29,7 +29,7 @@ from specdeploy.execute.needs import check_needs
 from specdeploy.execute.process import child_env, run_process
 from specdeploy.execute.workdir import resolve_argv, swap_in, verify_outputs
 from specdeploy.plan.model import Plan, Step
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.resolve.resolved import Resolved
 
 NeedsChecker = Callable[[Step, Resolved], None]
 

@@ -9,8 +9,9 @@ one the LLM-API YAML carries.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, ClassVar
 
 from specdeploy.boundedio import InputError, read_json, read_yaml, walk
 from specdeploy.errors import UsageError
@@ -22,6 +23,28 @@ INTERNAL = ".specdeploy"  # logs, stamps, locks, serve state: the tool's own boo
 _JSON_TYPES: dict[str, type | tuple[type, ...]] = {
     "object": dict, "array": list, "string": str, "integer": int, "number": (int, float), "boolean": bool,
     "null": type(None)}
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    """What `verify` found in an artifact folder: files that drifted from the manifest and other problems."""
+
+    schema_version: ClassVar[int] = 1
+    artifact_dir: Path
+    checked: int
+    """Files hashed against the manifest."""
+    drift: list[dict[str, str]]
+    """One record per file that differs (`drift_line` says it): file, path, expected, actual."""
+    problems: list[str]
+
+    @property
+    def ok(self) -> bool:
+        """The manifest is valid, the build succeeded and nothing drifted."""
+        return not self.drift and not self.problems
+
+    def to_dict(self) -> dict[str, object]:
+        return {"schema_version": self.schema_version, "artifact_dir": str(self.artifact_dir),
+                "checked": self.checked, "drift": self.drift, "problems": self.problems, "ok": self.ok}
 
 
 def schema_errors(value: Any, schema: dict[str, Any], path: str = "$") -> list[str]:  # noqa: C901
@@ -71,7 +94,7 @@ def _read_json(path: Path) -> Any:
         return exc
 
 
-def verify(artifact_dir: str | Path) -> dict[str, Any]:
+def verify(artifact_dir: str | Path) -> VerifyReport:
     """Check an artifact folder; `ok` only when the manifest is valid, the build succeeded and nothing drifted."""
     folder = Path(artifact_dir)
     manifest = _read_json(folder / MANIFEST)
@@ -82,7 +105,7 @@ def verify(artifact_dir: str | Path) -> dict[str, Any]:
         raise UsageError(f"{folder / MANIFEST} is not readable JSON: {manifest}") from None
     problems = [f"{MANIFEST}: {e}" for e in schema_errors(manifest, manifest_schema())]
     if problems:  # nothing else in it can be trusted (or even read)
-        return _report(folder, 0, [], problems)
+        return VerifyReport(folder, 0, [], problems)
     if not manifest["ok"]:
         run = _read_json(folder / RUN)  # the statuses are this host's run metadata, not the manifest's content
         steps = run.get("steps", []) if isinstance(run, dict) and isinstance(run.get("steps"), list) else []
@@ -91,16 +114,11 @@ def verify(artifact_dir: str | Path) -> dict[str, Any]:
     outside = [f"{MANIFEST}: {label} {rel!r} is outside the artifact folder" for label, rel in _entries(manifest)
                if not _inside(rel)]
     if outside:  # a build never records one: reading it would check (or serve) a file of someone else's choosing
-        return _report(folder, 0, [], problems + outside)
+        return VerifyReport(folder, 0, [], problems + outside)
     drift, checked = _hash_drift(folder, manifest)
     drift += _unlisted(folder, set(manifest["files"]))
     problems += lock_problems(folder, manifest)
-    return _report(folder, checked, drift, problems)
-
-
-def _report(folder: Path, checked: int, drift: list[dict[str, str]], problems: list[str]) -> dict[str, Any]:
-    return {"artifact_dir": str(folder), "checked": checked, "drift": drift, "problems": problems,
-            "ok": not drift and not problems}
+    return VerifyReport(folder, checked, drift, problems)
 
 
 def _entries(manifest: dict[str, Any]) -> list[tuple[str, str]]:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from specdeploy.plan.model import Plan, Stage, Step
 from specdeploy.plugin.registry import get_engine
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.resolve.resolved import Resolved
 
 if TYPE_CHECKING:  # the performance model is imported only when there is advice to give
     from specdeploy.perfmodel import Advice
@@ -134,9 +134,9 @@ def _advice(resolved: Resolved, values: list[dict[str, Any]]) -> Advice | None:
     if resolved.target is None or resolved.gpu is None or mechanism in ("none", "auto"):
         return None
     from specdeploy.perfmodel import AcceptanceProfile, advise, drafter_names
+    from specdeploy.perfmodel.context import context_text, decode_context
     from specdeploy.perfmodel.engines import engine_efficiency
     from specdeploy.plugin.registry import find
-    from specdeploy.tune.prior import context_of, context_text
 
     backend = profile.runtime.backend
     line = get_engine(backend).support_line(resolved.line)
@@ -152,11 +152,11 @@ def _advice(resolved: Resolved, values: list[dict[str, Any]]) -> Advice | None:
         quantization=profile.target.quantization,
         tp=profile.hardware.tensor_parallel,
         concurrency=servable(profile),
-        context=context_of(resolved),  # the one the model tune backend predicts at
+        context=decode_context(profile.tune.output_len),  # the one the model tune backend predicts at
         k_max=max(1, resolved.draft_len),
         draft_lens=list(resolved.draft_lens) or None,  # what the tune tries
         clamp_to_first=resolved.clamp_rule is not None,
-        context_note=context_text(resolved),
+        context_note=context_text(profile.tune.output_len),
         eff=engine_efficiency(get_engine(backend).efficiency),
         profile=AcceptanceProfile.from_user(profile.tune.acceptance_al, profile.tune.acceptance_rates,
                                             where=_given_where(values, "tune.acceptance_rates"

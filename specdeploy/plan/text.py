@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from specdeploy.plan.model import Plan
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.resolve.resolved import Resolved
 
 GIB = 1024**3
 BUILD_RECORDS = ("manifest.json", "specdeploy.lock", ".gitignore")

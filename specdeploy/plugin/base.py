@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from specdeploy.fast_tables import PROFILE_TABLES, load_tables
 from specdeploy.issues import Issue
 from specdeploy.issues import Path as KeyPath
-from specdeploy.profile.fast import PROFILE_TABLES, load_tables
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -98,6 +98,15 @@ class AcceptancePrior:
     source: str = ""
 
 
+@dataclass(frozen=True)
+class Unsupported:
+    """An `engines` entry for an engine the mechanism does not run on, saying why (no release of it has the
+    mechanism, say): validation reports it beside the generic refusal, with the engine named only here."""
+
+    reason: str
+    suggestion: str | None = None
+
+
 class Mechanism:
     """Base class of drafter mechanisms. Subclasses set the class variables and may override hooks."""
 
@@ -116,8 +125,8 @@ class Mechanism:
     """What `draft_len: auto` starts from before tuning."""
     engines: ClassVar[dict[str, Any]] = {}
     """engine name -> what the mechanism emits there, as a value of the type that engine's package defines
-    (`specdeploy.engines.trtllm.declare.TrtllmDecoding` / `TrtllmEngineBuild`, `...reference.declare.ReferenceDrafter`).
-    An engine refuses a mechanism that declares nothing for it."""
+    (`specdeploy.engines.trtllm.declare.TrtllmDecoding` / `TrtllmEngineBuild`, `...reference.declare.ReferenceDrafter`),
+    or `Unsupported(reason)`. An engine refuses a mechanism that declares nothing (or `Unsupported`) for it."""
     drafting: ClassVar[str] = "sequential"
     """How the drafter proposes K tokens: `sequential` (K passes), `one_pass` (all K at once), `none` (host-side
     matching, no forward); the performance model charges a launch per pass."""
@@ -170,8 +179,15 @@ class Mechanism:
     def supported(cls) -> dict[str, tuple[str, ...]]:
         """engine -> the release lines it runs on: its `engines` declarations' lines, else `support`."""
         if cls.engines:
-            return {engine: tuple(declared.lines) for engine, declared in cls.engines.items()}
+            return {engine: tuple(declared.lines) for engine, declared in cls.engines.items()
+                    if not isinstance(declared, Unsupported)}
         return dict(cls.support)
+
+    @classmethod
+    def unsupported(cls, engine: str) -> Unsupported | None:
+        """Why it does not run on `engine`, when its `engines` says so."""
+        declared = cls.engines.get(engine)
+        return declared if isinstance(declared, Unsupported) else None
 
 
 def options_ref(mechanism: type[Mechanism]) -> tuple[str, str] | None:

@@ -16,7 +16,8 @@ by the mechanism (`Mechanism.engines[<engine name>]`) in a type the engine's pac
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypedDict
 
 if TYPE_CHECKING:
     import subprocess
@@ -25,6 +26,34 @@ if TYPE_CHECKING:
     from specdeploy.issues import Issue
     from specdeploy.plan.model import Step
     from specdeploy.plugin.base import CheckContext, Mechanism
+
+
+class RangeNote(TypedDict):
+    """How a mechanism is spelled in one release range of an engine, and what differs there (the matrix)."""
+
+    range: str
+    decoding_type: str
+    notes: list[str]
+    unknown: list[str]
+    """UNCONFIRMED keys of the range that concern the mechanism."""
+
+
+@dataclass(frozen=True)
+class Generation:
+    """One chat answer decoded in specdeploy's process (`Engine.generate`, `specdeploy generate`)."""
+
+    schema_version: ClassVar[int] = 1
+    text: str
+    tokens: list[int]
+    mechanism: str
+    """The mechanism that drafted (`none` when the draft length is 0)."""
+    draft_len: int
+    stats: dict[str, object]
+    """The engine's figures of the run (tokens_per_s, acceptance_rate, ...)."""
+
+    def to_dict(self) -> dict[str, object]:
+        return {"schema_version": self.schema_version, "text": self.text, "tokens": self.tokens,
+                "mechanism": self.mechanism, "draft_len": self.draft_len, "stats": self.stats}
 
 
 class ReleaseLine(Protocol):
@@ -109,7 +138,7 @@ class Engine:
         """How the release line bounds a tuned schedule, said to the user; None: it does not."""
         return None
 
-    def range_notes(self, mechanism: str, lines: tuple[str, ...]) -> list[dict[str, object]]:
+    def range_notes(self, mechanism: str, lines: tuple[str, ...]) -> list[RangeNote]:
         """Per release range of `lines` that has `mechanism`: how it is spelled and what differs (the matrix)."""
         return []
 
@@ -157,13 +186,13 @@ class Engine:
         """Where `transformers` loads the tokenizer of a served model named `ref` (the OpenAI chat template)."""
         return ref
 
-    def doctor(self, probe: Any) -> tuple[dict[str, Any], list[str]]:
+    def doctor(self, probe: Any) -> tuple[dict[str, str], list[str]]:
         """(`doctor`'s lines about this engine on this machine, what a GPU build with it lacks here)."""
         return {}, []
 
     def generate(self, resolved: Any, prompt: str, *, mechanism: str, draft_len: int, max_tokens: int
-                 ) -> dict[str, Any]:
-        """{"text", "tokens", "stats"} of one chat answer decoded in this process (engines with `in_process`)."""
+                 ) -> Generation:
+        """One chat answer decoded in this process (engines with `in_process`)."""
         raise NotImplementedError(f"the {self.name} engine does not answer in specdeploy's process")
 
     def start_server(self, files: Path, *, name: str, port: int, log: Path, args: tuple[str, ...] = ()

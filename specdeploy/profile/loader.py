@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 from specdeploy._resources import data_dir
 from specdeploy.errors import UsageError
+from specdeploy.fast_tables import PROFILE_TABLES, load_tables
 from specdeploy.issues import Issue, Path, ProfileError
 from specdeploy.plugin.registry import get_mechanism
 from specdeploy.profile import overrides
-from specdeploy.profile.fast import PROFILE_TABLES, fast_profile, load_tables
+from specdeploy.profile.fast import fast_profile
 from specdeploy.profile.shipped import find_shipped, shipped_profiles
 from specdeploy.profile.yamlmarks import PROFILE_SUFFIXES, Document, load_document
 
@@ -215,7 +216,7 @@ def load_profile(source: str, sets: tuple[str, ...] = (), *, fast: bool = True) 
     data, docs = _load_chain(path, [_real(path)], issues)
     origins = _origins(docs)
     _apply_sets(sets, data, origins, issues)
-    if not docs and issues and issues[0].message == "file not found":  # `h200-eagle`: a shipped name misspelt?
+    if not docs and issues and issues[0].message == "file not found":  # a shipped profile's name misspelt?
         issues[0] = replace(issues[0], suggestion=_extends_hint(source, path.parent, from_here=True))
     if not docs or any(i.path == ("extends",) for i in issues):
         raise ProfileError(issues)  # without its parent the profile's other errors would be noise ("Field required")

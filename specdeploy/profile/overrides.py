@@ -7,8 +7,8 @@ from typing import Any
 
 import yaml
 
+from specdeploy.fast_tables import PROFILE_TABLES, load_tables
 from specdeploy.issues import Issue, Path
-from specdeploy.profile.fast import PROFILE_TABLES, load_tables
 from specdeploy.profile.yamlmarks import ProfileLoader, yaml_problem
 
 

@@ -70,6 +70,8 @@ def _matrix(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:
         yield Issue(("speculative", "mechanism"), f"{mech.name} does not run on backend '{runtime.backend}'"
                     + (f" with {engine.product} {engine.release(ctx.profile)}" if ctx.line else ""),
                     f"{mech.name} runs on: {where}")
+        if (why := mech.unsupported(runtime.backend)) is not None:
+            yield Issue(("speculative", "mechanism"), why.reason, why.suggestion)
 
 
 def _drafter(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:
@@ -212,7 +214,7 @@ def _tune_concurrency(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Iss
         yield Issue(("tune", "concurrency"), f"every tune.concurrency is above serving.max_batch_size {batch}: "
                     "nothing to tune", f"include a concurrency <= {batch}", severity="error" if tuned else "warning")
     elif tuned and ctx.given(("tune", "concurrency")):
-        from specdeploy.profile.fast import PROFILE_TABLES, load_tables
+        from specdeploy.fast_tables import PROFILE_TABLES, load_tables
 
         default = load_tables(str(PROFILE_TABLES))["Profile"]["properties"]["tune"]["properties"]["concurrency"]
         yield Issue(("tune", "concurrency"), f"{', '.join(map(str, above))} above serving.max_batch_size {batch}: "

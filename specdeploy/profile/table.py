@@ -33,9 +33,9 @@ CONSTRAINTS = (annotated_types.Ge, annotated_types.Gt, annotated_types.Le, annot
 
 def table_files() -> dict[str, str]:
     """path -> text of each generated table file: the profile's, and every one an installed mechanism names."""
+    from specdeploy.fast_tables import PROFILE_TABLES
     from specdeploy.plugin.base import options_ref
     from specdeploy.plugin.registry import registry
-    from specdeploy.profile.fast import PROFILE_TABLES
     from specdeploy.profile.schema import Profile
 
     files: dict[str, list[type[BaseModel]]] = {str(PROFILE_TABLES): [Profile]}

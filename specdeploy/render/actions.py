@@ -8,9 +8,10 @@ from typing import Any
 from specdeploy.errors import StepFailed
 from specdeploy.execute.context import ActionContext
 from specdeploy.plugin.registry import get_engine
-from specdeploy.render.context import RenderInputs, build_context, layout_of
+from specdeploy.render.context import build_context, layout_of
+from specdeploy.render.model import RenderInputs
 from specdeploy.render.writer import RenderReport, write_repo
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.resolve.resolved import Resolved
 
 
 def llm_args_for(resolved: Resolved, *, draft_len: int | None = None, schedule: Any = None,

@@ -18,8 +18,9 @@ from specdeploy.boundedio import walk
 from specdeploy.errors import StepFailed, UsageError
 from specdeploy.render.check import check_repo
 from specdeploy.render.check_pbtxt import RepoIssue
-from specdeploy.render.context import MANIFEST, VERSION, RepoContext
+from specdeploy.render.context import MANIFEST, VERSION
 from specdeploy.render.env import render_template
+from specdeploy.render.model import RepoContext
 
 _RENAME_EXCHANGE = 2
 

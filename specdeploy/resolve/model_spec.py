@@ -65,10 +65,6 @@ class ModelSpec:
     def is_mla(self) -> bool:
         return self.mla_kv_lora_rank > 0
 
-    @property
-    def is_eagle3_drafter(self) -> bool:
-        return "eagle3" in self.architecture.lower() or self.draft_vocab > 0
-
     def attention_params(self) -> int:
         if self.is_mla:
             q = (

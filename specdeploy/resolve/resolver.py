@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from specdeploy.issues import Issue, ProfileError
 from specdeploy.plugin.base import CheckContext
@@ -11,65 +10,12 @@ from specdeploy.plugin.registry import get_engine
 from specdeploy.profile.loader import LoadedProfile
 from specdeploy.profile.rules import check_rules, draft_len_candidates, planned_draft_len
 from specdeploy.resolve.gpus import GPUS, GpuSpec
-from specdeploy.resolve.hub import ConfigLookup, lookup_config
-from specdeploy.resolve.memory import Fit, memory_fit
-from specdeploy.resolve.model_spec import ModelSpec
+from specdeploy.resolve.hub import lookup_config
+from specdeploy.resolve.memory import memory_fit
+from specdeploy.resolve.resolved import Resolved
 
 if TYPE_CHECKING:  # probing is for build and doctor; validate and plan take no probe
-    from specdeploy.profile.record import Record
-    from specdeploy.profile.schema import Profile
     from specdeploy.resolve.probe import EnvironmentProbe
-
-
-@dataclass(frozen=True)
-class Resolved:
-    """A valid profile and the facts it resolved to; `notes` holds warnings and skipped checks."""
-
-    loaded: LoadedProfile
-    target_lookup: ConfigLookup
-    draft_lookup: ConfigLookup | None
-    gpu: GpuSpec | None
-    line: Any
-    """The engine's release line (`ReleaseLine`: TensorRT-LLM's `VersionLine`), None for an engine without."""
-    fit: Fit | None
-    draft_len: int
-    max_num_tokens: int
-    notes: tuple[Issue, ...] = field(default_factory=tuple)
-    draft_lens: tuple[int, ...] = ()
-    """draft_len: auto: the K range `tune` searches (`profile.rules.draft_len_candidates`, the one source)."""
-
-    @property
-    def profile(self) -> Profile | Record:
-        """The validated profile: a Record decided from the tables, or the models' instance (same attributes)."""
-        return self.loaded.profile
-
-    @property
-    def target(self) -> ModelSpec | None:
-        return self.target_lookup.spec
-
-    @property
-    def draft(self) -> ModelSpec | None:
-        return self.draft_lookup.spec if self.draft_lookup else None
-
-    @property
-    def clamp_rule(self) -> str | None:
-        """How the engine's release bounds a tuned schedule (TRT-LLM 1.2: K at concurrency 1 caps every other K)."""
-        if not self.draft_lens or self.line is None:
-            return None
-        return get_engine(self.profile.runtime.backend).schedule_clamp(self.line)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "target": self.target.to_dict() if self.target else {"unresolved": self.target_lookup.reason},
-            "draft": (self.draft.to_dict() if self.draft else {"unresolved": self.draft_lookup.reason})
-            if self.draft_lookup else None,
-            "gpu": self.gpu.name if self.gpu else None,
-            "trtllm_line": self.line.name if self.line else None,
-            "fit": self.fit.to_dict() if self.fit else None,
-            "draft_len": self.draft_len, "draft_lens": list(self.draft_lens), "clamp": self.clamp_rule,
-            "max_num_tokens": self.max_num_tokens,
-            "notes": [n.to_dict() for n in self.notes],
-        }
 
 
 def _gpu(loaded: LoadedProfile, probe: EnvironmentProbe | None) -> tuple[GpuSpec | None, list[Issue]]:
@@ -137,6 +83,7 @@ def resolve(loaded: LoadedProfile, *, probe: EnvironmentProbe | None = None, onl
     notes.extend(i for i in issues if i.severity != "error")
     max_num_tokens = serving.max_num_tokens or max(8192, serving.max_batch_size * (1 + k))
     auto = profile.speculative.draft_len == "auto" and profile.speculative.schedule is None
+    draft_lens = draft_len_candidates(profile, loaded.mechanism) if auto else ()
+    clamp = engine.schedule_clamp(line) if draft_lens and line is not None else None
     return Resolved(loaded, target, draft, gpu, line, fit, k, max_num_tokens,
-                    tuple(loaded.locate(n) for n in notes),
-                    draft_len_candidates(profile, loaded.mechanism) if auto else ())
+                    tuple(loaded.locate(n) for n in notes), draft_lens, clamp)

@@ -9,10 +9,12 @@ import urllib.request
 from typing import Any
 
 from specdeploy.errors import StepFailed
+from specdeploy.serve.client import Answer, Scalar
 
 
-def ask_chat(url: str, model: str, prompt: str, *, max_tokens: int = 64, timeout: float = 300.0) -> dict[str, Any]:
-    """{"model", "text_output", "finish_reason", "chunks" (the streamed pieces that carried text), "usage"}."""
+def ask_chat(url: str, model: str, prompt: str, *, max_tokens: int = 64, timeout: float = 300.0) -> Answer:
+    """The answer's outputs: `text_output`, `finish_reason`, `chunks` (the streamed pieces that carried text) and
+    the server's token counts (`prompt_tokens`, `completion_tokens`)."""
     body = {
         "model": model,
         "messages": [{"role": "user", "content": prompt}],
@@ -27,7 +29,8 @@ def ask_chat(url: str, model: str, prompt: str, *, max_tokens: int = 64, timeout
         {"Content-Type": "application/json", "Accept": "text/event-stream"},
     )
     pieces: list[str] = []
-    out: dict[str, Any] = {"model": model, "finish_reason": None, "usage": None}
+    reason: str | None = None
+    usage: dict[str, Any] = {}
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
             for raw in response:
@@ -39,12 +42,16 @@ def ask_chat(url: str, model: str, prompt: str, *, max_tokens: int = 64, timeout
                     text = (choice.get("delta") or {}).get("content")
                     if text:
                         pieces.append(text)
-                    out["finish_reason"] = choice.get("finish_reason") or out["finish_reason"]
-                out["usage"] = event.get("usage") or out["usage"]
+                    reason = choice.get("finish_reason") or reason
+                usage = event.get("usage") or usage
     except urllib.error.HTTPError as exc:
         raise StepFailed(
             f"request to {model} at {url} failed: HTTP {exc.code}: {exc.read().decode('utf-8', 'replace')[:500]}"
         ) from None
     except (urllib.error.URLError, OSError, ValueError) as exc:
         raise StepFailed(f"request to {model} at {url} failed: {getattr(exc, 'reason', exc)}") from None
-    return {**out, "text_output": "".join(pieces), "chunks": len(pieces)}
+    outputs: dict[str, Scalar | list[Scalar]] = {"text_output": "".join(pieces), "chunks": len(pieces)}
+    if reason:
+        outputs["finish_reason"] = reason
+    outputs.update({k: int(usage[k]) for k in ("prompt_tokens", "completion_tokens") if k in usage})
+    return Answer(model, outputs)

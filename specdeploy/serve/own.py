@@ -13,7 +13,7 @@ import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from specdeploy._io import write_json_atomic
 from specdeploy.boundedio import InputError, read_json
@@ -22,6 +22,9 @@ from specdeploy.execute.served import STATE
 from specdeploy.plugin.engine import Engine, LocalServer
 from specdeploy.serve.local import SERVED, claim, release
 from specdeploy.serve.sealed import MANIFEST_NAME, seal, verified
+
+if TYPE_CHECKING:
+    from specdeploy.serve.client import Answer
 
 
 @dataclass
@@ -115,7 +118,7 @@ def _triton(
 
 def answer(
     state: dict[str, Any], prompt: str, *, model: str, max_tokens: int, draft_len: int | None
-) -> dict[str, Any] | None:
+) -> Answer | None:
     """`ask` of an endpoint recorded without gRPC (an engine's own OpenAI server); None: tritonserver's."""
     if "grpc" in state or not isinstance(state.get("openai"), str):
         return None

@@ -52,8 +52,8 @@ def verified(artifact: Path) -> dict[str, Any]:
     path = artifact / MANIFEST_NAME
     manifest = path.read_bytes() if path.is_file() else b""  # a FIFO is never opened: verify refuses it
     result = verify(artifact)
-    if not result["ok"]:
-        lines = [f"  drift: {drift_line(d)}" for d in result["drift"]] + [f"  problem: {p}" for p in result["problems"]]
+    if not result.ok:
+        lines = [f"  drift: {drift_line(d)}" for d in result.drift] + [f"  problem: {p}" for p in result.problems]
         raise StepFailed(f"{artifact} fails `specdeploy verify`; serve runs only what verify passes:\n"
                          + "\n".join(lines[:20]) + (f"\n  ... {len(lines) - 20} more" if len(lines) > 20 else ""),
                          hint="rebuild it (`specdeploy build`), or serve a clean copy")

@@ -1,6 +1,6 @@
 """Decisions per concurrency -> the canonical schedule (lower-bound map + `max_concurrency`) -> the target
-engine release's schedule (`Engine.emitted_schedule`: TRT-LLM's `draft_len_schedule`), and the record that goes
-into `specdeploy.lock`."""
+engine release's schedule (`Engine.emitted_schedule`: TRT-LLM's `draft_len_schedule`); `specdeploy.lock` keeps
+it as `execute.manifest.lock_record` says."""
 
 from __future__ import annotations
 
@@ -66,14 +66,3 @@ def _off(max_batch_size: int, notes: list[str]) -> dict[str, Any]:
 def k_at(ranges: Sequence[Sequence[int]], concurrency: int) -> int:
     """The K a schedule (canonical `[lo, hi, K]` ranges) serves at `concurrency`: 0 outside every range."""
     return next((int(k) for lo, hi, k in ranges if lo <= concurrency <= hi), 0)
-
-
-def lock_record(result: Mapping[str, Any], result_path: str) -> dict[str, Any]:
-    """What `specdeploy.lock` keeps under `tuned` (the full result stays in tune/result.json)."""
-    sched = result["schedule"]
-    return {"format": result["format"], "backend": result["backend"],
-            "evidence": result.get("evidence", "measured"), "strategy": result["strategy"],
-            "draft_len": sched["draft_len"], "schedule": sched["schedule"], "ranges": sched["ranges"],
-            "max_concurrency": sched["max_concurrency"], "emitted": sched["emitted"],
-            "notes": sched.get("notes", []), "clamped": sched.get("clamped", {}),
-            "confidence": result["confidence"]["level"], "result": result_path}

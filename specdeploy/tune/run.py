@@ -14,14 +14,14 @@ from typing import Any
 from specdeploy._io import write_json_atomic
 from specdeploy.errors import StepFailed, UsageError
 from specdeploy.execute.actions import code_hash
-from specdeploy.execute.manifest import profile_hash, update_lock
+from specdeploy.execute.manifest import TUNE_RESULT, lock_record, profile_hash, update_lock
 from specdeploy.execute.portable import profile_ref
+from specdeploy.perfmodel.context import context_text
 from specdeploy.perfmodel.record import band, band_text
 from specdeploy.plugin.engine import Engine
 from specdeploy.plugin.registry import engines, get_engine
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.resolve.resolved import Resolved
 from specdeploy.tune.checkpoint import Checkpoint, Recorder
-from specdeploy.tune.emit import lock_record
 from specdeploy.tune.engine import Provenance, drive, finish, result
 from specdeploy.tune.parallel import RayPool
 from specdeploy.tune.prior import calibrated_prior
@@ -32,7 +32,6 @@ from specdeploy.tune.strategies import STRATEGIES
 from specdeploy.tune.types import MeasureFn, Measurement
 
 CHECKPOINT = Path(".specdeploy") / "tune" / "tune.draft_len.jsonl"
-RESULT = Path("tune") / "result.json"
 PACE_ENV = "SPECDEPLOY_TUNE_MODEL_PACE_S"
 """Seconds the model backend waits per measurement, like a device would (demos, the Ctrl-C test)."""
 
@@ -190,7 +189,7 @@ def tune_resolved(resolved: Resolved, artifact_dir: Path, *, backend: str = "aut
         grow = (lambda n: bar.update(task, total=(bar.tasks[0].total or 0) + n)) if bar else None
         stopped = drive(strat, recorder, budget_s=setup.time_budget_s, on_batch=grow, keep_for_replay=True)
         out = finish(strat, recorder)
-    target = (write_dir or artifact_dir) / RESULT
+    target = (write_dir or artifact_dir) / TUNE_RESULT
     provenance = Provenance(BackendChoice(backend, name, why), profile_hash(resolved), code_hash("tune"),
                             str(target), reproduce(resolved, name, strategy, artifact_dir),
                             band=model_band(resolved) if name == "model" else None,
@@ -205,11 +204,9 @@ def tune_resolved(resolved: Resolved, artifact_dir: Path, *, backend: str = "aut
 def model_band(resolved: Resolved) -> tuple[dict[str, Any] | None, str]:
     """The model backend measures nothing: how far the model was from the published record on rows like this
     (bench/perfmodel_published.py), as `plan` says, and the schedule's note that says so."""
-    from specdeploy.tune.prior import context_text
-
     mechanism, gpu = resolved.profile.speculative.mechanism, resolved.gpu.name if resolved.gpu else "cpu"
     return band(mechanism, gpu), (f"performance model, not a measurement: speedups {band_text(mechanism, gpu)}; "
-                                  f"{context_text(resolved)} (as `plan` assumes)")
+                                  f"{context_text(resolved.profile.tune.output_len)} (as `plan` assumes)")
 
 
 def ray_pool(resolved: Resolved, backend: str, measure: MeasureFn, address: str | None) -> Any:
@@ -227,4 +224,4 @@ def raise_problems(res: TuneResult) -> None:
 
 
 def record_in_lock(res: TuneResult, artifact_dir: Path) -> dict[str, Any]:
-    return update_lock(artifact_dir, tuned=lock_record(res.record(), str(RESULT)))
+    return update_lock(artifact_dir, tuned=lock_record(res.record(), str(TUNE_RESULT)))

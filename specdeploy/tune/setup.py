@@ -10,7 +10,7 @@ from typing import Any
 from specdeploy.errors import UsageError
 from specdeploy.profile.rules import draft_len_candidates
 from specdeploy.prompts import check_dataset
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.resolve.resolved import Resolved
 
 OBJECTIVES = ("throughput", "latency", "goodput")
 
@@ -64,7 +64,8 @@ def setup_from(resolved: Resolved) -> TuneSetup:
     profile = resolved.profile
     spec, tune = profile.speculative, profile.tune
     if spec.mechanism == "none":
-        raise UsageError("nothing to tune: speculative.mechanism is none", hint="pick a mechanism (eagle3, mtp, ...)")
+        raise UsageError("nothing to tune: speculative.mechanism is none",
+                         hint="pick a mechanism (`specdeploy mechanisms` lists them)")
     plugin = find(spec.mechanism)
     engine_max = plugin.max_draft_len if plugin else 64
     if isinstance(spec.draft_len, int):  # a fixed draft length is the engine's ceiling

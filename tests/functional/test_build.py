@@ -47,6 +47,9 @@ def test_build_then_noop_rebuild_and_json_summary(tmp_path: Path) -> None:
     manifest = json.loads((art / "manifest.json").read_text())
     assert manifest["schema_version"] == 2 and manifest["models"]["target"]["kind"] == "local"
     assert run("verify", str(art)).returncode == 0
+    verified = json.loads(run("verify", str(art), "--json").stdout)  # versioned like the manifest
+    assert list(verified) == ["schema_version", "artifact_dir", "checked", "drift", "problems", "ok"]
+    assert verified["schema_version"] == 1 and verified["ok"] and verified["checked"] > 0
     (art / "serve.sh").write_text("#!/bin/sh\necho tampered\n")
     drift = run("verify", str(art))
     assert drift.returncode == 1 and "drift: serve.sh" in drift.stdout

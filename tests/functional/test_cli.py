@@ -88,6 +88,7 @@ def test_doctor_says_plainly_what_is_missing() -> None:
     doc = json.loads(result.stdout)
     report = doc.get("result", doc)  # a failure carries the report as its result
     assert report["specdeploy"] and "nvml" in report
+    assert next(iter(report)) == "schema_version" and report["schema_version"] == 1  # versioned like the manifest
     assert result.returncode == (1 if report["missing"] else 0)  # exit 1: GPU builds cannot run here
     if not report["gpus"]:
         assert report["nvml"] == "no NVIDIA driver found (NVML library not found)"

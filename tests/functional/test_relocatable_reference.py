@@ -30,4 +30,4 @@ def test_a_built_cpu_artifact_names_no_build_machine_folder_and_verifies_moved(t
     moved.parent.mkdir()
     shutil.move(str(art), moved)
     report = verify(moved)
-    assert report["ok"], report
+    assert report.ok, report

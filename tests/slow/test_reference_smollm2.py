@@ -44,9 +44,9 @@ def plain(pair, prompts):
 @pytest.fixture(scope="module")
 def eagle_pair():
     from specdeploy.engines.reference.runtime import load_pair
-    from specdeploy.engines.reference.runtime.models import EAGLE_REF, SMOLLM2_REF
+    from specdeploy.engines.reference.runtime.models import HEAD_REF, SMOLLM2_REF
 
-    return load_pair(SMOLLM2_REF, EAGLE_REF, "cpu")
+    return load_pair(SMOLLM2_REF, HEAD_REF, "cpu")
 
 
 @pytest.mark.parametrize("mechanism,k,concurrency", [("draft_target", 4, 1), ("ngram", 3, 1), ("draft_target", 3, 2),
@@ -72,9 +72,9 @@ def test_text_round_trip_and_chat_template(pair):
 def fp32_eagle_pair():
     """fp32 weights and transformers' own attention (no CPU kernels): what transformers' `generate` decodes with."""
     from specdeploy.engines.reference.runtime import load_pair
-    from specdeploy.engines.reference.runtime.models import EAGLE_REF, SMOLLM2_REF
+    from specdeploy.engines.reference.runtime.models import HEAD_REF, SMOLLM2_REF
 
-    return load_pair(SMOLLM2_REF, EAGLE_REF, "cpu", cpu_kernels=False)
+    return load_pair(SMOLLM2_REF, HEAD_REF, "cpu", cpu_kernels=False)
 
 
 def test_plain_decoding_matches_transformers_generate(fp32_eagle_pair, prompts):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from specdeploy.render.context import RenderInputs
+from specdeploy.render.model import RenderInputs
 from tests.fixtures.triton_models import write_models
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"

@@ -56,14 +56,14 @@ def test_openai_client_against_the_served_model(base: str) -> None:
     local = generate("cpu-smollm2", QUESTION, SETS, max_tokens=8)
     chat = client.chat.completions.create(model="smollm2", messages=[{"role": "user", "content": QUESTION}],
                                           max_tokens=8)
-    assert chat.choices[0].message.content == local["text"] and chat.choices[0].finish_reason == "length"
+    assert chat.choices[0].message.content == local.text and chat.choices[0].finish_reason == "length"
     assert chat.usage.completion_tokens == 8 and chat.usage.prompt_tokens > 0
 
     chunks = list(client.chat.completions.create(model="smollm2", max_tokens=8, stream=True,
                                                  stream_options={"include_usage": True},
                                                  messages=[{"role": "user", "content": QUESTION}]))
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
-    assert text == local["text"] and len([c for c in chunks if c.choices]) > 2
+    assert text == local.text and len([c for c in chunks if c.choices]) > 2
     assert chunks[-1].usage.completion_tokens == 8
 
     completion = client.completions.create(model="smollm2", prompt="The capital of France is", max_tokens=6)

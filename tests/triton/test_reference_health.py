@@ -16,7 +16,7 @@ import pytest
 
 from specdeploy.api import load_and_resolve
 from specdeploy.render.actions import render_resolved
-from specdeploy.render.context import RenderInputs
+from specdeploy.render.model import RenderInputs
 from specdeploy.runtime_paths import packaged_model
 from tests.triton.reference_client import answer
 

@@ -11,7 +11,7 @@ import pytest
 
 from specdeploy.api import load_and_resolve
 from specdeploy.render.actions import render_resolved
-from specdeploy.render.context import RenderInputs
+from specdeploy.render.model import RenderInputs
 from tests.triton.reference_client import answer, http_generate
 
 

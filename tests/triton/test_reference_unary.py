@@ -37,7 +37,7 @@ import pytest
 
 from specdeploy.api import load_and_resolve
 from specdeploy.render.actions import render_resolved
-from specdeploy.render.context import RenderInputs
+from specdeploy.render.model import RenderInputs
 from tests.triton.reference_client import http_generate, stream, unary
 from tests.triton.test_openai_endpoint import LONG, leave
 
@@ -82,7 +82,7 @@ def test_unary_grpc_and_http_generate_answer(served: Any) -> None:
     assert len(one["output_ids"]) == 6 and one["finish_reason"] == "length" and one["text_output"]
     assert http_generate(http, "unary", request)["text_output"] == one["text_output"]
     assert stream(url, "unary", request)[0][1]["output_ids"] == one["output_ids"]
-    assert ask(url, "unary", PROMPTS[0], max_tokens=6)["text_output"] == one["text_output"]  # `specdeploy ask`
+    assert ask(url, "unary", PROMPTS[0], max_tokens=6).outputs["text_output"] == one["text_output"]  # `specdeploy ask`
     assert http_generate(http, "smollm2", request)["text_output"] == one["text_output"]  # /generate: either mode
     infer = {"inputs": [{"name": "text_input", "shape": [1], "datatype": "BYTES", "data": [PROMPTS[0]]},
                         {"name": "max_tokens", "shape": [1], "datatype": "INT32", "data": [6]}]}

@@ -15,7 +15,7 @@ import pytest
 
 from specdeploy.api import generate, load_and_resolve
 from specdeploy.render.actions import render_resolved
-from specdeploy.render.context import RenderInputs
+from specdeploy.render.model import RenderInputs
 
 SETS = ("speculative.draft_len=2",)
 ENV = {**os.environ, "NO_COLOR": "1"}
@@ -68,7 +68,7 @@ def test_serve_ask_and_ctrl_c(tmp_path: Path, backends: Path) -> None:  # noqa: 
         assert asked.returncode == 0, asked.stderr
         answer = json.loads(asked.stdout)
         local = generate("cpu-smollm2", "What is 2 + 2?", SETS, max_tokens=8)
-        assert answer["output_ids"] == local["tokens"] and answer["text_output"] == local["text"]
+        assert answer["output_ids"] == local.tokens and answer["text_output"] == local.text
         assert answer["draft_len"] == 2
         plain = subprocess.run([sys.executable, "-m", "specdeploy", "--json", "ask", "What is 2 + 2?",
                                 "--artifact", str(tmp_path / "art"), "--max-tokens", "8", "--draft-len", "0"],
@@ -76,7 +76,7 @@ def test_serve_ask_and_ctrl_c(tmp_path: Path, backends: Path) -> None:  # noqa: 
         assert plain.returncode == 0, plain.stderr
         unspeculated = json.loads(plain.stdout)
         assert unspeculated["draft_len"] == 0 and unspeculated["acceptance_rate"] == 0
-        assert unspeculated["output_ids"] == local["tokens"]
+        assert unspeculated["output_ids"] == local.tokens
     finally:
         os.killpg(server.pid, signal.SIGINT)
         output = server.communicate(timeout=60)[0].decode()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from specdeploy.plugin.engine import Engine, ReleaseLine
+from specdeploy.plugin.engine import Engine, Generation, ReleaseLine
 
 if TYPE_CHECKING:
     from specdeploy.plan.model import Step
@@ -26,7 +26,7 @@ class Reference(Engine):
     def support_line(self, line: ReleaseLine | None) -> str:
         return "cpu"  # mechanisms declare `reference: ("cpu",)`
 
-    def doctor(self, probe: Any) -> tuple[dict[str, Any], list[str]]:
+    def doctor(self, probe: Any) -> tuple[dict[str, str], list[str]]:
         """The CPU runtime: installed, and on a transformers it is tested on (it refuses others)."""
         from importlib.metadata import version
         from importlib.util import find_spec
@@ -42,13 +42,13 @@ class Reference(Engine):
                                      f"(pip install 'transformers{supported_range()}')"}, []
 
     def generate(self, resolved: Any, prompt: str, *, mechanism: str, draft_len: int, max_tokens: int
-                 ) -> dict[str, Any]:
+                 ) -> Generation:
         from specdeploy.engines.reference.runtime import generate_text, load_pair_for
 
         spec = resolved.profile.speculative
         pair = load_pair_for(resolved.profile.target.model, mechanism, spec.draft_model)
         result = generate_text(pair, prompt, max_tokens, mechanism=mechanism, draft_len=max(draft_len, 1), chat=True)
-        return {"text": result.text, "tokens": result.tokens, "stats": result.stats.to_dict()}
+        return Generation(result.text, result.tokens, mechanism, draft_len, result.stats.to_dict())
 
     def tokenizer_folder(self, ref: str) -> str:
         from specdeploy.engines.reference.runtime.models import resolve_target_folder

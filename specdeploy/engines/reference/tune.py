@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from specdeploy.errors import UsageError
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.resolve.resolved import Resolved
 from specdeploy.tune.setup import TuneSetup
 from specdeploy.tune.types import Request, mixed_point
 

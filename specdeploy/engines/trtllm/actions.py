@@ -27,7 +27,7 @@ from specdeploy.errors import StepFailed
 from specdeploy.execute.context import ActionContext
 from specdeploy.execute.portable import checkpoint_ref
 from specdeploy.execute.tuned import TUNE_STEP, schedule_from, write_output
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.resolve.resolved import Resolved
 
 
 def bench_files(resolved: Resolved, target: str, engine_dir: str | None = None) -> dict[str, str]:

@@ -7,7 +7,7 @@ import shlex
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.resolve.resolved import Resolved
 
 if TYPE_CHECKING:
     from specdeploy.prompts import PromptRecord

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from specdeploy.engines.trtllm.versions import RANGES, WHOLE_RANGE, VersionLine, version_key
+from specdeploy.plugin.engine import RangeNote
 
 Args = Callable[[Any], list[str]]
 """A Resolved profile -> argv words."""
@@ -122,13 +123,13 @@ def _declared(mechanism: str, engine: str) -> Any:
     return cls.engines.get(engine) if cls is not None else None
 
 
-def range_notes(mechanism: str, lines: tuple[str, ...], engine: str) -> list[dict[str, object]]:
+def range_notes(mechanism: str, lines: tuple[str, ...], engine: str) -> list[RangeNote]:
     """Per release range of `lines` that has `mechanism` on `engine` (pytorch, tensorrt): how it is spelled and
     what differs (for the matrix), from the mechanism's declaration."""
     declared = declaration(mechanism, engine)
     if declared is None:
         return []
-    out: list[dict[str, object]] = []
+    out: list[RangeNote] = []
     for line in RANGES:
         if line.name not in lines or not declared.has(line):
             continue

@@ -12,7 +12,7 @@ from specdeploy.engines.trtllm.commands import BENCH_DATASET
 from specdeploy.engines.trtllm.declare import build_of
 from specdeploy.errors import UsageError
 from specdeploy.plan.model import Stage, Step
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.resolve.resolved import Resolved
 
 FAMILIES = {"llama": "llama", "mistral": "llama", "qwen2": "qwen", "qwen3": "qwen"}
 """model_type -> examples/models/core/<folder> holding its convert_checkpoint.py."""

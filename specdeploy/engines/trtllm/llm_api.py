@@ -12,7 +12,7 @@ from typing import Any
 from specdeploy.engines.trtllm.declare import decoding_of
 from specdeploy.engines.trtllm.schedule import emit_schedule
 from specdeploy.engines.trtllm.versions import AUTO_DECODING, ONE_MODEL_K, VersionLine
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.resolve.resolved import Resolved
 from specdeploy.schedule import canonical
 
 

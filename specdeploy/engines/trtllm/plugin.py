@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from specdeploy.issues import Issue
-from specdeploy.plugin.engine import Engine
+from specdeploy.plugin.engine import Engine, RangeNote
 
 if TYPE_CHECKING:
     from specdeploy.engines.trtllm.versions import VersionLine
@@ -39,7 +39,7 @@ class _Trtllm(Engine):
         return (f"TRT-LLM {line.name} needs schedule[1] = max_draft_len: a K tuned above concurrency 1 that "
                 "exceeds the K at concurrency 1 is clamped to it")
 
-    def range_notes(self, mechanism: str, lines: tuple[str, ...]) -> list[dict[str, object]]:
+    def range_notes(self, mechanism: str, lines: tuple[str, ...]) -> list[RangeNote]:
         from specdeploy.engines.trtllm.declare import range_notes
 
         return range_notes(mechanism, lines, self.name)
@@ -77,7 +77,7 @@ class _Trtllm(Engine):
 
         return emitted_schedule(ranges, max_concurrency, release)
 
-    def doctor(self, probe: Any) -> tuple[dict[str, Any], list[str]]:
+    def doctor(self, probe: Any) -> tuple[dict[str, str], list[str]]:
         from specdeploy.engines.trtllm.selfcheck import trtllm_report
 
         report = trtllm_report(probe.trtllm_version)

@@ -18,7 +18,7 @@ from specdeploy.engines.trtllm.tune_parse import (
     parse_iteration_stats,
     parse_report,
 )
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.resolve.resolved import Resolved
 from specdeploy.tune.setup import TuneSetup
 from specdeploy.tune.types import Request
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from specdeploy.plugin.engine import Engine
+from specdeploy.plugin.engine import Engine, RangeNote
 
 if TYPE_CHECKING:
     from specdeploy.engines.vllm.contract import ReleaseLine
@@ -49,7 +49,7 @@ class Vllm(Engine):
             return None
         return f"vLLM {line.releases} has no per-batch-size schedule: one K serves every batch size"
 
-    def range_notes(self, mechanism: str, lines: tuple[str, ...]) -> list[dict[str, object]]:
+    def range_notes(self, mechanism: str, lines: tuple[str, ...]) -> list[RangeNote]:
         """Per vLLM line: the `method` the mechanism is spelled as, and its note."""
         from specdeploy.engines.vllm.contract import lines as known
         from specdeploy.engines.vllm.declare import method_of
@@ -66,7 +66,7 @@ class Vllm(Engine):
 
         return vllm_files(resolved, {})[0]
 
-    def doctor(self, probe: Any) -> tuple[dict[str, Any], list[str]]:
+    def doctor(self, probe: Any) -> tuple[dict[str, str], list[str]]:
         """The vLLM environment found (SPECDEPLOY_VLLM_PYTHON or .venv-vllm), its release and contract line."""
         from specdeploy.engines.vllm import env
         from specdeploy.engines.vllm.contract import line_for

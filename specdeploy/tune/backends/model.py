@@ -115,8 +115,9 @@ def profile_world(resolved: Any, profile: AcceptanceProfile | None = None, eff: 
     """The world of a shipped profile as the performance model sees it: the acceptance given, else the user's own
     (tune.acceptance_rates / tune.acceptance_al), else the mechanism's published prior."""
     from specdeploy.perfmodel import AcceptanceProfile, prior_profile
+    from specdeploy.perfmodel.context import PROMPT_TOKENS
     from specdeploy.perfmodel.cost import forward_cost
-    from specdeploy.tune.prior import PROMPT_TOKENS, analytic_timer
+    from specdeploy.tune.prior import analytic_timer
 
     timer = analytic_timer(resolved, eff)
     prefill = lambda c: forward_cost(timer.target, timer.gpu, batch=c, tokens=PROMPT_TOKENS,  # noqa: E731

@@ -10,7 +10,7 @@ import pytest
 
 from specdeploy.api import load_and_resolve
 from specdeploy.plan.model import Plan, Stage, Step
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.resolve.resolved import Resolved
 from tests.helpers import LLAMA_31_8B_CONFIG, local_model, write_profile
 
 

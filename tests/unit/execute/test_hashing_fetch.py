@@ -78,10 +78,10 @@ def test_verify_reports_drift(tmp_path: Path, hub_profile: Path) -> None:
     resolved = load_and_resolve(str(hub_profile))
     run_build(_emit_only(make_plan(resolved)), resolved, tmp_path / "out")
     art = tmp_path / "out" / "hubby"
-    assert verify(art)["ok"]
+    assert verify(art).ok
     (art / "llm_api_options.yaml").write_text("max_batch_size: 9999\n")
     report = verify(art)
-    assert not report["ok"] and [d["file"] for d in report["drift"]] == ["llm_api_options.yaml"]
+    assert not report.ok and [d["file"] for d in report.drift] == ["llm_api_options.yaml"]
 
 
 def test_update_lock_keeps_pins(tmp_path: Path, hub_profile: Path) -> None:

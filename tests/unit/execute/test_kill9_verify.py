@@ -45,7 +45,7 @@ def test_kill_9_at_each_step_then_verify(tmp_path: Path, resolved: Any, killed_a
     out, art = tmp_path / "out", tmp_path / "out" / "tiny"
     assert run_build(_plan(tmp_path, "v1", None), resolved, out, needs=_no_needs).ok
     final = verify(art)
-    assert final["ok"], final
+    assert final.ok, final
     (tmp_path / f"gate-{killed_at}").touch()
     proc = _driver(tmp_path, resolved, _plan(tmp_path, "v2", killed_at))
     _wait_for(tmp_path / f"started-{killed_at}", proc)
@@ -54,11 +54,11 @@ def test_kill_9_at_each_step_then_verify(tmp_path: Path, resolved: Any, killed_a
     outputs = [p for p in art.rglob("data.txt") if ".specdeploy" not in p.parts]
     assert all(p.read_text() != "half" for p in outputs), "a half-written output reached the artifact folder"
     report = verify(art)
-    if report["ok"]:  # nothing of the killed build was swapped in: the last complete build is intact
+    if report.ok:  # nothing of the killed build was swapped in: the last complete build is intact
         assert all(p.read_text() == "v1 complete" for p in outputs)
     else:  # steps before the kill were swapped in: the manifest (v1) no longer describes the folder
-        assert report["drift"] and killed_at != IDS[0]
+        assert report.drift and killed_at != IDS[0]
     (tmp_path / f"gate-{killed_at}").unlink()
     assert run_build(_plan(tmp_path, "v2", None), resolved, out, needs=_no_needs).ok
     final = verify(art)
-    assert final["ok"], final
+    assert final.ok, final

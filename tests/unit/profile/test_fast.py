@@ -14,12 +14,13 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from specdeploy.api import load_and_resolve
+from specdeploy.fast_tables import PROFILE_TABLES, load_tables
 from specdeploy.issues import ProfileError
 from specdeploy.plan.planner import make_plan
 from specdeploy.plan.text import plan_text
 from specdeploy.plugin import Mechanism
 from specdeploy.plugin.registry import get_mechanism, mechanism_names
-from specdeploy.profile.fast import PROFILE_TABLES, fast_profile, load_tables
+from specdeploy.profile.fast import fast_profile
 from specdeploy.profile.loader import load_profile
 from specdeploy.profile.record import Record
 from specdeploy.profile.schema import Profile

@@ -85,9 +85,11 @@ def test_build_dry_run_json_refuses_infinity() -> None:
 
 def test_a_result_json_cannot_hold_is_an_internal_error_never_printed(monkeypatch: pytest.MonkeyPatch) -> None:
     from specdeploy import api
+    from specdeploy.plugin.matrix import MatrixRow
 
-    monkeypatch.setattr(api, "mechanisms", lambda: [{"name": "x", "support": {}, "summary": float("nan"),
-                                                     "trtllm_ranges": {}}])
+    monkeypatch.setattr(api, "mechanisms", lambda: [MatrixRow(name="x", summary="", needs_draft_model=False, support={},
+                                                              max_draft_len=float("nan"), trtllm_ranges={},
+                                                              source="x:X")])
     code, doc, err = run_json("mechanisms")
     assert code == 3 and doc["error"]["code"] == 3 and "Out of range float values are not JSON compliant" in err
 

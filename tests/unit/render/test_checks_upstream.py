@@ -10,7 +10,7 @@ import pytest
 
 from specdeploy.render.actions import render_resolved
 from specdeploy.render.check import check_repo
-from specdeploy.render.context import RenderInputs
+from specdeploy.render.model import RenderInputs
 from tests.helpers import needs_triton_schema
 
 pytestmark = needs_triton_schema

@@ -9,7 +9,8 @@ import pytest
 from specdeploy.api import load_and_resolve
 from specdeploy.render.actions import llm_args_for
 from specdeploy.render.check import check_repo
-from specdeploy.render.context import RenderInputs, build_context, layout_of
+from specdeploy.render.context import build_context, layout_of
+from specdeploy.render.model import RenderInputs
 from specdeploy.render.writer import _write_tree, render_files
 from tests.helpers import match_golden_tree, needs_triton_schema
 

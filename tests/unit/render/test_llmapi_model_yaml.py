@@ -9,7 +9,8 @@ import yaml
 
 from specdeploy.api import load_and_resolve
 from specdeploy.render.actions import llm_args_for
-from specdeploy.render.context import RenderInputs, build_context
+from specdeploy.render.context import build_context
+from specdeploy.render.model import RenderInputs
 from specdeploy.render.writer import render_files
 from tests.helpers import needs_triton_schema
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from specdeploy.api import load_and_resolve
-from specdeploy.render.context import ReferenceContext, RenderInputs, build_context
+from specdeploy.render.context import build_context
+from specdeploy.render.model import ReferenceContext, RenderInputs
 from specdeploy.render.writer import render_files
 
 

@@ -57,7 +57,7 @@ def test_eagle3_drafter_and_sliding_window(cache: Path) -> None:
     hub_cache_model(cache, "org/eagle3", EAGLE3)
     hub_cache_model(cache, "org/mistral", MISTRAL_7B)
     eagle = lookup_config("org/eagle3").spec
-    assert eagle is not None and eagle.is_eagle3_drafter and eagle.draft_vocab == 32000 and eagle.layers == 1
+    assert eagle is not None and eagle.draft_vocab == 32000 and eagle.layers == 1
     assert lookup_config("org/mistral").spec.sliding_window == 4096
 
 

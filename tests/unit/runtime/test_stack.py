@@ -122,7 +122,7 @@ def test_doctor_says_when_the_installed_transformers_is_refused(monkeypatch: pyt
 
     from specdeploy import api
 
-    assert api.doctor()["reference_runtime"].startswith("available (transformers 5.")
+    assert api.doctor().engines["reference_runtime"].startswith("available (transformers 5.")
     monkeypatch.setattr(importlib.metadata, "version", lambda _name: "5.30.0")
-    line = api.doctor()["reference_runtime"]
+    line = api.doctor().engines["reference_runtime"]
     assert line.startswith("refuses transformers 5.30.0") and "transformers>=5.17,<5.25" in line

@@ -146,14 +146,14 @@ def test_unknown_schedule_semantics_refused_at_validate(resolve_case: Any) -> No
 def test_mechanisms_lists_the_ranges_with_their_unknowns() -> None:
     from specdeploy.api import mechanisms
 
-    rows = {r["name"]: r for r in mechanisms()}
-    eagle3 = {r["range"]: r for r in rows["eagle3"]["trtllm_ranges"]["pytorch"]}
+    rows = {r.name: r for r in mechanisms()}
+    eagle3 = {r["range"]: r for r in rows["eagle3"].trtllm_ranges["pytorch"]}
     assert eagle3["1.3.0rc27+"]["notes"] == ["two-model refused"] and eagle3["1.2.x"]["decoding_type"] == "Eagle"
     assert eagle3["1.4 (UNKNOWN)"]["unknown"] == ["1.4.contract"]
     assert eagle3["1.3.0rc0-rc13"]["notes"] == [
         "draft_len_schedule UNKNOWN: a profile's refused, a tuned one emitted as one K"]
-    assert [r["range"] for r in rows["medusa"]["trtllm_ranges"]["tensorrt"]] == ["1.2.x"]
-    assert "1.3.0rc0-rc13" not in {r["range"] for r in rows["dflash"]["trtllm_ranges"]["pytorch"]}
+    assert [r["range"] for r in rows["medusa"].trtllm_ranges["tensorrt"]] == ["1.2.x"]
+    assert "1.3.0rc0-rc13" not in {r["range"] for r in rows["dflash"].trtllm_ranges["pytorch"]}
 
 
 def test_a_mechanism_absent_from_the_range_is_refused_at_validate(resolve_case: Any) -> None:

@@ -1,4 +1,4 @@
-"""The `eagle3` drafter at run time: feeds the head the target's hidden states of every verified
+"""The EAGLE-3 head's drafter at run time: feeds the head the target's hidden states of every verified
 position, then chains K drafts on its own hidden state.
 
 Its cache holds one slot per verified position (made from true target features). The chain's slots
@@ -45,7 +45,7 @@ class EagleDrafter(ChainDrafter):
         from specdeploy.engines.reference.runtime.static_step import new_state
 
         if not isinstance(head, EagleHead):
-            raise TypeError("mechanism eagle3 needs an EAGLE drafter")
+            raise TypeError("EagleDrafter reads a head drafter (eagle_model.EagleHead)")
         super().__init__(head.draft_vocab, int(head.config.vocab_size), temperature, generator)
         self.head = head
         self.kv = new_state(head.body, 0, decode, role="drafter")

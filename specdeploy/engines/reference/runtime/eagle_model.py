@@ -23,8 +23,6 @@ from specdeploy.engines.reference.runtime.shared_drafter import (
     write_shared_meta,
 )
 
-KIND = "eagle3"
-
 
 def default_feature_layers(layers: int) -> tuple[int, int, int]:
     """A low, a middle and a high decoder layer whose outputs feed the head: TensorRT-LLM's default
@@ -71,11 +69,11 @@ def own_state(head: EagleHead) -> dict[str, torch.Tensor]:
 def save_eagle(head: EagleHead, folder: Path, target_ref: str, extra: dict[str, Any] | None = None) -> None:
     from safetensors.torch import save_file
 
-
     folder.mkdir(parents=True, exist_ok=True)
     head.config.save_pretrained(folder)
     save_file(own_state(head), str(folder / "model.safetensors"))
-    write_shared_meta(folder, target_ref, {"kind": KIND, "feature_layers": list(head.feature_layers), **(extra or {})})
+    meta = {"kind": "head", "feature_layers": list(head.feature_layers)}  # kind: declare.DrafterKind
+    write_shared_meta(folder, target_ref, {**meta, **(extra or {})})
 
 
 def load_eagle(folder: Path, target: Any, meta: dict[str, Any]) -> EagleHead:

@@ -23,7 +23,7 @@ MIN_STEPS = 32
 """Verification steps (rows x steps) before a judgement: one short request says little."""
 FRACTION = 0.25
 """First-draft acceptance below this fraction of the promise is 'near zero' (the shipped head: promise 0.40,
-measured 0.25-0.31 on CPU (transformers 5.17 and 5.24; bench/results/reference.json's eagle3 sweep: 0.24-0.25),
+measured 0.25-0.31 on CPU (transformers 5.17 and 5.24; bench/results/reference.json's EAGLE-3 sweep: 0.24-0.25),
 0.00 on an H200 with the broken stack; no committed GPU run has measured it since the stack was fixed)."""
 PROMISE_KEYS = ("step1", "target_answers")
 """training.json's `held_out_top1_agreement` entry that predicts the first draft's acceptance, per trainer."""

@@ -86,7 +86,7 @@ def test_the_release_line_and_efficiency_profile_come_from_the_engine() -> None:
 
 
 def test_the_matrix_has_a_vllm_column_from_the_plugins_declarations() -> None:
-    support = {row["name"]: row["support"].get("vllm") for row in mechanisms()}
+    support = {row.name: row.support.get("vllm") for row in mechanisms()}
     assert {name for name, lines in support.items() if lines} == {"ngram", "draft_target", "eagle", "eagle3", "mtp",
                                                                   "dspark"}
     assert support["eagle3"] == ["0.32"] and support["sa"] is None and support["medusa"] is None
