@@ -48,10 +48,9 @@ class Validation:
 
 
 def load_and_resolve(source: str, sets: tuple[str, ...] = (), *, probe: EnvironmentProbe | None = None,
-                     online: bool = False, fast: bool = True) -> Resolved:
-    """Load, validate and resolve a profile; raises ProfileError with every located error. A well-formed
-    profile is held as Records decided without pydantic, for every command (`fast=False`: the models decide)."""
-    return resolve(load_profile(source, sets, fast=fast), probe=probe, online=online)
+                     online: bool = False) -> Resolved:
+    """Load, validate and resolve a profile; raises ProfileError with every located error."""
+    return resolve(load_profile(source, sets), probe=probe, online=online)
 
 
 def validate(sources: list[str], sets: tuple[str, ...] = ()) -> list[Validation]:

@@ -1,7 +1,6 @@
 """The built-in mechanisms' options models, in one module so that importing a plugin does not import pydantic.
 
-Each plugin names its model with `_common.options()`; `make schema` writes their tables to
-`_options.fast.json`, which every command uses instead of these models for a well-formed profile.
+Each plugin names its model with `_common.options()`: this module is imported when a profile names a mechanism.
 """
 
 from __future__ import annotations
@@ -108,7 +107,3 @@ class RedrafterOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     num_beams: int = Field(5, ge=1, le=32, description="Beams drafted per step (`--redrafter_num_beams`).")
 
-
-MODELS: tuple[type[BaseModel], ...] = (DflashOptions, DsparkOptions, EagleOptions, Eagle3Options, LookaheadOptions,
-                                       MedusaOptions, MtpOptions, NgramOptions, RedrafterOptions)
-"""What `make schema` writes tables for."""

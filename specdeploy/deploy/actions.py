@@ -25,7 +25,7 @@ def render_deploy_resolved(resolved: Resolved, targets: list[str] | tuple[str, .
 
 
 def render_deploy(ctx: ActionContext) -> dict[str, Any]:
-    targets = list(ctx.resolved.profile.deploy.targets)
+    targets: list[str] = list(ctx.resolved.profile.deploy.targets)
     report = render_deploy_resolved(ctx.resolved, targets, ctx.write_dir / "deploy")
     for rel, status in report.files.items():
         ctx.log.write(f"{status:<9} deploy/{rel}\n")

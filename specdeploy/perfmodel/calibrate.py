@@ -14,7 +14,7 @@ from typing import Any
 from specdeploy.errors import UsageError
 from specdeploy.perfmodel.attention import TILE_ROWS
 from specdeploy.perfmodel.cost import Efficiency, Work, forward_work, peak_flops, step_time
-from specdeploy.resolve.gpus import GpuSpec
+from specdeploy.resolve.gpus import FIGURES, GpuSpec
 from specdeploy.resolve.model_spec import ModelSpec
 
 OVERHEADS = ("layer_overhead_s", "step_overhead_s", "cache_overhead_s", "token_overhead_s")
@@ -50,8 +50,8 @@ class Calibration:
 
 def pseudo_gpu(name: str = "cpu", flops: float = 1e11, bandwidth: float = 2e10) -> GpuSpec:
     """A nominal device for a backend without a datasheet row (the CPU reference runtime); calibration scales it."""
-    return GpuSpec(name, f"{name} (pseudo-GPU from measured points)", 0, bandwidth, flops, 0.0, 0, (0, 0),
-                   bandwidth, "nominal; efficiency factors fitted to measured points")
+    return GpuSpec(name, f"{name} (pseudo-GPU from measured points)", 0, bandwidth, flops, 0.0, None, bandwidth,
+                   dict.fromkeys(FIGURES, "nominal; efficiency factors fitted to measured points"))
 
 
 def _terms(works: Sequence[Work], gpu: GpuSpec, eff: Efficiency):  # noqa: ANN202 - numpy arrays

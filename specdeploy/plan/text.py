@@ -39,6 +39,7 @@ def plan_text(resolved: Resolved, plan: Plan) -> str:
         lines.append(
             f"gpu     {g.marketing_name}: {g.memory_bytes / GIB:.0f} GiB, {g.hbm_bandwidth / 1e12:.2f} TB/s, "
             f"{g.bf16_flops / 1e12:.0f} TFLOP/s bf16, ridge {g.ridge_point:.0f} FLOP/byte"
+            + f"  [{g.source}]"
         )
     if resolved.fit:
         lines.append(f"fit     {resolved.fit.summary()}")

@@ -1,14 +1,9 @@
-"""Value checks beyond types and bounds, written once without pydantic.
+"""Value checks beyond types and bounds, which the schema's fields name through `AfterValidator`.
 
-The schema's fields name these through `AfterValidator` (the pydantic path, with its messages), and the
-fast path reads the names from its generated table (`specdeploy.profile.fast`) and calls the same
-functions. Each takes a type-valid value, returns it (possibly normalised) or raises ValueError.
+Each takes a type-valid value, returns it (possibly normalised) or raises ValueError (its message is the error's).
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable
-from typing import Any
 
 
 def known_line(value: str) -> str:
@@ -190,17 +185,16 @@ def model_ref(value: str | None) -> str | None:
                      "folder path (`./name`, `/path/to/name`)")
 
 
+def gpu_name(value: str) -> str:
+    """A GPU name: a word of letters, digits, '-', '_', '.' (which GPU it is, the table or `gpu_spec` says:
+    specdeploy.resolve.user_gpu)."""
+    return _match(r"[A-Za-z0-9][-A-Za-z0-9_.]{0,63}", value, "a GPU name (letters, digits, '-', '_', '.'; e.g. "
+                                                             "h200, or rtx-4090 with hardware.gpu_spec)") or value
+
+
 def unique(value: list[str]) -> list[str]:
     """A list without repeats, in the given order."""
     if len(set(value)) != len(value):
         raise ValueError("names a target twice")
     return value
 
-
-CHECKS: dict[str, Callable[[Any], Any]] = {
-    f.__name__: f for f in (known_line, known_vllm_release, known_backend, known_layout, draft_len, schedule,
-                            positive_sorted, acceptance_al, acceptance_rates,
-                            parallel, k8s_name, k8s_key, label_value, quantity, slurm_word, slurm_time, safe_path,
-                            image_ref, model_ref, unique)
-}
-"""name -> check, as the generated tables spell them."""

@@ -1,8 +1,7 @@
 """Load a profile: resolve `extends` chains, apply `--set`, validate the schema and the mechanism options.
 
-Every problem is collected and located (`file:line:col key.path`) before anything is raised. One decision serves
-every command: a well-formed profile is decided from the tables generated from the models, without importing
-pydantic (`specdeploy.profile.fast`); anything else, and every error, goes through the models.
+Every problem is collected and located (`file:line:col key.path`) before anything is raised. One validator serves
+every command: the pydantic models (`specdeploy.profile.validation`) decide a profile and word every error.
 """
 
 from __future__ import annotations
@@ -17,20 +16,19 @@ from typing import TYPE_CHECKING, Any
 
 from specdeploy._resources import data_dir
 from specdeploy.errors import UsageError
-from specdeploy.fast_tables import PROFILE_TABLES, load_tables
 from specdeploy.issues import Issue, Path, ProfileError
 from specdeploy.plugin.registry import get_mechanism
 from specdeploy.profile import overrides
-from specdeploy.profile.fast import fast_profile
+from specdeploy.profile.gpu import gpu_issues
+from specdeploy.profile.schema import Profile
 from specdeploy.profile.shipped import find_shipped, shipped_profiles
+from specdeploy.profile.validation import validate_models
 from specdeploy.profile.yamlmarks import PROFILE_SUFFIXES, Document, load_document
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from specdeploy.plugin.base import Mechanism
-    from specdeploy.profile.record import Record
-    from specdeploy.profile.schema import Profile
 
 Origins = dict[Path, tuple[Document | None, int, int]]
 
@@ -42,17 +40,14 @@ MAX_REPORTED = 100
 
 @dataclass
 class LoadedProfile:
-    """A schema-valid profile plus where each value came from.
-
-    `profile` and `options` are the pydantic models' instances, or on the fast path read-only Records with
-    the same attributes and `model_dump`; `options` is None when the mechanism's options are invalid.
-    """
+    """A schema-valid profile plus where each value came from; `options` (the mechanism's `Options` instance) is
+    None when the mechanism's options are invalid."""
 
     name: str
     file: str
-    profile: Profile | Record
+    profile: Profile
     mechanism: Mechanism | None
-    options: BaseModel | Record | None
+    options: BaseModel | None
     origins: Origins = field(default_factory=dict)
     chain: list[str] = field(default_factory=list)
     pending: list[Issue] = field(default_factory=list)
@@ -208,9 +203,8 @@ def _extends_hint(ref: str, folder: FsPath, *, from_here: bool = False) -> str:
     return f"did you mean '{names[close[0]]}'?" if close else "a file path, or a name from `specdeploy profiles list`"
 
 
-def load_profile(source: str, sets: tuple[str, ...] = (), *, fast: bool = True) -> LoadedProfile:
-    """Load, merge, override and validate; raise ProfileError with every located issue. `fast=False` has the
-    models decide alone (what the differential tests compare the tables' decision with)."""
+def load_profile(source: str, sets: tuple[str, ...] = ()) -> LoadedProfile:
+    """Load, merge, override and validate; raise ProfileError with every located issue."""
     path = resolve_source(source)
     issues: list[Issue] = []
     data, docs = _load_chain(path, [_real(path)], issues)
@@ -225,13 +219,7 @@ def load_profile(source: str, sets: tuple[str, ...] = (), *, fast: bool = True) 
         issues.append(Issue((), name_problem, "rename the profile file", file=str(path)))
     raw_spec = data.get("speculative")
     mechanism, name_issues = _mechanism_of(raw_spec if isinstance(raw_spec, dict) else {})
-    chain = [d.file for d in docs]
-    if fast and not issues and not name_issues:
-        decided = fast_profile(data, mechanism)
-        if decided is not None:
-            return LoadedProfile(path.stem, str(path), decided[0], mechanism, decided[1], origins, chain)
-    from specdeploy.profile.validation import validate_models
-
+    name_issues += gpu_issues(data.get("hardware"))
     profile, options, schema_issues, option_issues = validate_models(data, mechanism, lambda at: _typed(origins, at))
     issues[:0] = schema_issues
     option_issues[:0] = name_issues
@@ -240,7 +228,7 @@ def load_profile(source: str, sets: tuple[str, ...] = (), *, fast: bool = True) 
         located = [_locate(i, origins, str(path)) if i.file is None else i for i in issues]
         raise ProfileError(_capped(sorted(located, key=lambda i: (i.file != "--set", i.file or "", i.line or 0,
                                                                   i.col or 0))))
-    loaded = LoadedProfile(path.stem, str(path), profile, mechanism, options, origins, chain)
+    loaded = LoadedProfile(path.stem, str(path), profile, mechanism, options, origins, [d.file for d in docs])
     loaded.pending = [loaded.locate(i) for i in option_issues]
     return loaded
 
@@ -276,7 +264,7 @@ def check_name(name: str) -> str | None:
 
 
 def _sections() -> set[str]:
-    return {"extends", *load_tables(str(PROFILE_TABLES))["Profile"]["properties"]}
+    return {"extends", *Profile.model_fields}
 
 
 def _is_shipped(path: FsPath) -> bool:

@@ -14,6 +14,7 @@ from typing import Any
 from specdeploy.issues import Issue
 from specdeploy.plugin.base import CheckContext, Mechanism
 from specdeploy.plugin.registry import engines, get_engine
+from specdeploy.profile.schema import Profile, Tune
 
 MODEL_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
 """A Triton model folder name that cannot escape the repository (no '/', no leading '.', no newline)."""
@@ -30,7 +31,7 @@ class Rule:
     check: Callable[[CheckContext, Mechanism | None], Iterable[Issue]]
 
 
-def draft_len_candidates(profile: Any, mech: type[Mechanism] | Mechanism | None) -> tuple[int, ...]:
+def draft_len_candidates(profile: Profile, mech: type[Mechanism] | Mechanism | None) -> tuple[int, ...]:
     """The one K range: what `tune` searches and what `plan` sizes the deployment for (`tune.draft_lens`, else
     1 .. twice the mechanism's default, capped by its max_draft_len and by a fixed `draft_len`)."""
     if profile.tune.draft_lens:
@@ -193,7 +194,7 @@ def _tune(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:
                     "JSONL file (question_id, category, turns); a relative path is read from the current folder")
 
 
-def tunes(profile: Any, mech: Mechanism | None, options: Any) -> bool:
+def tunes(profile: Profile, mech: Mechanism | None, options: Any) -> bool:
     """Whether a build tunes the draft length (`draft_len: auto`, no schedule, a mechanism whose options do not
     fix K, as lookahead's (W, N, G) do); the plan's tune step and validate's tune rules ask the same."""
     spec = profile.speculative
@@ -214,12 +215,10 @@ def _tune_concurrency(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Iss
         yield Issue(("tune", "concurrency"), f"every tune.concurrency is above serving.max_batch_size {batch}: "
                     "nothing to tune", f"include a concurrency <= {batch}", severity="error" if tuned else "warning")
     elif tuned and ctx.given(("tune", "concurrency")):
-        from specdeploy.fast_tables import PROFILE_TABLES, load_tables
-
-        default = load_tables(str(PROFILE_TABLES))["Profile"]["properties"]["tune"]["properties"]["concurrency"]
+        default = Tune.model_fields["concurrency"].get_default(call_default_factory=True)
         yield Issue(("tune", "concurrency"), f"{', '.join(map(str, above))} above serving.max_batch_size {batch}: "
                     "tune skips them", "drop them or raise serving.max_batch_size", severity="warning",
-                    default_fails=any(c > batch for c in default["default"]))
+                    default_fails=any(c > batch for c in default))
 
 
 def _deploy(ctx: CheckContext, mech: Mechanism | None) -> Iterator[Issue]:

@@ -3,10 +3,8 @@
 Strings are strict so a YAML 1.1 boolean (`on`, `no`) in a string slot is an error, not a silent
 `True`; numbers stay lax so `2e-5` (a string to YAML 1.1) still reads as a number.
 
-These models are the single source of truth. Checks beyond types and bounds are `AfterValidator`s naming
-functions of `checks` (no other validators: `make schema` refuses them), so a well-formed profile can be
-decided from the tables generated from these models without importing pydantic (`specdeploy.profile.fast`);
-anything else comes here.
+These models are the single source of truth and the one validator every command uses. Checks beyond types and
+bounds are `AfterValidator`s naming functions of `checks`.
 """
 
 from __future__ import annotations
@@ -26,7 +24,6 @@ from pydantic import (
 
 from specdeploy.profile import checks
 
-GPU_NAMES = ("h200", "h100-sxm", "h100-pcie", "b200", "a100-80gb", "a100-40gb", "l40s", "l4")
 QUANTIZATIONS = ("none", "fp8", "nvfp4", "int4_awq", "w4a8_awq", "int8_sq")
 
 
@@ -78,14 +75,36 @@ class Target(Section):
     )
 
 
+class GpuFigures(Section):
+    """A GPU the built-in table lacks, described from its datasheet (dense figures: halve a sparse one)."""
+
+    memory_gib: float = Field(gt=0, le=4096, description="Memory of one GPU, GiB.")
+    memory_bandwidth_tb_s: float = Field(
+        gt=0, le=100, description="Memory (HBM or GDDR) bandwidth of one GPU, TB/s (10^12 bytes/s).")
+    bf16_tflops: float = Field(
+        gt=0, le=100_000, description="Dense FP16/BF16 tensor throughput, TFLOP/s (a datasheet's figure \"with "
+        "sparsity\" is twice the dense one).")
+    fp8: StrictBool = Field(description="Whether it has FP8 tensor cores (Ada, Hopper and later: yes; Ampere: no).")
+    fp8_tflops: float | None = Field(
+        default=None, gt=0, le=100_000, description="Dense FP8 tensor throughput, TFLOP/s; given exactly when "
+        "`fp8` is true.")
+    interconnect_gb_s: float = Field(
+        gt=0, le=100_000, description="GPU-to-GPU bandwidth, GB/s, as the datasheet gives it (NVLink, else PCIe); "
+        "tensor parallelism's all-reduce runs over it.")
+
+
 class Hardware(Section):
     """Where it runs: GPU model, count and parallelism."""
 
-    gpu: Literal["auto", "cpu", "h200", "h100-sxm", "h100-pcie", "b200", "a100-80gb", "a100-40gb", "l40s", "l4"] = (
-        Field(
-            default="auto",
-            description="Target GPU; `auto` detects it through NVML, `cpu` is for the reference backend only.",
-        )
+    gpu: Annotated[StrictStr, AfterValidator(checks.gpu_name)] = Field(
+        default="auto",
+        description="Target GPU: one the built-in table knows (h200, h100-sxm, h100-pcie, b200, a100-80gb, "
+        "a100-40gb, l40s, l4), `auto` (detected through NVML at build time), `cpu` (the reference backend), or a "
+        "name of your own for a GPU you describe in `gpu_spec`.",
+    )
+    gpu_spec: GpuFigures | None = Field(
+        default=None,
+        description="The figures of a GPU the table lacks, which `gpu` names (`plan` labels them user-given).",
     )
     count: int = Field(default=1, ge=1, le=64, description="GPUs available to one deployment.")
     tensor_parallel: int = Field(default=1, ge=1, le=64, description="Tensor-parallel degree.")

@@ -1,6 +1,6 @@
-"""The pydantic path: validate with the models, and turn their errors into located, suggested Issues.
+"""Validate with the models, and turn their errors into located, suggested Issues.
 
-Every profile error comes from here (the fast path only ever accepts), so messages are worded once.
+Every profile error comes from here, so messages are worded once.
 """
 
 from __future__ import annotations

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from specdeploy.issues import Issue
     from specdeploy.profile.loader import LoadedProfile
-    from specdeploy.profile.record import Record
     from specdeploy.profile.schema import Profile
     from specdeploy.resolve.gpus import GpuSpec
     from specdeploy.resolve.hub import ConfigLookup
@@ -38,8 +37,8 @@ class Resolved:
     when nothing is tuned or the release does not bound it (the engine's `schedule_clamp`)."""
 
     @property
-    def profile(self) -> Profile | Record:
-        """The validated profile: a Record decided from the tables, or the models' instance (same attributes)."""
+    def profile(self) -> Profile:
+        """The validated profile."""
         return self.loaded.profile
 
     @property
@@ -56,6 +55,7 @@ class Resolved:
             "draft": (self.draft.to_dict() if self.draft else {"unresolved": self.draft_lookup.reason})
             if self.draft_lookup else None,
             "gpu": self.gpu.name if self.gpu else None,
+            "gpu_figures": (self.gpu.source if self.gpu.user_given else "built-in table") if self.gpu else None,
             "trtllm_line": self.line.name if self.line else None,
             "fit": self.fit.to_dict() if self.fit else None,
             "draft_len": self.draft_len, "draft_lens": list(self.draft_lens), "clamp": self.clamp_rule,

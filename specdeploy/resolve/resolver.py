@@ -4,26 +4,37 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from specdeploy.issues import Issue, ProfileError
+from specdeploy.issues import Issue, Path, ProfileError
 from specdeploy.plugin.base import CheckContext
 from specdeploy.plugin.registry import get_engine
 from specdeploy.profile.loader import LoadedProfile
 from specdeploy.profile.rules import check_rules, draft_len_candidates, planned_draft_len
-from specdeploy.resolve.gpus import GPUS, GpuSpec
+from specdeploy.resolve.gpus import GpuSpec
 from specdeploy.resolve.hub import lookup_config
 from specdeploy.resolve.memory import memory_fit
 from specdeploy.resolve.resolved import Resolved
+from specdeploy.resolve.user_gpu import named_gpu
 
 if TYPE_CHECKING:  # probing is for build and doctor; validate and plan take no probe
     from specdeploy.resolve.probe import EnvironmentProbe
 
 
+MODEL_HINT = "name a folder holding config.json, or a Hugging Face repo id (org/name)"
+
+
+def _given_at(loaded: LoadedProfile, path: Path) -> str:
+    """file:line (or --set) of the value at `path`, else of the keys given under it (`--set path.key=...`)."""
+    found = loaded.source_of(path)
+    if found == "default":
+        found = ", ".join(dict.fromkeys(loaded.source_of(p) for p in loaded.origins if p[:len(path)] == path))
+    return found
+
+
 def _gpu(loaded: LoadedProfile, probe: EnvironmentProbe | None) -> tuple[GpuSpec | None, list[Issue]]:
-    name = loaded.profile.hardware.gpu
-    if name == "cpu":
-        return None, []
-    if name != "auto":
-        return GPUS[name], []
+    """The GPU the profile names or describes, else the one `auto` detects, else a note why there is none."""
+    hardware = loaded.profile.hardware
+    if hardware.gpu != "auto":
+        return named_gpu(hardware, _given_at(loaded, ("hardware", "gpu_spec"))), []
     if probe is None:
         return None, [Issue(("hardware", "gpu"), "gpu: auto is detected at build time; GPU-dependent checks "
                             "(memory fit, FP8 support) skipped", severity="skipped")]
@@ -31,7 +42,7 @@ def _gpu(loaded: LoadedProfile, probe: EnvironmentProbe | None) -> tuple[GpuSpec
     if spec is None:
         why = probe.nvml_error or f"unknown GPU {probe.gpu_names[0]!r}" if probe.gpu_names else probe.nvml_error
         return None, [Issue(("hardware", "gpu"), f"gpu: auto found no usable GPU ({why or 'none detected'})",
-                            "name the GPU (e.g. gpu: h200) to plan for it", severity="skipped")]
+                            "name the GPU (e.g. gpu: h200), or describe it in hardware.gpu_spec", severity="skipped")]
     return spec, []
 
 
@@ -44,7 +55,7 @@ def resolve(loaded: LoadedProfile, *, probe: EnvironmentProbe | None = None, onl
     invalid: list[Issue] = []
     target = lookup_config(profile.target.model, profile.target.revision, online=online)
     if target.invalid:
-        invalid.append(Issue(("target", "model"), str(target.reason), "name a model folder or a Hugging Face repo id"))
+        invalid.append(Issue(("target", "model"), str(target.reason), MODEL_HINT))
     elif target.spec is None:
         notes.append(Issue(("target", "model"), f"model-dependent checks skipped: {target.reason}",
                            "pass a local folder, or pre-fill the Hugging Face cache", severity="skipped"))
@@ -52,7 +63,7 @@ def resolve(loaded: LoadedProfile, *, probe: EnvironmentProbe | None = None, onl
     if profile.speculative.draft_model is not None:
         draft = lookup_config(profile.speculative.draft_model, profile.speculative.draft_revision, online=online)
         if draft.invalid:
-            invalid.append(Issue(("speculative", "draft_model"), str(draft.reason)))
+            invalid.append(Issue(("speculative", "draft_model"), str(draft.reason), MODEL_HINT))
         elif draft.spec is None:
             notes.append(Issue(("speculative", "draft_model"), f"drafter checks skipped: {draft.reason}",
                                severity="skipped"))

@@ -52,8 +52,11 @@ def test_the_guide_commands_install_validate_and_plan(site: Path, tmp_path: Path
     assert lines[0].startswith("pip install ./plugin_example")  # done by the fixture, into a folder of its own
     result = _shell("\n".join(lines[1:]), tmp_path, site)
     assert result.returncode == 0, result.stderr
-    assert re.search(r"^lookback\s+pytorch 1\.2/1\.3", result.stdout, re.MULTILINE), result.stdout
-    assert "speculative.options.window" in result.stdout and "mechanism lookback" in result.stdout
+    assert re.search(r"^lookback\s+pytorch 1\.2/1\.3; vllm 0\.32", result.stdout, re.MULTILINE), result.stdout
+    assert "speculative.options.longest" in result.stdout and "mechanism lookback" in result.stdout
+    # what each engine's declaration emits: TensorRT-LLM's n-gram decoding, vLLM's n-gram proposer
+    assert "decoding_type: NGram" in result.stdout and "max_matching_ngram_size: 4" in result.stdout
+    assert '"method": "ngram"' in result.stdout and '"prompt_lookup_min": 2' in result.stdout
 
 
 def test_the_guide_errors_are_what_validate_prints(site: Path, tmp_path: Path) -> None:
@@ -62,7 +65,7 @@ def test_the_guide_errors_are_what_validate_prints(site: Path, tmp_path: Path) -
     assert profile is not None
     (tmp_path / "lookback.yaml").write_text(profile.group(1))
     shown = re.findall(r"^\$ (.*)\n((?:(?!\$ ).*\n)+)", text, re.MULTILINE)
-    assert len(shown) == 2
+    assert len(shown) == 3
     for command, expected in shown:
         result = _shell(command, tmp_path, site)
         assert result.returncode == 2, result.stderr

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.triton.test_serve_sealed import activated
+from tests.helpers import activated_venv_env
 
 pytestmark = pytest.mark.skipif(__import__("importlib").util.find_spec("pytriton") is None,
                                 reason="nvidia-pytriton is not installed")
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.skipif(__import__("importlib").util.find_spec("pytriton
 def test_doctor_says_what_the_stub_sees_under_an_activated_venv() -> None:
     from specdeploy.render.backends import system_python_version
 
-    env = {**activated(Path(sys.prefix)), "PYTHONPATH": "/nowhere"}
+    env = {**activated_venv_env(Path(sys.prefix)), "PYTHONPATH": "/nowhere"}
     done = subprocess.run([sys.executable, "-m", "specdeploy", "--json", "doctor"], env=env, capture_output=True,
                           text=True, timeout=120, check=False)
     report = json.loads(done.stdout)
@@ -37,7 +37,7 @@ def test_the_stub_environment_keeps_no_python_of_ours() -> None:
 
     from specdeploy.render.backends import stub_env, stub_python, system_python_version
 
-    source = {**activated(Path(sys.prefix)), "PYTHONPATH": "/x", "LD_PRELOAD": "/x.so", "BASH_ENV": "/x.sh",
+    source = {**activated_venv_env(Path(sys.prefix)), "PYTHONPATH": "/x", "LD_PRELOAD": "/x.so", "BASH_ENV": "/x.sh",
               "HF_HUB_CACHE": "/hub", "LD_LIBRARY_PATH": "/cuda"}
     env = stub_env({"TRTLLM_ORCHESTRATOR": "1"}, environ=source)
     assert not {"PYTHONPATH", "VIRTUAL_ENV", "LD_PRELOAD", "BASH_ENV"} & set(env)

@@ -16,17 +16,13 @@ import pytest
 
 from specdeploy.errors import UsageError
 from specdeploy.execute.context import ActionContext
+from tests.helpers import run_specdeploy
 
 CHECKPOINT = Path(".specdeploy/tune/tune.draft_len.jsonl")
 
 
-def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "specdeploy", *args], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, timeout=300)
-
-
 def test_tune_model_backend_writes_result_report_and_lock(tmp_path: Path) -> None:
-    proc = run("--json", "tune", "h100-draft-target", "--backend", "model", "--out", str(tmp_path))
+    proc = run_specdeploy("--json", "tune", "h100-draft-target", "--backend", "model", "--out", str(tmp_path))
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     art = tmp_path / "h100-draft-target"
@@ -43,14 +39,14 @@ def test_tune_model_backend_writes_result_report_and_lock(tmp_path: Path) -> Non
     assert "specdeploy tune" in (art / "tune" / "report.html").read_text()
     lock = json.loads((art / "specdeploy.lock").read_text())["tuned"]
     assert lock["schedule"] == out["schedule"]["schedule"] and lock["result"] == "tune/result.json"
-    again = json.loads(run("--json", "tune", "h100-draft-target", "--backend", "model", "--out",
+    again = json.loads(run_specdeploy("--json", "tune", "h100-draft-target", "--backend", "model", "--out",
                            str(tmp_path)).stdout)
     assert again["cost"]["new_measurements"] == 0 and again["cost"]["replayed"] == result["cost"]["measurements"]
 
 
 def test_unreachable_sla_exits_1_with_speculation_off_and_the_closest_point(tmp_path: Path) -> None:
-    proc = run("tune", "h200-eagle3", "--backend", "model", "--out", str(tmp_path), "--set", "tune.objective=goodput",
-               "--set", "tune.sla.p99_itl_ms=0.01")
+    proc = run_specdeploy("tune", "h200-eagle3", "--backend", "model", "--out", str(tmp_path), "--set",
+                          "tune.objective=goodput", "--set", "tune.sla.p99_itl_ms=0.01")
     assert proc.returncode == 1
     assert "unreachable" in proc.stderr and "closest: concurrency" in proc.stderr
     result = json.loads((tmp_path / "h200-eagle3" / "tune" / "result.json").read_text())
@@ -65,7 +61,7 @@ def test_bad_input_exits_2(tmp_path: Path, sets: tuple[str, ...], message: str) 
     empty = tmp_path / "empty.jsonl"
     empty.write_text('{"prompt": ""}\n{"turns": []}\n')
     args = [a for s in sets for a in ("--set", s.replace("EMPTY", str(empty)))]
-    proc = run("tune", "h200-eagle3", "--backend", "model", "--out", str(tmp_path), *args)
+    proc = run_specdeploy("tune", "h200-eagle3", "--backend", "model", "--out", str(tmp_path), *args)
     assert proc.returncode == 2 and message in proc.stderr
 
 
@@ -84,7 +80,8 @@ def test_ctrl_c_leaves_a_resumable_checkpoint(tmp_path: Path) -> None:
     lines = ck.read_text().splitlines()
     records = [json.loads(line) for line in lines[1:]]  # every line whole: appended and fsynced one by one
     assert len(records) >= 5 and not (tmp_path / "h200-eagle3" / "tune" / "result.json").exists()
-    done = json.loads(run("--json", "tune", "h200-eagle3", "--backend", "model", "--out", str(tmp_path)).stdout)
+    tuned = run_specdeploy("--json", "tune", "h200-eagle3", "--backend", "model", "--out", str(tmp_path))
+    done = json.loads(tuned.stdout)
     assert done["cost"]["replayed"] == len(records) and done["cost"]["new_measurements"] > 0
 
 

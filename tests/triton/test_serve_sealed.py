@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import activated_venv_env
 from tests.triton.test_serve_ask import ENV
 from tests.triton.test_serve_faults import MODEL, echo_repo, infer
 
@@ -31,13 +32,6 @@ class TritonPythonModel:
 PWN_CONFIG = {"name": "pwn", "backend": "python", "max_batch_size": 0,
               "input": [{"name": "IN", "data_type": "TYPE_INT32", "dims": [1]}],
               "output": [{"name": "OUT", "data_type": "TYPE_INT32", "dims": [1]}]}
-
-
-def activated(venv: Path) -> dict[str, str]:
-    """The environment `source .venv/bin/activate` leaves: VIRTUAL_ENV, its bin first on PATH, no PYTHONHOME."""
-    env = {k: v for k, v in ENV.items() if k != "PYTHONHOME"}
-    return {**env, "VIRTUAL_ENV": str(venv), "PATH": f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}",
-            "VIRTUAL_ENV_PROMPT": f"({venv.name}) "}
 
 
 def serve(folder: Path, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], dict[str, object] | None]:
@@ -83,7 +77,7 @@ def test_nothing_loads_code_into_a_served_repository(tmp_path: Path, backends: P
     before = tree(repo)
     marker = tmp_path / "pwned"
     payload = base64.b64encode(PAYLOAD.format(marker=str(marker)).encode()).decode()
-    process, state = serve(repo, activated(Path(sys.prefix)))
+    process, state = serve(repo, activated_venv_env(Path(sys.prefix)))
     try:
         assert state is not None, stop(process)
         assert (repo / ".specdeploy" / "serve.json").stat().st_mode & 0o077 == 0

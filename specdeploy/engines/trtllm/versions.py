@@ -8,7 +8,9 @@ built from its gh-pages branch at the commit named): `P121` = `1.2.1/_modules/te
 (58fb435eacc402f3bd177e60f592c955d2b0719d); `P14` = `1.3.0rc14/.../llm_args.html`
 (c502768cdf4065fa028b2661ce43c0786d25d34b); `P23` = `1.3.0rc23/.../llm_args.html`
 (4cadc0c613b11a9fe1e1d7fea0b328b5aa727c1b); `S1` = `tensorrt_llm/llmapi/llm_args.py` on main, early 2026, before
-1.3.0rc7 (commit unknown); `S2` = same path on main, mid-2026 (commit unknown); `D27` =
+1.3.0rc7, and `S2` = the same path on main, mid-2026: copies a source index stored without their commit (its stored
+versions of the path name 0004396720 and fcd3f31, neither of them these), so only the facts nothing else settles
+cite them (the 1.3.0rc0-rc13 range below); the contract tables cite P121 and P23 per class; `D27` =
 `1.3.0rc27/_sources/features/speculative-decoding.md.txt` (7568f407f9f5ac8202a15e401aed2708c873fa09);
 `A` = docs/design/upstream-audit.md §A.
 """
@@ -100,8 +102,8 @@ LINE_1_2 = VersionLine(
                               "DraftTarget, MTP, NGram, Medusa, Lookahead, SaveState, UserProvided, AUTO; no Eagle3)",
              "schedule": "P121 validate_draft_len_schedule_and_sort: key 1 required, schedule[1] == max_draft_len",
              "max_concurrency": "P121 DecodingBaseConfig (no exclusivity validator)",
-             "mtp_length": "S1/P14 MTPDecodingConfig.set_max_total_draft_tokens "
-                           "(1.2.1 region unread: docs/design/trtllm.md §3)",
+             "mtp_length": "P121#MTPDecodingConfig: __init__ and from_dict set max_draft_len from "
+                           "num_nextn_predict_layers",
              "acceptance": "P121 DecodingBaseConfig fields", "eagle3_two_model": "P121 eagle3_one_model field"},
     unknown=("1.2.build_plugin_flags", "cli.serve_bench", "convert.qwen"),
     forbidden_fields=frozenset({"acceptance_rate_window_size", "acceptance_rate_threshold", "use_rejection_sampling",
@@ -117,7 +119,8 @@ _1_3 = VersionLine(
 )
 _SCHED_13 = "P14/P23 validate_draft_len_schedule_and_sort: smallest key's K == max_draft_len (upper bounds)"
 _EXCL_13 = "P14/P23 validate_max_concurrency_and_draft_len_schedule_mutually_exclusive"
-_DT_SRC = "Literal['Draft_Target'] in S1, S2, P14; Eagle3 literal P14"
+_DT_SRC = ("Literal['Draft_Target'] in P14 and P23#DraftTargetDecodingConfig (P121: decoding_type 'Draft_Target'); "
+           "Eagle3 literal P14")
 
 RANGES: tuple[VersionLine, ...] = (
     LINE_1_2,

@@ -13,8 +13,7 @@ import pytest
 from specdeploy.execute.build import run_build
 from specdeploy.execute.verify import verify
 from specdeploy.plan.model import Step
-from tests.unit.execute.conftest import plan_of, script_step
-from tests.unit.execute.test_runner import _driver, _no_needs, _wait_for
+from tests.unit.execute.conftest import no_needs, plan_of, run_driver, script_step, wait_for
 
 STEP = """
 import sys, time, pathlib
@@ -43,12 +42,12 @@ def _plan(tmp_path: Path, version: str, gate: str | None) -> Any:
 @pytest.mark.parametrize("killed_at", IDS)
 def test_kill_9_at_each_step_then_verify(tmp_path: Path, resolved: Any, killed_at: str) -> None:
     out, art = tmp_path / "out", tmp_path / "out" / "tiny"
-    assert run_build(_plan(tmp_path, "v1", None), resolved, out, needs=_no_needs).ok
+    assert run_build(_plan(tmp_path, "v1", None), resolved, out, needs=no_needs).ok
     final = verify(art)
     assert final.ok, final
     (tmp_path / f"gate-{killed_at}").touch()
-    proc = _driver(tmp_path, resolved, _plan(tmp_path, "v2", killed_at))
-    _wait_for(tmp_path / f"started-{killed_at}", proc)
+    proc = run_driver(tmp_path, resolved, _plan(tmp_path, "v2", killed_at))
+    wait_for(tmp_path / f"started-{killed_at}", proc)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     outputs = [p for p in art.rglob("data.txt") if ".specdeploy" not in p.parts]
@@ -59,6 +58,6 @@ def test_kill_9_at_each_step_then_verify(tmp_path: Path, resolved: Any, killed_a
     else:  # steps before the kill were swapped in: the manifest (v1) no longer describes the folder
         assert report.drift and killed_at != IDS[0]
     (tmp_path / f"gate-{killed_at}").unlink()
-    assert run_build(_plan(tmp_path, "v2", None), resolved, out, needs=_no_needs).ok
+    assert run_build(_plan(tmp_path, "v2", None), resolved, out, needs=no_needs).ok
     final = verify(art)
     assert final.ok, final

@@ -8,36 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from specdeploy.api import load_and_resolve
-from specdeploy.execute.build import run_build
 from specdeploy.execute.manifest import update_lock
 from specdeploy.execute.verify import verify
-from specdeploy.plan.planner import make_plan
-from tests.helpers import LLAMA_31_8B_CONFIG, local_model, needs_triton_schema, write_profile
+from tests.helpers import needs_triton_schema
 
 pytestmark = needs_triton_schema
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("verify")
-    model = local_model(root / "llama", LLAMA_31_8B_CONFIG)
-    (model / "model.safetensors").write_bytes(b"w" * 64)
-    profile = write_profile(root / "tiny.yaml", {
-        "target": {"model": str(model)}, "hardware": {"gpu": "h200"},
-        "speculative": {"mechanism": "ngram", "draft_len": 4}, "serving": {"max_batch_size": 16}})
-    resolved = load_and_resolve(str(profile))
-    assert run_build(make_plan(resolved), resolved, root / "out").ok
-    return root / "out" / "tiny"
-
-
-@pytest.fixture
-def art(built: Path, tmp_path: Path) -> Path:
-    import shutil
-
-    copy = tmp_path / "tiny"
-    shutil.copytree(built, copy, symlinks=True)
-    return copy
 
 
 def _edit_manifest(art: Path, **changes: object) -> None:

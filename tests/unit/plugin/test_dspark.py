@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 
 from specdeploy.plugin.registry import registry
-from tests.unit.profile.test_rules import problems, profile
+from tests.helpers import profile_data, profile_problems
 
 
 @pytest.mark.parametrize("runtime", [{"backend": "pytorch", "trtllm_version": "1.3.0"},
                                      {"backend": "tensorrt", "trtllm_version": "1.2.1"}])
 def test_no_tensorrt_llm_release_runs_dspark_and_validation_says_why(tmp_path: Path, runtime: dict) -> None:
-    found = problems(tmp_path, profile(runtime=runtime, speculative={"mechanism": "dspark"}))
+    found = profile_problems(tmp_path, profile_data(runtime=runtime, speculative={"mechanism": "dspark"}))
     assert "speculative.mechanism: no TensorRT-LLM release has DSpark: DSparkDecodingConfig is on its main " \
            "branch only (1.3.0rc27, the newest release read, has MTP, Eagle3, NGram, DraftTarget, PARD, DFlash " \
            "and SA)" in found

@@ -10,8 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from specdeploy.profile.table import tables_json
-
 PLUGIN = '''
 from pydantic import BaseModel, ConfigDict, Field
 from specdeploy.plugin import Mechanism
@@ -78,13 +76,12 @@ def test_third_party_mechanism_validates_and_plans(site: Path, tmp_path: Path) -
 
 
 LAZY_PLUGIN = '''
-from pathlib import Path
 from specdeploy.plugin import Mechanism, lazy_options
 
 
 class Lazy(Mechanism):
     name = "lazy"
-    Options = lazy_options("specdeploy_lazy.options:LazyOptions", tables=Path(__file__).with_name("options.json"))
+    Options = lazy_options("specdeploy_lazy.options:LazyOptions")
     support = {"pytorch": ("1.2", "1.3")}
 '''
 LAZY_OPTIONS = '''
@@ -97,25 +94,28 @@ class LazyOptions(BaseModel):
 '''
 
 
-def test_a_plugin_with_a_generated_options_table_validates_without_pydantic(tmp_path: Path) -> None:
-    namespace: dict[str, object] = {}
-    exec(LAZY_OPTIONS, namespace)  # the plugin author generates the table from the model
-    table = tables_json([namespace["LazyOptions"]])  # type: ignore[list-item]
+def test_lazy_options_are_imported_only_for_a_profile_that_names_the_mechanism(tmp_path: Path) -> None:
     site = install_package(tmp_path, "specdeploy_lazy", 'lazy = "specdeploy_lazy:Lazy"', LAZY_PLUGIN,
-                           {"options.py": LAZY_OPTIONS, "options.json": table})
+                           {"options.py": LAZY_OPTIONS})
     profile = tmp_path / "p.yaml"
     profile.write_text("target: {model: meta-llama/Llama-3.1-8B-Instruct}\nhardware: {gpu: h200}\n"
                        "speculative: {mechanism: lazy, draft_len: 4, options: {window: 3}}\n")
     code = ("import sys, runpy\nsys.argv = ['specdeploy', *sys.argv[1:]]\ntry:\n"
             "    runpy.run_module('specdeploy', run_name='__main__')\nexcept SystemExit as e:\n    code = e.code\n"
-            "print('PYDANTIC', 'pydantic' in sys.modules, 'EXIT', code, file=sys.stderr)\n")
+            "print('OPTIONS', 'specdeploy_lazy.options' in sys.modules, 'EXIT', code, file=sys.stderr)\n")
     env = {**os.environ, "PYTHONPATH": str(site)}
-    ran = subprocess.run([sys.executable, "-c", code, "plan", str(profile)], capture_output=True, text=True,
-                         env=env, cwd=tmp_path, timeout=60)
-    assert "PYDANTIC False EXIT 0" in ran.stderr and "speculative.options.window" in ran.stdout, ran.stderr
+
+    def imports_options(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env,
+                              cwd=tmp_path, timeout=60)
+
+    listed = imports_options("mechanisms")  # loads every plugin
+    assert "lazy" in listed.stdout and "OPTIONS False EXIT 0" in listed.stderr, listed.stderr
+    planned = imports_options("plan", str(profile))
+    assert "OPTIONS True EXIT 0" in planned.stderr and "speculative.options.window" in planned.stdout, planned.stderr
     bad = tmp_path / "bad.yaml"
     bad.write_text(profile.read_text().replace("window: 3", "window: 0"))
-    failed = specdeploy(site, "validate", str(bad), cwd=tmp_path)  # errors still come from the model
+    failed = specdeploy(site, "validate", str(bad), cwd=tmp_path)
     assert failed.returncode == 2 and "speculative.options.window: Input should be greater than or equal to 1" \
         in failed.stderr
 

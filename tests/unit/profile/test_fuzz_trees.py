@@ -9,8 +9,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.helpers import cli
 from tests.unit.profile.strategies import SHIPPED, key_paths, mutate, values
-from tests.unit.profile.test_fuzz import run_cli
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 set_values = st.one_of(st.text(max_size=12), st.sampled_from(["1", "-1", "0", "1e400", "inf", "nan", "[1, 2]",
@@ -35,7 +35,7 @@ def test_mutated_trees_never_traceback(tmp_path: Path, name: str, data: st.DataO
     mutate(tree, path, value, delete)
     (tmp_path / "parent.yaml").write_text(yaml.safe_dump(parent, allow_unicode=True))
     (tmp_path / "child.yaml").write_text(yaml.safe_dump(child, allow_unicode=True))
-    code, err = run_cli(command, str(tmp_path / "child.yaml"))
+    code, _, err = cli(command, str(tmp_path / "child.yaml"))
     _clean(code, err)
 
 
@@ -46,7 +46,7 @@ def test_fuzzed_set_paths_never_traceback(name: str, data: st.DataObject, value:
                                           command: str) -> None:
     paths = [".".join(map(str, p)) for p in key_paths(SHIPPED[name])]
     key = data.draw(st.sampled_from([*paths, extra, f"serving.{extra}", f"{extra}.x", "..", "a..b", ".x"]))
-    code, err = run_cli(command, name, "--set", f"{key}={value}")
+    code, _, err = cli(command, name, "--set", f"{key}={value}")
     _clean(code, err)
 
 
@@ -63,12 +63,12 @@ def test_fuzzed_config_json_never_tracebacks(tmp_path: Path, changes: dict[str, 
     """`hidden_size: Infinity` in a config.json was an OverflowError in `plan` (exit 3)."""
     import json
 
-    from tests.helpers import LLAMA_31_8B_CONFIG, local_model
+    from tests.helpers import LLAMA_31_8B_CONFIG, cli, local_model
 
     model = local_model(tmp_path / "m", {**LLAMA_31_8B_CONFIG, **changes})
     (model / "config.json").write_text(json.dumps({**LLAMA_31_8B_CONFIG, **changes}))  # Infinity, NaN as JSON has them
     profile = tmp_path / "p.yaml"
     profile.write_text(yaml.safe_dump({"target": {"model": str(model)}, "hardware": {"gpu": "h200"},
                                        "speculative": {"mechanism": "ngram", "draft_len": 3}}))
-    code, err = run_cli(command, str(profile))
+    code, _, err = cli(command, str(profile))
     _clean(code, err)

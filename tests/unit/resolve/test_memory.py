@@ -11,7 +11,7 @@ from specdeploy.resolve.gpus import GPUS
 from specdeploy.resolve.hub import lookup_config
 from specdeploy.resolve.memory import memory_fit
 from specdeploy.resolve.model_spec import ModelSpec
-from tests.helpers import write_profile
+from tests.helpers import cli, write_profile
 
 
 def _spec(name: str) -> ModelSpec:
@@ -78,9 +78,7 @@ def test_weights_that_cannot_load_are_still_an_error() -> None:
 
 
 def test_the_cli_exits_0_for_the_moved_profile(tmp_path: Path) -> None:
-    from tests.functional.test_cli import run
-
     path = write_profile(tmp_path / "mine.yaml", "extends: h200-eagle3\nhardware:\n  gpu: h100-sxm\n")
-    result = run("validate", str(path))
-    assert result.returncode == 0, result.stderr
-    assert "warning: " in result.stderr and "KV cache is paged" in result.stderr
+    code, _, err = cli("validate", str(path))
+    assert code == 0, err
+    assert "warning: " in err and "KV cache is paged" in err

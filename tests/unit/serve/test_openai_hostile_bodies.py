@@ -15,8 +15,9 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from specdeploy.serve.openai_frontend import Served
 from specdeploy.serve.openai_routes import routes
-from tests.unit.serve.test_openai_request_shapes import INPUTS, one_event
-from tests.unit.serve.triton_double import triton_double
+from tests.unit.serve.triton_double import inputs, one_event, triton_double
+
+INPUTS = inputs("text_input", "max_tokens", "stream", "chat_template", "exclude_input_in_output")
 
 
 async def post(path: str, body: bytes) -> tuple[int, dict[str, Any]]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -22,7 +21,8 @@ from specdeploy.serve.openai_frontend import ApiError, Served
 from specdeploy.serve.openai_request import triton_body
 from specdeploy.serve.openai_routes import routes
 from specdeploy.serve.openai_server import Frontend
-from tests.unit.serve.triton_double import Answer, inputs, response, triton_double
+from tests.helpers import closed_port
+from tests.unit.serve.triton_double import Answer, inputs, one_event, response, triton_double
 
 INPUTS = inputs("text_input", "max_tokens", "stream", "chat_template", "exclude_input_in_output")
 SERVED = Served("127.0.0.1:1", "m", INPUTS, decoupled=True)
@@ -39,10 +39,6 @@ def test_non_neutral_values_are_refused(body: dict[str, Any], param: str) -> Non
     with pytest.raises(ApiError) as refused:
         triton_body(SERVED, body, "hi", True)
     assert refused.value.status == 400 and refused.value.param == param
-
-
-async def one_event(_request: Any, _context: Any) -> AsyncIterator[Any]:
-    yield response("ok", [5], "length")
 
 
 async def ask(body: dict[str, Any], address: str | None = None, answer: Answer = one_event) -> tuple[int, str, str]:
@@ -66,12 +62,6 @@ def test_stream_options_include_usage_still_adds_the_usage_chunk() -> None:
     status, _, text = asyncio.run(ask({"stream": True, "stream_options": {"include_usage": True}}))
     chunks = [json.loads(line[6:]) for line in text.splitlines() if line.startswith("data: {")]
     assert status == 200 and chunks[-1]["usage"]["completion_tokens"] == 1 and text.endswith("data: [DONE]\n\n")
-
-
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.mark.parametrize("stream", [False, True])

@@ -19,7 +19,7 @@ from aiohttp.test_utils import TestClient, TestServer
 from specdeploy.serve.openai_frontend import Served
 from specdeploy.serve.openai_routes import routes
 from specdeploy.serve.openai_server import Frontend
-from tests.unit.serve.test_openai_request_shapes import closed_port
+from tests.helpers import closed_port
 from tests.unit.serve.triton_double import Answer, TritonError, inputs, response, triton_double
 
 INPUTS = inputs("text_input", "max_tokens", "chat_template", "exclude_input_in_output")

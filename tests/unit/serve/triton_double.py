@@ -108,3 +108,8 @@ def values(request: Any) -> dict[str, Any]:
     for name, parameter in request.parameters.items():
         out[name] = parameter.string_param or parameter.int64_param or parameter.bool_param
     return out
+
+
+async def one_event(_request: Any, _context: Any) -> AsyncIterator[Any]:
+    """An answer of one response: "ok", token 5, finished by length."""
+    yield response("ok", [5], "length")

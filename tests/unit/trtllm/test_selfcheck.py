@@ -16,7 +16,7 @@ import yaml
 from specdeploy.engines.trtllm.llm_api import llm_api_options
 from specdeploy.engines.trtllm.selfcheck import Installed, require_pinned, validate_options
 from specdeploy.errors import UsageError
-from tests.helpers import write_profile
+from tests.helpers import tiny_llama_profile, write_profile
 from tests.unit.trtllm.cases import PYTORCH
 
 DOUBLE = Path(__file__).resolve().parents[2] / "fixtures" / "installed_trtllm"
@@ -99,18 +99,16 @@ def _unimportable_install(root: Path, version: str) -> Path:
 def test_an_install_that_cannot_be_imported_here_does_not_fail_the_build(tmp_path: Path) -> None:
     """CI without a GPU: the pin is checked from the wheel's metadata (as doctor reads it), and the emitted
     YAML, which cannot be checked here, is written with a warning instead of failing the build (exit 1)."""
-    from tests.functional.test_build import _profile
-
     install = _unimportable_install(tmp_path / "site", "1.3.0")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(install), str(ROOT), str(ROOT / "plugins")])}
-    profile = _profile(tmp_path, runtime={"trtllm_version": "1.3.0", "backend": "pytorch"})
+    profile = tiny_llama_profile(tmp_path, runtime={"trtllm_version": "1.3.0", "backend": "pytorch"})
     argv = [sys.executable, "-m", "specdeploy", "build", str(profile), "--out", str(tmp_path / "out"), "--only",
             "fetch", "--only", "emit"]
     done = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     assert "not checked against the installed TensorRT-LLM" in done.stderr
     assert (tmp_path / "out" / "tiny" / "llm_api_options.yaml").is_file()
-    _profile(tmp_path, runtime={"trtllm_version": "1.3.0rc23", "backend": "pytorch"})  # same file, other pin
+    tiny_llama_profile(tmp_path, runtime={"trtllm_version": "1.3.0rc23", "backend": "pytorch"})  # same file, other pin
     refused = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120, check=False)
     assert refused.returncode == 2 and "pins TensorRT-LLM 1.3.0rc23, but 1.3.0 is installed" in refused.stderr
 

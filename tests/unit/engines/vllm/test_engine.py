@@ -4,7 +4,6 @@ steps) and emits the `vllm serve` files of every shipped vLLM profile exactly as
 
 from __future__ import annotations
 
-import difflib
 import json
 import subprocess
 from pathlib import Path
@@ -16,6 +15,7 @@ from specdeploy.api import load_and_resolve, mechanisms
 from specdeploy.engines.vllm.actions import CONFIG_FILE, SPEC_FILE, vllm_files
 from specdeploy.errors import UsageError
 from specdeploy.plan.planner import make_plan
+from tests.helpers import match_golden_file
 
 ROOT = Path(__file__).resolve().parents[4]
 GOLDEN = ROOT / "tests" / "golden" / "emit"
@@ -32,17 +32,6 @@ CASES: dict[str, tuple[Path, tuple[str, ...]]] = {
 TUNED = {"tune.draft_len": {"draft_len": 4, "schedule": {"1": 4, "4": 2, "16": 1}, "max_concurrency": 32}}
 
 
-def _compare(path: Path, text: str, update: bool) -> None:
-    if update:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        return
-    assert path.is_file(), f"missing golden file {path}: run pytest --update-golden"
-    expected = path.read_text()
-    diff = "".join(difflib.unified_diff(expected.splitlines(True), text.splitlines(True), str(path), "emitted"))
-    assert text == expected, f"emitted output differs from the golden file:\n{diff}"
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_vllm_emission_matches_golden(name: str, update_golden: bool, tmp_path: Path) -> None:
     path, sets = CASES[name]
@@ -54,7 +43,7 @@ def test_vllm_emission_matches_golden(name: str, update_golden: bool, tmp_path: 
     config = yaml.safe_load(texts[CONFIG_FILE])
     assert config["speculative-config"] == json.loads(texts[SPEC_FILE])
     for file, text in texts.items():
-        _compare(GOLDEN / name / file, text, update_golden)
+        match_golden_file(GOLDEN / name / file, text, update_golden)
 
 
 def test_a_tuned_schedule_becomes_num_speculative_tokens_per_batch_size(update_golden: bool) -> None:
@@ -65,7 +54,7 @@ def test_a_tuned_schedule_becomes_num_speculative_tokens_per_batch_size(update_g
     assert out.speculative["num_speculative_tokens_per_batch_size"] == [[1, 3, 4], [4, 15, 2], [16, 32, 1],
                                                                           [33, 64, 0]]
     assert out.speculative["num_speculative_tokens"] == 4
-    _compare(GOLDEN / "vllm-h100-eagle3-schedule" / CONFIG_FILE, texts[CONFIG_FILE], update_golden)
+    match_golden_file(GOLDEN / "vllm-h100-eagle3-schedule" / CONFIG_FILE, texts[CONFIG_FILE], update_golden)
 
 
 def test_a_vllm_profile_plans_emit_and_self_check_without_triton() -> None:

@@ -1,5 +1,5 @@
-"""Defects a review of the first-contact trial's fixes found in check-deploy and the artifact folder (each test
-failed before its fix). In process, as `main` runs for a user: exit code, stdout, stderr."""
+"""`check-deploy` on folders that hold no deploy files, files that are not Kubernetes objects, or a Triton repository:
+each is reported (exit 1 or 2), never a traceback. In process, as `main` runs for a user."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.functional.test_first_contact_cli import run_cli
+from tests.helpers import cli
 
 
 def _needs_deploy_tools() -> None:
@@ -27,12 +27,18 @@ def test_check_deploy_reports_a_file_that_is_not_a_kubernetes_object(tmp_path: P
                                                                       problem: str) -> None:
     _needs_deploy_tools()
     (tmp_path / name).write_text(text)
-    code, out, err = run_cli("check-deploy", str(tmp_path))
+    code, out, err = cli("check-deploy", str(tmp_path))
     assert code == 1 and problem in out + err and "Traceback" not in err, (out, err)
 
 
 def test_check_deploy_of_a_triton_repository_says_what_to_pass(tmp_path: Path) -> None:
     _needs_deploy_tools()
-    assert run_cli("render", "h200-eagle3", "--out", str(tmp_path))[0] == 0
-    code, _, err = run_cli("check-deploy", str(tmp_path / "h200-eagle3" / "triton"))  # KeyError: 'apiVersion', exit 3
+    assert cli("render", "h200-eagle3", "--out", str(tmp_path))[0] == 0
+    code, _, err = cli("check-deploy", str(tmp_path / "h200-eagle3" / "triton"))  # KeyError: 'apiVersion', exit 3
     assert code == 2 and "is a Triton repository" in err and "OUT/<profile>/deploy" in err, err
+
+
+def test_check_deploy_of_a_folder_without_deploy_files_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "README").write_text("not a deploy file\n")
+    code, _, err = cli("check-deploy", str(tmp_path))  # "no problems", exit 0
+    assert code == 2 and "holds no deploy files" in err, err
