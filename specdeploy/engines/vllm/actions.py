@@ -40,15 +40,23 @@ def emitted(resolved: Any, outputs: dict[str, dict[str, Any]]) -> tuple[Emitted,
     profile = resolved.profile
     spec = profile.speculative
     draft_len, schedule, max_concurrency = schedule_from(resolved, outputs.get(TUNE_STEP, {}))
+    target = str(model_folder(profile.target.model, profile.target.revision, outputs.get("fetch.target", {})))
+    drafter = model_folder(spec.draft_model, spec.draft_revision, outputs.get("fetch.draft", {}))
+    return emit_for(resolved, draft_len, schedule, max_concurrency, target=target, drafter=drafter)
+
+
+def emit_for(resolved: Any, draft_len: int, schedule: Any, max_concurrency: int | None, *, target: str,
+             drafter: str | None) -> tuple[Emitted, ReleaseLine]:
+    """The profile as `vllm serve` settings for this K and schedule, serving these model folders or ids."""
+    profile = resolved.profile
+    spec = profile.speculative
     line = line_for(profile.runtime.vllm_version)
     limits = ServeLimits(max_num_seqs=profile.serving.max_batch_size, max_model_len=profile.serving.max_seq_len,
                          tensor_parallel_size=profile.hardware.tensor_parallel, dtype=profile.target.dtype)
     options = resolved.loaded.options.model_dump() if resolved.loaded.options is not None else {}
     mechanism = spec.mechanism if spec.mechanism != "none" and draft_len > 0 else None
-    out = emit(mechanism, options, draft_len,
-               target=str(model_folder(profile.target.model, profile.target.revision, outputs.get("fetch.target", {}))),
-               limits=limits, line=line, schedule=schedule if isinstance(schedule, dict) else None,
-               drafter=model_folder(spec.draft_model, spec.draft_revision, outputs.get("fetch.draft", {})),
+    out = emit(mechanism, options, draft_len, target=target, limits=limits, line=line,
+               schedule=schedule if isinstance(schedule, dict) else None, drafter=drafter,
                max_concurrency=max_concurrency)
     return out, line
 

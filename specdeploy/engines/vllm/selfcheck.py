@@ -60,7 +60,8 @@ def _clean(error: str) -> str:
 
 
 def check_files(config_files: Sequence[Path], *, timeout_s: float = TIMEOUT_S) -> Batch:
-    """vLLM's verdict on each `vllm serve --config` file, after one import of vLLM."""
+    """vLLM's verdict on each `vllm serve --config` file (or Triton's vLLM backend `model.json`), after one import
+    of vLLM."""
     install = env.require()
     started = time.perf_counter()
     try:
