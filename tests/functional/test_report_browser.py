@@ -70,8 +70,8 @@ def clamped_report(tmp_path: Path) -> Path:
     return Path(str(res.report))
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed: `apt-get install -y chromium` (make install "
-                                             "does it where apt-get is available); the report is not looked at")
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (`make browser` installs it); the report "
+                                             "is not looked at")
 def test_the_report_reads_well_in_a_real_browser(tmp_path: Path, update_golden: bool) -> None:
     report = clamped_report(tmp_path)
     html = report.read_text()
