@@ -7,10 +7,11 @@ and call the hooks below; they never compare backend names. Importing the class 
 and `plan` import it): a hook imports its heavy modules when called.
 
 A new engine (vLLM is the next) sets `name`, `version_field` (a `runtime.<field>` the schema declares, e.g.
-`vllm_version`), `layouts`, `efficiency` and `tune_backend`, and overrides `release_line`, `build_steps`,
-`actions` and, where it measures, `measuring` / `make_tune_backend`; an engine that serves its artifact itself
-(vLLM's OpenAI server) sets `serves_itself` and overrides `start_server`. What a mechanism emits for it is declared
-by the mechanism (`Mechanism.engines[<engine name>]`) in a type the engine's package defines and reads.
+`vllm_version`), `layouts` (with `triton_layout`, plugin/layout.py), `efficiency` and `tune_backend`, and overrides
+`release_line`, `build_steps`, `actions` and, where it measures, `measuring` / `make_tune_backend`; an engine
+that serves its artifact itself (vLLM's OpenAI server) sets `serves_itself` and overrides `start_server`. What a
+mechanism emits for it is declared by the mechanism (`Mechanism.engines[<engine name>]`) in a type the engine's
+package defines and reads.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from specdeploy.issues import Issue
     from specdeploy.plan.model import Step
     from specdeploy.plugin.base import CheckContext, Mechanism
+    from specdeploy.plugin.layout import TritonLayout
 
 
 class RangeNote(TypedDict):
@@ -93,7 +95,8 @@ class Engine:
     """The upstream project's name as messages say it ("TensorRT-LLM")."""
     layouts: ClassVar[tuple[str, ...]] = ()
     """Triton layouts that serve this engine; the first is what `triton.layout: auto` picks. None: the plan has no
-    Triton steps. An engine that `serves_itself` has them only when the profile names its layout."""
+    Triton steps. An engine that `serves_itself` has them only when the profile names its layout. Each name's
+    `TritonLayout` comes from `triton_layout`."""
     efficiency: ClassVar[str] = ""
     """The performance model's efficiency profile for this engine (`perfmodel.engines.ENGINES`)."""
     tune_backend: ClassVar[str | None] = None
@@ -158,6 +161,10 @@ class Engine:
     def serving_notes(self, resolved: Any, args: dict[str, Any]) -> list[str]:
         """Comment lines for the emitted serving arguments: where the engine will not do what they say."""
         return []
+
+    def triton_layout(self, name: str) -> TritonLayout:
+        """The `TritonLayout` of one of `layouts` (imports its module: rendering, checking and serving ask)."""
+        raise NotImplementedError(f"the {self.name} engine has no Triton layout {name!r}")
 
     def triton_params(self, resolved: Any) -> dict[str, Any]:
         """The profile's mechanism on this engine's Triton layout: `target` (the served model's speculative

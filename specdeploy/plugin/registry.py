@@ -16,6 +16,7 @@ from specdeploy.errors import SpecdeployError, UsageError
 from specdeploy.plugin.base import Mechanism
 from specdeploy.plugin.engine import Engine
 from specdeploy.plugin.entrypoints import EntryPoint, entry_points
+from specdeploy.plugin.layout import TritonLayout
 
 GROUP = "specdeploy.mechanisms"
 ENGINES = "specdeploy.engines"
@@ -114,3 +115,16 @@ def engines() -> dict[str, Engine]:
 def engine_for_layout(layout: str) -> Engine | None:
     """The engine whose Triton layout a rendered repository is (None: no installed engine serves it)."""
     return next((e for e in engines().values() if layout in e.layouts), None)
+
+
+@cache
+def layout_named(layout: str) -> TritonLayout | None:
+    """The named Triton layout, from the engine that declares it (None: no installed engine serves it)."""
+    engine = engine_for_layout(layout)
+    return engine.triton_layout(layout) if engine is not None else None
+
+
+def triton_layouts() -> list[TritonLayout]:
+    """Every installed engine's Triton layouts, in engine order (imports them all: `check-repo` runs their checks)."""
+    names = dict.fromkeys(name for engine in engines().values() for name in engine.layouts)
+    return [found for name in names if (found := layout_named(name)) is not None]

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from specdeploy.issues import Issue
-from specdeploy.plugin.registry import get_engine
+from specdeploy.plugin.registry import get_engine, layout_named
 
 NODE_GPUS: dict[str, tuple[int, str]] = {
     "h200": (8, "NVIDIA-H200"),
@@ -83,8 +83,9 @@ def topology_issues(profile: Any, targets: list[str] | tuple[str, ...]) -> Itera
     """Every reason these targets cannot be rendered for this profile (located at the field to change)."""
     if not targets:
         return
-    layout = profile.triton.layout
-    if (get_engine(profile.runtime.backend).layouts[0] if layout == "auto" else layout) != "llmapi":
+    name = profile.triton.layout
+    layout = layout_named(get_engine(profile.runtime.backend).layouts[0] if name == "auto" else name)
+    if layout is None or not layout.portable:
         yield Issue(("deploy", "targets"), f"deploy targets serve the llmapi Triton layout (PyTorch backend); this "
                     f"profile uses the {profile.runtime.backend} backend, whose repository names build-machine paths",
                     "set runtime.backend: pytorch, or remove deploy.targets")

@@ -8,7 +8,7 @@ from typing import Any
 from specdeploy.errors import StepFailed
 from specdeploy.execute.context import ActionContext
 from specdeploy.plugin.registry import get_engine
-from specdeploy.render.context import build_context, layout_of
+from specdeploy.render.context import build_context, layout_of, triton_layout
 from specdeploy.render.model import RenderInputs
 from specdeploy.render.writer import RenderReport, write_repo
 from specdeploy.resolve.resolved import Resolved
@@ -27,7 +27,7 @@ def llm_args_for(resolved: Resolved, *, draft_len: int | None = None, schedule: 
 def render_resolved(resolved: Resolved, out: Path, *, inputs: RenderInputs | None = None,
                     llm_args: dict[str, Any] | None = None, pretend: bool = False) -> RenderReport:
     """Context -> repository in `out` (checked, swapped in atomically); llm_args default to the build's."""
-    if llm_args is None and layout_of(resolved) == "llmapi":
+    if llm_args is None and triton_layout(layout_of(resolved)).needs_llm_args:
         llm_args = llm_args_for(resolved)
     return write_repo(build_context(resolved, inputs, llm_args=llm_args), out, pretend=pretend)
 
@@ -55,7 +55,7 @@ def render_built(resolved: Resolved, outputs: dict[str, dict[str, Any]], out: Pa
                           model_dir=_checkpoint(resolved, outputs.get("fetch.target", {})), draft_len=draft_len,
                           schedule=lower_bounds(schedule) if tuned else schedule, max_concurrency=max_concurrency)
     llm_args = None
-    if layout_of(resolved) == "llmapi":
+    if triton_layout(layout_of(resolved)).needs_llm_args:
         llm_args = llm_args_for(resolved, draft_len=draft_len, schedule=schedule, max_concurrency=max_concurrency)
     context = build_context(resolved, inputs, llm_args=llm_args)
     return write_repo(context, out, pretend=pretend, compare=compare)

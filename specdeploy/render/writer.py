@@ -18,7 +18,7 @@ from specdeploy.boundedio import walk
 from specdeploy.errors import StepFailed, UsageError
 from specdeploy.render.check import check_repo
 from specdeploy.render.check_pbtxt import RepoIssue
-from specdeploy.render.context import MANIFEST, VERSION
+from specdeploy.render.context import MANIFEST, VERSION, triton_layout
 from specdeploy.render.env import render_template
 from specdeploy.render.model import RepoContext
 
@@ -45,7 +45,8 @@ class RenderReport:
 
 def render_files(context: RepoContext) -> dict[str, bytes]:
     """Relative path -> content: `*.j2` rendered with the strict env, other files copied as they are."""
-    base = data_dir("templates") / "triton" / context.layout
+    folder = triton_layout(context.layout).template_folder
+    base = data_dir("templates") / folder
     manifest = replace(context.manifest, models=tuple(sorted(context.folders.values())))
     files: dict[str, bytes] = {MANIFEST: manifest.to_json().encode()}
     for template_folder, model_folder in context.folders.items():
@@ -54,7 +55,7 @@ def render_files(context: RepoContext) -> dict[str, bytes]:
             if not path.is_file() or any(part.startswith(("_", ".")) or part == "__pycache__" for part in rel.parts):
                 continue
             if path.suffix == ".j2":
-                name = f"triton/{context.layout}/{template_folder}/{rel.as_posix()}"
+                name = f"{folder}/{template_folder}/{rel.as_posix()}"
                 files[f"{model_folder}/{rel.with_suffix('').as_posix()}"] = render_template(name, context).encode()
             else:
                 files[f"{model_folder}/{rel.as_posix()}"] = path.read_bytes()

@@ -20,6 +20,7 @@ from specdeploy._io import write_json_atomic
 from specdeploy.boundedio import InputError, read_json
 from specdeploy.errors import StepFailed, UsageError
 from specdeploy.execute.served import STATE, recorded
+from specdeploy.plugin.registry import layout_named
 from specdeploy.render.backends import prepare_backends
 from specdeploy.render.context import MANIFEST
 from specdeploy.render.server import TritonServer, start_server
@@ -78,9 +79,9 @@ def start(path: Path, *, report: Callable[[str], None] = lambda _: None, load_ti
     try:
         files = gate(repo.root, repo.models, report)
         served = seal(repo.root, files, repo.owner / SERVED)
-        if repo.layout == "engine":
-            report("note: the engine layout needs the real tensorrtllm backend (NGC image with a GPU); "
-                   "this local server has only the python backend")
+        layout = layout_named(repo.layout)
+        if layout is not None and layout.serve_note:
+            report(layout.serve_note)
         report("preparing the python backend (first time: installs numpy<2 for the backend stub) ...")
         backends = prepare_backends(cache_dir())
         log_path = repo.owner / ".specdeploy" / "tritonserver.log"

@@ -9,6 +9,7 @@ from specdeploy.plugin.engine import Engine, Generation, ReleaseLine
 
 if TYPE_CHECKING:
     from specdeploy.plan.model import Step
+    from specdeploy.plugin.layout import TritonLayout
 
 
 class Reference(Engine):
@@ -22,6 +23,11 @@ class Reference(Engine):
     gpu = False
     local_models = True
     in_process = True
+
+    def triton_layout(self, name: str) -> TritonLayout:
+        from specdeploy.engines.reference.triton_layout import ReferenceLayout
+
+        return ReferenceLayout()
 
     def support_line(self, line: ReleaseLine | None) -> str:
         return "cpu"  # mechanisms declare `reference: ("cpu",)`

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from specdeploy.engines.trtllm.versions import VersionLine
     from specdeploy.plan.model import Step
     from specdeploy.plugin.base import CheckContext, Mechanism
+    from specdeploy.plugin.layout import TritonLayout
 
 
 class _Trtllm(Engine):
@@ -119,6 +120,11 @@ class Pytorch(_Trtllm):
     layouts = ("llmapi",)
     auto_mechanism = True
 
+    def triton_layout(self, name: str) -> TritonLayout:
+        from specdeploy.engines.trtllm.triton_layouts import LlmApi
+
+        return LlmApi()
+
     def profile_issues(self, ctx: CheckContext, mechanism: Mechanism | None) -> Iterator[Issue]:
         from specdeploy.engines.trtllm.profile_rules import contract_issues, quantization_issues
 
@@ -144,6 +150,11 @@ class Tensorrt(_Trtllm):
     name = "tensorrt"
     summary = "TensorRT-LLM engines (convert_checkpoint, trtllm-build; 1.2.x) behind Triton's tensorrtllm backend"
     layouts = ("engine",)
+
+    def triton_layout(self, name: str) -> TritonLayout:
+        from specdeploy.engines.trtllm.triton_layouts import Engines
+
+        return Engines()
 
     def profile_issues(self, ctx: CheckContext, mechanism: Mechanism | None) -> Iterator[Issue]:
         runtime = ctx.profile.runtime

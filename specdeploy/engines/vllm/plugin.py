@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from specdeploy.engines.vllm.contract import ReleaseLine
     from specdeploy.engines.vllm.serve import Server
     from specdeploy.plan.model import Step
+    from specdeploy.plugin.layout import TritonLayout
 
 
 class Vllm(Engine):
@@ -33,6 +34,11 @@ class Vllm(Engine):
     """`specdeploy serve` runs vLLM's OpenAI server on the artifact's vllm-serve.yaml (serve.py)."""
     layouts = ("vllm",)
     """Triton's vLLM backend (triton_layout.py), rendered for a Triton host when `triton.layout` names it."""
+
+    def triton_layout(self, name: str) -> TritonLayout:
+        from specdeploy.engines.vllm.triton_layout import VllmLayout
+
+        return VllmLayout()
 
     def release_line(self, profile: Any) -> ReleaseLine:
         from specdeploy.engines.vllm.contract import line_for
@@ -86,13 +92,13 @@ class Vllm(Engine):
 
     def serving_args(self, resolved: Any, *, draft_len: int, schedule: Any, max_concurrency: int | None
                      ) -> dict[str, Any]:
-        """The `vllm` Triton layout's model.json: vLLM's AsyncEngineArgs (triton_layout.py)."""
-        from specdeploy.engines.vllm.triton_layout import engine_args
+        """The `vllm` Triton layout's model.json: vLLM's AsyncEngineArgs (triton_args.py)."""
+        from specdeploy.engines.vllm.triton_args import engine_args
 
         return engine_args(resolved, draft_len=draft_len, schedule=schedule, max_concurrency=max_concurrency)
 
     def check_serving_args(self, args: dict[str, Any], release: str) -> list[str]:
-        from specdeploy.engines.vllm.triton_layout import check_engine_args
+        from specdeploy.engines.vllm.triton_args import check_engine_args
 
         return check_engine_args(args, release)
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 import pytest
 
 from specdeploy.api import load_and_resolve
+from specdeploy.engines.reference.triton_layout import ReferenceContext
 from specdeploy.render.context import build_context
-from specdeploy.render.model import ReferenceContext, RenderInputs
+from specdeploy.render.model import RenderInputs
 from specdeploy.render.writer import render_files
 
 

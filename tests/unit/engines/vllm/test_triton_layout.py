@@ -12,7 +12,7 @@ import yaml
 
 from specdeploy.api import load_and_resolve
 from specdeploy.engines.vllm.actions import CONFIG_FILE, vllm_files
-from specdeploy.engines.vllm.triton_layout import contract
+from specdeploy.engines.vllm.triton_args import contract
 from specdeploy.errors import UsageError
 from specdeploy.plan.planner import make_plan
 from specdeploy.render.actions import render_resolved
