@@ -121,7 +121,16 @@ def engine_for_layout(layout: str) -> Engine | None:
 def layout_named(layout: str) -> TritonLayout | None:
     """The named Triton layout, from the engine that declares it (None: no installed engine serves it)."""
     engine = engine_for_layout(layout)
-    return engine.triton_layout(layout) if engine is not None else None
+    if engine is None:
+        return None
+    try:
+        found = engine.triton_layout(layout)
+    except NotImplementedError:
+        found = None
+    if not (isinstance(found, TritonLayout) and found.name == layout):
+        raise PluginError(f"engine '{engine.name}' declares the Triton layout '{layout}' but its triton_layout "
+                          f"does not return a specdeploy.plugin.TritonLayout named '{layout}'")
+    return found
 
 
 def triton_layouts() -> list[TritonLayout]:

@@ -3,6 +3,8 @@ it used to decide by comparing layout names (render, check-repo, serve, the depl
 
 from __future__ import annotations
 
+import pytest
+
 from specdeploy._resources import data_dir
 from specdeploy.plugin import TritonLayout
 from specdeploy.plugin.registry import engines, layout_named, triton_layouts
@@ -28,3 +30,16 @@ def test_what_the_core_asks_a_layout() -> None:
     assert having("portable") == ["llmapi"]  # deploy.targets ship it
     assert having("serve_note") == ["engine"]  # the local server lacks the C++ backend
     assert having("templated_chat") == ["engine", "llmapi"]  # the OpenAI frontend templates chat for them
+
+
+def test_a_declared_layout_the_engine_does_not_provide_is_a_plugin_error(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from specdeploy.plugin.registry import PluginError, get_engine
+
+    engine = get_engine("reference")
+    monkeypatch.setattr(type(engine), "layouts", ("reference", "toy"))
+    layout_named.cache_clear()
+    try:
+        with pytest.raises(PluginError, match="engine 'reference' declares the Triton layout 'toy' but"):
+            layout_named("toy")
+    finally:
+        layout_named.cache_clear()
