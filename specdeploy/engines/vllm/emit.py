@@ -125,6 +125,16 @@ def schedule_ranges(schedule: Mapping[int, int], k: int, limits: ServeLimits, li
     return check_schedule(ranges, line) if line.schedule_field else ranges
 
 
+def _no_schedule(mechanism: str, line: ReleaseLine) -> str | None:
+    """Why this mechanism on this release gets no per-batch-size schedule; None when it does."""
+    if line.schedule_field is None:
+        return f"vLLM {line.releases} has no per-batch-size schedule"
+    method = method_of(mechanism)
+    if method is not None and method.no_schedule:
+        return f"vLLM's {method.method} takes no per-batch-size schedule ({method.no_schedule})"
+    return None
+
+
 def emit(mechanism: str | None, options: Mapping[str, Any], k: int, *, target: str, limits: ServeLimits,
          line: ReleaseLine, drafter: str | None = None, schedule: Mapping[int, int] | None = None,
          max_concurrency: int | None = None) -> Emitted:
@@ -143,14 +153,15 @@ def emit(mechanism: str | None, options: Mapping[str, Any], k: int, *, target: s
     notes: list[str] = []
     if schedule:
         ranges = schedule_ranges(schedule, k, limits, line, max_concurrency)
-        if line.schedule_field is not None:
+        without = _no_schedule(mechanism, line)
+        if without is None and line.schedule_field is not None:
             spec[line.schedule_field] = [list(r) for r in ranges]
             spec_origin[line.schedule_field] = FIELD_ORIGIN[line.schedule_field]
         else:
             off = next((lo for lo, _, kk in ranges if kk == 0), None)
-            notes.append(f"vLLM {line.releases} has no per-batch-size schedule: K = {k} at every batch size (tuned: "
+            notes.append(f"{without}: K = {k} at every batch size (tuned: "
                          + ", ".join(f"{lo}-{hi}: {kk}" for lo, hi, kk in ranges) + ")"
-                         + (f"; the tuned schedule stops speculating from concurrency {off}, which this release "
-                            "cannot do" if off else ""))
+                         + (f"; the tuned schedule stops speculating from concurrency {off}, which this "
+                            "configuration cannot do" if off else ""))
     serve["speculative-config"] = spec
     return Emitted(serve, spec, {**origin, **spec_origin}, tuple(notes))

@@ -26,6 +26,8 @@ CASES: dict[str, tuple[Path, tuple[str, ...]]] = {
                                    "speculative.draft_model=specdeploy/smollm2-135m-drafter")),
     "vllm-cpu-eagle3": (CPU, ("speculative.mechanism=eagle3", "speculative.options=null",
                               "speculative.draft_model=specdeploy/smollm2-135m-eagle3")),
+    "vllm-cpu-suffix": (CPU, ("speculative.mechanism=suffix", "speculative.options=null", "speculative.draft_len=12",
+                              "speculative.options.max_cached_requests=1000")),
     "vllm-h100-eagle3": (ROOT / "profiles" / "h100" / "h100-vllm-eagle3.yaml", ()),
     "vllm-h100-mtp-qwen3-next": (ROOT / "profiles" / "h100" / "h100-vllm-mtp-qwen3-next.yaml", ()),
 }
@@ -77,7 +79,7 @@ def test_the_release_line_and_efficiency_profile_come_from_the_engine() -> None:
 def test_the_matrix_has_a_vllm_column_from_the_plugins_declarations() -> None:
     support = {row.name: row.support.get("vllm") for row in mechanisms()}
     assert {name for name, lines in support.items() if lines} == {"ngram", "draft_target", "eagle", "eagle3", "mtp",
-                                                                  "dspark"}
+                                                                  "dspark", "suffix"}
     assert support["eagle3"] == ["0.32"] and support["sa"] is None and support["medusa"] is None
 
 
