@@ -27,24 +27,33 @@ from specdeploy.issues import Issue
 from specdeploy.plugin import CheckContext, Mechanism, Unsupported
 from specdeploy_mechanisms._common import options
 
-NOT_HERE = ("suffix decoding is vLLM's (Arctic Inference's suffix trees with a cross-request cache); TensorRT-LLM's "
-            "SA is a per-request suffix automaton and the reference runtime has neither")
+NOT_HERE = (
+    "suffix decoding is vLLM's (Arctic Inference's suffix trees with a cross-request cache); TensorRT-LLM's "
+    "SA is a per-request suffix automaton and the reference runtime has neither"
+)
 
 
 class Suffix(Mechanism):
     name = "suffix"
-    summary = ("suffix trees over prompt and past responses (Arctic Inference); free drafting; draft_len caps a "
-               "variable draft; vLLM 0.32 only")
+    summary = (
+        "suffix trees over prompt and past responses (Arctic Inference); free drafting; draft_len caps a "
+        "variable draft; vLLM 0.32 only"
+    )
     Options = options("SuffixOptions")
     chain = False
     engines = {
         "vllm": VllmMethod(
-            "suffix", "none", fields={"max_tree_depth": "suffix_decoding_max_tree_depth",
-                                      "max_cached_requests": "suffix_decoding_max_cached_requests",
-                                      "max_spec_factor": "suffix_decoding_max_spec_factor",
-                                      "min_token_prob": "suffix_decoding_min_token_prob"},
+            "suffix",
+            "none",
+            fields={
+                "max_tree_depth": "suffix_decoding_max_tree_depth",
+                "max_cached_requests": "suffix_decoding_max_cached_requests",
+                "max_spec_factor": "suffix_decoding_max_spec_factor",
+                "min_token_prob": "suffix_decoding_min_token_prob",
+            },
             note="needs the arctic-inference package in vLLM's environment",
-            no_schedule="its proposer asserts the scheduled K equals num_speculative_tokens"),
+            no_schedule="its proposer asserts the scheduled K equals num_speculative_tokens",
+        ),
         "pytorch": Unsupported(NOT_HERE, "on TensorRT-LLM 1.3 use mechanism: sa (suffix automaton)"),
         "tensorrt": Unsupported(NOT_HERE, "on TensorRT-LLM 1.3 use mechanism: sa (PyTorch backend)"),
         "reference": Unsupported(NOT_HERE, "serve suffix decoding with vLLM (runtime.backend: vllm)"),
@@ -58,9 +67,12 @@ class Suffix(Mechanism):
         depth = ctx.options.max_tree_depth
         draft_len = ctx.profile.speculative.draft_len
         if isinstance(draft_len, int) and draft_len > depth:
-            yield ctx.issue("draft_len", f"suffix decoding drafts at most max_tree_depth = {depth} tokens (less the "
-                            f"prefix match), so draft_len {draft_len} is a cap it never reaches",
-                            f"set draft_len <= {depth}, or raise speculative.options.max_tree_depth")
+            yield ctx.issue(
+                "draft_len",
+                f"suffix decoding drafts at most max_tree_depth = {depth} tokens (less the "
+                f"prefix match), so draft_len {draft_len} is a cap it never reaches",
+                f"set draft_len <= {depth}, or raise speculative.options.max_tree_depth",
+            )
 
     def draft_cost(self, ctx: Any, batch: int, k: int) -> float:
         """Host-side tree lookup, no forward."""
