@@ -56,7 +56,7 @@ def emit_for(resolved: Any, draft_len: int, schedule: Any, max_concurrency: int 
     options = resolved.loaded.options.model_dump() if resolved.loaded.options is not None else {}
     mechanism = spec.mechanism if spec.mechanism != "none" and draft_len > 0 else None
     out = emit(mechanism, options, draft_len, target=target, limits=limits, line=line,
-               schedule=schedule if isinstance(schedule, dict) else None, drafter=drafter,
+               schedule=schedule, drafter=drafter,
                max_concurrency=max_concurrency)
     return out, line
 

@@ -15,7 +15,7 @@ from specdeploy.engines.vllm.contract import Range, ReleaseLine, check_schedule
 from specdeploy.engines.vllm.declare import VllmMethod, method_of
 from specdeploy.errors import UsageError
 from specdeploy.issues import Issue
-from specdeploy.schedule import canonical
+from specdeploy.schedule import Schedule, canonical
 
 KeyPath = tuple[str, ...]
 FIELD_ORIGIN: dict[str, KeyPath] = {
@@ -108,10 +108,10 @@ def speculative_config(mechanism: str, options: Mapping[str, Any], k: int, line:
     return spec, origin
 
 
-def schedule_ranges(schedule: Mapping[int, int], k: int, limits: ServeLimits, line: ReleaseLine,
+def schedule_ranges(schedule: Schedule, k: int, limits: ServeLimits, line: ReleaseLine,
                     max_concurrency: int | None = None) -> list[Range]:
-    """A tuned `{concurrency_lo: K}` schedule as vLLM's inclusive ranges up to max_num_seqs. vLLM keeps the last
-    range's K for every larger batch, so speculation stops above max_concurrency only through a K = 0 range."""
+    """A tuned schedule as vLLM's inclusive ranges up to max_num_seqs. vLLM keeps the last range's K for every
+    larger batch, so speculation stops above max_concurrency only through a K = 0 range."""
     try:
         ranges = canonical(schedule, max_concurrency=max_concurrency, max_batch_size=limits.max_num_seqs)
     except ValueError as exc:
@@ -126,7 +126,7 @@ def schedule_ranges(schedule: Mapping[int, int], k: int, limits: ServeLimits, li
 
 
 def emit(mechanism: str | None, options: Mapping[str, Any], k: int, *, target: str, limits: ServeLimits,
-         line: ReleaseLine, drafter: str | None = None, schedule: Mapping[int, int] | None = None,
+         line: ReleaseLine, drafter: str | None = None, schedule: Schedule | None = None,
          max_concurrency: int | None = None) -> Emitted:
     """Everything `vllm serve` needs for one profile; `mechanism` None serves without speculation."""
     serve: dict[str, Any] = {"model": target, "host": limits.host, "port": limits.port,

@@ -57,6 +57,16 @@ def test_a_tuned_schedule_becomes_num_speculative_tokens_per_batch_size(update_g
     match_golden_file(GOLDEN / "vllm-h100-eagle3-schedule" / CONFIG_FILE, texts[CONFIG_FILE], update_golden)
 
 
+def test_a_tune_steps_recorded_ranges_reach_the_emitted_schedule() -> None:
+    """The tune step's outputs (and the lock) carry canonical `ranges` beside the lower bounds; emission reads them."""
+    resolved = load_and_resolve(str(CASES["vllm-h100-eagle3"][0]))
+    tuned = {"tune.draft_len": {**TUNED["tune.draft_len"], "ranges": [[1, 3, 4], [4, 15, 2], [16, 32, 1]]}}
+    _, out = vllm_files(resolved, tuned)
+    assert out.speculative is not None
+    assert out.speculative["num_speculative_tokens_per_batch_size"] == [[1, 3, 4], [4, 15, 2], [16, 32, 1],
+                                                                          [33, 64, 0]]
+
+
 def test_a_vllm_profile_plans_emit_and_self_check_without_triton() -> None:
     plan = make_plan(load_and_resolve(str(CPU)))
     ids = [s.id for s in plan.steps]
