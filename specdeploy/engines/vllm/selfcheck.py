@@ -131,4 +131,5 @@ def require_accepted(result: SelfCheck, version: str, emitted: Emitted, line: Re
         return
     path = locate(str(result.error), emitted, line)
     message = f"vLLM {version} refuses the emitted configuration ({result.stage}): {result.error}"
-    raise UsageError(f"{'.'.join(path)}: {message}", issues=[Issue(path, message)])
+    hint = next((hint for phrase, hint in line.error_hints.items() if phrase in str(result.error)), None)
+    raise UsageError(f"{'.'.join(path)}: {message}", hint=hint, issues=[Issue(path, message, hint)])

@@ -21,10 +21,6 @@ from specdeploy.engines.vllm.contract import TABLES, line_for
 TABLE = TABLES / "triton-vllm-r24.10.json"
 SERVER_ONLY = ("host", "port")
 """vllm-serve.yaml keys that are the OpenAI server's (`FrontendArgs`), not the engine's."""
-REVISIONS = ("revision",)
-"""model.json keys specdeploy adds beside the emitted settings: EngineArgs.revision (`--revision`,
-vllm/engine/arg_utils.py @ v0.32.0); the drafter's is SpeculativeConfig.revision (vllm/config/speculative.py
-@ v0.32.0)."""
 
 
 @lru_cache(maxsize=1)
@@ -53,20 +49,16 @@ def engine_args(resolved: Any, *, draft_len: int, schedule: Any, max_concurrency
     spec = profile.speculative
     target, target_revision = _model_ref(profile.target.model, profile.target.revision)
     drafter, drafter_revision = _model_ref(spec.draft_model, spec.draft_revision) if spec.draft_model else (None, None)
-    out, _ = emit_for(resolved, draft_len, schedule, max_concurrency, target=target, drafter=drafter)
-    args = {key.replace("-", "_"): value for key, value in out.serve.items() if key not in SERVER_ONLY}
-    if target_revision:
-        args["revision"] = target_revision
-    if drafter_revision and isinstance(args.get("speculative_config"), dict) and "model" in args["speculative_config"]:
-        args["speculative_config"] = {**args["speculative_config"], "revision": drafter_revision}
-    return args
+    out, _ = emit_for(resolved, draft_len, schedule, max_concurrency, target=target, drafter=drafter,
+                      target_revision=target_revision, drafter_revision=drafter_revision)
+    return {key.replace("-", "_"): value for key, value in out.serve.items() if key not in SERVER_ONLY}
 
 
 def check_engine_args(args: dict[str, Any], release: str) -> list[str]:
     """model.json keys the release's AsyncEngineArgs has no field for, as far as its contract table says (vLLM
     would raise TypeError at load); the speculative config's fields against its table."""
     line = line_for(release)
-    known = {key.replace("-", "_") for key in line.serve_args if key not in SERVER_ONLY} | set(REVISIONS)
+    known = {key.replace("-", "_") for key in line.serve_args if key not in SERVER_ONLY}
     problems = [
         f"{key}: not an AsyncEngineArgs field specdeploy's vLLM {line.releases} table knows"
         for key in args
@@ -79,7 +71,7 @@ def check_engine_args(args: dict[str, Any], release: str) -> list[str]:
         problems += [
             f"speculative_config.{key}: not a SpeculativeConfig field of vLLM {line.releases}"
             for key in spec
-            if key not in line.fields and key not in REVISIONS
+            if key not in line.fields
         ]
         method = spec.get("method")
         if method is not None and not line.has_method(str(method)):

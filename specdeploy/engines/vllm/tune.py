@@ -28,7 +28,7 @@ class VllmBackend:
     def _job(self, k: int) -> Job:
         """The engine of K = `k` (0: plain) as the build would emit it, the speculative config resolved to the
         folders vLLM loads (the shipped models exported in its layouts)."""
-        from specdeploy.engines.vllm.actions import emitted, model_folder
+        from specdeploy.engines.vllm.actions import emitted, model_source
         from specdeploy.execute.fetch import reference_path
         from specdeploy.prompts import sample_prompts
 
@@ -38,7 +38,7 @@ class VllmBackend:
                    if ref and reference_path(ref) is not None}
         out, _ = emitted(self.resolved, {**shipped, "tune.draft_len": {"draft_len": k}}) if k else (None, None)
         spec = out.speculative if out is not None else None
-        model = model_folder(profile.target.model, profile.target.revision, shipped.get("fetch.target", {}))
+        model, _ = model_source(profile.target.model, profile.target.revision, shipped.get("fetch.target", {}))
         records = sample_prompts(self.setup.dataset, self.setup.prompts)
         dtype = profile.target.dtype
         return Job(model=Path(str(model)), prompts=[(r.turns[0], not r.raw) for r in records],
