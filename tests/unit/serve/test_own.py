@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -50,6 +51,10 @@ def test_engine_arguments_are_refused_for_tritonserver(tmp_path: Path) -> None:
 def server_process() -> Iterator[subprocess.Popen[bytes]]:
     """A process whose command line names vLLM's server module, as the real one's does."""
     process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", "-m", MODULE])
+    cmdline = Path(f"/proc/{process.pid}/cmdline")
+    deadline = time.monotonic() + 30
+    while MODULE.encode() not in cmdline.read_bytes() and time.monotonic() < deadline:
+        time.sleep(0.01)  # until the forked child has exec'd: before that its command line is the parent's
     yield process
     process.kill()
     process.wait()
