@@ -6,8 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from specdeploy.execute.context import ActionContext
-
-TUNE_STEP = "tune.draft_len"
+from specdeploy.plan.model import TUNE_STEP
 
 
 def chosen_schedule(ctx: ActionContext) -> tuple[int, Any, int | None]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from specdeploy.plan.model import Plan, Stage, Step
+from specdeploy.plan.model import TUNE_STEP, Plan, Stage, Step
 from specdeploy.plugin.registry import get_engine
 from specdeploy.resolve.resolved import Resolved
 
@@ -46,8 +46,6 @@ def needs_tune(resolved: Resolved) -> bool:
 
     return tunes(resolved.profile, resolved.loaded.mechanism, resolved.loaded.options)
 
-
-TUNE_STEP = "tune.draft_len"
 
 
 def _tune_step(resolved: Resolved, after: tuple[str, ...]) -> list[Step]:
