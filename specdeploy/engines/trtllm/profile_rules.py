@@ -31,6 +31,10 @@ def contract_issues(ctx: CheckContext, _mech: Any = None) -> Iterator[Issue]:
         yield Issue(("speculative", "mechanism"), f"{spec.mechanism} is not in TensorRT-LLM {version} (range "
                     f"{line.range}; see specdeploy mechanisms)", "pin a later runtime.trtllm_version")
         return
+    if declared is not None and ctx.options is not None:
+        refused = declared.refusal(ctx.options, line)  # a plugin's declared refusal: located, never a traceback
+        if refused is not None:
+            yield refused
     if spec.schedule and spec.mechanism != "none":
         if line.schedule == "unknown":
             yield Issue(("speculative", "schedule"), f"how TensorRT-LLM {version} reads draft_len_schedule is "
