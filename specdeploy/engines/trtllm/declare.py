@@ -45,6 +45,11 @@ class TrtllmDeclaration:
         """What differs in this range, for the matrix."""
         return []
 
+    def releases(self) -> str:
+        """Where it is, as a refusal names it: "1.3.0rc23 or a later 1.3 release", "the 1.2 line"."""
+        return " or ".join(f"{self.since[name]} or a later {name} release" if name in self.since
+                           else f"the {name} line" for name in self.decoding_type)
+
 
 @dataclass(frozen=True)
 class TrtllmDecoding(TrtllmDeclaration):
