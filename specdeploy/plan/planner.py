@@ -10,6 +10,7 @@ from specdeploy.resolve.resolved import Resolved
 
 if TYPE_CHECKING:  # the performance model is imported only when there is advice to give
     from specdeploy.perfmodel import Advice
+    from specdeploy.profile.schema import Profile
 
 
 def _fetch_steps(resolved: Resolved) -> list[Step]:
@@ -114,7 +115,7 @@ def _values(resolved: Resolved) -> list[dict[str, Any]]:
             for path, value in flatten((), loaded.profile.model_dump(mode="json", exclude_none=True))]
 
 
-def servable(profile: Any) -> list[int]:
+def servable(profile: Profile) -> list[int]:
     """The tune's concurrencies the deployment can serve (at most serving.max_batch_size requests at once)."""
     cap = profile.serving.max_batch_size
     return [c for c in profile.tune.concurrency if c <= cap] or [cap]
