@@ -7,7 +7,8 @@ so the drafter is optional. TensorRT-LLM has `DSparkDecodingConfig` (`decoding_t
 in 1.3.0rc22 and rc23, not in rc20 (its rendered `llm_args` source, P20/P22/P23 in
 `specdeploy/engines/trtllm/versions.py`); rc21 was not read, so specdeploy emits it from rc23
 (`UNCONFIRMED["1.3.dspark_since"]`). Its fields (mask token, captured layers, block size, Markov head) default to
-the drafter's config, so only `max_draft_len` and a drafter path are emitted.
+the drafter's config, so only `max_draft_len` is emitted: the target's own DSpark stages draft (validate's drafter
+rule refuses a `draft_model` for a mechanism that does not need one, standalone DSpark drafters included).
 """
 
 from __future__ import annotations
