@@ -6,9 +6,10 @@
    drafter's per-pass latency and the bandwidth efficiency, fitted by non-negative least squares on the relative
    step-time error of the calibration rows only (data/published.json, split by source before any fitting).
 3. Every predictable row, calibration and held-out: predicted speedup and tokens/s against the published ones;
-   median and max absolute relative error per split, per mechanism and per batch of sources (data/published.json
-   `batch`: 1 before the first fit, 2 read after it, 3 read after the held-out figures, calibration only); error
-   bands for `plan`; for every row whose speed-up is off by more than 15 % a `miss` line (bench/perfmodel_misses.py).
+   median and max relative error (|predicted / published - 1|) per split, per mechanism and per batch of sources
+   (data/published.json `batch`: 1 before the first fit, 2 read after it, 3 read after the held-out figures,
+   calibration only); error bands for `plan`; for every row whose speed-up is off by more than 15 % a `miss` line
+   (bench/perfmodel_misses.py).
 
     .venv/bin/python bench/perfmodel_published.py          # seconds; writes the results, data/engines.json, bands.json
     .venv/bin/python bench/perfmodel_published.py --check  # exit 1 if the checked-in profiles or bands are stale
@@ -237,7 +238,7 @@ def errors(preds: list[dict[str, Any]], key: str) -> dict[str, Any]:
             if p["published"].get(key)]
     if not errs:
         return {"rows": 0}
-    return {"rows": len(errs), "median_abs_err": statistics.median(errs), "max_abs_err": max(errs)}
+    return {"rows": len(errs), "median_rel_err": statistics.median(errs), "max_rel_err": max(errs)}
 
 
 def summary(preds: list[dict[str, Any]]) -> dict[str, Any]:

@@ -8,9 +8,9 @@ labelled, so a schedule cannot hide a result. Clients send no draft length: the 
 At each concurrency c, c closed-loop clients each keep one streaming gRPC request in flight (MT-Bench prompts,
 a fixed output length: `min_tokens` = `max_tokens`, as AIPerf's fixed output does) until `--waves` x c requests
 (at least `--prompts`) are answered, after one warm-up wave at the highest level that is not counted. Per level:
-output tokens/s, requests/s, TTFT and ITL percentiles (client side: TTFT = first response; ITL = gap between
-responses over the tokens each carries), the batch sizes and K the server reported, and the machine's load
-average (a shared machine: compare the runs of one file, not files). Every answer is checked against the
+the metrics under specdeploy's names (docs/design/metrics.md; client side: TTFT to the first response, TPOT per
+request, ITL each gap between responses that carry tokens), the batch sizes and K the server reported, the load
+average of the machine (a shared machine: compare the runs of one file, not files). Every answer is checked against the
 sequential greedy answer to its prompt (the c=1 level of the same run, one request at a time) and across runs.
 `ratio_c8_c1` is the throughput at the highest level over c=1 per client; goal (issue #21): at least 2.5x.
 With the clients' virtualenv (`bench/clients.sh`, default $SPECDEPLOY_CACHE/bench-clients) the same levels are
@@ -34,7 +34,7 @@ from typing import Any
 from _common import write_result
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from serving_tools import percentiles  # noqa: E402
+from serving_tools import client_metrics  # noqa: E402
 
 from tests.triton.reference_client import stream  # noqa: E402
 
@@ -45,8 +45,7 @@ def level(url: str, prompts: list[str], concurrency: int, requests: int, tokens:
                                                                                                dict[int, list[int]]]:
     """`concurrency` closed-loop clients until `requests` are answered (request j asks prompt j mod len);
     returns the level's figures and the answer (token ids) per prompt index."""
-    ttft: list[float] = []
-    itl: list[float] = []
+    streams: list[tuple[float, list[tuple[float, int]]]] = []
     batches: list[int] = []
     ks: Counter[int] = Counter()
     answers: dict[int, list[list[int]]] = {}
@@ -65,10 +64,7 @@ def level(url: str, prompts: list[str], concurrency: int, requests: int, tokens:
             chunks = stream(url, "smollm2", {"text_input": prompts[j % len(prompts)], "max_tokens": tokens,
                                              "min_tokens": tokens, "stream": True})
             with lock:
-                ttft.append((chunks[0][0] - sent) * 1e3)
-                for (before, _), (when, out) in zip(chunks, chunks[1:], strict=False):
-                    n = len(out["output_ids"])
-                    itl.extend([(when - before) * 1e3 / n] * n if n else [])
+                streams.append((sent, [(when, len(out["output_ids"])) for when, out in chunks]))
                 ids = [t for _, c in chunks for t in c["output_ids"]]
                 answers.setdefault(j % len(prompts), []).append(ids)
                 generated[0] += len(ids)
@@ -84,9 +80,7 @@ def level(url: str, prompts: list[str], concurrency: int, requests: int, tokens:
         t.join()
     wall = time.monotonic() - start
     consistent = all(all(a == seen[0] for a in seen) for seen in answers.values())
-    figures = {"concurrency": concurrency, "requests": requests, "output_tokens": generated[0],
-               "wall_s": round(wall, 2), "tokens_per_s": round(generated[0] / wall, 2),
-               "requests_per_s": round(requests / wall, 3), "ttft_ms": percentiles(ttft), "itl_ms": percentiles(itl),
+    figures = {**client_metrics(concurrency, requests, generated[0], wall, streams), "wall_s": round(wall, 2),
                "max_batch_seen": max(batches), "draft_len_steps": dict(sorted(ks.items())),
                "load_avg_1min": [round(load, 2), round(os.getloadavg()[0], 2)]}
     return figures, {p: seen[0] for p, seen in answers.items()} if consistent else {}
@@ -197,7 +191,7 @@ def main() -> None:
 
 
 def _ratio(levels: list[dict[str, Any]]) -> float:
-    by = {r["concurrency"]: r["tokens_per_s"] for r in levels}
+    by = {r["concurrency"]: r["output_token_throughput"] for r in levels}
     return round(by[max(by)] / by[min(by)], 2)
 
 

@@ -124,7 +124,7 @@ def build(sc: dict[str, Any], seed: int) -> tuple[World, TuneSetup, Any, ModelBa
                                          eff=sc["eff"]).total_s)
     itl = None
     if sc["objective"] == "goodput":  # an SLA that binds somewhere in the middle of the range
-        itl = 1.6 * world.point(16, 0)["itl_p99_ms"]
+        itl = 1.6 * world.point(16, 0)["itl_ms"]
     setup = TuneSetup(f"scenario-{sc['id']}", sc["mechanism"], sc["chain"], CONCURRENCY, KS, sc["objective"],
                       p99_itl_ms=itl, repeats=REPEATS, prompts=32, output_len=128, line="1.3", max_batch_size=64)
     return world, setup, prior_for(make), ModelBackend(world, noise=NOISE, seed=seed, prompts=32, output_len=128)

@@ -86,7 +86,7 @@ def tiny_pair(folder: Path, device: str | None = None) -> tuple[Any, list[tuple[
 def rounds_of(backend: Any, points: list[tuple[int, int]], rounds: range) -> list[dict[tuple[int, int], Any]]:
     """Every point once per round, in a fresh shuffled order each round, so load drift does not follow K. Each run
     carries both clocks' figures, `cpu_tps` and `wall_tps` (the tiny pair has no EOS: every run makes the same
-    number of tokens), whichever one `system_tps` is."""
+    number of tokens), whichever one `output_token_throughput` is."""
     import time
 
     from specdeploy.tune.types import Request
@@ -111,7 +111,8 @@ def ref_score(chosen: dict[int, int], truth: dict[tuple[int, int], float]) -> di
             "slower_than_off": [c for c, k in chosen.items() if truth[(c, k)] < 0.99 * truth[(c, 0)]]}
 
 
-def medians(rounds: list[dict[tuple[int, int], Any]], key: str = "system_tps") -> dict[tuple[int, int], float]:
+def medians(rounds: list[dict[tuple[int, int], Any]],
+            key: str = "output_token_throughput") -> dict[tuple[int, int], float]:
     import statistics
 
     return {p: statistics.median(r[p][key] for r in rounds) for p in rounds[0]}
@@ -203,7 +204,8 @@ def reference_suite(tmp: Path, rounds_total: int = ROUNDS, clock: str = "cpu", d
     truth = medians(truth_rounds)
     for row in out.values():
         row.update(ref_score(row["chosen"], truth), cost_fraction=row["cost_s"] / sweep_cost)
-    spread = {p: statistics.median(abs(r[p]["system_tps"] / truth[p] - 1) for r in truth_rounds) for p in points}
+    spread = {p: statistics.median(abs(r[p]["output_token_throughput"] / truth[p] - 1) for r in truth_rounds)
+              for p in points}
     noise = {"per_run_rel_mad_median": statistics.median(spread.values()), "per_run_rel_mad_max": max(spread.values()),
              "truth_rounds": len(truth_rounds), **bootstrap(truth_rounds, {n: r["chosen"] for n, r in out.items()})}
     settings = REF_SETTINGS | {"concurrency": list(concurrency), "draft_lens": [0, *ks], "prompts": len(prompts),

@@ -286,32 +286,32 @@ def tune(source: str, sets: tuple[str, ...] = (), *, backend: str = "auto", out:
     return res
 
 
-def serve(path: Path, *, report: Callable[[str], None] | None = None, openai_port: int | None = 8000) -> None:
-    """Serve a rendered repository on 127.0.0.1 until Ctrl-C, SIGTERM or SIGHUP (a closed terminal), or until
-    the server dies, then stop it cleanly (tritonserver also gets a parent-death signal, for SIGKILL). An
-    OpenAI-compatible endpoint fronts the entry model on `openai_port` (None: none)."""
+def serve(path: Path, *, report: Callable[[str], None] | None = None, openai_port: int | None = 8000,
+          engine_args: tuple[str, ...] = ()) -> None:
+    """Serve a built artifact or rendered repository on 127.0.0.1 until Ctrl-C, SIGTERM or SIGHUP (a closed
+    terminal), or until the server dies, then stop it cleanly (it also gets a parent-death signal, for SIGKILL).
+    tritonserver, with an OpenAI-compatible endpoint fronting the entry model on `openai_port` (None: none), or
+    the engine's own server where the engine serves itself (vLLM's, on `openai_port`, given `engine_args`)."""
     import signal
     import time
 
     from specdeploy.errors import StepFailed
-    from specdeploy.serve.local import start, stop
+    from specdeploy.serve.own import start
 
     say = report or (lambda _: None)
     stops = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
     previous = {sig: signal.signal(sig, _interrupt) for sig in stops}
     try:
-        repo, server = start(path, report=say, openai_port=openai_port)
-        openai = f", OpenAI API {server.frontend.url}" if server.frontend is not None else ""
-        say(f"serving {', '.join(repo.models)} ({repo.layout} layout): grpc {server.grpc_url}, "
-            f"http 127.0.0.1:{server.http_port}{openai}; Ctrl-C stops")
+        running = start(path, report=say, openai_port=openai_port, engine_args=engine_args)
+        say(running.summary)
         try:
-            while server.process.poll() is None:
+            while running.process.poll() is None:
                 time.sleep(0.5)
-            raise StepFailed(f"tritonserver exited ({server.process.returncode})", hint=server.log()[-2000:])
+            raise StepFailed(f"{running.what} exited ({running.process.returncode})", hint=running.log()[-2000:])
         except KeyboardInterrupt:
-            say("stopping tritonserver ...")
+            say(f"stopping {running.what} ...")
         finally:
-            stop(repo, server)
+            running.stop()
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
@@ -328,6 +328,7 @@ def ask(prompt: str, *, artifact: Path | None = None, url: str | None = None, mo
     overrides the served draft length for this request (reference layout)."""
     from specdeploy.serve.client import ask as send
     from specdeploy.serve.local import endpoint_of, entry_model
+    from specdeploy.serve.own import answer
 
     if not prompt.strip():
         raise UsageError("the prompt is empty")
@@ -340,9 +341,13 @@ def ask(prompt: str, *, artifact: Path | None = None, url: str | None = None, mo
                 raise
             raise UsageError(f"--url needs --model: no `specdeploy serve` recorded under {artifact or Path()} names "
                              "the model at that endpoint", hint=f"e.g. --url {url} --model smollm2") from None
-        url = url or str(state["grpc"])
         models = [str(m) for m in state["models"]]  # type: ignore[attr-defined]
         model = model or entry_model(models)
+        if url is None:
+            spoken = answer(state, prompt, model=model, max_tokens=max_tokens, draft_len=draft_len)
+            if spoken is not None:
+                return spoken
+            url = str(state["grpc"])
     return send(url, model, prompt, max_tokens=max_tokens, draft_len=draft_len)
 
 

@@ -225,3 +225,9 @@ def match_golden_tree(golden: Path, files: dict[str, bytes], case: str, update: 
             diff = "".join(difflib.unified_diff(expected[rel].decode().splitlines(True), data.decode().splitlines(True),
                                                 f"golden/{rel}", f"rendered/{rel}"))
             pytest.fail(f"{case}/{rel} differs from its golden file:\n{diff}")
+
+
+def slowed(values: dict[str, Any], factor: float) -> dict[str, Any]:
+    """A measurement's values as a run `factor` times as fast would give them (both output token throughputs)."""
+    return {**values, "output_token_throughput": values["output_token_throughput"] * factor,
+            "output_token_throughput_per_user": values["output_token_throughput_per_user"] * factor}

@@ -104,6 +104,35 @@ class NgramOptions(BaseModel):
     is_public_pool: bool = Field(True, description="One pool shared by all requests.")
 
 
+class SuffixOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    max_tree_depth: int = Field(
+        24,
+        ge=1,
+        description="vLLM `suffix_decoding_max_tree_depth`: depth of the prompt and global suffix trees; the prefix "
+        "match plus the speculation never exceeds it (draft_len must not either).",
+    )
+    max_cached_requests: int = Field(
+        10000,
+        ge=0,
+        description="vLLM `suffix_decoding_max_cached_requests`: past responses kept in the global tree (FIFO "
+        "eviction); 0 turns the global tree off, the per-prompt trees stay.",
+    )
+    max_spec_factor: float = Field(
+        1.0,
+        ge=0.0,
+        description="vLLM `suffix_decoding_max_spec_factor`: at most this many tokens speculated per token of prefix "
+        "match.",
+    )
+    min_token_prob: float = Field(
+        0.1,
+        ge=0.0,
+        le=1.0,
+        description="vLLM `suffix_decoding_min_token_prob`: speculate only tokens whose estimated probability "
+        "(frequency counts in the tree) is at least this.",
+    )
+
+
 class RedrafterOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     num_beams: int = Field(5, ge=1, le=32, description="Beams drafted per step (`--redrafter_num_beams`).")

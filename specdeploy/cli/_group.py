@@ -79,10 +79,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
                                "shellcheck, the Dockerfile."),
     "check-repo": ("render", "Check the Triton model repository REPO against Triton's schema and load-time rules."),
     "serve": ("serve", "Start a local tritonserver for ARTIFACT_DIR's rendered repository (the models its manifest "
-                       "names) and an OpenAI-compatible endpoint in front of its entry model; Ctrl-C, SIGTERM or "
-                       "SIGHUP stops both. A built artifact must pass `verify` first; tritonserver serves a "
-                       "private copy of what passed and takes no load or unload request (docs/serving.md). A folder "
-                       "already served is refused with where it is served."),
+                       "names) and an OpenAI-compatible endpoint in front of its entry model, or, for an engine that "
+                       "serves itself (vLLM), the engine's own OpenAI server; Ctrl-C, SIGTERM or SIGHUP stops it. A "
+                       "built artifact must pass `verify` first; the server runs a private copy of what passed "
+                       "(tritonserver takes no load or unload request; docs/serving.md). A folder already served is "
+                       "refused with where it is served. ENGINE_ARGS after `--` go to the engine's own server."),
     "ask": ("serve", "Send PROMPT to a served model and print its answer."),
     "generate": ("serve", "Answer PROMPT with PROFILE's reference runtime in this process (no server)."),
 }

@@ -17,8 +17,10 @@ from specdeploy.console import console
               help="Port of the OpenAI-compatible endpoint (/v1/models, /v1/chat/completions, /v1/completions) "
                    "on 127.0.0.1; 0: any free port.")
 @click.option("--no-openai", is_flag=True, help="Serve Triton's own endpoints only.")
-def serve(artifact_dir: Path, openai_port: int, no_openai: bool) -> None:
-    api.serve(artifact_dir, report=console().info, openai_port=None if no_openai else openai_port)
+@click.argument("engine_args", nargs=-1, metavar="[-- ENGINE_ARGS...]")
+def serve(artifact_dir: Path, openai_port: int, no_openai: bool, engine_args: tuple[str, ...]) -> None:
+    api.serve(artifact_dir, report=console().info, openai_port=None if no_openai else openai_port,
+              engine_args=engine_args)
 
 
 @command()

@@ -65,7 +65,7 @@ class Advice:
         err = band(self.setup["mechanism"], self.setup["gpu"])
         return [{"concurrency": c, "k": p.k, "plain_system_tps": plain[c].system_tps, "spec_system_tps": p.system_tps,
                  "plain_user_tps": plain[c].user_tps, "spec_user_tps": p.user_tps, "speedup": p.speedup,
-                 "speedup_max_abs_err": err["max_abs_err"] if err else None}
+                 "speedup_max_rel_err": err["max_rel_err"] if err else None}
                 for c, p in sorted(self.curves.best.items())]
 
     def lines(self) -> list[str]:

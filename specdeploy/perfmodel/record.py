@@ -101,10 +101,14 @@ def band(mechanism: str, gpu: str) -> dict[str, Any] | None:
 
 
 def band_text(mechanism: str, gpu: str) -> str:
-    b = band(mechanism, gpu)
+    return describe_band(band(mechanism, gpu))
+
+
+def describe_band(b: dict[str, Any] | None) -> str:
+    """`±65% (median 21%) over 30 published rows of ...`: the largest and the median relative error."""
     if b is None:
         return "no published row to compare with"
     rows = f"{b['rows']} published row{'s' if b['rows'] != 1 else ''}"
     fitted = f", {b['fitted_rows']} of them fitted on" if b.get("fitted_rows") else ""
-    return (f"±{b['max_abs_err']:.0%} (median {b['median_abs_err']:.0%}) over {rows} of {b['scope']}{fitted} "
+    return (f"±{b['max_rel_err']:.0%} (median {b['median_rel_err']:.0%}) over {rows} of {b['scope']}{fitted} "
             "(bench/perfmodel_published.py)")

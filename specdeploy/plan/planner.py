@@ -74,7 +74,8 @@ def make_plan(resolved: Resolved) -> Plan:
     engine = get_engine(resolved.profile.runtime.backend)
     build = engine.build_steps(resolved, fetched + tuple(s.id for s in tune))
     built = tuple(s.id for s in build)
-    render = [] if not engine.layouts else [
+    triton = engine.layouts and (not engine.serves_itself or resolved.profile.triton.layout != "auto")
+    render = [] if not triton else [
         Step(
             "render.triton",
             Stage.RENDER,

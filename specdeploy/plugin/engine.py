@@ -8,8 +8,9 @@ and `plan` import it): a hook imports its heavy modules when called.
 
 A new engine (vLLM is the next) sets `name`, `version_field` (a `runtime.<field>` the schema declares, e.g.
 `vllm_version`), `layouts`, `efficiency` and `tune_backend`, and overrides `release_line`, `build_steps`,
-`actions` and, where it measures, `measuring` / `make_tune_backend`. What a mechanism emits for it is declared by
-the mechanism (`Mechanism.engines[<engine name>]`) in a type the engine's package defines and reads.
+`actions` and, where it measures, `measuring` / `make_tune_backend`; an engine that serves its artifact itself
+(vLLM's OpenAI server) sets `serves_itself` and overrides `start_server`. What a mechanism emits for it is declared
+by the mechanism (`Mechanism.engines[<engine name>]`) in a type the engine's package defines and reads.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypedDict
 
 if TYPE_CHECKING:
+    import subprocess
     from pathlib import Path
 
     from specdeploy.issues import Issue
@@ -65,6 +67,23 @@ class ReleaseLine(Protocol):
     """The contract range inside the line that the profile's release selects."""
 
 
+class LocalServer(Protocol):
+    """An engine's own server that `specdeploy serve` runs (`Engine.start_server`), answering on 127.0.0.1."""
+
+    process: subprocess.Popen[bytes]
+    """Its main process: `serve` waits on it and records its pid."""
+
+    def record(self) -> dict[str, object]:
+        """What `serve.json` records beside the pid: `openai` (the base URL `ask` talks to), `models`, `log`, and
+        `process` (a fragment of the server's command line, which tells it from a recycled pid)."""
+
+    def log(self) -> str:
+        """The server's log so far (why it exited)."""
+
+    def stop(self) -> None:
+        """Stop the server and every process it started."""
+
+
 class Engine:
     """Base class of engines. Subclasses set the class variables and override the hooks they need."""
 
@@ -76,7 +95,7 @@ class Engine:
     """The upstream project's name as messages say it ("TensorRT-LLM")."""
     layouts: ClassVar[tuple[str, ...]] = ()
     """Triton layouts that serve this engine; the first is what `triton.layout: auto` picks. None: the plan has no
-    Triton steps (the engine serves itself)."""
+    Triton steps. An engine that `serves_itself` has them only when the profile names its layout."""
     efficiency: ClassVar[str] = ""
     """The performance model's efficiency profile for this engine (`perfmodel.engines.ENGINES`)."""
     tune_backend: ClassVar[str | None] = None
@@ -93,6 +112,9 @@ class Engine:
     """Answers a prompt in specdeploy's own process (`specdeploy generate`, `Engine.generate`)."""
     auto_mechanism: ClassVar[bool] = False
     """Has its own heuristic drafter choice (`speculative.mechanism: auto`)."""
+    serves_itself: ClassVar[bool] = False
+    """`specdeploy serve` of a built artifact starts the engine's own server (`start_server`), not tritonserver;
+    its Triton layouts, if any, are rendered only when `triton.layout` names one (for a Triton host)."""
 
     def release(self, profile: Profile) -> str | None:
         """The release the profile targets (the value of `runtime.<version_field>`)."""
@@ -131,7 +153,8 @@ class Engine:
 
     def serving_args(self, resolved: Resolved, *, draft_len: int, schedule: Any, max_concurrency: int | None
                      ) -> dict[str, Any]:
-        """What the engine's Triton layout loads the model with (TensorRT-LLM's LLM() arguments, `model.yaml`)."""
+        """What the engine's Triton layout loads the model with (TensorRT-LLM's LLM() arguments, `model.yaml`;
+        vLLM's AsyncEngineArgs, `model.json`)."""
         return {}
 
     def serving_notes(self, resolved: Resolved, args: dict[str, Any]) -> list[str]:
@@ -173,6 +196,13 @@ class Engine:
                  ) -> Generation:
         """One chat answer decoded in this process (engines with `in_process`)."""
         raise NotImplementedError(f"the {self.name} engine does not answer in specdeploy's process")
+
+    def start_server(self, files: Path, *, name: str, port: int, log: Path, args: tuple[str, ...] = ()
+                     ) -> LocalServer:
+        """Start the engine's own server on 127.0.0.1:`port` (0: a free port) for `files`, the private, verified
+        copy of a built artifact's files, serving the model as `name`, with the user's extra `args`; return once it
+        answers requests. The caller records, waits on and stops it (`serves_itself` engines)."""
+        raise NotImplementedError(f"the {self.name} engine has no server of its own: Triton serves it")
 
     def kv_cache_fp8(self, profile: Profile) -> bool:
         """Whether the engine stores the KV cache in FP8 for this profile (the memory fit asks)."""

@@ -246,8 +246,9 @@ class Triton(Section):
 
     layout: Annotated[StrictStr, AfterValidator(checks.known_layout)] = Field(
         default="auto",
-        description="Repository layout (one an installed engine serves: llmapi, engine, reference); `auto` follows "
-        "the backend (pytorch -> llmapi, tensorrt -> engine).",
+        description="Repository layout (one an installed engine serves: llmapi, engine, reference, vllm); `auto` "
+        "follows the backend (pytorch -> llmapi, tensorrt -> engine); a vLLM build renders the vllm layout only when "
+        "named here (vLLM serves itself).",
     )
     model_name: StrictStr = Field(default="tensorrt_llm", description="Name of the served model in the repository.")
     instances: int = Field(default=1, ge=1, le=64, description="Model instances.")

@@ -20,7 +20,12 @@ from specdeploy.render.check_rules import (
     check_llmapi,
     check_parallel,
 )
-from specdeploy.render.check_upstream import check_engine_upstream, check_instance_groups, check_llmapi_upstream
+from specdeploy.render.check_upstream import (
+    check_engine_upstream,
+    check_instance_groups,
+    check_llmapi_upstream,
+    check_vllm_upstream,
+)
 
 
 def _placeholders(root: Path) -> list[RepoIssue]:
@@ -62,4 +67,5 @@ def check_repo(root: Path, *, gpus: int | None = None) -> list[RepoIssue]:
     issues += check_llmapi_upstream(root, models, manifest)
     issues += check_instance_groups(models)
     issues += check_engine_upstream(models, manifest)
+    issues += check_vllm_upstream(root, models, manifest)
     return issues

@@ -21,10 +21,11 @@ from specdeploy.render.model import (
     RepoContext,
     RepoManifest,
     TrtllmModel,
+    VllmContext,
 )
 from specdeploy.resolve.resolved import Resolved
 
-LAYOUTS = ("llmapi", "engine", "reference")
+LAYOUTS = ("llmapi", "engine", "reference", "vllm")
 MANIFEST = "specdeploy-repo.json"
 VERSION = "1"
 """The one version folder render writes per model (`check-repo` and `serve` refuse any other)."""
@@ -88,10 +89,12 @@ def _manifest(resolved: Resolved, layout: str, engine_max: int | None,
               inputs: RenderInputs | None = None, server_env: dict[str, str] | None = None) -> RepoManifest:
     p = resolved.profile
     draft_len, schedule, _ = (inputs or RenderInputs()).plan(resolved)
+    engine = get_engine(p.runtime.backend)
+    release = {engine.version_field: engine.release(p)} if engine.version_field and resolved.line is not None else {}
     return RepoManifest(layout, resolved.loaded.name, p.hardware.count, p.hardware.tensor_parallel,
                         p.hardware.pipeline_parallel, p.speculative.mechanism, draft_len, engine_max, schedule,
-                        server_env=server_env,
-                        trtllm_version=p.runtime.trtllm_version if resolved.line is not None else None)
+                        server_env=server_env, trtllm_version=release.get("trtllm_version"),
+                        vllm_version=release.get("vllm_version"))
 
 
 def _decoupled(resolved: Resolved) -> bool:
@@ -110,7 +113,23 @@ def build_context(resolved: Resolved, inputs: RenderInputs | None = None, *,
         return _llmapi(resolved, llm_args, inputs)
     if layout == "engine":
         return _engine(resolved, inputs)
+    if layout == "vllm":
+        return _vllm(resolved, inputs)
     return _reference(resolved, inputs)
+
+
+def _vllm(resolved: Resolved, inputs: RenderInputs) -> VllmContext:
+    p = resolved.profile
+    if p.triton.decoupled is False:
+        raise UsageError("triton.decoupled: Triton's vLLM backend needs a decoupled model (its model.py asserts it)",
+                         hint="leave triton.decoupled unset for the vllm layout")
+    draft_len, schedule, max_concurrency = inputs.plan(resolved)
+    args = get_engine(p.runtime.backend).serving_args(resolved, draft_len=draft_len, schedule=schedule,
+                                                      max_concurrency=max_concurrency)
+    for key in ("model", "revision"):
+        if isinstance(args.get(key), str):
+            safe_value(f"model.json {key}", args[key])
+    return VllmContext(model_name(resolved), args, p.triton.instances, _manifest(resolved, "vllm", None, inputs))
 
 
 def _llmapi(resolved: Resolved, llm_args: dict[str, Any], inputs: RenderInputs) -> LlmApiContext:

@@ -30,9 +30,15 @@ class RepoManifest:
     """Environment tritonserver needs (`TRTLLM_ORCHESTRATOR=1` for two tensorrtllm models in one repository)."""
     trtllm_version: str | None = None
     """The TensorRT-LLM release the repository was rendered for (`check-repo` checks model.yaml against it)."""
+    vllm_version: str | None = None
+    """The vLLM release a `vllm` layout was rendered for (`check-repo` checks model.json against it); written only
+    when set, so the other layouts' manifests keep their keys."""
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), indent=2, sort_keys=True, allow_nan=False) + "\n"
+        data = asdict(self)
+        if data["vllm_version"] is None:
+            del data["vllm_version"]
+        return json.dumps(data, indent=2, sort_keys=True, allow_nan=False) + "\n"
 
 
 @dataclass(frozen=True)
@@ -139,7 +145,24 @@ class ReferenceContext:
         return {"model": self.model_name}
 
 
-RepoContext = LlmApiContext | EngineContext | ReferenceContext
+@dataclass(frozen=True)
+class VllmContext:
+    """Triton's vLLM backend (python-based, `backend: "vllm"`): config.pbtxt and `1/model.json`, the keyword
+    arguments of vLLM's AsyncEngineArgs (the engine's `serving_args`). The backend requires a decoupled model and
+    batches itself (tables/triton-vllm-r24.10.json of the vLLM engine)."""
+
+    model_name: str
+    engine_args: dict[str, Any]
+    instances: int
+    manifest: RepoManifest
+    layout: str = "vllm"
+
+    @property
+    def folders(self) -> dict[str, str]:
+        return {"model": self.model_name}
+
+
+RepoContext = LlmApiContext | EngineContext | ReferenceContext | VllmContext
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ SITE_PACKAGES_ENV = "SPECDEPLOY_SITE_PACKAGES"
 """Where a reference model's stub finds specdeploy when its config names no site_packages: ours."""
 
 
-def _die_with(parent: int) -> Callable[[], None] | None:
+def die_with(parent: int) -> Callable[[], None] | None:
     """A preexec hook: SIGTERM this child when `parent` dies (Linux prctl; elsewhere None: no hook), and exit at once
     when the parent is already gone (it died between fork and prctl). libc is looked up here, in the parent:
     the child only makes the call."""
@@ -143,7 +143,7 @@ def start_server(
     log = log_path.open("wb")
     try:
         process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=stub_env(env),
-                                   start_new_session=True, preexec_fn=_die_with(os.getpid()))
+                                   start_new_session=True, preexec_fn=die_with(os.getpid()))
     except OSError as exc:  # not executable, not a binary for this machine
         log.close()
         raise MissingDependency(f"cannot run the bundled tritonserver {binary}: {exc.strerror or exc}",

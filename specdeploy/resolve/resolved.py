@@ -56,7 +56,7 @@ class Resolved:
             if self.draft_lookup else None,
             "gpu": self.gpu.name if self.gpu else None,
             "gpu_figures": (self.gpu.source if self.gpu.user_given else "built-in table") if self.gpu else None,
-            "trtllm_line": self.line.name if self.line else None,
+            "engine": self.profile.runtime.backend, "release_line": self.line.name if self.line else None,
             "fit": self.fit.to_dict() if self.fit else None,
             "draft_len": self.draft_len, "draft_lens": list(self.draft_lens), "clamp": self.clamp_rule,
             "max_num_tokens": self.max_num_tokens,

@@ -73,7 +73,7 @@ def start(path: Path, *, report: Callable[[str], None] = lambda _: None, load_ti
     """Start tritonserver on 127.0.0.1, load the manifest's models, record the endpoint; the caller stops it.
     With `openai_port` (0: any free port) an OpenAI-compatible endpoint fronts the entry model too."""
     repo = find_repository(path)
-    repo = replace(repo, claim=_claim(repo.owner))
+    repo = replace(repo, claim=claim(repo.owner))
     server = None
     try:
         files = gate(repo.root, repo.models, report)
@@ -148,13 +148,18 @@ def stop(repo: Repository, server: TritonServer | None) -> None:
         if server.frontend is not None:
             server.frontend.stop()
         server.stop()
-    (repo.owner / STATE).unlink(missing_ok=True)
-    shutil.rmtree(repo.owner / SERVED, ignore_errors=True)
-    if repo.claim is not None:
-        os.close(repo.claim)
+    release(repo.owner, repo.claim)
 
 
-def _claim(owner: Path) -> int:
+def release(owner: Path, claim: int | None) -> None:
+    """After the server stopped: drop its record and the copy it served, let go of the folder."""
+    (owner / STATE).unlink(missing_ok=True)
+    shutil.rmtree(owner / SERVED, ignore_errors=True)
+    if claim is not None:
+        os.close(claim)
+
+
+def claim(owner: Path) -> int:
     """Hold `.specdeploy/serve.lock` for this `serve`'s life (the OS drops it when the process dies, however):
     a second `serve` of the same folder is told where the first one serves."""
     try:
@@ -168,7 +173,8 @@ def _claim(owner: Path) -> int:
     except BlockingIOError:
         os.close(fd)
         running = recorded(owner)
-        where = (f"tritonserver pid {running['pid']}, grpc {running['grpc']}, http {running.get('http')}"
+        where = (f"{running.get('process', 'tritonserver')} pid {running['pid']}, "
+                 + ", ".join(f"{k} {running[k]}" for k in ("grpc", "http", "openai") if k in running)
                  if running else "still loading its models")
         raise UsageError(f"{owner} is already served by another `specdeploy serve` ({where})",
                          hint="ask that one (`specdeploy ask PROMPT --artifact DIR`) or stop it first") from None
@@ -182,7 +188,7 @@ def endpoint_of(path: Path) -> dict[str, object]:
         if (owner / STATE).exists():
             state = recorded(owner)
             if state is None:
-                raise UsageError(f"{owner / STATE} is stale: the tritonserver it names is not running",
+                raise UsageError(f"{owner / STATE} is stale: the server it names is not running",
                                  hint="start it again with `specdeploy serve ARTIFACT_DIR` (the stale record "
                                       "was removed)")
             return state

@@ -17,6 +17,7 @@ import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from specdeploy.errors import StepFailed
 from specdeploy.render.context import MANIFEST, VERSION
@@ -38,6 +39,14 @@ def gate(root: Path, models: tuple[str, ...], report: Callable[[str], None]) -> 
     artifact = artifact_of(root)
     if artifact is None:
         return _bare(root, models, report)
+    prefix = f"{root.name}/"
+    files = verified(artifact)["files"]
+    return {rel[len(prefix):]: digest for rel, digest in files.items() if rel.startswith(prefix)}
+
+
+def verified(artifact: Path) -> dict[str, Any]:
+    """A built artifact's manifest (`files`: every file, relative to the artifact -> sha256) once the artifact
+    passes `verify`; raises when it fails (or its manifest changes while verify reads it)."""
     from specdeploy.execute.verify import drift_line, verify
 
     path = artifact / MANIFEST_NAME
@@ -53,9 +62,7 @@ def gate(root: Path, models: tuple[str, ...], report: Callable[[str], None]) -> 
                          hint="something is writing into the artifact; serve a copy nobody else writes")
     import json
 
-    files = json.loads(manifest)["files"]
-    prefix = f"{root.name}/"
-    return {rel[len(prefix):]: digest for rel, digest in files.items() if rel.startswith(prefix)}
+    return dict(json.loads(manifest))
 
 
 def _bare(root: Path, models: tuple[str, ...], report: Callable[[str], None]) -> dict[str, str | None]:

@@ -10,12 +10,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from specdeploy.metrics import OUTPUT_THROUGHPUT
 from specdeploy.tune.book import Decision
 from specdeploy.tune.checkpoint import Recorder
 from specdeploy.tune.emit import k_at, schedule_of
 from specdeploy.tune.result import BackendChoice, TuneResult
 from specdeploy.tune.search import Strategy
-from specdeploy.tune.types import Measurement, Request
+from specdeploy.tune.types import PLAIN_THROUGHPUT, PROMISED_THROUGHPUT, Measurement, Request
 
 COLLAPSE = 0.8
 """The replayed schedule collapses below 80% of what its per-concurrency measurements promise."""
@@ -98,11 +99,12 @@ def finish(strategy: Strategy, recorder: Recorder, *, replay: bool = True) -> Ou
             out.problems.append("the mixed-concurrency replay crashed twice; the schedule is unconfirmed")
         else:
             promised = sum(promise(decisions[c], k) for c, k in pairs if s.objective != "latency") / len(pairs)
-            got, base = float(m.values["system_tps"]), float(m.values["baseline_tps"])
+            got, base = float(m.values[OUTPUT_THROUGHPUT]), float(m.values[PLAIN_THROUGHPUT])
             tolerance = max(SLOWER, 2 * strategy.book.typical_noise())
             collapse = got < base * (1 - tolerance) or (promised > 0 and got < COLLAPSE * promised)
-            out.mixed = {"system_tps": got, "baseline_tps": base, "promised_tps": promised, "collapse": collapse,
-                         "tolerance": tolerance, "per_concurrency": m.values.get("per_concurrency")}
+            out.mixed = {OUTPUT_THROUGHPUT: got, PLAIN_THROUGHPUT: base, PROMISED_THROUGHPUT: promised,
+                         "collapse": collapse, "tolerance": tolerance,
+                         "per_concurrency": m.values.get("per_concurrency")}
             if collapse:
                 out.problems.append(f"the schedule collapses under mixed concurrency: {got:.1f} tok/s vs "
                                     f"{base:.1f} without speculation and {promised:.1f} promised")
@@ -130,7 +132,7 @@ def confidence(out: Outcome, strategy: Strategy) -> dict[str, Any]:
         row: dict[str, Any] = {"rel_mad": chosen["rel_mad"] if chosen else None,
                                "margin_vs_next": (d.objective / others[0] - 1) if others and others[0] else None}
         if (c, d.k) in preds and chosen and strategy.setup.objective != "latency":
-            scale = [v["median"] / preds[(c, k)]["system_tps"] for k, v in cands.items()
+            scale = [v["median"] / preds[(c, k)][OUTPUT_THROUGHPUT] for k, v in cands.items()
                      if (c, k) in preds and v["median"] > 0]
             row["prediction_spread"] = (max(scale) / min(scale) - 1) if scale else None
             errors.append(row["prediction_spread"] or 0.0)
@@ -144,7 +146,8 @@ def confidence(out: Outcome, strategy: Strategy) -> dict[str, Any]:
 @dataclass(frozen=True)
 class Provenance:
     """What a result records beside the search: the backend choice, the profile and code it was made with,
-    where it is written, the model backend's error band (with the note it adds to the schedule) and the report."""
+    where it is written, the model backend's error band (with the note it adds to the schedule), the report and
+    the machine and versions it ran with."""
 
     choice: BackendChoice
     profile_hash: str
@@ -153,12 +156,14 @@ class Provenance:
     reproduce: list[str]
     band: tuple[dict[str, Any] | None, str] | None = None
     report: str | None = None
+    environment: dict[str, Any] | None = None
 
 
 def result(strategy: Strategy, recorder: Recorder, out: Outcome, *, backend: str, stopped: str | None,
            provenance: Provenance, evidence: str = "measured") -> TuneResult:
-    """The versioned result. `evidence` "predicted" (the performance model): no device-seconds, no confidence
-    level, and the decisions' reasons say "predicted" where the book says "measured"."""
+    """The versioned result. `evidence` "predicted" (the performance model): one value per point (no median, MAD
+    or spread: a prediction asked again says the same), no device-seconds, no confidence level, and the decisions'
+    reasons say "predicted" where the book says "measured"."""
     predicted = evidence == "predicted"
     ranges = out.schedule["ranges"] if out.schedule["speculation"] else []
     decisions = []
@@ -166,10 +171,10 @@ def result(strategy: Strategy, recorder: Recorder, out: Outcome, *, backend: str
         row = {**d.to_dict(), "k_emitted": k_at(ranges, d.concurrency), "evidence": evidence}
         if predicted:
             row["reason"] = re.sub(r"\bmeasured\b", "predicted", row["reason"])
+            row["candidates"] = {k: {"value": v["median"]} for k, v in row["candidates"].items()}
         decisions.append(row)
-    conf = confidence(out, strategy)
+    conf = {"level": "none (predicted)"} if predicted else confidence(out, strategy)
     if predicted:
-        conf = {**conf, "level": "none (predicted)"}
         stopped = stopped and stopped.replace("device-seconds", "seconds of the model backend's simulated device time")
     cost: dict[str, Any] = {"device_s": None if predicted else spent(recorder), "new_measurements": recorder.calls,
                             "replayed": recorder.replayed, "measurements": len(recorder.log)}
@@ -183,4 +188,4 @@ def result(strategy: Strategy, recorder: Recorder, out: Outcome, *, backend: str
         measurements=[{**m.to_dict(), "evidence": evidence, **({"cost_s": None} if predicted else {})}
                       for m in recorder.log], reproduce=provenance.reproduce, backend_choice=provenance.choice,
         profile_hash=provenance.profile_hash, code=provenance.code, result_path=provenance.result_path,
-        error_band=band, report=provenance.report)
+        error_band=band, report=provenance.report, environment=provenance.environment)

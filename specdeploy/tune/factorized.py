@@ -18,6 +18,7 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 from specdeploy.errors import StepFailed
+from specdeploy.metrics import PER_USER_THROUGHPUT
 from specdeploy.tune.book import Decision
 from specdeploy.tune.fit import ITL_P99_FACTOR, AcceptanceFit, CostFit, acceptance_fit, implausible_steps, predicted
 from specdeploy.tune.objective import TIE, objective_value, sla_excess, summarize
@@ -97,7 +98,9 @@ class Factorized(Strategy):
     def suspect_probes(self) -> list[tuple[int, int]]:
         """Points to probe again: the predicted best's neighbours in K (twice in all), steps slower than a point
         with more work and dips of the predicted objective over K (up to PROBE_TRIES). The objective is unimodal
-        in K (acceptance concave, step cost convex), so a dip is a slowed probe."""
+        in K (acceptance concave, step cost convex), so a dip is a slowed probe; a predicted probe is never slowed."""
+        if self.setup.predicted:
+            return []
         odd, near = set(implausible_steps({ck: min(xs) for ck, xs in self.steps.items()})), set()
         for c in self.setup.concurrency:
             ks = sorted(k for cc, k in self.steps if cc == c)
@@ -111,9 +114,9 @@ class Factorized(Strategy):
         return sorted(ck for ck, n in tries.items() if self.probed[ck] < n)
 
     def _ratios(self) -> dict[tuple[int, int], float]:
-        return {(c, k): summ.median / self.predictions[(c, k)]["user_tps"]
+        return {(c, k): summ.median / self.predictions[(c, k)][PER_USER_THROUGHPUT]
                 for (c, k), runs in self.book.runs.items()
-                if (summ := summarize([m.values["user_tps"] for m in runs]))}
+                if (summ := summarize([m.values[PER_USER_THROUGHPUT] for m in runs]))}
 
     def factor(self) -> float | None:
         """Measured/predicted per-user speed is one factor for every point (prefill, scheduling): the median over
@@ -123,8 +126,8 @@ class Factorized(Strategy):
 
     def strays(self) -> list[tuple[int, int]]:
         """Confirmed points more than the noise threshold below the common factor, not yet re-measured: their
-        prediction agrees with the rest, so their runs were likely slowed."""
-        mid = self.factor()
+        prediction agrees with the rest, so their runs were likely slowed (a predicted run never is)."""
+        mid = None if self.setup.predicted else self.factor()
         return [ck for ck, r in sorted(self._ratios().items())
                 if mid and r < mid * (1 - self.book.noise_limit()) and self.book.n(*ck) <= self.setup.repeats]
 

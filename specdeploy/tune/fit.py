@@ -14,12 +14,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from specdeploy.metrics import OUTPUT_THROUGHPUT, PER_USER_THROUGHPUT, key
 from specdeploy.perfmodel.acceptance import AcceptanceProfile
 from specdeploy.perfmodel.predict import StepTimer
 from specdeploy.tune.types import Measurement
 
 ITL_P99_FACTOR = 1.25
-"""p99 ITL / mean ITL before any end-to-end run has measured it."""
+"""p99 ITL / the step time (every step delivers each request its tokens) before an end-to-end run measured it."""
 STEP_TOL = 0.01
 """A step probed more than 1% slower than a point with more work is implausible (probed again)."""
 
@@ -111,9 +112,10 @@ def implausible_steps(steps: Mapping[tuple[int, int], float], tol: float = STEP_
 
 def predicted(cost: StepTimer, acc: AcceptanceFit, c: int, k: int,
               itl_factor: float = ITL_P99_FACTOR) -> dict[str, float]:
-    """The predicted end-to-end values at (c, K) in the units the backends measure."""
+    """The predicted end-to-end values at (c, K) under the names the backends measure (specdeploy.metrics)."""
     step = cost.step_seconds(c, k)
     al = acc.al.get(k, 1.0)
     user = al / step
-    return {"concurrency": c, "k": k, "step_s": step, "al": al, "user_tps": user, "system_tps": c * user,
-            "itl_p99_ms": 1e3 * itl_factor * step / al, "speedup": al * cost.step_seconds(c, 0) / step}
+    return {"concurrency": c, "k": k, "step_s": step, "al": al, PER_USER_THROUGHPUT: user,
+            OUTPUT_THROUGHPUT: c * user, key("itl", "p99"): 1e3 * itl_factor * step,
+            "speedup": al * cost.step_seconds(c, 0) / step}

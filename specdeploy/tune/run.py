@@ -8,6 +8,7 @@ import os
 import shlex
 import sys
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from specdeploy.errors import StepFailed, UsageError
 from specdeploy.execute.actions import code_hash
 from specdeploy.execute.manifest import TUNE_RESULT, lock_record, profile_hash, update_lock
 from specdeploy.execute.portable import profile_ref
+from specdeploy.metrics import OUTPUT_THROUGHPUT
 from specdeploy.perfmodel.context import context_text
 from specdeploy.perfmodel.record import band, band_text
 from specdeploy.plugin.engine import Engine
@@ -131,12 +133,13 @@ def advance(bar: Any, task: Any) -> None:
 
 def progress_line(m: Measurement, *, predicted: bool = False) -> str:
     """One measurement as the user reads it: which point, what it measured (or predicted), what it cost. A
-    prediction costs no device time: it carries no seconds."""
+    prediction is asked once and costs no device time: it carries no repeat number and no seconds."""
     r, v = m.request, m.values
-    point = f"{r.kind} c={r.concurrency}" + ("" if r.kind == "mixed" else f" K={r.k}") + f" #{r.repeat}"
+    point = f"{r.kind} c={r.concurrency}" + ("" if r.kind == "mixed" else f" K={r.k}") + \
+        ("" if predicted else f" #{r.repeat}")
     if not m.ok:
         return f"{point}: failed ({m.error})"
-    value = (f"{v['system_tps']:.1f} tokens/s" if "system_tps" in v else
+    value = (f"{v[OUTPUT_THROUGHPUT]:.1f} tokens/s" if OUTPUT_THROUGHPUT in v else
              f"step {1e3 * v['step_s']:.0f} ms" if "step_s" in v else
              f"acceptance length {v['al']:.2f}" if "al" in v else "done")
     if predicted:
@@ -165,10 +168,10 @@ def tune_resolved(resolved: Resolved, artifact_dir: Path, *, backend: str = "aut
     gets one line per measurement (a build step's progress; `progress` is the interactive bar); `warn` gets the
     line saying `auto` fell back to predictions. `ray` (or a `ray_address`) runs the points as Ray tasks, each
     reserving TP x PP GPUs (CPUs for the reference runtime)."""
-    setup = setup_from(resolved)
     check_tune(resolved, backend, strategy)
     name, why = pick_backend(resolved, backend)
     predicted = name in PREDICTING
+    setup = replace(setup_from(resolved), predicted=predicted)
     if warn and backend == "auto" and predicted:
         warn(f"tune --backend {why}, so the performance model answers: every number is a PREDICTION, nothing is "
              "measured; run where TensorRT-LLM and a GPU are to measure")
@@ -193,12 +196,21 @@ def tune_resolved(resolved: Resolved, artifact_dir: Path, *, backend: str = "aut
     provenance = Provenance(BackendChoice(backend, name, why), profile_hash(resolved), code_hash("tune"),
                             str(target), reproduce(resolved, name, strategy, artifact_dir),
                             band=model_band(resolved) if name == "model" else None,
-                            report=str(target.parent / REPORT) if report else None)
+                            report=str(target.parent / REPORT) if report else None, environment=ran_on(resolved))
     res = result(strat, recorder, out, backend=name, stopped=stopped, evidence=evidence(name), provenance=provenance)
     write_json_atomic(target, res.record())
     if report:
         write_report(res.record(), target.parent)
     return res
+
+
+def ran_on(resolved: Resolved) -> dict[str, Any]:
+    """The machine and versions of this tune; the engine is the profile's, at the release it targets."""
+    from specdeploy.tune.environment import environment
+
+    engine = engine_of(resolved)
+    name = f"{engine.product} ({engine.name} backend)" if engine.product else engine.measures or engine.name
+    return environment(name, engine.release(resolved.profile))
 
 
 def model_band(resolved: Resolved) -> tuple[dict[str, Any] | None, str]:

@@ -37,6 +37,9 @@ class TuneSetup:
     max_batch_size: int = 64
     engine_max_draft_len: int = 64
     extra: dict[str, Any] = field(default_factory=dict)
+    predicted: bool = False
+    """The backend predicts (the performance model): the same request gives the same numbers, so every point is
+    asked once (no repeats, no second probe) and shows one value."""
 
     @property
     def k_max(self) -> int:

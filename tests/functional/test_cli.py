@@ -100,6 +100,8 @@ def test_mechanisms_matrix() -> None:
     assert rows["medusa"]["support"] == {"tensorrt": ["1.2"]}
     assert rows["dflash"]["support"] == {"pytorch": ["1.3"]}
     assert "reference" in rows["ngram"]["support"]
+    assert rows["suffix"]["support"] == {"vllm": ["0.32"]}
+    assert "draft_len caps a variable draft" in rows["suffix"]["summary"]
 
 
 @pytest.mark.parametrize("name", sorted(shipped_profiles()))

@@ -111,3 +111,12 @@ def test_render_and_check_repo_results_carry_a_schema_version(tmp_path: Path) ->
     repo = tmp_path / "artifacts" / "h100-ngram" / "triton"  # --out is the artifacts root, as for build and tune
     checked = json.loads(run_specdeploy("check-repo", str(repo), "--json").stdout)
     assert checked == {"schema_version": 1, "repo": str(repo), "issues": []}
+
+
+def test_plan_json_names_the_engine_and_its_release_line() -> None:
+    """The resolved facts (also the manifest's) name the profile's engine with its own release line: a vLLM
+    profile's line is a vLLM release, not a TensorRT-LLM one."""
+    for profile, engine, line in (("h200-eagle3", "pytorch", "1.2"), ("h100-vllm-eagle3", "vllm", "0.32")):
+        resolved = json.loads(run_specdeploy("plan", profile, "--json").stdout)["resolved"]
+        assert (resolved["engine"], resolved["release_line"]) == (engine, line)
+        assert "trtllm_line" not in resolved

@@ -41,7 +41,9 @@ def test_render_out_under_a_file_is_a_usage_error(tmp_path: Path, monkeypatch: p
     assert "internal error" not in err and "Traceback" not in err
 
 
-def test_render_of_an_engine_without_a_triton_layout_is_a_usage_error(tmp_path: Path) -> None:
-    """vLLM serves itself: render says so instead of failing on an empty layout list (it was a traceback)."""
-    code, _, err = cli("render", "cpu-smollm2-vllm", "--pretend", "--out", str(tmp_path))
-    assert code == 2 and "the vllm engine has no Triton layout to render" in err and "Traceback" not in err, err
+def test_render_of_a_vllm_profile_renders_tritons_vllm_backend_layout(tmp_path: Path) -> None:
+    """vLLM serves itself (build writes no Triton repository), but `render` of its profile writes the repository of
+    Triton's vLLM backend for a Triton host."""
+    code, out, err = cli("render", "h100-vllm-eagle3", "--pretend", "--out", str(tmp_path))
+    assert code == 0, err
+    assert "tensorrt_llm/1/model.json" in out and "vllm repository" in out

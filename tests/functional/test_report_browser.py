@@ -62,7 +62,7 @@ def clamped_report(tmp_path: Path) -> Path:
         """Alone, a draft longer than 2 costs 3x the step (the cost probes see it too)."""
         values = model(req)
         if req.concurrency == 1 and req.k > 2:
-            slower = {"system_tps": 1 / 3, "user_tps": 1 / 3, "step_s": 3.0}
+            slower = {"output_token_throughput": 1 / 3, "output_token_throughput_per_user": 1 / 3, "step_s": 3.0}
             values = {**values, **{k: values[k] * f for k, f in slower.items() if k in values}}
         return values
 
@@ -70,8 +70,8 @@ def clamped_report(tmp_path: Path) -> Path:
     return Path(str(res.report))
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed: `apt-get install -y chromium` (make install "
-                                             "does it where apt-get is available); the report is not looked at")
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (`make browser` installs it); the report "
+                                             "is not looked at")
 def test_the_report_reads_well_in_a_real_browser(tmp_path: Path, update_golden: bool) -> None:
     report = clamped_report(tmp_path)
     html = report.read_text()

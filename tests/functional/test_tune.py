@@ -27,7 +27,7 @@ def test_tune_model_backend_writes_result_report_and_lock(tmp_path: Path) -> Non
     out = json.loads(proc.stdout)
     art = tmp_path / "h100-draft-target"
     result = json.loads((art / "tune" / "result.json").read_text())
-    assert result["format"] == "specdeploy.tune/1" and result["backend"] == "model"
+    assert result["format"] == "specdeploy.tune/2" and result["backend"] == "model"
     assert result["measurements"] and all(m["ok"] for m in result["measurements"])
     progress = [line for line in proc.stderr.splitlines() if " c=" in line]  # no terminal: a line per measurement
     assert len(progress) == len(result["measurements"]) and any("tokens/s" in line for line in progress)

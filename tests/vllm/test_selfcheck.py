@@ -73,8 +73,8 @@ REFUSED = {  # case -> (emitted, the profile path it is located at, vLLM's words
     "a dtype vLLM does not know": (_broken(_emit("ngram"), serve={"dtype": "float8"}), "target.dtype",
                                    "argument --dtype: invalid choice: 'float8'"),
     # methods vLLM 0.32 has that this CPU installation cannot run: refused by vLLM itself, with its reason
-    "suffix without arctic-inference": (_broken(_emit("ngram", 8), {"method": "suffix"}), "speculative.mechanism",
-                                        "Arctic Inference is required"),
+    "suffix without arctic-inference": (_emit("suffix", 12, {"max_tree_depth": 24}), "speculative.mechanism",
+                                        "ImportError: Arctic Inference is required for suffix decoding"),
     "dspark on a CPU (V1 model runner)": (_emit("dspark", 7), "speculative.mechanism",
                                           "Model Runner V1 does not support: dspark speculative decoding"),
 }
@@ -121,3 +121,16 @@ def test_vllms_refusal_reaches_the_user_located(checked: tuple[Batch, dict[str, 
     assert caught.value.issues[0].dotted == path
     assert words in caught.value.message and "[type=" not in caught.value.message
     assert caught.value.exit_code == 2
+
+
+def test_suffix_without_arctic_inference_says_where_to_install_it(checked: tuple[Batch, dict[str, Emitted]]) -> None:
+    result, emitted, version = _result(checked, "suffix without arctic-inference")
+    assert emitted.speculative == {"method": "suffix", "num_speculative_tokens": 12,
+                                   "suffix_decoding_max_tree_depth": 24}  # what specdeploy emits, unchanged
+    with pytest.raises(UsageError) as caught:
+        require_accepted(result, version, emitted, LINE)
+    assert caught.value.message.startswith("speculative.mechanism: vLLM 0.32.0 refuses the emitted configuration "
+                                           "(engine config): ImportError: Arctic Inference is required")
+    hint = caught.value.hint or ""
+    assert "arctic-inference package in vLLM's environment" in hint and "-m pip install arctic-inference" in hint
+    assert caught.value.issues[0].suggestion == hint

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from specdeploy.metrics import MEASURED_KEYS
+
 CPU = Path(__file__).resolve().parents[2] / "profiles" / "cpu" / "cpu-smollm2-vllm.yaml"
 
 
@@ -30,3 +32,5 @@ def test_tune_measures_on_vllm(tmp_path: Path) -> None:
     schedule = result["schedule"]
     assert set(schedule["schedule"]) == {"1"} and schedule["schedule"]["1"] in (0, 2)
     assert not schedule["clamped"]  # vLLM's schedule has no TensorRT-LLM clamp
+    e2e = [m["values"] for m in result["measurements"] if m["request"]["kind"] == "e2e"]
+    assert e2e and all(v[name] is not None for v in e2e for name in MEASURED_KEYS)  # docs/design/metrics.md

@@ -1,12 +1,14 @@
 """The `reference` backend: the CPU reference runtime, for real. Acceptance from RunStats' histogram at K_max
 (per dataset category), step cost from `probe_costs` (target forward over K+1 tokens + K drafter forwards),
-end-to-end runs with `generate` at (c, K), the schedule replayed concurrency by concurrency."""
+end-to-end runs with `generate` at (c, K), the schedule replayed concurrency by concurrency. An end-to-end run's
+per-user throughput is its output token throughput over c (docs/design/metrics.md)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from specdeploy.errors import UsageError
+from specdeploy.metrics import measured
 from specdeploy.resolve.resolved import Resolved
 from specdeploy.tune.setup import TuneSetup
 from specdeploy.tune.types import Request, mixed_point
@@ -98,9 +100,9 @@ class ReferenceBackend:
         stats = self._generate([ids for _, ids in self.prompts], req.k, req.concurrency)
         cpu = time.process_time() - cpu
         system = stats.generated_tokens / cpu if self.clock == "cpu" and cpu > 0 else stats.tokens_per_s
-        return {"system_tps": system, "user_tps": system / req.concurrency, "al": stats.acceptance_length,
-                "itl_p99_ms": stats.itl_ms.get("p99"), "ttft_p99_ms": stats.ttft_ms.get("p99"),
-                "cost_s": stats.wall_time_s}
+        requests = system * stats.num_prompts / stats.generated_tokens if stats.generated_tokens else 0.0
+        return {**measured(requests, system, system / req.concurrency, ttft=stats.ttft_ms, tpot=stats.tpot_ms,
+                           itl=stats.itl_ms), "al": stats.acceptance_length, "cost_s": stats.wall_time_s}
 
     def mixed(self, req: Request) -> dict[str, Any]:
         """Every concurrency of the schedule at its K next to plain decoding at that concurrency, the two run back

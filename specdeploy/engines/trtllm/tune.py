@@ -16,11 +16,12 @@ from specdeploy.engines.trtllm.tune_parse import (
     correct_acceptance,
     histogram_from_chunks,
     parse_iteration_stats,
-    parse_report,
+    read_run,
 )
+from specdeploy.metrics import OUTPUT_THROUGHPUT
 from specdeploy.resolve.resolved import Resolved
 from specdeploy.tune.setup import TuneSetup
-from specdeploy.tune.types import Request
+from specdeploy.tune.types import PLAIN_THROUGHPUT, Request
 
 
 def check_installed(resolved: Resolved) -> None:
@@ -75,10 +76,7 @@ class TrtllmBackend:
         folder = self.work / (req.key.replace("/", "_") + tag)
         folder.mkdir(parents=True, exist_ok=True)
         proc = self._run(req, self.argv(req, folder, k, schedule, concurrency), folder)
-        values = parse_report(json.loads((folder / "bench_report.json").read_text()))
-        log = folder / "iteration.log"
-        stats = parse_iteration_stats(log.read_text().splitlines()) if log.exists() else {}
-        values.update({f"iter_{n}": v for n, v in stats.items()})
+        values = read_run(folder / "bench_report.json", folder / "iteration.log")
         values["cost_s"] = proc.duration_s
         return values
 
@@ -95,8 +93,8 @@ class TrtllmBackend:
         runs = [(c, k, correct_acceptance(self._bench(req, req.k, ranges, c, f"_c{c}"), configured_k=req.k,
                                           effective_k=k)) for c, k in pairs]
         base = [self._bench(req, 0, None, c, f"_off{c}") for c, _ in pairs]
-        return {"system_tps": sum(v["system_tps"] for *_, v in runs) / len(runs),
-                "baseline_tps": sum(v["system_tps"] for v in base) / len(base),
+        return {OUTPUT_THROUGHPUT: sum(v[OUTPUT_THROUGHPUT] for *_, v in runs) / len(runs),
+                PLAIN_THROUGHPUT: sum(v[OUTPUT_THROUGHPUT] for v in base) / len(base),
                 "per_concurrency": [{"concurrency": c, "k": k, **v} for c, k, v in runs],
                 "cost_s": sum(v["cost_s"] for *_, v in runs) + sum(v["cost_s"] for v in base)}
 

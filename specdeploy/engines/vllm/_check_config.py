@@ -3,7 +3,9 @@ arguments? It parses them with the OpenAI server's own parser, builds the engine
 (no weights are loaded, no device is needed) and expands a per-batch-size schedule the way the scheduler does at
 start, which create_engine_config does not check.
 
-argv: `vllm serve --config` files (.yaml), each checked as `--config FILE` after one import.
+argv: `vllm serve --config` files (.yaml), each checked as `--config FILE` after one import; a `.json` file is the
+`model.json` of Triton's vLLM backend, checked as that backend builds it: `AsyncEngineArgs(**json.load(file))`
+(triton-inference-server/vllm_backend src/model.py @ r24.10).
 stdout, last line: MARK + JSON {ok, stage, error, version, import_s, results: [{ok, stage, error, speculative,
 check_s}, ...]}.
 Imports only vLLM and the standard library: specdeploy is not installed in vLLM's environment.
@@ -14,6 +16,7 @@ import io
 import json
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 MARK = "specdeploy-vllm-check: "
@@ -50,10 +53,13 @@ def check(config_files: list[str]) -> dict[str, Any]:
         result: dict[str, Any] = {"ok": False, "stage": "arguments"}
         checked = time.perf_counter()
         try:
-            args = _parse(make_arg_parser(FlexibleArgumentParser(prog="vllm serve")), ["--config", path])
-            validate_parsed_serve_args(args)
+            if path.endswith(".json"):
+                engine_args = AsyncEngineArgs(**json.loads(Path(path).read_text(encoding="utf-8")))
+            else:
+                args = _parse(make_arg_parser(FlexibleArgumentParser(prog="vllm serve")), ["--config", path])
+                validate_parsed_serve_args(args)
+                engine_args = AsyncEngineArgs.from_cli_args(args)
             result["stage"] = "engine config"
-            engine_args = AsyncEngineArgs.from_cli_args(args)
             config = engine_args.create_engine_config(usage_context=UsageContext.OPENAI_API_SERVER)
             spec = config.speculative_config
             if spec is not None and spec.num_speculative_tokens_per_batch_size:

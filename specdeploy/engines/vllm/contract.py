@@ -39,6 +39,8 @@ class ReleaseLine:
     config_file: Mapping[str, str]
     error_phrases: Mapping[str, str]
     """A phrase of vLLM's refusal -> the speculative-config field it is about (when the message names none)."""
+    error_hints: Mapping[str, str]
+    """A phrase of vLLM's refusal -> what the user can do about it (vLLM's own message says where it failed)."""
 
     def cite(self, key: str) -> str:
         """The upstream file at the release tag that a fact's `source` key names."""
@@ -56,7 +58,7 @@ def _load(path: Path) -> ReleaseLine:
         methods=tuple(spec["methods"]), fields=spec["fields"], mtp_model_types=tuple(spec["mtp_model_types"]),
         schedule_field=schedule["field"] if schedule else None, serve_args=serve["args"],
         serve_command=tuple(serve["command"]), config_file=serve["config_file"],
-        error_phrases=raw.get("errors", {}).get("phrases", {}))
+        error_phrases=raw.get("errors", {}).get("phrases", {}), error_hints=raw.get("errors", {}).get("hints", {}))
 
 
 @lru_cache(maxsize=1)

@@ -101,15 +101,15 @@ def measure(python: Path, job: Job, log: Path, timeout_s: float = START_TIMEOUT_
 
 
 def _point(run: dict[str, Any], max_tokens: int) -> Point:
-    from specdeploy.engines.reference.runtime.stats import percentiles
+    from specdeploy.metrics import distribution
 
     tokens = sum(len(t) for t in run["token_ids"])
     wall = float(run["wall_s"]) or 1e-9
     ms = [1e3 * v for v in run["ttft_s"]], [1e3 * v for v in run["tpot_s"]]
     if tokens != max_tokens * int(run["requests"]):
         raise StepFailed(f"vLLM answered {tokens} tokens where {max_tokens} x {run['requests']} were asked")
-    return Point(int(run["concurrency"]), tokens / wall, int(run["requests"]) / wall, percentiles(ms[0]),
-                 percentiles(ms[1]), itl_summary(run["itl"]), int(run["drafts"]), int(run["draft_tokens"]),
+    return Point(int(run["concurrency"]), tokens / wall, int(run["requests"]) / wall, distribution(ms[0]),
+                 distribution(ms[1]), itl_summary(run["itl"]), int(run["drafts"]), int(run["draft_tokens"]),
                  int(run["accepted"]), [int(v) for v in run["per_position"]], run["token_ids"])
 
 

@@ -13,6 +13,7 @@ from specdeploy.plugin.engine import Engine, RangeNote
 
 if TYPE_CHECKING:
     from specdeploy.engines.vllm.contract import ReleaseLine
+    from specdeploy.engines.vllm.serve import Server
     from specdeploy.plan.model import Step
 
 
@@ -28,6 +29,10 @@ class Vllm(Engine):
     local_models = True
     """The models specdeploy ships (SmolLM2, its drafters) are fetched from the package and served in vLLM's
     layouts (export.py); a hub id or a folder is fetched as for any engine."""
+    serves_itself = True
+    """`specdeploy serve` runs vLLM's OpenAI server on the artifact's vllm-serve.yaml (serve.py)."""
+    layouts = ("vllm",)
+    """Triton's vLLM backend (triton_layout.py), rendered for a Triton host when `triton.layout` names it."""
 
     def release_line(self, profile: Any) -> ReleaseLine:
         from specdeploy.engines.vllm.contract import line_for
@@ -78,6 +83,28 @@ class Vllm(Engine):
         except ValueError:
             line = "no contract table covers it"
         return {"vllm": f"{found.distribution} {found.version} at {found.python} ({line})"}, []
+
+    def serving_args(self, resolved: Any, *, draft_len: int, schedule: Any, max_concurrency: int | None
+                     ) -> dict[str, Any]:
+        """The `vllm` Triton layout's model.json: vLLM's AsyncEngineArgs (triton_layout.py)."""
+        from specdeploy.engines.vllm.triton_layout import engine_args
+
+        return engine_args(resolved, draft_len=draft_len, schedule=schedule, max_concurrency=max_concurrency)
+
+    def check_serving_args(self, args: dict[str, Any], release: str) -> list[str]:
+        from specdeploy.engines.vllm.triton_layout import check_engine_args
+
+        return check_engine_args(args, release)
+
+    def start_server(self, files: Path, *, name: str, port: int, log: Path, args: tuple[str, ...] = ()) -> Server:
+        """vLLM's OpenAI server on the served copy of `vllm-serve.yaml`, with vLLM's own Python (env.py)."""
+        from specdeploy.engines.vllm import env, serve
+        from specdeploy.engines.vllm.actions import CONFIG_FILE
+        from specdeploy.render.server import free_port
+
+        port = port or free_port()
+        argv = serve.server_argv(env.require().python, files / CONFIG_FILE, name=name, port=port, args=args)
+        return serve.start(argv, port=port, name=name, log=log)
 
     def build_steps(self, resolved: Any, after: tuple[str, ...]) -> list[Step]:
         from specdeploy.plan.model import Stage, Step

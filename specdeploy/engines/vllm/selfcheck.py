@@ -60,7 +60,8 @@ def _clean(error: str) -> str:
 
 
 def check_files(config_files: Sequence[Path], *, timeout_s: float = TIMEOUT_S) -> Batch:
-    """vLLM's verdict on each `vllm serve --config` file, after one import of vLLM."""
+    """vLLM's verdict on each `vllm serve --config` file (or Triton's vLLM backend `model.json`), after one import
+    of vLLM."""
     install = env.require()
     started = time.perf_counter()
     try:
@@ -130,4 +131,5 @@ def require_accepted(result: SelfCheck, version: str, emitted: Emitted, line: Re
         return
     path = locate(str(result.error), emitted, line)
     message = f"vLLM {version} refuses the emitted configuration ({result.stage}): {result.error}"
-    raise UsageError(f"{'.'.join(path)}: {message}", issues=[Issue(path, message)])
+    hint = next((hint for phrase, hint in line.error_hints.items() if phrase in str(result.error)), None)
+    raise UsageError(f"{'.'.join(path)}: {message}", hint=hint, issues=[Issue(path, message, hint)])

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from specdeploy.engines.vllm.measure import Job, Point, Result, measure
+from specdeploy.metrics import measured
 from specdeploy.tune.types import Request, mixed_point
 
 
@@ -27,7 +28,7 @@ class VllmBackend:
     def _job(self, k: int) -> Job:
         """The engine of K = `k` (0: plain) as the build would emit it, the speculative config resolved to the
         folders vLLM loads (the shipped models exported in its layouts)."""
-        from specdeploy.engines.vllm.actions import emitted, model_folder
+        from specdeploy.engines.vllm.actions import emitted, model_source
         from specdeploy.execute.fetch import reference_path
         from specdeploy.prompts import sample_prompts
 
@@ -37,7 +38,7 @@ class VllmBackend:
                    if ref and reference_path(ref) is not None}
         out, _ = emitted(self.resolved, {**shipped, "tune.draft_len": {"draft_len": k}}) if k else (None, None)
         spec = out.speculative if out is not None else None
-        model = model_folder(profile.target.model, profile.target.revision, shipped.get("fetch.target", {}))
+        model, _ = model_source(profile.target.model, profile.target.revision, shipped.get("fetch.target", {}))
         records = sample_prompts(self.setup.dataset, self.setup.prompts)
         dtype = profile.target.dtype
         return Job(model=Path(str(model)), prompts=[(r.turns[0], not r.raw) for r in records],
@@ -70,9 +71,9 @@ class VllmBackend:
 
     def e2e(self, req: Request) -> dict[str, Any]:
         point, cost = self._point(req.k, req.concurrency, req.repeat)
-        return {"system_tps": point.output_tok_s, "user_tps": point.output_tok_s / req.concurrency,
-                "al": point.acceptance_length, "itl_p99_ms": point.itl_ms.get("p99"),
-                "ttft_p99_ms": point.ttft_ms.get("p99"), "cost_s": cost}
+        return {**measured(point.request_per_s, point.output_tok_s, point.output_tok_s / req.concurrency,
+                           ttft=point.ttft_ms, tpot=point.tpot_ms, itl=point.itl_ms),
+                "al": point.acceptance_length, "cost_s": cost}
 
     def mixed(self, req: Request) -> dict[str, Any]:
         """Each concurrency of the schedule at its K beside plain decoding at that concurrency."""

@@ -24,7 +24,7 @@ def test_plan_advice_carries_the_benchmark_band_and_throughput_records() -> None
     for r in records:
         assert r["spec_system_tps"] == pytest.approx(r["speedup"] * r["plain_system_tps"])
         assert r["plain_system_tps"] == pytest.approx(r["concurrency"] * r["plain_user_tps"])
-        assert r["speedup_max_abs_err"] == band["max_abs_err"]
+        assert r["speedup_max_rel_err"] == band["max_rel_err"]
 
 
 def test_plan_uses_the_users_acceptance_in_place_of_the_prior() -> None:

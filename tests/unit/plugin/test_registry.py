@@ -22,6 +22,7 @@ BUILTINS = {
     "pard",
     "sa",
     "dspark",
+    "suffix",
 }
 
 

@@ -38,9 +38,17 @@ INLINE = {
     "reference-eagle3-unary": "extends: cpu-smollm2\nserving: {streaming: false}\n",  # not decoupled
     "llmapi-eagle3-streaming": ENGINE.replace("tensorrt", "pytorch").replace("max_seq_len: 4096", "streaming: true")
     + "speculative: {mechanism: eagle3, draft_len: 3, draft_model: yuhuili/EAGLE3-LLaMA3.1-Instruct-8B}\n",
+    # Triton's vLLM backend: a pinned revision, a schedule turned off above its concurrency
+    "vllm-ngram-schedule": ENGINE.replace("runtime: {backend: tensorrt, trtllm_version: 1.2.1}",
+                                          "runtime: {backend: vllm, vllm_version: 0.32.0}").replace(
+        "{model: meta-llama/Llama-3.1-8B-Instruct}",
+        "{model: meta-llama/Llama-3.1-8B-Instruct, revision: 0e9e39f249a16976918f6564b8830bc894c89659}")
+    + "speculative: {mechanism: ngram, draft_len: 3, schedule: {1: 3, 4: 1}, max_concurrency: 6, "
+      "options: {max_matching_ngram_size: 4}}\ntriton: {model_name: vllm_model}\n",
 }
 SHIPPED = {"llmapi-eagle3": "h200-eagle3", "llmapi-draft_target": "h100-draft-target",
-           "engine-medusa": "l40s-medusa-engine", "reference-eagle3": "cpu-smollm2"}
+           "engine-medusa": "l40s-medusa-engine", "reference-eagle3": "cpu-smollm2",
+           "vllm-eagle3": "h100-vllm-eagle3", "vllm-mtp": "h100-vllm-mtp-qwen3-next"}
 
 
 def _resolve(case: str, tmp_path: Path):  # type: ignore[no-untyped-def]

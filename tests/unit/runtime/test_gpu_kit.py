@@ -76,7 +76,7 @@ def test_specdeploy_gets_its_entry_points_without_a_wheel(kit, tmp_path):
     kit.install(tmp_path / "site")
     (info,) = (tmp_path / "site").glob("specdeploy-*.dist-info")
     mechanisms = {e.name: e.value for e in _group_of(info / "entry_points.txt", "specdeploy.mechanisms") or []}
-    assert mechanisms["eagle3"] == "specdeploy_mechanisms.eagle3:Eagle3" and len(mechanisms) == 12  # dspark
+    assert mechanisms["eagle3"] == "specdeploy_mechanisms.eagle3:Eagle3" and len(mechanisms) == 13  # suffix
     assert [e.value for e in _group_of(info / "entry_points.txt", "console_scripts") or []] == ["specdeploy.cli:main"]
 
 

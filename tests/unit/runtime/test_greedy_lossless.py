@@ -62,6 +62,21 @@ def test_stats_are_consistent(target, prompts):
     assert set(stats.to_dict()) >= {"accept_hist", "acceptance_length", "tokens_per_s", "ttft_ms", "itl_ms"}
 
 
+def test_tpot_is_per_request_and_itl_per_delivery(target, prompts):
+    """TPOT: one value per request, (last - first token) / (tokens - 1). ITL: one gap per step that gave a
+    sequence tokens, however many it gave (a speculative step gives up to K + 1): not one per token."""
+    rec = Recorder(4)
+    pair = ModelPair(target, noisy_copy(target, 3, 0.3))
+    out = run_batched(pair, prompts, "draft_target", 4, 3, MAX_NEW, 0.0, torch.Generator(), 3, rec)
+    assert all(len(o) == MAX_NEW for o in out) and len(rec.tpot) == len(prompts)
+    assert len(rec.itl) == sum(rec.hist) < len(prompts) * (MAX_NEW - 1)  # drafts accepted: fewer deliveries
+    # a sequence's gaps add up to its first-to-last-token time, which is its TPOT x (tokens - 1)
+    assert sum(rec.itl) == pytest.approx((MAX_NEW - 1) * sum(rec.tpot))
+    stats = rec.finish(1.0, mechanism="draft_target", draft_len=4, concurrency=3, temperature=0.0,
+                       num_prompts=len(prompts))
+    assert stats.itl_ms["mean"] > stats.tpot_ms["mean"] > 0
+
+
 def test_a_finished_row_is_replaced_at_once(target, prompts, reference):
     """In-flight batching: while prompts queue, every step runs `concurrency` rows; static waves would let the
     batch shrink as rows of a wave finish early and then jump back up for the next wave."""

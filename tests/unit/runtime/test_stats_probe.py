@@ -6,7 +6,8 @@ import pytest
 
 from specdeploy.engines.reference.runtime import probe_costs
 from specdeploy.engines.reference.runtime.models import ModelPair
-from specdeploy.engines.reference.runtime.stats import expected_al, percentiles
+from specdeploy.engines.reference.runtime.stats import expected_al
+from specdeploy.metrics import distribution
 from tests.unit.runtime.tiny import tiny_head, tiny_llama
 
 
@@ -17,10 +18,10 @@ def test_expected_al_from_histogram():
     assert expected_al(hist, 2) == pytest.approx(2.3)
 
 
-def test_percentiles_nearest_rank():
+def test_distribution_is_mean_and_nearest_rank_percentiles():
     values = [float(v) for v in range(1, 101)]
-    assert percentiles(values) == {"p50": 50.0, "p90": 90.0, "p99": 99.0, "mean": 50.5}
-    assert percentiles([])["p99"] == 0.0
+    assert distribution(values) == {"p50": 50.0, "p90": 90.0, "p99": 99.0, "mean": 50.5}
+    assert distribution([])["p99"] == 0.0
 
 
 def test_probe_costs_grid():

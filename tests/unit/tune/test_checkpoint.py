@@ -53,7 +53,7 @@ def test_crash_is_recorded_retried_once_then_reported(tmp_path: Path) -> None:
         calls.append(req)
         if req.k == 3:
             raise RuntimeError("CUDA error: an illegal memory access")
-        return {"system_tps": 1.0, "user_tps": 1.0, "cost_s": 1.0}
+        return {"output_token_throughput": 1.0, "output_token_throughput_per_user": 1.0, "cost_s": 1.0}
 
     ck = Checkpoint(tmp_path / "ck.jsonl", "h")
     rec = Recorder(crashy, ck)

@@ -16,6 +16,7 @@ from specdeploy.tune.engine import drive
 from specdeploy.tune.factorized import Factorized
 from specdeploy.tune.fit import implausible_steps
 from specdeploy.tune.types import Request
+from tests.helpers import slowed
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +44,7 @@ def tune(setup, prior, world, tmp_path: Path, fault: Callable[[Request, dict], d
 
 
 def best_k(world, setup, c: int) -> int:  # noqa: ANN001
-    return max((0, *setup.draft_lens), key=lambda k: world.point(c, k)["system_tps"])
+    return max((0, *setup.draft_lens), key=lambda k: world.point(c, k)["output_token_throughput"])
 
 
 def test_a_step_slower_than_more_work_is_implausible() -> None:
@@ -73,7 +74,7 @@ def test_slow_confirmation_runs_are_measured_again(setup, prior, world, tmp_path
 
     def two_slow_runs(req: Request, values: dict) -> dict:
         if (req.kind, req.concurrency, req.k) == ("e2e", c, k) and req.repeat < 2:
-            return {**values, "system_tps": values["system_tps"] * 0.85, "user_tps": values["user_tps"] * 0.85}
+            return slowed(values, 0.85)
         return values
 
     strategy, asked = tune(setup, prior, world, tmp_path, two_slow_runs)
@@ -87,7 +88,7 @@ def test_a_contradicted_prediction_brings_in_the_runner_up(setup, prior, world, 
 
     def best_is_really_7pct_slower(req: Request, values: dict) -> dict:  # what the model cannot know
         if (req.kind, req.concurrency, req.k) == ("e2e", c, k):
-            return {**values, "system_tps": values["system_tps"] * 0.93, "user_tps": values["user_tps"] * 0.93}
+            return slowed(values, 0.93)
         return values
 
     strategy, asked = tune(setup, prior, world, tmp_path, best_is_really_7pct_slower)
@@ -102,7 +103,7 @@ def test_plain_decoding_is_measured_where_the_measured_speedup_is_in_doubt(setup
 
     def speculation_loses_at_64(req: Request, values: dict) -> dict:  # a cost only the speculative loop pays
         if (req.kind, req.concurrency) == ("e2e", c) and req.k > 0:
-            return {**values, "system_tps": values["system_tps"] * 0.4, "user_tps": values["user_tps"] * 0.4}
+            return slowed(values, 0.4)
         return values
 
     strategy, asked = tune(setup, prior, world, tmp_path, speculation_loses_at_64)

@@ -13,6 +13,7 @@ from specdeploy.tune.engine import finish
 from specdeploy.tune.search import Batch, Results, Strategy
 from specdeploy.tune.setup import TuneSetup
 from specdeploy.tune.types import Measurement, Request
+from tests.helpers import slowed
 
 
 class Measured(Strategy):
@@ -30,14 +31,14 @@ def replayed(tmp_path: Path, spread: float, got: float) -> list[str]:
     against a plain-decoding baseline of 100. Returns the tune's problems."""
     setup = TuneSetup("p", "eagle3", True, (1,), (1,), repeats=2)
     strategy = Measured(setup)
-    strategy.book.add([Measurement(Request("e2e", 1, k, r), {"system_tps": tps * (1 + sign * spread),
-                                                              "user_tps": tps * (1 + sign * spread)})
+    run = {"output_token_throughput": 1.0, "output_token_throughput_per_user": 1.0}
+    strategy.book.add([Measurement(Request("e2e", 1, k, r), slowed(run, tps * (1 + sign * spread)))
                        for k, tps in ((0, 100.0), (1, 120.0)) for r, sign in enumerate((-1, 1))])
     assert strategy.decisions()[1].k == 1
 
     def measure(req: Request) -> dict[str, float]:
         assert req.kind == "mixed"
-        return {"system_tps": got, "baseline_tps": 100.0, "cost_s": 1.0}
+        return {"output_token_throughput": got, "plain_output_token_throughput": 100.0, "cost_s": 1.0}
 
     return finish(strategy, Recorder(measure, Checkpoint(tmp_path / "ck.jsonl", "h"))).problems
 

@@ -13,7 +13,9 @@ def book_with(points: dict[tuple[int, int], list[float]], **kw) -> Book:  # noqa
     setup = TuneSetup("p", "eagle3", True, tuple(sorted({c for c, _ in points})), (1, 2, 3, 4), **kw)
     book = Book(setup)
     for (c, k), xs in points.items():
-        book.add([Measurement(Request("e2e", c, k, r), {"system_tps": x, "user_tps": x / c, "itl_p99_ms": 1000 / x})
+        book.add([Measurement(Request("e2e", c, k, r), {"output_token_throughput": x,
+                                                        "output_token_throughput_per_user": x / c,
+                                                        "p99_itl_ms": 1000 / x})
                   for r, x in enumerate(xs)])
     return book
 

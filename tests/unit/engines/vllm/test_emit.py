@@ -42,10 +42,31 @@ def test_sa_is_not_vllms_suffix_decoding() -> None:
         speculative_config("sa", {}, 4, LINE)
 
 
+def test_suffix_maps_its_options_onto_the_suffix_decoding_fields() -> None:
+    options = {"max_tree_depth": 16, "max_cached_requests": 0, "max_spec_factor": 2.0, "min_token_prob": 0.2}
+    spec, origin = speculative_config("suffix", options, 8, LINE)
+    assert spec == {"method": "suffix", "num_speculative_tokens": 8, "suffix_decoding_max_tree_depth": 16,
+                    "suffix_decoding_max_cached_requests": 0, "suffix_decoding_max_spec_factor": 2.0,
+                    "suffix_decoding_min_token_prob": 0.2}
+    assert origin["suffix_decoding_max_tree_depth"] == ("speculative", "options", "max_tree_depth")
+    assert origin["num_speculative_tokens"] == ("speculative", "draft_len")  # the cap of a variable draft
+    assert set(spec) - {"method", "num_speculative_tokens"} <= set(LINE.fields)
+
+
+def test_suffix_gets_one_cap_for_a_tuned_schedule() -> None:
+    # vLLM 0.32's SuffixDecodingProposer asserts the scheduled K equals num_speculative_tokens
+    out = emit("suffix", {}, 6, target="/m", limits=LIMITS, line=LINE, schedule={1: 6, 8: 3}, max_concurrency=16)
+    assert out.speculative is not None and "num_speculative_tokens_per_batch_size" not in out.speculative
+    assert out.speculative["num_speculative_tokens"] == 6
+    assert out.notes[0].startswith("vLLM's suffix takes no per-batch-size schedule (its proposer asserts")
+    assert "K = 6 at every batch size (tuned: 1-7: 6, 8-16: 3, 17-64: 0)" in out.notes[0]
+
+
 @pytest.mark.parametrize(("mechanism", "options", "drafter", "path", "message"), [
     ("eagle3", {}, None, "speculative.draft_model", "needs a drafter model"),
     ("ngram", {}, "/m", "speculative.draft_model", "takes no drafter model"),
     ("ngram", {"window": 3}, None, "speculative.options.window", "has no option 'window'"),
+    ("suffix", {}, "/m", "speculative.draft_model", "takes no drafter model"),
     ("eagle3", {"dynamic_tree": True}, "/m", "speculative.options.dynamic_tree", "no dynamic tree"),
     ("mtp", {"relaxed_acceptance": True}, None, "speculative.options.relaxed_acceptance", "no relaxed acceptance"),
     ("medusa", {}, "/m", "speculative.mechanism", "has no method for 'medusa'"),
@@ -110,6 +131,6 @@ def test_every_mechanisms_vllm_declaration_names_a_method_of_its_line() -> None:
     from specdeploy.plugin.registry import registry
 
     declared = {name: cls.engines["vllm"] for name, cls in registry().items() if "vllm" in cls.engines}
-    assert set(declared) == {"ngram", "draft_target", "eagle", "eagle3", "mtp", "dspark"}
+    assert set(declared) == {"ngram", "draft_target", "eagle", "eagle3", "mtp", "dspark", "suffix"}
     for method in declared.values():
         assert isinstance(method, VllmMethod) and method.method in LINE.methods and LINE.name in method.lines

@@ -26,6 +26,8 @@ CASES: dict[str, tuple[Path, tuple[str, ...]]] = {
                                    "speculative.draft_model=specdeploy/smollm2-135m-drafter")),
     "vllm-cpu-eagle3": (CPU, ("speculative.mechanism=eagle3", "speculative.options=null",
                               "speculative.draft_model=specdeploy/smollm2-135m-eagle3")),
+    "vllm-cpu-suffix": (CPU, ("speculative.mechanism=suffix", "speculative.options=null", "speculative.draft_len=12",
+                              "speculative.options.max_cached_requests=1000")),
     "vllm-h100-eagle3": (ROOT / "profiles" / "h100" / "h100-vllm-eagle3.yaml", ()),
     "vllm-h100-mtp-qwen3-next": (ROOT / "profiles" / "h100" / "h100-vllm-mtp-qwen3-next.yaml", ()),
 }
@@ -57,6 +59,29 @@ def test_a_tuned_schedule_becomes_num_speculative_tokens_per_batch_size(update_g
     match_golden_file(GOLDEN / "vllm-h100-eagle3-schedule" / CONFIG_FILE, texts[CONFIG_FILE], update_golden)
 
 
+def test_a_fetched_hub_model_is_its_id_pinned_by_revision() -> None:
+    """vLLM expands no variable in `--config`: a fetched hub checkpoint is named by id and commit, which vLLM finds
+    in the hub cache, never as a `${HF_HUB_CACHE}/...` path; the drafter's commit goes to the speculative config."""
+    resolved = load_and_resolve(str(CASES["vllm-h100-eagle3"][0]))
+    target, draft = "a" * 40, "b" * 40
+    texts, out = vllm_files(resolved, {"fetch.target": {"kind": "hub", "revision": target},
+                                       "fetch.draft": {"kind": "hub", "revision": draft}})
+    assert "${" not in texts[CONFIG_FILE] and out.speculative is not None
+    assert (out.serve["model"], out.serve["revision"]) == ("meta-llama/Llama-3.1-8B-Instruct", target)
+    assert (out.speculative["model"], out.speculative["revision"]) == ("yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", draft)
+    assert out.origin["--revision"] == ("target", "revision")
+
+
+def test_a_tune_steps_recorded_ranges_reach_the_emitted_schedule() -> None:
+    """The tune step's outputs (and the lock) carry canonical `ranges` beside the lower bounds; emission reads them."""
+    resolved = load_and_resolve(str(CASES["vllm-h100-eagle3"][0]))
+    tuned = {"tune.draft_len": {**TUNED["tune.draft_len"], "ranges": [[1, 3, 4], [4, 15, 2], [16, 32, 1]]}}
+    _, out = vllm_files(resolved, tuned)
+    assert out.speculative is not None
+    assert out.speculative["num_speculative_tokens_per_batch_size"] == [[1, 3, 4], [4, 15, 2], [16, 32, 1],
+                                                                          [33, 64, 0]]
+
+
 def test_a_vllm_profile_plans_emit_and_self_check_without_triton() -> None:
     plan = make_plan(load_and_resolve(str(CPU)))
     ids = [s.id for s in plan.steps]
@@ -77,7 +102,7 @@ def test_the_release_line_and_efficiency_profile_come_from_the_engine() -> None:
 def test_the_matrix_has_a_vllm_column_from_the_plugins_declarations() -> None:
     support = {row.name: row.support.get("vllm") for row in mechanisms()}
     assert {name for name, lines in support.items() if lines} == {"ngram", "draft_target", "eagle", "eagle3", "mtp",
-                                                                  "dspark"}
+                                                                  "dspark", "suffix"}
     assert support["eagle3"] == ["0.32"] and support["sa"] is None and support["medusa"] is None
 
 
