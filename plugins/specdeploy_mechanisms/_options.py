@@ -24,12 +24,13 @@ class DsparkOptions(BaseModel):
         None,
         ge=1,
         description="vLLM `dspark_draft_topk`: score only the top-k base-logit candidates in the Markov projection "
-        "(Qwen3 and Qwen3-Omni DSpark drafters only; draft tensor parallelism 1); unset: the drafter config's value.",
+        "(Qwen3 and Qwen3-Omni DSpark drafters only; draft tensor parallelism 1); unset: the drafter config's value. "
+        "vLLM only: refused on TensorRT-LLM.",
     )
     adaptive_verification: bool = Field(
         False,
         description="vLLM `enable_adaptive_verification`: size each request's verification from the drafter's "
-        "confidence.",
+        "confidence. vLLM only: refused on TensorRT-LLM.",
     )
 
 

@@ -88,9 +88,12 @@ class Eagle3(Mechanism):
         return float(k * ctx.forward(ctx.layer(ctx.draft or ctx.target), batch=batch, lm_vocab=head))
 
 
-def _refused(opts: Any, line: Any) -> str | None:
+def _refused(opts: Any, line: Any) -> Issue | None:
+    """Two-model EAGLE-3 where the TensorRT-LLM range refuses it or nobody read it (its `eagle3_two_model` rule)."""
     if not getattr(opts, "one_model", True) and line.eagle3_two_model in ("refused", "unknown"):
-        return f"two-model EAGLE-3 is {line.eagle3_two_model} on TensorRT-LLM {line.range}"
+        return Issue(("speculative", "options", "one_model"), f"two-model EAGLE-3 is {line.eagle3_two_model} on "
+                     f"TensorRT-LLM {line.range} ({line.sources.get('eagle3_two_model', 'UNKNOWN')})",
+                     "set options.one_model: true, or pin runtime.trtllm_version: 1.3.0rc23 or 1.2.1")
     return None
 
 
@@ -108,16 +111,12 @@ def _fields(opts: Any, line: Any) -> dict[str, Any]:
 
 
 def _two_model(ctx: CheckContext, opts: Eagle3Options) -> Iterator[Issue]:
-    """Two-model EAGLE-3 where the TensorRT-LLM range refuses or deprecates it (its `eagle3_two_model` rule)."""
+    """Two-model EAGLE-3 where the TensorRT-LLM range deprecates it (where it refuses it: `_refused`, which the
+    core reports)."""
     line = ctx.line
     if line is None or opts.one_model:
         return
     version = ctx.profile.runtime.trtllm_version
-    if line.eagle3_two_model in ("refused", "unknown"):
-        yield Issue(("speculative", "options", "one_model"),
-                    f"two-model EAGLE-3 is {line.eagle3_two_model} on TensorRT-LLM {version} (range "
-                    f"{line.range}: {line.sources.get('eagle3_two_model', 'UNKNOWN')})",
-                    "set options.one_model: true, or pin runtime.trtllm_version: 1.3.0rc23 or 1.2.1")
-    elif line.eagle3_two_model == "deprecated":
+    if line.eagle3_two_model == "deprecated":
         yield Issue(("speculative", "options", "one_model"), f"two-model EAGLE-3 is deprecated on TensorRT-LLM "
                     f"{version} (removed from 1.3.0rc27)", "set options.one_model: true", severity="warning")

@@ -12,9 +12,13 @@ import importlib
 import importlib.util
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from specdeploy.errors import StepFailed
+
+if TYPE_CHECKING:
+    from specdeploy.plan.model import Step
+    from specdeploy.resolve.resolved import Resolved
 
 ACTIONS: dict[str, str] = {
     "fetch": "specdeploy.execute.fetch:fetch",
@@ -77,7 +81,7 @@ RUNTIME_INPUTS: dict[str, str] = {
 `measuring backend changed`."""
 
 
-def runtime_inputs(step: Any, resolved: Any) -> dict[str, str]:
+def runtime_inputs(step: Step, resolved: Resolved) -> dict[str, str]:
     target = RUNTIME_INPUTS.get(step.action or "")
     if target is None:
         return {}

@@ -13,7 +13,7 @@ from typing import Any
 from specdeploy.errors import UsageError
 from specdeploy.execute.manifest import MANIFEST, TUNE_RESULT, lock_record, profile_hash
 from specdeploy.execute.portable import expand
-from specdeploy.plan.planner import TUNE_STEP
+from specdeploy.plan.model import TUNE_STEP
 from specdeploy.resolve.resolved import Resolved
 
 

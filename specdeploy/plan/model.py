@@ -20,6 +20,10 @@ class Stage(str, Enum):
     CHECK = "check"
 
 
+TUNE_STEP = "tune.draft_len"
+"""The id of the step that chooses K per concurrency; emit and render read its outputs (`execute.tuned`)."""
+
+
 @dataclass(frozen=True)
 class Step:
     """One unit of work with a stable id (`engine.target`, `emit.llm_api`, `render.triton`).

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from specdeploy.plan.model import Plan, Stage, Step
+from specdeploy.plan.model import TUNE_STEP, Plan, Stage, Step
 from specdeploy.plugin.registry import get_engine
 from specdeploy.resolve.resolved import Resolved
 
 if TYPE_CHECKING:  # the performance model is imported only when there is advice to give
     from specdeploy.perfmodel import Advice
+    from specdeploy.profile.schema import Profile
 
 
 def _fetch_steps(resolved: Resolved) -> list[Step]:
@@ -46,8 +47,6 @@ def needs_tune(resolved: Resolved) -> bool:
 
     return tunes(resolved.profile, resolved.loaded.mechanism, resolved.loaded.options)
 
-
-TUNE_STEP = "tune.draft_len"
 
 
 def _tune_step(resolved: Resolved, after: tuple[str, ...]) -> list[Step]:
@@ -117,7 +116,7 @@ def _values(resolved: Resolved) -> list[dict[str, Any]]:
             for path, value in flatten((), loaded.profile.model_dump(mode="json", exclude_none=True))]
 
 
-def servable(profile: Any) -> list[int]:
+def servable(profile: Profile) -> list[int]:
     """The tune's concurrencies the deployment can serve (at most serving.max_batch_size requests at once)."""
     cap = profile.serving.max_batch_size
     return [c for c in profile.tune.concurrency if c <= cap] or [cap]

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from specdeploy.plan.model import Step
     from specdeploy.plugin.base import CheckContext, Mechanism
     from specdeploy.plugin.layout import TritonLayout
+    from specdeploy.profile.schema import Profile
+    from specdeploy.resolve.resolved import Resolved
 
 
 class RangeNote(TypedDict):
@@ -117,11 +119,11 @@ class Engine:
     """`specdeploy serve` of a built artifact starts the engine's own server (`start_server`), not tritonserver;
     its Triton layouts, if any, are rendered only when `triton.layout` names one (for a Triton host)."""
 
-    def release(self, profile: Any) -> str | None:
+    def release(self, profile: Profile) -> str | None:
         """The release the profile targets (the value of `runtime.<version_field>`)."""
         return getattr(profile.runtime, self.version_field) if self.version_field else None
 
-    def release_line(self, profile: Any) -> Any:
+    def release_line(self, profile: Profile) -> Any:
         """The contract range of the profile's release (a `ReleaseLine`: its `.name` is what mechanisms' support
         names, the rest is the engine's own contract); None for an engine without release lines."""
         return None
@@ -145,20 +147,20 @@ class Engine:
         """Per release range of `lines` that has `mechanism`: how it is spelled and what differs (the matrix)."""
         return []
 
-    def check_installed(self, resolved: Any) -> None:
+    def check_installed(self, resolved: Resolved) -> None:
         """Before a build: refuse when the engine installed here is not the release the profile pins."""
 
-    def preview(self, resolved: Any) -> dict[str, str]:
+    def preview(self, resolved: Resolved) -> dict[str, str]:
         """{name: text} of the files the emit step would write, before any fetch or tune (`build --dry-run`)."""
         return {}
 
-    def serving_args(self, resolved: Any, *, draft_len: int, schedule: Any, max_concurrency: int | None
+    def serving_args(self, resolved: Resolved, *, draft_len: int, schedule: Any, max_concurrency: int | None
                      ) -> dict[str, Any]:
         """What the engine's Triton layout loads the model with (TensorRT-LLM's LLM() arguments, `model.yaml`;
         vLLM's AsyncEngineArgs, `model.json`)."""
         return {}
 
-    def serving_notes(self, resolved: Any, args: dict[str, Any]) -> list[str]:
+    def serving_notes(self, resolved: Resolved, args: dict[str, Any]) -> list[str]:
         """Comment lines for the emitted serving arguments: where the engine will not do what they say."""
         return []
 
@@ -166,7 +168,7 @@ class Engine:
         """The `TritonLayout` of one of `layouts` (imports its module: rendering, checking and serving ask)."""
         raise NotImplementedError(f"the {self.name} engine has no Triton layout {name!r}")
 
-    def triton_params(self, resolved: Any) -> dict[str, Any]:
+    def triton_params(self, resolved: Resolved) -> dict[str, Any]:
         """The profile's mechanism on this engine's Triton layout: `target` (the served model's speculative
         parameters) and `draft_engine` (a second model drafts)."""
         return {}
@@ -197,7 +199,7 @@ class Engine:
         """(`doctor`'s lines about this engine on this machine, what a GPU build with it lacks here)."""
         return {}, []
 
-    def generate(self, resolved: Any, prompt: str, *, mechanism: str, draft_len: int, max_tokens: int
+    def generate(self, resolved: Resolved, prompt: str, *, mechanism: str, draft_len: int, max_tokens: int
                  ) -> Generation:
         """One chat answer decoded in this process (engines with `in_process`)."""
         raise NotImplementedError(f"the {self.name} engine does not answer in specdeploy's process")
@@ -209,11 +211,11 @@ class Engine:
         answers requests. The caller records, waits on and stops it (`serves_itself` engines)."""
         raise NotImplementedError(f"the {self.name} engine has no server of its own: Triton serves it")
 
-    def kv_cache_fp8(self, profile: Any) -> bool:
+    def kv_cache_fp8(self, profile: Profile) -> bool:
         """Whether the engine stores the KV cache in FP8 for this profile (the memory fit asks)."""
         return False
 
-    def build_steps(self, resolved: Any, after: tuple[str, ...]) -> list[Step]:
+    def build_steps(self, resolved: Resolved, after: tuple[str, ...]) -> list[Step]:
         """The build steps after fetch (emit, convert, compile), depending on the steps in `after`."""
         return []
 
@@ -221,13 +223,13 @@ class Engine:
         """Step action name -> "module:function" for the actions this engine's steps run."""
         return {}
 
-    def measuring(self, resolved: Any) -> tuple[bool, str]:
+    def measuring(self, resolved: Resolved) -> tuple[bool, str]:
         """(whether the engine's tune backend can measure on this machine, why)."""
         return False, f"the {self.name} engine has no measuring tune backend"
 
-    def make_tune_backend(self, resolved: Any, setup: Any, work: Path) -> Any:
+    def make_tune_backend(self, resolved: Resolved, setup: Any, work: Path) -> Any:
         """The measuring backend (a `MeasureFn`) for `tune --backend <tune_backend>`."""
         raise NotImplementedError(f"the {self.name} engine has no measuring tune backend")
 
-    def check_tune_backend(self, resolved: Any) -> None:
+    def check_tune_backend(self, resolved: Resolved) -> None:
         """The usage error a tune with this engine's backend would meet, raised before anything is written."""

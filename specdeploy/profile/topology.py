@@ -12,10 +12,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from specdeploy.issues import Issue
 from specdeploy.plugin.registry import get_engine, layout_named
+
+if TYPE_CHECKING:
+    from specdeploy.profile.schema import Profile
 
 NODE_GPUS: dict[str, tuple[int, str]] = {
     "h200": (8, "NVIDIA-H200"),
@@ -57,21 +60,21 @@ class Topology:
         return self.world > self.node_gpus
 
 
-def node_gpus(profile: Any) -> int | None:
+def node_gpus(profile: Profile) -> int | None:
     """deploy.gpus_per_node, else the GPU table's node size; None when the GPU is not named."""
     if profile.deploy.gpus_per_node is not None:
         return int(profile.deploy.gpus_per_node)
     return NODE_GPUS[profile.hardware.gpu][0] if profile.hardware.gpu in NODE_GPUS else None
 
 
-def gpu_product(profile: Any) -> str | None:
+def gpu_product(profile: Profile) -> str | None:
     kube = profile.deploy.kubernetes
     if kube.gpu_product is not None:
         return str(kube.gpu_product)
     return NODE_GPUS[profile.hardware.gpu][1] if profile.hardware.gpu in NODE_GPUS else None
 
 
-def deploy_name(profile: Any, profile_name: str) -> str:
+def deploy_name(profile: Profile, profile_name: str) -> str:
     """deploy.name, else the profile's name made a DNS-1123 label."""
     if profile.deploy.name:
         return str(profile.deploy.name)
@@ -79,7 +82,7 @@ def deploy_name(profile: Any, profile_name: str) -> str:
     return name or "specdeploy"
 
 
-def topology_issues(profile: Any, targets: list[str] | tuple[str, ...]) -> Iterator[Issue]:
+def topology_issues(profile: Profile, targets: list[str] | tuple[str, ...]) -> Iterator[Issue]:
     """Every reason these targets cannot be rendered for this profile (located at the field to change)."""
     if not targets:
         return
@@ -116,7 +119,7 @@ def topology_issues(profile: Any, targets: list[str] | tuple[str, ...]) -> Itera
                     if world % size == 0 else f"use a tensor_parallel that divides {size}")
 
 
-def topology(profile: Any) -> Topology:
+def topology(profile: Profile) -> Topology:
     """The Topology of a profile that passed topology_issues."""
     hw = profile.hardware
     size = node_gpus(profile) or hw.tensor_parallel * hw.pipeline_parallel

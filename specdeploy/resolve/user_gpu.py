@@ -3,15 +3,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from specdeploy.profile.gpu import TABLE_GPUS
 from specdeploy.resolve.gpus import FIGURES, GPUS, GpuSpec
 
+if TYPE_CHECKING:
+    from specdeploy.profile.schema import GpuFigures, Hardware
+
 GIB = 1024**3
 
 
-def user_gpu(name: str, spec: Any, where: str) -> GpuSpec:
+def user_gpu(name: str, spec: GpuFigures, where: str) -> GpuSpec:
     """The GpuSpec of a described GPU, every figure labelled user-given; `where` is the file:line of gpu_spec."""
     given = f"user-given: hardware.gpu_spec ({where})"
     return GpuSpec(
@@ -28,7 +31,7 @@ def user_gpu(name: str, spec: Any, where: str) -> GpuSpec:
     )
 
 
-def named_gpu(hardware: Any, where: str) -> GpuSpec | None:
+def named_gpu(hardware: Hardware, where: str) -> GpuSpec | None:
     """The GPU a valid `hardware` section names or describes; None for `auto` (detected at build) and `cpu`."""
     if hardware.gpu_spec is not None:
         return user_gpu(hardware.gpu, hardware.gpu_spec, where)

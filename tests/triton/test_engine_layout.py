@@ -11,19 +11,8 @@ from specdeploy.api import load_and_resolve
 from specdeploy.errors import UsageError
 from specdeploy.render.actions import render_resolved
 from specdeploy.serve.client import ask
+from tests.triton.helpers import MEDUSA
 
-MEDUSA = """
-target: {model: TARGET}
-hardware: {gpu: l40s}
-runtime: {backend: tensorrt, trtllm_version: 1.2.1}
-speculative:
-  mechanism: medusa
-  draft_model: TARGET
-  draft_len: 4
-  options: {num_heads: 3, choices: [[0], [0, 0], [1], [0, 0, 0]]}
-serving: {max_batch_size: 4, max_seq_len: 2048}
-triton: {layout: engine}
-"""
 DRAFT_TARGET = MEDUSA.replace("mechanism: medusa", "mechanism: draft_target").replace(
     "draft_model: TARGET", "draft_model: DRAFT").replace(
     "  options: {num_heads: 3, choices: [[0], [0, 0], [1], [0, 0, 0]]}\n", "")

@@ -22,6 +22,7 @@ from specdeploy.profile.shipped import shipped_profiles
 from specdeploy.render.actions import render_resolved
 from specdeploy.render.check import check_repo
 from specdeploy.render.context import layout_of
+from tests.triton.helpers import double_answer
 
 VARIANTS = {  # folder suffix -> (shipped profile, --set): what the shipped profiles do not cover
     "streaming": ("h200-eagle3", ("serving.streaming=true",)),  # decoupled: streaming through the double
@@ -29,12 +30,6 @@ VARIANTS = {  # folder suffix -> (shipped profile, --set): what the shipped prof
     "scheduled": ("h200-eagle3", ("speculative.schedule={1: 8, 4: 4, 8: 2}",)),  # a tuned per-concurrency K
 }
 MAX_TOKENS = 24
-
-
-def answer(prompt: str, count: int = MAX_TOKENS) -> str:
-    """What the double answers (tests/fixtures/fake_trtllm/README.md), derived independently here."""
-    words = prompt.split()[::-1]
-    return " ".join(words[i % len(words)] for i in range(count))
 
 
 def _layout(name: str) -> str | None:
@@ -132,7 +127,7 @@ def test_every_llmapi_repository_batches_concurrent_requests(served) -> None:  #
         ask = _ask_streaming if decoupled else _ask
         with ThreadPoolExecutor(16) as pool:
             answers = list(pool.map(lambda p: ask(server, model, p), prompts))  # noqa: B023 - consumed here
-        assert answers == [answer(p) for p in prompts], model
+        assert answers == [double_answer(p, MAX_TOKENS) for p in prompts], model
         stats = json.loads((record / f"{model}.json").read_text())
         assert stats["max_in_flight"] >= 8, (model, stats)
         assert stats["finished"] >= 16
@@ -173,4 +168,4 @@ def test_a_bad_request_gets_an_error_and_the_model_stays_up(served) -> None:  # 
     server = models[model][0]
     with pytest.raises(InferenceServerException, match="streaming needs decoupled: true"):
         server.client().infer(model, _inputs("stream me", streaming=True), client_timeout=30)
-    assert _ask(server, model, "still here") == answer("still here")
+    assert _ask(server, model, "still here") == double_answer("still here", MAX_TOKENS)

@@ -7,7 +7,6 @@ mid-request cancels its Triton request (before, unstreamed: it decoded on to max
 from __future__ import annotations
 
 import functools
-import http.client
 import json
 import os
 import signal
@@ -22,8 +21,8 @@ from typing import Any
 import pytest
 
 from specdeploy.api import generate
+from tests.triton.helpers import LLMAPI, LONG, MEDUSA, SETS, double_answer, leave, serve_smollm2
 from tests.triton.reference_client import answer
-from tests.triton.test_serve_ask import SETS, serve
 
 QUESTION = "What is 2 + 2?"
 
@@ -33,7 +32,7 @@ def served(tmp_path_factory: pytest.TempPathFactory, backends: Path) -> Iterator
     """`specdeploy serve` of cpu-smollm2 (one for this module): what it recorded (`openai`, `grpc`, ...)."""
     pytest.importorskip("torch")
     pytest.importorskip("openai")
-    server, state, _ = serve(tmp_path_factory.mktemp("openai") / "art")
+    server, state, _ = serve_smollm2(tmp_path_factory.mktemp("openai") / "art")
     try:
         yield dict(json.loads(state.read_text()))
     finally:
@@ -165,7 +164,6 @@ def test_engine_chat_reaches_the_model_templated(write_profile, tiny_tokenizer: 
     from specdeploy.api import load_and_resolve
     from specdeploy.render.actions import render_resolved
     from specdeploy.serve.local import start_frontend
-    from tests.triton.test_engine_layout import MEDUSA
 
     tokenizer = AutoTokenizer.from_pretrained(tiny_tokenizer)
     tokenizer.chat_template = CHAT_TEMPLATE
@@ -198,8 +196,6 @@ def test_llmapi_chat_reaches_the_llm_templated(write_profile, tiny_tokenizer: Pa
     from specdeploy.render.actions import render_resolved
     from specdeploy.render.server import start_server
     from specdeploy.serve.local import find_repository, start_frontend
-    from tests.triton.test_llmapi_double import answer
-    from tests.triton.test_other_layouts import LLMAPI
 
     profile = write_profile(LLMAPI)
     tokenizer = AutoTokenizer.from_pretrained(tiny_tokenizer)
@@ -214,31 +210,13 @@ def test_llmapi_chat_reaches_the_llm_templated(write_profile, tiny_tokenizer: Pa
         server.frontend = start_frontend(server, model, 0)
         client: Any = openai.OpenAI(base_url=server.frontend.url, api_key="unused")
         reply = client.chat.completions.create(model=model, max_tokens=8, messages=CHAT)
-        assert reply.choices[0].message.content == answer(RENDERED, 8) and reply.usage.prompt_tokens == 10
-        counted = len(tokenizer.encode(answer(RENDERED, 8), add_special_tokens=False))
+        assert reply.choices[0].message.content == double_answer(RENDERED, 8) and reply.usage.prompt_tokens == 10
+        counted = len(tokenizer.encode(double_answer(RENDERED, 8), add_special_tokens=False))
         assert reply.usage.completion_tokens == counted > 0  # text only from the LLM: counted by its tokenizer
     finally:
         if server.frontend is not None:
             server.frontend.stop()
         server.stop()
-
-
-LONG = {"max_tokens": 1000, "ignore_eos": True}  # 1000 tokens, tens of seconds on the CPU: still going when checked
-
-
-def leave(base: str, path: str, body: dict[str, Any]) -> None:
-    """Send a request and disconnect: after the first SSE event when streamed, else after 3 s of decoding."""
-    url = urllib.parse.urlsplit(base)
-    connection = http.client.HTTPConnection(url.hostname or "127.0.0.1", url.port, timeout=300)
-    connection.request("POST", f"{url.path}/{path}", json.dumps(body), {"Content-Type": "application/json"})
-    if body.get("stream"):
-        response = connection.getresponse()
-        assert response.status == 200
-        while not response.readline().startswith(b"data:"):
-            pass
-    else:
-        time.sleep(3.0)
-    connection.close()
 
 
 @pytest.mark.parametrize("stream", [True, False], ids=["streamed", "unstreamed"])

@@ -11,14 +11,8 @@ from specdeploy.api import load_and_resolve
 from specdeploy.render.actions import render_resolved
 from specdeploy.render.check import check_repo
 from specdeploy.render.model import RenderInputs
+from tests.triton.helpers import LLMAPI
 from tests.triton.reference_client import answer
-
-LLMAPI = """
-target: {model: TARGET}
-hardware: {gpu: h200}
-runtime: {backend: pytorch, trtllm_version: 1.2.1}
-speculative: {mechanism: eagle3, draft_len: 3, draft_model: yuhuili/EAGLE3-LLaMA3.1-Instruct-8B}
-"""
 
 
 def test_llmapi_load_fails_on_the_tensorrt_llm_import(write_profile, tmp_path, server_factory):  # type: ignore[no-untyped-def]

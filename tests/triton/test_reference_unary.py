@@ -38,8 +38,8 @@ import pytest
 from specdeploy.api import load_and_resolve
 from specdeploy.render.actions import render_resolved
 from specdeploy.render.model import RenderInputs
+from tests.triton.helpers import LONG, leave
 from tests.triton.reference_client import http_generate, stream, unary
-from tests.triton.test_openai_endpoint import LONG, leave
 
 PROMPTS = ["What is 2 + 2?", "Name three colors.", "Write a haiku about GPUs.", "Why is the sky blue?"]
 SETS = ("speculative.draft_len=2", "serving.max_batch_size=4", "tune.output_len=16")

@@ -4,7 +4,6 @@ no tritonserver left behind after SIGHUP (a closed terminal) or SIGKILL of `serv
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -12,50 +11,13 @@ import sys
 import time
 from pathlib import Path
 
-from tests.triton.test_serve_ask import ENV, gone, wait_served
-
-CONFIG = """name: "{name}"
-backend: "python"
-max_batch_size: 0
-input [{{ name: "IN" data_type: TYPE_INT32 dims: [ 1 ] }}]
-output [{{ name: "OUT" data_type: TYPE_INT32 dims: [ 1 ] }}]
-instance_group [{{ kind: KIND_CPU count: 1 }}]
-"""
-MODEL = """import triton_python_backend_utils as pb_utils
-
-
-class TritonPythonModel:
-    def execute(self, requests):
-        return [pb_utils.InferenceResponse([pb_utils.Tensor("OUT", pb_utils.get_input_tensor_by_name(
-            r, "IN").as_numpy() + {add})]) for r in requests]
-"""
-
-
-def echo_repo(folder: Path, add: int, *, planted: bool = False) -> Path:
-    """A repository `serve` accepts: a manifest naming one python model `echo` (adds `add`)."""
-    names = ["echo", "planted"] if planted else ["echo"]
-    for name in names:
-        (folder / name / "1").mkdir(parents=True)
-        (folder / name / "config.pbtxt").write_text(CONFIG.format(name=name))
-        (folder / name / "1" / "model.py").write_text(MODEL.format(add=add))
-    (folder / "specdeploy-repo.json").write_text(json.dumps({"layout": "test", "models": ["echo"]}))
-    return folder
+from tests.triton.helpers import ENV, echo_repo, gone, infer, wait_served
 
 
 def start(folder: Path) -> tuple[subprocess.Popen[bytes], dict[str, object]]:
     process = subprocess.Popen([sys.executable, "-m", "specdeploy", "serve", str(folder), "--openai-port", "0"],
                                env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     return process, wait_served(process, folder)
-
-
-def infer(url: str, value: int) -> int:
-    import numpy as np
-    import tritonclient.grpc as grpcclient
-
-    client = grpcclient.InferenceServerClient(url)
-    tensor = grpcclient.InferInput("IN", [1], "INT32")
-    tensor.set_data_from_numpy(np.array([value], dtype=np.int32))
-    return int(client.infer("echo", [tensor]).as_numpy("OUT")[0])
 
 
 def wait_gone(pid: int, seconds: float = 30) -> bool:

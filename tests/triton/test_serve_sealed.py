@@ -5,12 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import py_compile
-import signal
-import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -18,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import activated_venv_env
-from tests.triton.test_serve_ask import ENV
-from tests.triton.test_serve_faults import MODEL, echo_repo, infer
+from tests.triton.helpers import ENV, MODEL, echo_repo, infer, planted_bytecode, serve_gated, stop
 
 PAYLOAD = """import pathlib
 pathlib.Path({marker!r}).write_text("ran")
@@ -32,23 +26,6 @@ class TritonPythonModel:
 PWN_CONFIG = {"name": "pwn", "backend": "python", "max_batch_size": 0,
               "input": [{"name": "IN", "data_type": "TYPE_INT32", "dims": [1]}],
               "output": [{"name": "OUT", "data_type": "TYPE_INT32", "dims": [1]}]}
-
-
-def serve(folder: Path, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], dict[str, object] | None]:
-    """`specdeploy serve` on `folder`: (process, its endpoint record), or (process, None) once it exited."""
-    process = subprocess.Popen([sys.executable, "-m", "specdeploy", "serve", str(folder), "--no-openai"], env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
-    state = folder / ".specdeploy" / "serve.json"
-    deadline = time.monotonic() + 300
-    while not state.exists() and process.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.3)
-    return process, json.loads(state.read_text()) if state.exists() else None
-
-
-def stop(process: subprocess.Popen[bytes]) -> str:
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGINT)
-    return process.communicate(timeout=60)[0].decode()
 
 
 def http(url: str, body: dict[str, object] | None = None) -> tuple[int, str]:
@@ -77,7 +54,7 @@ def test_nothing_loads_code_into_a_served_repository(tmp_path: Path, backends: P
     before = tree(repo)
     marker = tmp_path / "pwned"
     payload = base64.b64encode(PAYLOAD.format(marker=str(marker)).encode()).decode()
-    process, state = serve(repo, activated_venv_env(Path(sys.prefix)))
+    process, state = serve_gated(repo, activated_venv_env(Path(sys.prefix)))
     try:
         assert state is not None, stop(process)
         assert (repo / ".specdeploy" / "serve.json").stat().st_mode & 0o077 == 0
@@ -103,26 +80,12 @@ def test_nothing_loads_code_into_a_served_repository(tmp_path: Path, backends: P
     assert not (repo / ".specdeploy" / "served").exists()
 
 
-def _planted_bytecode(model: Path) -> None:
-    """A .pyc of other code whose header carries model.py's mtime and size: Python runs it instead of model.py."""
-    evil = model.with_name("evil.py")
-    evil.write_text(MODEL.format(add=1000))
-    pyc = model.parent / "__pycache__" / f"model.{sys.implementation.cache_tag}.pyc"
-    pyc.parent.mkdir()
-    py_compile.compile(str(evil), cfile=str(pyc))
-    evil.unlink()
-    source = model.stat()
-    data = bytearray(pyc.read_bytes())
-    data[8:16] = int(source.st_mtime).to_bytes(4, "little") + (source.st_size & 0xFFFFFFFF).to_bytes(4, "little")
-    pyc.write_bytes(bytes(data))
-
-
 @pytest.mark.parametrize("plant", ["bytecode", "version", "model folder"])
 def test_a_repository_holding_what_render_never_writes_is_not_served(tmp_path: Path, plant: str) -> None:
     """Before: a planted .pyc ran in model.py's place (answers + 1000), a planted `2/` was the version served."""
     repo = echo_repo(tmp_path / "repo", 1, planted=plant == "model folder")
     if plant == "bytecode":
-        _planted_bytecode(repo / "echo" / "1" / "model.py")
+        planted_bytecode(repo / "echo" / "1" / "model.py")
         named = "echo/1/__pycache__"
     elif plant == "version":
         (repo / "echo" / "2").mkdir()
@@ -130,7 +93,7 @@ def test_a_repository_holding_what_render_never_writes_is_not_served(tmp_path: P
         named = "echo/2"
     else:
         named = "planted"
-    process, state = serve(repo, ENV)
+    process, state = serve_gated(repo, ENV)
     output = stop(process)
     assert state is None and process.returncode == 1, output
     assert f"{named}: " in output and "never writes" in output
@@ -140,7 +103,7 @@ def test_a_model_that_fails_to_load_is_named_with_tritons_reason(tmp_path: Path)
     """Loaded at start (no load request to answer with the reason): the reason comes from Triton's log."""
     repo = echo_repo(tmp_path / "repo", 1)
     (repo / "echo" / "1" / "model.py").write_text("raise RuntimeError('no weights here')\n")
-    process, state = serve(repo, ENV)
+    process, state = serve_gated(repo, ENV)
     output = stop(process)
     assert state is None and process.returncode == 1, output
     assert "tritonserver could not load echo:\nfailed to load 'echo' version 1: Internal: RuntimeError: no weights " \

@@ -10,6 +10,7 @@ from specdeploy.plugin.engine import Engine, Generation, ReleaseLine
 if TYPE_CHECKING:
     from specdeploy.plan.model import Step
     from specdeploy.plugin.layout import TritonLayout
+    from specdeploy.resolve.resolved import Resolved
 
 
 class Reference(Engine):
@@ -47,7 +48,7 @@ class Reference(Engine):
         return {"reference_runtime": f"refuses transformers {found}: untested "
                                      f"(pip install 'transformers{supported_range()}')"}, []
 
-    def generate(self, resolved: Any, prompt: str, *, mechanism: str, draft_len: int, max_tokens: int
+    def generate(self, resolved: Resolved, prompt: str, *, mechanism: str, draft_len: int, max_tokens: int
                  ) -> Generation:
         from specdeploy.engines.reference.runtime import generate_text, load_pair_for
 
@@ -61,7 +62,7 @@ class Reference(Engine):
 
         return str(resolve_target_folder(ref))
 
-    def build_steps(self, resolved: Any, after: tuple[str, ...]) -> list[Step]:
+    def build_steps(self, resolved: Resolved, after: tuple[str, ...]) -> list[Step]:
         from specdeploy.plan.model import Stage, Step
 
         return [Step("emit.reference", Stage.EMIT, "write the reference runtime's serving config",
@@ -70,14 +71,14 @@ class Reference(Engine):
     def actions(self) -> dict[str, str]:
         return {"emit_reference": "specdeploy.engines.reference.actions:emit_reference"}
 
-    def measuring(self, resolved: Any) -> tuple[bool, str]:
+    def measuring(self, resolved: Resolved) -> tuple[bool, str]:
         from importlib.util import find_spec
 
         if find_spec("torch") and find_spec("transformers"):
             return True, "the CPU reference runtime measures"
         return False, "the CPU reference runtime (torch, transformers) is not installed"
 
-    def make_tune_backend(self, resolved: Any, setup: Any, work: Path) -> Any:
+    def make_tune_backend(self, resolved: Resolved, setup: Any, work: Path) -> Any:
         from specdeploy.engines.reference.tune import ReferenceBackend
 
         return ReferenceBackend(resolved, setup)

@@ -26,7 +26,8 @@ from specdeploy.engines.trtllm.llm_api import llm_api_options, serving_notes
 from specdeploy.errors import StepFailed
 from specdeploy.execute.context import ActionContext
 from specdeploy.execute.portable import checkpoint_ref
-from specdeploy.execute.tuned import TUNE_STEP, schedule_from, write_output
+from specdeploy.execute.tuned import schedule_from, write_output
+from specdeploy.plan.model import TUNE_STEP
 from specdeploy.resolve.resolved import Resolved
 
 

@@ -6,13 +6,16 @@ land in `checkpoints/<step-id>-<key[:12]>/` and `engines/<step-id>-<key[:12]>/` 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from specdeploy.engines.trtllm.commands import BENCH_DATASET
 from specdeploy.engines.trtllm.declare import build_of
 from specdeploy.errors import UsageError
 from specdeploy.plan.model import Stage, Step
 from specdeploy.resolve.resolved import Resolved
+
+if TYPE_CHECKING:
+    from specdeploy.profile.schema import Profile
 
 FAMILIES = {"llama": "llama", "mistral": "llama", "qwen2": "qwen", "qwen3": "qwen"}
 """model_type -> examples/models/core/<folder> holding its convert_checkpoint.py."""
@@ -51,7 +54,7 @@ def _common(resolved: Resolved, *, auto_ok: bool = True, pp: bool = True) -> lis
     return argv + (["--pp_size", str(hw.pipeline_parallel)] if pp else [])
 
 
-def quantized_by_modelopt(profile: Any) -> bool:
+def quantized_by_modelopt(profile: Profile) -> bool:
     """The target goes through Model-Optimizer's quantize.py (engine backend, a quantization, a plain target)."""
     if profile.runtime.backend != "tensorrt" or profile.target.quantization == "none":
         return False
@@ -59,7 +62,7 @@ def quantized_by_modelopt(profile: Any) -> bool:
     return profile.speculative.mechanism == "none" or (declared is not None and declared.modelopt)
 
 
-def fp8_kv_cache(profile: Any) -> bool:
+def fp8_kv_cache(profile: Profile) -> bool:
     """Whether the emitted commands ask for an FP8 KV cache: only quantize.py's `--kv_cache_dtype fp8` (engine
     backend, fp8) does; the PyTorch backend's YAML never sets kv_cache_config.dtype (the checkpoint's stays)."""
     return quantized_by_modelopt(profile) and profile.target.quantization == "fp8"

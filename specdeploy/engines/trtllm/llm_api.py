@@ -12,6 +12,7 @@ from typing import Any
 from specdeploy.engines.trtllm.declare import decoding_of
 from specdeploy.engines.trtllm.schedule import emit_schedule
 from specdeploy.engines.trtllm.versions import AUTO_DECODING, ONE_MODEL_K, VersionLine
+from specdeploy.issues import Issue, ProfileError
 from specdeploy.resolve.resolved import Resolved
 from specdeploy.schedule import canonical
 
@@ -23,10 +24,11 @@ def _speculative_config(resolved: Resolved, line: VersionLine, k: int, draft_pat
         return {"decoding_type": AUTO_DECODING}
     declared = decoding_of(mech)
     if declared is None or not declared.has(line):
-        raise ValueError(f"TensorRT-LLM {line.name} has no PyTorch support for mechanism '{mech}'")
-    refused = declared.refuse(opts, line)
-    if refused:
-        raise ValueError(refused)
+        raise ProfileError([Issue(("speculative", "mechanism"), f"{mech} is not in TensorRT-LLM {line.range} "
+                                  "(see specdeploy mechanisms)")])
+    refused = declared.refusal(opts, line)
+    if refused is not None:  # validate reports it too: only an unvalidated profile gets here
+        raise ProfileError([refused])
     cfg: dict[str, Any] = {"decoding_type": declared.decoding_type[line.name]}
     if declared.length_keys is not None:  # the target drafts: K under its own keys, no drafter path
         cfg.update(dict.fromkeys(declared.length_keys(line), k))

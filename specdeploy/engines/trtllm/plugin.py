@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from specdeploy.plan.model import Step
     from specdeploy.plugin.base import CheckContext, Mechanism
     from specdeploy.plugin.layout import TritonLayout
+    from specdeploy.profile.schema import Profile
+    from specdeploy.resolve.resolved import Resolved
 
 
 class _Trtllm(Engine):
@@ -24,7 +26,7 @@ class _Trtllm(Engine):
     tune_backend = "trtllm"
     measures = "TensorRT-LLM (trtllm-bench and the LLM API)"
 
-    def release_line(self, profile: Any) -> VersionLine:
+    def release_line(self, profile: Profile) -> VersionLine:
         from specdeploy.engines.trtllm.versions import version_line
 
         return version_line(profile.runtime.trtllm_version)
@@ -45,18 +47,18 @@ class _Trtllm(Engine):
 
         return range_notes(mechanism, lines, self.name)
 
-    def check_installed(self, resolved: Any) -> None:
+    def check_installed(self, resolved: Resolved) -> None:
         from specdeploy.engines.trtllm.selfcheck import installed_release, require_pinned
 
         require_pinned(resolved.profile.runtime.trtllm_version, installed_release())
 
-    def serving_args(self, resolved: Any, *, draft_len: int, schedule: Any, max_concurrency: int | None
+    def serving_args(self, resolved: Resolved, *, draft_len: int, schedule: Any, max_concurrency: int | None
                      ) -> dict[str, Any]:
         from specdeploy.engines.trtllm.llm_api import llm_api_options
 
         return llm_api_options(resolved, draft_len=draft_len, schedule=schedule, max_concurrency=max_concurrency)
 
-    def serving_notes(self, resolved: Any, args: dict[str, Any]) -> list[str]:
+    def serving_notes(self, resolved: Resolved, args: dict[str, Any]) -> list[str]:
         from specdeploy.engines.trtllm.llm_api import serving_notes
 
         return serving_notes(resolved, args)
@@ -84,7 +86,7 @@ class _Trtllm(Engine):
         report = trtllm_report(probe.trtllm_version)
         return report, [] if report["trtllm_contract"] != "-" else ["TensorRT-LLM"]  # "-": absent or broken
 
-    def kv_cache_fp8(self, profile: Any) -> bool:
+    def kv_cache_fp8(self, profile: Profile) -> bool:
         from specdeploy.engines.trtllm.engine import fp8_kv_cache
 
         return fp8_kv_cache(profile)
@@ -93,7 +95,7 @@ class _Trtllm(Engine):
         return {"emit_llm_api": "specdeploy.engines.trtllm.actions:emit_llm_api",
                 "emit_engine": "specdeploy.engines.trtllm.actions:emit_engine"}
 
-    def measuring(self, resolved: Any) -> tuple[bool, str]:
+    def measuring(self, resolved: Resolved) -> tuple[bool, str]:
         """TensorRT-LLM measures where it is installed AND a GPU answers."""
         from specdeploy.execute.needs import installed_trtllm
         from specdeploy.resolve.probe import probe_nvml
@@ -103,12 +105,12 @@ class _Trtllm(Engine):
         names, _, _, error = probe_nvml()
         return (True, "TensorRT-LLM and a GPU measure") if names else (False, f"no NVIDIA GPU ({error})")
 
-    def check_tune_backend(self, resolved: Any) -> None:
+    def check_tune_backend(self, resolved: Resolved) -> None:
         from specdeploy.engines.trtllm.tune import check_installed
 
         check_installed(resolved)
 
-    def make_tune_backend(self, resolved: Any, setup: Any, work: Path) -> Any:
+    def make_tune_backend(self, resolved: Resolved, setup: Any, work: Path) -> Any:
         from specdeploy.engines.trtllm.tune import TrtllmBackend
 
         return TrtllmBackend(resolved, setup, work)
@@ -131,12 +133,12 @@ class Pytorch(_Trtllm):
         yield from contract_issues(ctx, mechanism)
         yield from quantization_issues(ctx)
 
-    def preview(self, resolved: Any) -> dict[str, str]:
+    def preview(self, resolved: Resolved) -> dict[str, str]:
         from specdeploy.engines.trtllm.actions import preview
 
         return preview(resolved)
 
-    def build_steps(self, resolved: Any, after: tuple[str, ...]) -> list[Step]:
+    def build_steps(self, resolved: Resolved, after: tuple[str, ...]) -> list[Step]:
         from specdeploy.engines.trtllm.commands import BENCH_DATASET
         from specdeploy.plan.model import Stage, Step
 
@@ -162,7 +164,7 @@ class Tensorrt(_Trtllm):
             yield Issue(("runtime", "backend"), f"TensorRT-LLM {runtime.trtllm_version} has no engine backend "
                         "(removed in the 1.3 line)", "use backend: pytorch, or trtllm_version: 1.2.1 for engines")
 
-    def triton_params(self, resolved: Any) -> dict[str, Any]:
+    def triton_params(self, resolved: Resolved) -> dict[str, Any]:
         from specdeploy.engines.trtllm.declare import build_of
         from specdeploy.engines.trtllm.engine import engine_draft_len
 
@@ -178,7 +180,7 @@ class Tensorrt(_Trtllm):
 
         return next((n for b in builds() if b.repo_draft_len and (n := b.repo_draft_len(params)) is not None), None)
 
-    def build_steps(self, resolved: Any, after: tuple[str, ...]) -> list[Step]:
+    def build_steps(self, resolved: Resolved, after: tuple[str, ...]) -> list[Step]:
         from specdeploy.engines.trtllm.engine import engine_steps
 
         return engine_steps(resolved, after)

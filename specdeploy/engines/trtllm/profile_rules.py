@@ -29,8 +29,13 @@ def contract_issues(ctx: CheckContext, _mech: Any = None) -> Iterator[Issue]:
     declared = decoding_of(spec.mechanism)  # a mechanism without a declaration: its `support` governs it
     if declared is not None and not declared.has(line):
         yield Issue(("speculative", "mechanism"), f"{spec.mechanism} is not in TensorRT-LLM {version} (range "
-                    f"{line.range}; see specdeploy mechanisms)", "pin a later runtime.trtllm_version")
+                    f"{line.range}): specdeploy emits it for {declared.releases()} (see specdeploy mechanisms)",
+                    f"pin runtime.trtllm_version to {declared.releases()}")
         return
+    if declared is not None and ctx.options is not None:
+        refused = declared.refusal(ctx.options, line)  # a plugin's declared refusal: located, never a traceback
+        if refused is not None:
+            yield refused
     if spec.schedule and spec.mechanism != "none":
         if line.schedule == "unknown":
             yield Issue(("speculative", "schedule"), f"how TensorRT-LLM {version} reads draft_len_schedule is "

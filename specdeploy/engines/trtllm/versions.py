@@ -6,11 +6,12 @@ Every rule names its source (`sources`) or is listed in `UNCONFIRMED` and the ra
 here is guessed silently. Sources (NVIDIA/TensorRT-LLM; docs pages under https://nvidia.github.io/TensorRT-LLM/,
 built from its gh-pages branch at the commit named): `P121` = `1.2.1/_modules/tensorrt_llm/llmapi/llm_args.html`
 (58fb435eacc402f3bd177e60f592c955d2b0719d); `P14` = `1.3.0rc14/.../llm_args.html`
-(c502768cdf4065fa028b2661ce43c0786d25d34b); `P23` = `1.3.0rc23/.../llm_args.html`
-(4cadc0c613b11a9fe1e1d7fea0b328b5aa727c1b); `S1` = `tensorrt_llm/llmapi/llm_args.py` on main, early 2026, before
-1.3.0rc7, and `S2` = the same path on main, mid-2026: copies a source index stored without their commit (its stored
-versions of the path name 0004396720 and fcd3f31, neither of them these), so only the facts nothing else settles
-cite them (the 1.3.0rc0-rc13 range below); the contract tables cite P121 and P23 per class; `D27` =
+(c502768cdf4065fa028b2661ce43c0786d25d34b); `P20`, `P22`, `P23` = `1.3.0rc20/.../llm_args.html`
+(f67b8b9653cc98a22e197e381352422d3c43b8dd), `1.3.0rc22/...` (0694d640e984759d125df55bac27a19e0079fe8e),
+`1.3.0rc23/...` (4cadc0c613b11a9fe1e1d7fea0b328b5aa727c1b); `S1` = `tensorrt_llm/llmapi/llm_args.py` on main,
+early 2026, before 1.3.0rc7, and `S2` = the same path on main, mid-2026: copies a source index stored without their
+commit (its stored versions of the path name 0004396720 and fcd3f31, neither of them these), so only the facts
+nothing else settles cite them (the 1.3.0rc0-rc13 range below); the contract tables cite P121 and P23 per class; `D27` =
 `1.3.0rc27/_sources/features/speculative-decoding.md.txt` (7568f407f9f5ac8202a15e401aed2708c873fa09);
 `A` = docs/design/upstream-audit.md §A.
 """
@@ -40,6 +41,10 @@ UNCONFIRMED: dict[str, str] = {
     "1.4.contract": "no 1.4 release candidate was read; 1.4 profiles use the 1.3.0rc27+ contract, marked UNKNOWN",
     "1.3.dflash_sa_since": "DFlash and SA: absent from S1 (before rc7), present in S2 (between rc14 and rc23) and "
                            "D27; refused before rc14, assumed from rc14 (P14's region for them unread)",
+    "1.3.dspark_since": "DSpark (DSparkDecodingConfig): absent from 1.3.0rc20 (P20: DFlashDecodingConfig is followed "
+                        "by AutoDecodingConfig), present in 1.3.0rc22 (P22) and rc23 (P23); 1.3.0rc21 unread (its "
+                        "rendered llm_args was not stored; its API reference page lists no DSparkDecodingConfig). "
+                        "The 1.3.0rc14-rc22 range refuses it; specdeploy emits it from 1.3.0rc23",
     "1.2.build_plugin_flags": "the exact trtllm-build plugin flag list of 1.2.1 (build.py read at 008b2b8d only)",
     "cli.serve_bench": "trtllm-serve / trtllm-bench flags come from secondary notes (docs/design/trtllm.md §4, §7); "
                        "their click definitions were not read",
@@ -144,7 +149,8 @@ RANGES: tuple[VersionLine, ...] = (
                      "mtp_length": "P23 _remap_deprecated_num_nextn_predict_layers: max_draft_len wins",
                      "acceptance": "P23 acceptance_rate_window_size / acceptance_rate_threshold",
                      "eagle3_two_model": "P23 validate_eagle_config: deprecation warning"},
-            unknown=("1.3.eagle3_two_model_rc24_rc26", "1.3.draft_target_alias", "cli.serve_bench")),
+            unknown=("1.3.eagle3_two_model_rc24_rc26", "1.3.draft_target_alias", "1.3.dspark_since",
+                     "cli.serve_bench")),
     replace(_1_3, range="1.3.0rc27+", low="1.3.0rc27", high="1.4.0rc0", eagle3_two_model="refused",
             sources={"decoding_type": _DT_SRC + "; D27 YAML list", "schedule": _SCHED_13 + "; S2 docstring",
                      "max_concurrency": _EXCL_13,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -137,3 +138,43 @@ def test_a_duplicate_name_is_an_error_naming_both(tmp_path: Path) -> None:
     result = specdeploy(site, "validate", str(profile), cwd=tmp_path)
     assert result.returncode == 1
     assert "mechanism 'ngram' is defined by both" in result.stderr and "specdeploy_dup:Ngram" in result.stderr
+
+
+REFUSING_PLUGIN = '''
+from pydantic import BaseModel, ConfigDict, Field
+from specdeploy.engines.trtllm.declare import TrtllmDecoding
+from specdeploy.plugin import Mechanism
+
+
+class WideOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    wide: bool = Field(False, description="Match across requests.")
+
+
+class Wide(Mechanism):
+    name = "wide"
+    Options = WideOptions
+    chain = False
+    engines = {"pytorch": TrtllmDecoding(decoding_type={"1.3": "NGram"},
+                                         refuse=lambda o, line: "no wide matching on TensorRT-LLM" if o.wide else None)}
+'''
+
+
+def test_a_declared_refusal_is_a_located_usage_error_not_a_traceback(tmp_path: Path) -> None:
+    """The plugin refuses its option only through `TrtllmDecoding.refuse` (no `check`). Before: validate passed and
+    `build --dry-run` died with a ValueError traceback from the emitter (exit 3)."""
+    site = install_package(tmp_path, "specdeploy_wide", 'wide = "specdeploy_wide:Wide"', REFUSING_PLUGIN)
+    profile = tmp_path / "p.yaml"
+    profile.write_text("target: {model: meta-llama/Llama-3.1-8B-Instruct}\nhardware: {gpu: h200}\n"
+                       "runtime: {trtllm_version: 1.3.0}\n"
+                       "speculative: {mechanism: wide, draft_len: 4, options: {wide: true}}\n")
+    said = "p.yaml:4:46 speculative.options: no wide matching on TensorRT-LLM (TensorRT-LLM range 1.3.0rc27+)"
+    for command in (("validate", str(profile)), ("build", str(profile), "--dry-run")):
+        result = specdeploy(site, *command, cwd=tmp_path)
+        assert result.returncode == 2 and said in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr
+    error = json.loads(specdeploy(site, "--json", "build", str(profile), "--dry-run", cwd=tmp_path).stdout)["error"]
+    assert error["type"] == "ProfileError" and error["location"]["path"] == "speculative.options"
+    profile.write_text(profile.read_text().replace("wide: true", "wide: false"))
+    allowed = specdeploy(site, "build", str(profile), "--dry-run", cwd=tmp_path)
+    assert allowed.returncode == 0 and "decoding_type: NGram" in allowed.stdout, allowed.stderr

@@ -54,6 +54,8 @@ PYTORCH.update({  # the ranges inside the 1.3 line (specdeploy.engines.trtllm.ve
     "pytorch-1.4.0rc1-eagle3": _case(LLAMA, "pytorch", "1.4.0rc1", "eagle3", draft_len=3, draft_model=EAGLE3),
     "pytorch-1.3.0-dflash": _case("Qwen/Qwen3-8B", "pytorch", "1.3.0", "dflash", gpu="b200", draft_len=7,
                                   draft_model="z-lab/Qwen3-8B-DFlash-b16", options={"block_size": 16}),
+    # DSpark with the target's own stages (DeepSeek-V4's are not in the offline catalog: Qwen3-8B stands in)
+    "pytorch-1.3.0-dspark": _case("Qwen/Qwen3-8B", "pytorch", "1.3.0", "dspark", gpu="b200", draft_len=5),
     "pytorch-1.3.0-pard": _case(LLAMA, "pytorch", "1.3.0", "pard", draft_len=4, draft_model=SMALL),
     "pytorch-1.3.0-sa": _case(LLAMA, "pytorch", "1.3.0", "sa", draft_len=4),
     "pytorch-1.3.0-eagle3-dynamic-tree": _case(LLAMA, "pytorch", "1.3.0", "eagle3", draft_len=4, draft_model=EAGLE3,

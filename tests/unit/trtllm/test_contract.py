@@ -3,6 +3,7 @@ emitted options (tables.check_llm_api_options) and refused at validate, and prov
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -101,6 +102,17 @@ def test_eagle3_two_model_by_range(resolve_case: Any) -> None:
     refused = {"decoding_type": "Eagle3", "max_draft_len": 3, "speculative_model": "d", "eagle3_one_model": False}
     assert check_llm_api_options({"speculative_config": refused}, _table("1.3.0rc27"))[0] == (
         "speculative_config.eagle3_one_model: unknown field")
+
+
+def test_emitting_a_refused_option_is_a_located_profile_error(resolve_case: Any) -> None:
+    """The emitter raises a declared refusal as the profile error validate gives (was: a bare ValueError, a
+    traceback), here for a profile resolved on rc23 (two-model deprecated) and emitted for rc27+ (refused)."""
+    resolved = dataclasses.replace(resolve_case("d", PYTORCH["pytorch-1.3.0rc23-eagle3-two-model-schedule"]),
+                                   line=version_line("1.3.0"))
+    with pytest.raises(ProfileError) as err:
+        _emit(resolved)
+    (issue,) = err.value.issues
+    assert issue.path == ("speculative", "options", "one_model") and "two-model EAGLE-3 is refused" in issue.message
 
 
 def test_early_1_3_mtp_emits_k_in_both_keys(resolve_case: Any) -> None:
