@@ -49,9 +49,10 @@ browser:
 		|| { apt-get update -q && apt-get install -y -q chromium; }
 
 test: install
-	$(PY) -m pytest -q -m "not vllm_tune"
+	$(PY) -m pytest -q
 
-# A whole measured tune on the real vLLM: one engine start per K, 15-30 minutes on this project's 2-core machine.
+# The measured tunes on the real vLLM alone (`make test` runs them too): the CPU profile's build, 7.5 min, and a
+# short n-gram tune, 2.4 min, on this project's 2-core machine (docs/engines/vllm.md, "Tuning").
 test-vllm-tune: install
 	$(PY) -m pytest -q -m vllm_tune
 

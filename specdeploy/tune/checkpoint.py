@@ -102,6 +102,12 @@ class Recorder:
         self.failures.append({"key": request.key, "request": request.to_dict(), "errors": errors})
         return None
 
+    def free(self, request: Request) -> bool:
+        """Answering `request` costs no device time: it is in the checkpoint, or the backend answers it from what it
+        ran already (its optional `measured(request)`: vLLM's engine of that K ran every concurrency)."""
+        known = getattr(self.measure, "measured", None)
+        return self.checkpoint.get(request) is not None or bool(known is not None and known(request))
+
     def measure_batch(self, batch: list[Request]) -> list[Measurement | None]:
         """A batch through the point pool: replayed where checkpointed, else
         measured in parallel points, each appended as its point completes; failures retried once, as serially."""

@@ -22,7 +22,7 @@ def schedule_of(decisions: Mapping[int, Decision], *, max_batch_size: int,
     notes: list[str] = []
     on = [i for i, k in enumerate(ks) if k > 0]
     if not on:
-        return _off(max_batch_size, ["speculation never pays: off at every concurrency"])
+        return off_schedule(max_batch_size, ["speculation never pays: off at every concurrency"])
     last = on[-1]
     lower: dict[int, int] = {}
     for i in range(last + 1):
@@ -37,7 +37,7 @@ def schedule_of(decisions: Mapping[int, Decision], *, max_batch_size: int,
         lower, clamp_notes = engine.clamp_tuned(lower, str(trtllm_version))
         notes += clamp_notes
         if not lower[1]:  # plain decoding at concurrency 1 clamps every K to 0: speculation is off
-            return {**_off(max_batch_size, [*notes, "speculation off: the clamp leaves K = 0 everywhere"]),
+            return {**off_schedule(max_batch_size, [*notes, "speculation off: the clamp leaves K = 0 everywhere"]),
                     "clamped": {str(c): {"tuned": decisions[c].k, "emitted": 0} for c in cs if decisions[c].k}}
     ranges = canonical(lower, max_concurrency=max_conc)
     clamped = {str(c): {"tuned": decisions[c].k, "emitted": k_at(ranges, c)} for c in cs
@@ -58,7 +58,8 @@ def _engine_of_release(field: str, release: str | None) -> Engine | None:
     return next((e for e in engines().values() if e.version_field == field), None)
 
 
-def _off(max_batch_size: int, notes: list[str]) -> dict[str, Any]:
+def off_schedule(max_batch_size: int, notes: list[str]) -> dict[str, Any]:
+    """No speculation at any batch size, and why (`notes`)."""
     return {"speculation": False, "schedule": {"1": 0}, "ranges": [[1, max_batch_size, 0]], "max_concurrency": None,
             "draft_len": 0, "emitted": None, "notes": notes, "clamped": {}}
 

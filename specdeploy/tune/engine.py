@@ -1,6 +1,6 @@
 """The tune loop: ask the strategy, measure through the recorder (checkpointed), tell, until it is done or the
-budget is spent; then decide per concurrency, build the schedule, replay it under mixed concurrency (a collapse
-fails the tune) and assemble the versioned result."""
+budget is spent; then decide per concurrency, build the schedule, replay it under mixed concurrency (below plain
+decoding: speculation off; below what its points promised: the tune fails) and assemble the versioned result."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 from specdeploy.metrics import OUTPUT_THROUGHPUT
 from specdeploy.tune.book import Decision
 from specdeploy.tune.checkpoint import Recorder
-from specdeploy.tune.emit import k_at, schedule_of
+from specdeploy.tune.emit import k_at, off_schedule, schedule_of
 from specdeploy.tune.result import BackendChoice, TuneResult
 from specdeploy.tune.search import Strategy
 from specdeploy.tune.types import PLAIN_THROUGHPUT, PROMISED_THROUGHPUT, Measurement, Request
@@ -39,7 +39,8 @@ def drive(strategy: Strategy, recorder: Recorder, *, budget_s: float | None = No
           on_batch: Callable[[int], None] | None = None, keep_for_replay: bool = False) -> str | None:
     """Run ask/tell to the end; returns why it stopped early (budget), else None. With `keep_for_replay` the
     search stops early enough that the final mixed replay still fits the budget (a user's budget is the tune's).
-    With the recorder's `pool` (Ray) a batch's points run in parallel; the budget is then checked per batch."""
+    Requests that cost nothing (`Recorder.free`) are answered even then. With the recorder's `pool` (Ray) a batch's
+    points run in parallel; the budget is then checked per batch."""
     while batch := strategy.ask():
         if on_batch:
             on_batch(len(batch))
@@ -51,10 +52,10 @@ def drive(strategy: Strategy, recorder: Recorder, *, budget_s: float | None = No
             strategy.tell(recorder.measure_batch(list(batch)))
             continue
         results: list[Measurement | None] = []
-        for request in batch:
+        for i, request in enumerate(batch):
             kept = replay_estimate(recorder, strategy.setup.concurrency) if keep_for_replay and budget_s else 0.0
-            if budget_s is not None and spent(recorder) + kept >= budget_s:
-                strategy.tell(results)
+            if budget_s is not None and not recorder.free(request) and spent(recorder) + kept >= budget_s:
+                strategy.tell(results + [recorder(r) for r in batch[i + 1:] if recorder.free(r)])
                 return f"budget of {budget_s:.0f} device-seconds spent" + (
                     f" ({kept:.0f} s of it kept for the mixed replay)" if kept else "")
             results.append(recorder(request))
@@ -63,8 +64,12 @@ def drive(strategy: Strategy, recorder: Recorder, *, budget_s: float | None = No
 
 
 def replay_estimate(recorder: Recorder, concurrencies: Sequence[int]) -> float:
-    """The final mixed replay's cost: one run with and one without speculation per concurrency, each as long as
-    the median end-to-end run measured at that concurrency (the longest measured anywhere, where none yet)."""
+    """The final mixed replay's cost: the backend's own estimate (`replay_s()`, vLLM's: one engine) where it has
+    one, else one run with and one without speculation per concurrency, each as long as the median end-to-end run
+    measured at that concurrency (the longest measured anywhere, where none yet)."""
+    own = getattr(recorder.measure, "replay_s", None)
+    if own is not None:
+        return float(own())
     costs: dict[int, list[float]] = {}
     for m in recorder.log:
         if m.request.kind == "e2e":
@@ -101,11 +106,18 @@ def finish(strategy: Strategy, recorder: Recorder, *, replay: bool = True) -> Ou
             promised = sum(promise(decisions[c], k) for c, k in pairs if s.objective != "latency") / len(pairs)
             got, base = float(m.values[OUTPUT_THROUGHPUT]), float(m.values[PLAIN_THROUGHPUT])
             tolerance = max(SLOWER, 2 * strategy.book.typical_noise())
-            collapse = got < base * (1 - tolerance) or (promised > 0 and got < COLLAPSE * promised)
+            below_plain = got < base * (1 - tolerance)
+            collapse = below_plain or (promised > 0 and got < COLLAPSE * promised)
             out.mixed = {OUTPUT_THROUGHPUT: got, PLAIN_THROUGHPUT: base, PROMISED_THROUGHPUT: promised,
                          "collapse": collapse, "tolerance": tolerance,
                          "per_concurrency": m.values.get("per_concurrency")}
-            if collapse:
+            if below_plain:  # never worse than plain decoding: serve it
+                out.mixed["fallback"] = "speculation off"
+                out.schedule = off_schedule(s.max_batch_size, [
+                    f"speculation off: the tuned schedule {dict(pairs)} replayed at {got:.1f} tok/s under mixed "
+                    f"concurrency, below plain decoding's {base:.1f} beyond {tolerance:.1%} ({promised:.1f} "
+                    "promised by its points)"])
+            elif collapse:
                 out.problems.append(f"the schedule collapses under mixed concurrency: {got:.1f} tok/s vs "
                                     f"{base:.1f} without speculation and {promised:.1f} promised")
     return out

@@ -40,6 +40,15 @@ GUARD_MARGIN = 1.2
 """Below this predicted speedup (20%), plain decoding is measured end to end too."""
 
 
+def probe_lens(ks: list[int], count: int | None) -> list[int]:
+    """Plain decoding and the draft lengths probed: every one up to PROBE_ALL, else five spread over the range;
+    `count` of them, spread and K_max first, where the backend says a probe of another K is costly."""
+    if count is None:
+        return sorted({0, *ks}) if len(ks) <= PROBE_ALL else sorted({0, *ks[::max(1, len(ks) // 4)], ks[-1]})
+    count = max(1, min(count, len(ks)))
+    return sorted({0, ks[-1], *(ks[round(i * (len(ks) - 1) / (count - 1))] for i in range(count - 1))})
+
+
 class Factorized(Strategy):
     name = "factorized"
 
@@ -69,8 +78,7 @@ class Factorized(Strategy):
             raise StepFailed("the acceptance run failed twice: nothing to predict from", hint="see result failures")
         if self.prior is None:
             raise StepFailed("the factorized strategy needs a prior timer (the performance model)")
-        probe_ks = sorted({0, *ks}) if len(ks) <= PROBE_ALL else sorted({0, *ks[::max(1, len(ks) // 4)], ks[-1]})
-        self.fit_cost((yield self.probe([(c, k) for c in s.concurrency for k in probe_ks])))
+        self.fit_cost((yield self.probe([(c, k) for c in s.concurrency for k in probe_lens(ks, s.probe_draft_lens)])))
         while again := self.suspect_probes():
             self.fit_cost((yield self.probe(again)))
         yield self.rounds((c, k) for c in s.concurrency for k in self.candidates(c))

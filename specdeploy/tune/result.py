@@ -50,7 +50,8 @@ class TuneResult:
     cost: dict[str, Any]
     stopped: str | None
     problems: list[str]
-    """An unreachable SLA or a collapse under mixed concurrency: the tune fails (exit 1) after writing."""
+    """An unreachable SLA or a collapse under mixed concurrency (short of the promise, still above plain
+    decoding): the tune fails (exit 1) after writing."""
     failures: list[dict[str, Any]]
     measurements: list[dict[str, Any]]
     reproduce: list[str]

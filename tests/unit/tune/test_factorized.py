@@ -121,3 +121,21 @@ def test_probes_that_keep_crashing_are_not_asked_for_forever(setup, prior, world
     strategy, asked = tune(setup, prior, world, tmp_path, repeats_crash)
     retried = [r for r in asked if r.kind == "cost" and r.repeat > 0]
     assert retried and max(r.repeat for r in retried) < 3 and set(strategy.decisions()) == set(setup.concurrency)
+
+
+def test_a_backend_whose_probes_cost_an_engine_start_probes_plain_and_k_max_only(setup, prior, world,
+                                                                                  tmp_path: Path) -> None:
+    """vLLM fixes K when an engine starts: the cost model interpolates between K = 0 and K_max instead. Here the
+    decisions land on the world's best K except at c = 64, where the step cost bends between K = 0 and K_max
+    (memory- to compute-bound) and the interpolation picks K = 3 for the best K = 2: 95% of the best."""
+    from dataclasses import replace
+
+    def as_is(_req: Request, values: dict) -> dict:
+        return values
+
+    strategy, asked = tune(replace(setup, probe_draft_lens=1), prior, world, tmp_path, as_is)
+    assert {r.k for r in asked if r.kind == "cost"} == {0, setup.k_max}
+    for c, decision in strategy.decisions().items():
+        best = world.point(c, best_k(world, setup, c))["output_token_throughput"]
+        assert world.point(c, decision.k)["output_token_throughput"] >= 0.95 * best
+    assert len(asked) < 0.5 * len(tune(setup, prior, world, tmp_path / "all", as_is)[1])

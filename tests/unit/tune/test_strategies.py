@@ -83,3 +83,31 @@ def test_points_compared_are_measured_in_rounds(setup, prior, replay, tmp_path: 
     points = [(c, k) for c, k, _ in e2e[: next(i for i, (*_, r) in enumerate(e2e) if r == 1)]]
     assert len(points) >= 2  # the confirmation batch: the predicted best at every concurrency
     assert e2e[: len(points) * setup.repeats] == [(*p, i) for i in range(setup.repeats) for p in points]
+
+
+def test_past_the_budget_only_requests_that_cost_nothing_are_answered(setup, prior, replay, tmp_path: Path) -> None:
+    """A backend that answers some requests from runs it made already (vLLM: an engine per K serves every
+    concurrency) says so; the budget stops the costly ones and lets those through, and its replay estimate is
+    the backend's own."""
+
+    class OneRunPerK:
+        def __init__(self) -> None:
+            self.ks: set[int] = set()
+
+        def __call__(self, req):  # noqa: ANN001, ANN204
+            values = replay(req)
+            self.ks.add(req.k)
+            return values
+
+        def measured(self, req) -> bool:  # noqa: ANN001
+            return req.k in self.ks
+
+        def replay_s(self) -> float:
+            return 0.0
+
+    backend = OneRunPerK()
+    rec = Recorder(backend, Checkpoint(tmp_path / "free.jsonl", "h"))
+    stopped = drive(STRATEGIES["grid"](setup, prior), rec, budget_s=1e-9, keep_for_replay=True)
+    assert stopped and "kept" not in stopped and replay_estimate(rec, setup.concurrency) == 0.0
+    assert {m.request.k for m in rec.log} == {0}  # the first run, then every concurrency of K = 0, nothing else
+    assert {m.request.concurrency for m in rec.log} == set(setup.concurrency)

@@ -20,14 +20,16 @@ from tests.helpers import match_golden_file
 ROOT = Path(__file__).resolve().parents[4]
 GOLDEN = ROOT / "tests" / "golden" / "emit"
 CPU = ROOT / "profiles" / "cpu" / "cpu-smollm2-vllm.yaml"
+FIXED = ("speculative.draft_len=3",)
+"""The CPU profile tunes its draft length (draft_len: auto); the goldens hold K = 3."""
 CASES: dict[str, tuple[Path, tuple[str, ...]]] = {
-    "vllm-cpu-ngram": (CPU, ()),
-    "vllm-cpu-draft_model": (CPU, ("speculative.mechanism=draft_target", "speculative.options=null",
+    "vllm-cpu-ngram": (CPU, (*FIXED, "speculative.mechanism=ngram", "speculative.draft_model=null",
+                             "speculative.options.max_matching_ngram_size=4")),
+    "vllm-cpu-draft_model": (CPU, (*FIXED, "speculative.mechanism=draft_target",
                                    "speculative.draft_model=specdeploy/smollm2-135m-drafter")),
-    "vllm-cpu-eagle3": (CPU, ("speculative.mechanism=eagle3", "speculative.options=null",
-                              "speculative.draft_model=specdeploy/smollm2-135m-eagle3")),
+    "vllm-cpu-eagle3": (CPU, FIXED),
     "vllm-cpu-suffix": (CPU, ("speculative.mechanism=suffix", "speculative.options=null", "speculative.draft_len=12",
-                              "speculative.options.max_cached_requests=1000")),
+                              "speculative.draft_model=null", "speculative.options.max_cached_requests=1000")),
     "vllm-h100-eagle3": (ROOT / "profiles" / "h100" / "h100-vllm-eagle3.yaml", ()),
     "vllm-h100-mtp-qwen3-next": (ROOT / "profiles" / "h100" / "h100-vllm-mtp-qwen3-next.yaml", ()),
 }
@@ -72,20 +74,21 @@ def test_a_fetched_hub_model_is_its_id_pinned_by_revision() -> None:
     assert out.origin["--revision"] == ("target", "revision")
 
 
-def test_a_tune_steps_recorded_ranges_reach_the_emitted_schedule() -> None:
-    """The tune step's outputs (and the lock) carry canonical `ranges` beside the lower bounds; emission reads them."""
-    resolved = load_and_resolve(str(CASES["vllm-h100-eagle3"][0]))
-    tuned = {"tune.draft_len": {**TUNED["tune.draft_len"], "ranges": [[1, 3, 4], [4, 15, 2], [16, 32, 1]]}}
-    _, out = vllm_files(resolved, tuned)
+def test_a_tune_record_with_ranges_emits_its_schedule() -> None:
+    """What the tune step outputs (its lock record carries the canonical ranges beside the lower bounds) is
+    emitted as the schedule: it was dropped, and the engine served K = 1 where the tune measured plain decoding
+    faster (concurrency 4 here)."""
+    resolved = load_and_resolve(str(CPU))
+    record = {"draft_len": 1, "schedule": {"1": 1}, "ranges": [[1, 3, 1]], "max_concurrency": 3}
+    _, out = vllm_files(resolved, {"tune.draft_len": record})
     assert out.speculative is not None
-    assert out.speculative["num_speculative_tokens_per_batch_size"] == [[1, 3, 4], [4, 15, 2], [16, 32, 1],
-                                                                          [33, 64, 0]]
+    assert out.speculative["num_speculative_tokens_per_batch_size"] == [[1, 3, 1], [4, 4, 0]]
 
 
 def test_a_vllm_profile_plans_emit_and_self_check_without_triton() -> None:
     plan = make_plan(load_and_resolve(str(CPU)))
     ids = [s.id for s in plan.steps]
-    assert ids == ["fetch.target", "emit.vllm", "check.vllm"]
+    assert ids == ["fetch.target", "fetch.draft", "tune.draft_len", "emit.vllm", "check.vllm"]  # draft_len: auto
     assert plan.steps[-1].depends_on == ("emit.vllm",)
 
 
