@@ -30,23 +30,29 @@ BEFORE = "82e8c33"
 """The last tree with the pydantic-free fast path (issue 26 item 4 retired it: the models decide every profile)."""
 ROOT = Path(__file__).resolve().parent.parent
 COMMANDS = {"help": ["--help"], "validate": ["validate", "h200-eagle3"], "plan": ["plan", "h200-eagle3"]}
-FLOORS = {"interpreter": "pass",
-          "pydantic_model": "from pydantic import BaseModel\nclass Options(BaseModel):\n    window: int = 2\n"}
+FLOORS = {
+    "interpreter": "pass",
+    "pydantic_model": "from pydantic import BaseModel\nclass Options(BaseModel):\n    window: int = 2\n",
+}
 Run = tuple[str, str]
 """(tree, variant or floor; command)."""
 
 
 def export(ref: str, into: Path) -> Path:
     """The package, its built-in plugins and data at `ref`, byte-compiled as `make install` leaves a checkout."""
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref, "specdeploy", "plugins", "profiles",
-                              "templates"], check=True, capture_output=True).stdout
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", ref, "specdeploy", "plugins", "profiles", "templates"],
+        check=True,
+        capture_output=True,
+    ).stdout
     with tempfile.TemporaryFile() as tar_file:
         tar_file.write(archive)
         tar_file.seek(0)
         with tarfile.open(fileobj=tar_file) as tar:
             tar.extractall(into, filter="data")
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(into / "specdeploy"), str(into / "plugins")],
-                   check=True)
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(into / "specdeploy"), str(into / "plugins")], check=True
+    )
     return into
 
 
@@ -55,8 +61,9 @@ def _cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def measure(runs: dict[Run, tuple[list[str], dict[str, str]]], repeats: int, cwd: Path
-            ) -> dict[Run, tuple[list[float], list[float]]]:
+def measure(
+    runs: dict[Run, tuple[list[str], dict[str, str]]], repeats: int, cwd: Path
+) -> dict[Run, tuple[list[float], list[float]]]:
     """Per run: (wall seconds, CPU seconds) of each of `repeats` cold processes, started in `cwd`: not this
     checkout, whose `specdeploy` would come before the earlier tree's on `python -m`'s path."""
     samples: dict[Run, tuple[list[float], list[float]]] = {name: ([], []) for name in runs}
@@ -85,8 +92,10 @@ def main() -> None:
         env = dict(os.environ)
         trees = {"after": env, "before": {**env, "PYTHONPATH": os.pathsep.join([str(old), str(old / "plugins")])}}
         runs: dict[Run, tuple[list[str], dict[str, str]]] = {
-            (tree, name): (["-m", "specdeploy", *argv], tree_env) for tree, tree_env in trees.items()
-            for name, argv in COMMANDS.items()}
+            (tree, name): (["-m", "specdeploy", *argv], tree_env)
+            for tree, tree_env in trees.items()
+            for name, argv in COMMANDS.items()
+        }
         runs.update({("floor", name): (["-c", code], env) for name, code in FLOORS.items()})
         (Path(tmp) / "cwd").mkdir()
         samples = measure(runs, REPEATS, Path(tmp) / "cwd")
@@ -95,16 +104,27 @@ def main() -> None:
         results.setdefault(variant, {})[name] = _stats(wall, cpu)
     for variant in ("before", "after"):
         for name, stats in results[variant].items():
-            print(f"{variant:<8} {name:<9} median {float(stats['median_s']) * 1000:6.0f} ms  "
-                  f"(cpu {float(stats['cpu_median_s']) * 1000:4.0f} ms; target {TARGET_S * 1000:.0f} ms)")
+            print(
+                f"{variant:<8} {name:<9} median {float(stats['median_s']) * 1000:6.0f} ms  "
+                f"(cpu {float(stats['cpu_median_s']) * 1000:4.0f} ms; target {TARGET_S * 1000:.0f} ms)"
+            )
     for name, stats in results["floor"].items():
         print(f"floor: {name:<15} median {float(stats['median_s']) * 1000:6.0f} ms")
     previous = RESULTS / "cli_latency.json"
     earlier = json.loads(previous.read_text()).get("earlier_runs", []) if previous.exists() else []
-    write_result("cli_latency", {"target_s": TARGET_S, "load_average_1min": round(load, 2),
-                                 "load_average_1min_end": round(os.getloadavg()[0], 2),
-                                 "before_ref": args.before, "commands": results["after"],
-                                 "before": results["before"], "floors": results["floor"], "earlier_runs": earlier})
+    write_result(
+        "cli_latency",
+        {
+            "target_s": TARGET_S,
+            "load_average_1min": round(load, 2),
+            "load_average_1min_end": round(os.getloadavg()[0], 2),
+            "before_ref": args.before,
+            "commands": results["after"],
+            "before": results["before"],
+            "floors": results["floor"],
+            "earlier_runs": earlier,
+        },
+    )
 
 
 if __name__ == "__main__":

@@ -63,8 +63,12 @@ def main() -> None:
         "--quick", action="store_true", help="1+1 prompts, 32 new tokens (about 6 minutes on 2 loaded cores)"
     )
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "reference.json",
-                    help="where the JSON goes (a quick run is no replacement for the full figures)")
+    ap.add_argument(
+        "--out",
+        type=Path,
+        default=REPO / "bench" / "results" / "reference.json",
+        help="where the JSON goes (a quick run is no replacement for the full figures)",
+    )
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     os.environ["SPECDEPLOY_THREADS"] = str(args.threads)
@@ -145,8 +149,9 @@ def main() -> None:
                 "acceptance_length": stats.acceptance_length,
                 "accept_hist": list(stats.accept_hist),
             }
-            print(f"{mechanism} on {name}: rate {stats.acceptance_rate:.3f} AL {stats.acceptance_length:.2f}",
-                  flush=True)
+            print(
+                f"{mechanism} on {name}: rate {stats.acceptance_rate:.3f} AL {stats.acceptance_length:.2f}", flush=True
+            )
     result["probe"] = probe_costs(pair, new_tokens=(1, 2, 4, 8, 9), contexts=(128,), repeats=5)
     write_json_atomic(args.out, result)
 

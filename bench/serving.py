@@ -41,8 +41,9 @@ from tests.triton.reference_client import stream  # noqa: E402
 GOAL = 2.5
 
 
-def level(url: str, prompts: list[str], concurrency: int, requests: int, tokens: int) -> tuple[dict[str, Any],
-                                                                                               dict[int, list[int]]]:
+def level(
+    url: str, prompts: list[str], concurrency: int, requests: int, tokens: int
+) -> tuple[dict[str, Any], dict[int, list[int]]]:
     """`concurrency` closed-loop clients until `requests` are answered (request j asks prompt j mod len);
     returns the level's figures and the answer (token ids) per prompt index."""
     streams: list[tuple[float, list[tuple[float, int]]]] = []
@@ -61,8 +62,11 @@ def level(url: str, prompts: list[str], concurrency: int, requests: int, tokens:
             if j >= requests:
                 return
             sent = time.monotonic()
-            chunks = stream(url, "smollm2", {"text_input": prompts[j % len(prompts)], "max_tokens": tokens,
-                                             "min_tokens": tokens, "stream": True})
+            chunks = stream(
+                url,
+                "smollm2",
+                {"text_input": prompts[j % len(prompts)], "max_tokens": tokens, "min_tokens": tokens, "stream": True},
+            )
             with lock:
                 streams.append((sent, [(when, len(out["output_ids"])) for when, out in chunks]))
                 ids = [t for _, c in chunks for t in c["output_ids"]]
@@ -80,9 +84,13 @@ def level(url: str, prompts: list[str], concurrency: int, requests: int, tokens:
         t.join()
     wall = time.monotonic() - start
     consistent = all(all(a == seen[0] for a in seen) for seen in answers.values())
-    figures = {**client_metrics(concurrency, requests, generated[0], wall, streams), "wall_s": round(wall, 2),
-               "max_batch_seen": max(batches), "draft_len_steps": dict(sorted(ks.items())),
-               "load_avg_1min": [round(load, 2), round(os.getloadavg()[0], 2)]}
+    figures = {
+        **client_metrics(concurrency, requests, generated[0], wall, streams),
+        "wall_s": round(wall, 2),
+        "max_batch_seen": max(batches),
+        "draft_len_steps": dict(sorted(ks.items())),
+        "load_avg_1min": [round(load, 2), round(os.getloadavg()[0], 2)],
+    }
     return figures, {p: seen[0] for p, seen in answers.items()} if consistent else {}
 
 
@@ -118,10 +126,15 @@ def serve_run(label: str, sets: tuple[str, ...], prompts: list[str], args: argpa
     for figures, seen in zip(results, answers, strict=True):
         figures["identical_to_sequential_greedy"] = bool(seen) and all(reference.get(p) == a for p, a in seen.items())
     ratios = {"own": _ratio(results), **{name: _ratio(tool["levels"]) for name, tool in tools.items()}}
-    return {"sets": list(sets), "levels": results, **tools, "ratio_c8_c1": ratios,
-            "goal_met": {name: r >= GOAL for name, r in ratios.items()},
-            "identical_to_sequential_greedy": all(r["identical_to_sequential_greedy"] for r in results),
-            "answers": reference}
+    return {
+        "sets": list(sets),
+        "levels": results,
+        **tools,
+        "ratio_c8_c1": ratios,
+        "goal_met": {name: r >= GOAL for name, r in ratios.items()},
+        "identical_to_sequential_greedy": all(r["identical_to_sequential_greedy"] for r in results),
+        "answers": reference,
+    }
 
 
 def _tools(server: Any, prompt: str, levels: list[int], args: argparse.Namespace) -> dict[str, Any]:
@@ -131,8 +144,10 @@ def _tools(server: Any, prompt: str, levels: list[int], args: argparse.Namespace
 
     clients = args.clients or cache_dir() / "bench-clients"
     if not (clients / "bin" / "aiperf").exists():
-        print(f"no clients' virtualenv at {clients} (bench/clients.sh makes it): perf_analyzer and AIPerf skipped",
-              file=sys.stderr)
+        print(
+            f"no clients' virtualenv at {clients} (bench/clients.sh makes it): perf_analyzer and AIPerf skipped",
+            file=sys.stderr,
+        )
         return {}
     from serving_tools import aiperf, perf_analyzer
 
@@ -140,10 +155,10 @@ def _tools(server: Any, prompt: str, levels: list[int], args: argparse.Namespace
 
     tokenizer = resolve_target_folder("HuggingFaceTB/SmolLM2-135M-Instruct")
     server.frontend = start_frontend(server, "smollm2", 0)
-    out: dict[str, Any] = {"perf_analyzer": {"client": "perf_analyzer (tritonclient 2.51.0 wheel), gRPC --streaming",
-                                             "levels": []},
-                           "aiperf": {"client": "aiperf 0.13.0, --endpoint-type chat --streaming, ignore_eos",
-                                      "levels": []}}
+    out: dict[str, Any] = {
+        "perf_analyzer": {"client": "perf_analyzer (tritonclient 2.51.0 wheel), gRPC --streaming", "levels": []},
+        "aiperf": {"client": "aiperf 0.13.0, --endpoint-type chat --streaming, ignore_eos", "levels": []},
+    }
     for c in levels:
         out["perf_analyzer"]["levels"].append(perf_analyzer(clients, server.grpc_url, prompt, c, args.tokens))
         out["aiperf"]["levels"].append(aiperf(clients, server.frontend.url, tokenizer, c, args.tokens, args.waves))
@@ -170,23 +185,43 @@ def main() -> None:
     prompts = [r.turns[0] for r in load_mtbench()][: args.prompts]
     schedule = {int(b): int(k) for b, k in (item.split(":") for item in args.schedule.split(","))}
     common = ("serving.max_batch_size=8",)
-    plans = {"schedule": (f"schedule {schedule}", (f"speculative.draft_len={max(max(schedule.values()), 1)}",
-                                                   *(f"speculative.schedule.{b}={k}" for b, k in schedule.items()),
-                                                   *common)),
-             "fixed": (f"fixed K={args.draft_len}", (f"speculative.draft_len={args.draft_len}", *common))}
+    plans = {
+        "schedule": (
+            f"schedule {schedule}",
+            (
+                f"speculative.draft_len={max(max(schedule.values()), 1)}",
+                *(f"speculative.schedule.{b}={k}" for b, k in schedule.items()),
+                *common,
+            ),
+        ),
+        "fixed": (f"fixed K={args.draft_len}", (f"speculative.draft_len={args.draft_len}", *common)),
+    }
     load = os.getloadavg()
-    runs = {label: serve_run(label, sets, prompts, args)
-            for label, sets in (plans[name] for name in args.runs.split(","))}
+    runs = {
+        label: serve_run(label, sets, prompts, args) for label, sets in (plans[name] for name in args.runs.split(","))
+    }
     answers = [run.pop("answers") for run in runs.values()]
-    path = write_result("serving", {
-        "setup": {"profile": "cpu-smollm2", "mechanism": "eagle3", "output_tokens": args.tokens,
-                  "dataset": "mt-bench", "prompts": args.prompts, "waves": args.waves,
-                  "client": "tritonclient gRPC streaming, closed loop (c requests outstanding), one warm-up wave",
-                  "server": "tritonserver 2.51 (nvidia-pytriton), reference model, decoupled",
-                  "torch_threads": os.environ.get("SPECDEPLOY_THREADS", "1") + " (SPECDEPLOY_THREADS, load_pair)",
-                  "load_avg_at_start": [round(x, 2) for x in load]},
-        "runs": runs, "same_answers_across_runs": all(a == answers[0] for a in answers), "goal_ratio": GOAL,
-        "note": "a shared 2-core machine: figures move by 10-20 % from run to run; compare runs of one file"})
+    path = write_result(
+        "serving",
+        {
+            "setup": {
+                "profile": "cpu-smollm2",
+                "mechanism": "eagle3",
+                "output_tokens": args.tokens,
+                "dataset": "mt-bench",
+                "prompts": args.prompts,
+                "waves": args.waves,
+                "client": "tritonclient gRPC streaming, closed loop (c requests outstanding), one warm-up wave",
+                "server": "tritonserver 2.51 (nvidia-pytriton), reference model, decoupled",
+                "torch_threads": os.environ.get("SPECDEPLOY_THREADS", "1") + " (SPECDEPLOY_THREADS, load_pair)",
+                "load_avg_at_start": [round(x, 2) for x in load],
+            },
+            "runs": runs,
+            "same_answers_across_runs": all(a == answers[0] for a in answers),
+            "goal_ratio": GOAL,
+            "note": "a shared 2-core machine: figures move by 10-20 % from run to run; compare runs of one file",
+        },
+    )
     print({label: run["ratio_c8_c1"] for label, run in runs.items()}, f"(goal {GOAL}x) -> {path}")
 
 

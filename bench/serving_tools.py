@@ -14,8 +14,9 @@ from typing import Any
 from specdeploy.metrics import STATS, THROUGHPUTS, distribution, measured
 
 
-def client_metrics(concurrency: int, requests: int, tokens: int, wall_s: float,
-                   streams: list[tuple[float, list[tuple[float, int]]]]) -> dict[str, Any]:
+def client_metrics(
+    concurrency: int, requests: int, tokens: int, wall_s: float, streams: list[tuple[float, list[tuple[float, int]]]]
+) -> dict[str, Any]:
     """A closed-loop level as its client saw it: each stream is (sent, [(arrival, tokens in it), ...]) in
     seconds. TTFT: sent to first tokens; TPOT: first to last tokens over the tokens after the first; ITL: each
     gap between two arrivals that carried tokens (a speculative step sends several at once). Per user: the
@@ -29,10 +30,20 @@ def client_metrics(concurrency: int, requests: int, tokens: int, wall_s: float,
         itl.extend((b - a) * 1e3 for (a, _), (b, _) in zip(got, got[1:], strict=False))
         if (count := sum(n for _, n in got)) > 1:
             tpot.append((got[-1][0] - got[0][0]) * 1e3 / (count - 1))
-    figures = measured(requests / wall_s, tokens / wall_s, tokens / wall_s / concurrency, ttft=distribution(ttft),
-                       tpot=distribution(tpot), itl=distribution(itl))
-    return {"concurrency": concurrency, "requests": requests, "output_tokens": tokens,
-            **{k: round(v, 3) for k, v in figures.items() if v is not None}}
+    figures = measured(
+        requests / wall_s,
+        tokens / wall_s,
+        tokens / wall_s / concurrency,
+        ttft=distribution(ttft),
+        tpot=distribution(tpot),
+        itl=distribution(itl),
+    )
+    return {
+        "concurrency": concurrency,
+        "requests": requests,
+        "output_tokens": tokens,
+        **{k: round(v, 3) for k, v in figures.items() if v is not None},
+    }
 
 
 def perf_analyzer(venv: Path, grpc: str, prompt: str, concurrency: int, tokens: int) -> dict[str, Any]:
@@ -40,19 +51,49 @@ def perf_analyzer(venv: Path, grpc: str, prompt: str, concurrency: int, tokens: 
     6 waves in all; TTFT/TPOT/ITL from its profile export (per-response times)."""
     cudart = next(venv.glob("lib/python3*/site-packages/nvidia/cuda_runtime/lib"))
     work = Path(tempfile.mkdtemp(prefix="pa-"))
-    (work / "input.json").write_text(json.dumps({"data": [{"text_input": [prompt], "max_tokens": [tokens],
-                                                           "min_tokens": [tokens], "stream": [True]}]}))
-    argv = [str(venv / "bin" / "perf_analyzer"), "-m", "smollm2", "-i", "grpc", "-u", grpc, "--streaming",
-            "--input-data", str(work / "input.json"), "--concurrency-range", f"{concurrency}:{concurrency}:1",
-            "--measurement-mode", "count_windows", "--measurement-request-count", str(max(4, 2 * concurrency)),
-            "--stability-percentage", "999", "--max-trials", "3", "--profile-export-file", str(work / "export.json")]
+    (work / "input.json").write_text(
+        json.dumps(
+            {"data": [{"text_input": [prompt], "max_tokens": [tokens], "min_tokens": [tokens], "stream": [True]}]}
+        )
+    )
+    argv = [
+        str(venv / "bin" / "perf_analyzer"),
+        "-m",
+        "smollm2",
+        "-i",
+        "grpc",
+        "-u",
+        grpc,
+        "--streaming",
+        "--input-data",
+        str(work / "input.json"),
+        "--concurrency-range",
+        f"{concurrency}:{concurrency}:1",
+        "--measurement-mode",
+        "count_windows",
+        "--measurement-request-count",
+        str(max(4, 2 * concurrency)),
+        "--stability-percentage",
+        "999",
+        "--max-trials",
+        "3",
+        "--profile-export-file",
+        str(work / "export.json"),
+    ]
     subprocess.run(argv, check=True, capture_output=True, timeout=900, env={"LD_LIBRARY_PATH": str(cudart)})
     requests = json.loads((work / "export.json").read_text())["experiments"][0]["requests"]
     first = min(r["timestamp"] for r in requests)
     last = max(r["response_timestamps"][-1] for r in requests)
-    streams = [(r["timestamp"] / 1e9, [(t / 1e9, _count(o.get("output_ids")))
-                                       for t, o in zip(r["response_timestamps"], r["response_outputs"], strict=False)])
-               for r in requests]
+    streams = [
+        (
+            r["timestamp"] / 1e9,
+            [
+                (t / 1e9, _count(o.get("output_ids")))
+                for t, o in zip(r["response_timestamps"], r["response_outputs"], strict=False)
+            ],
+        )
+        for r in requests
+    ]
     tokens = sum(n for _, arrivals in streams for _, n in arrivals)
     return client_metrics(concurrency, len(requests), tokens, (last - first) / 1e9, streams)
 
@@ -67,19 +108,52 @@ def aiperf(venv: Path, openai_url: str, tokenizer: Path, concurrency: int, token
     """AIPerf profile on the chat endpoint, streaming, synthetic prompts, fixed output length (ignore_eos):
     `waves` x c requests (at least 8) after c warm-up requests."""
     work = Path(tempfile.mkdtemp(prefix="aiperf-"))
-    argv = [str(venv / "bin" / "aiperf"), "profile", "-m", "smollm2", "--url", openai_url.removesuffix("/v1"),
-            "--endpoint-type", "chat", "--streaming", "--concurrency", str(concurrency),
-            "--request-count", str(max(8, waves * concurrency)),
-            "--warmup-request-count", str(concurrency), "--isl", "64", "--osl", str(tokens),
-            "--extra-inputs", "ignore_eos:true", "--tokenizer", str(tokenizer), "--ui", "none",
-            "--artifact-dir", str(work), "--random-seed", "1", "--no-server-metrics", "--use-server-token-count"]
+    argv = [
+        str(venv / "bin" / "aiperf"),
+        "profile",
+        "-m",
+        "smollm2",
+        "--url",
+        openai_url.removesuffix("/v1"),
+        "--endpoint-type",
+        "chat",
+        "--streaming",
+        "--concurrency",
+        str(concurrency),
+        "--request-count",
+        str(max(8, waves * concurrency)),
+        "--warmup-request-count",
+        str(concurrency),
+        "--isl",
+        "64",
+        "--osl",
+        str(tokens),
+        "--extra-inputs",
+        "ignore_eos:true",
+        "--tokenizer",
+        str(tokenizer),
+        "--ui",
+        "none",
+        "--artifact-dir",
+        str(work),
+        "--random-seed",
+        "1",
+        "--no-server-metrics",
+        "--use-server-token-count",
+    ]
     subprocess.run(argv, check=True, capture_output=True, timeout=900, cwd=work)
     d = json.loads((work / "profile_export_aiperf.json").read_text())
     found = {name: (d.get(name) or {}).get("avg") for name in THROUGHPUTS}
-    found |= {f"{stat}_{ours}_ms": (d.get(theirs) or {}).get("avg" if stat == "mean" else stat)
-              for ours, theirs in AIPERF.items() for stat in STATS}
-    return {"concurrency": concurrency, "requests": int(d["request_count"]["avg"]),
-            **{name: round(v, 3) for name, v in found.items() if v is not None}}
+    found |= {
+        f"{stat}_{ours}_ms": (d.get(theirs) or {}).get("avg" if stat == "mean" else stat)
+        for ours, theirs in AIPERF.items()
+        for stat in STATS
+    }
+    return {
+        "concurrency": concurrency,
+        "requests": int(d["request_count"]["avg"]),
+        **{name: round(v, 3) for name, v in found.items() if v is not None},
+    }
 
 
 def _count(ids: Any) -> int:

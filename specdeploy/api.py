@@ -43,12 +43,17 @@ class Validation:
         return not self.errors
 
     def to_dict(self) -> dict[str, object]:
-        return {"source": self.source, "ok": self.ok, "errors": [i.to_dict() for i in self.errors],
-                "notes": [n.to_dict() for n in self.notes]}
+        return {
+            "source": self.source,
+            "ok": self.ok,
+            "errors": [i.to_dict() for i in self.errors],
+            "notes": [n.to_dict() for n in self.notes],
+        }
 
 
-def load_and_resolve(source: str, sets: tuple[str, ...] = (), *, probe: EnvironmentProbe | None = None,
-                     online: bool = False) -> Resolved:
+def load_and_resolve(
+    source: str, sets: tuple[str, ...] = (), *, probe: EnvironmentProbe | None = None, online: bool = False
+) -> Resolved:
     """Load, validate and resolve a profile; raises ProfileError with every located error."""
     return resolve(load_profile(source, sets), probe=probe, online=online)
 
@@ -74,8 +79,9 @@ def plan(source: str, sets: tuple[str, ...] = ()) -> tuple[Resolved, Plan]:
     return resolved, make_plan(resolved)
 
 
-def dry_run(source: str, sets: tuple[str, ...] = (), *, only: tuple[str, ...] = (), start: str | None = None
-            ) -> tuple[Resolved, Plan, dict[str, str], list[str]]:
+def dry_run(
+    source: str, sets: tuple[str, ...] = (), *, only: tuple[str, ...] = (), start: str | None = None
+) -> tuple[Resolved, Plan, dict[str, str], list[str]]:
     """What `build --dry-run` shows: the plan, the text of the files the emit step would write (the LLM-API
     YAML, serve.sh) and the steps `--only`/`--from` select (refused as the build refuses them); nothing written,
     nothing fetched."""
@@ -122,8 +128,10 @@ def profile_copy(name: str, dest: Path, *, force: bool = False) -> Path:
             raise UsageError(f"{target} exists", hint="pass --force to overwrite")
         write_bytes_atomic(target, path.read_bytes())
     except OSError as exc:
-        raise UsageError(f"cannot write {str(dest)[:200]}: {exc.strerror or exc}",
-                         hint="DEST must be a folder (or a .yaml file) in a writable place") from None
+        raise UsageError(
+            f"cannot write {str(dest)[:200]}: {exc.strerror or exc}",
+            hint="DEST must be a folder (or a .yaml file) in a writable place",
+        ) from None
     return target
 
 
@@ -143,15 +151,25 @@ def doctor() -> DoctorReport:
         lines, needs = engine.doctor(probe)
         found.update(lines)
         lacking += needs
-    missing = [*([] if probe.driver else ["NVIDIA driver"]), *([] if probe.gpu_names else ["NVIDIA GPU"]),
-               *dict.fromkeys(lacking)]
+    missing = [
+        *([] if probe.driver else ["NVIDIA driver"]),
+        *([] if probe.gpu_names else ["NVIDIA GPU"]),
+        *dict.fromkeys(lacking),
+    ]
     return DoctorReport(
-        specdeploy=__version__, python=platform.python_version(),
-        gpus=[{"name": n, "memory_gib": round(m / 1024**3, 1)} for n, m in
-              zip(probe.gpu_names, probe.gpu_memory_bytes, strict=True)],
-        driver=probe.driver or "no NVIDIA driver", nvml=probe.nvml_error or "ok", engines=found,
+        specdeploy=__version__,
+        python=platform.python_version(),
+        gpus=[
+            {"name": n, "memory_gib": round(m / 1024**3, 1)}
+            for n, m in zip(probe.gpu_names, probe.gpu_memory_bytes, strict=True)
+        ],
+        driver=probe.driver or "no NVIDIA driver",
+        nvml=probe.nvml_error or "ok",
+        engines=found,
         tritonserver=probe.tritonserver or "not found (pip install 'specdeploy[triton]')",
-        triton_python_stub=stub_report(), missing=missing)
+        triton_python_stub=stub_report(),
+        missing=missing,
+    )
 
 
 def mechanisms() -> list[MatrixRow]:
@@ -161,9 +179,18 @@ def mechanisms() -> list[MatrixRow]:
     return matrix()
 
 
-def build(source: str, sets: tuple[str, ...] = (), *, out: Path = Path("artifacts"), only: tuple[str, ...] = (),
-          start: str | None = None, keep_going: bool = False, tune: bool = False, lock_timeout: float | None = None,
-          report: Callable[[str], None] | None = None) -> BuildResult:
+def build(
+    source: str,
+    sets: tuple[str, ...] = (),
+    *,
+    out: Path = Path("artifacts"),
+    only: tuple[str, ...] = (),
+    start: str | None = None,
+    keep_going: bool = False,
+    tune: bool = False,
+    lock_timeout: float | None = None,
+    report: Callable[[str], None] | None = None,
+) -> BuildResult:
     """Run a profile's plan into `out/<profile>/` (cached steps reused); `report` hears each step's progress."""
     from specdeploy.execute.artifact import check_folder
     from specdeploy.execute.build import run_build
@@ -180,10 +207,21 @@ def build(source: str, sets: tuple[str, ...] = (), *, out: Path = Path("artifact
     the_plan = make_plan(resolved)
     force = tuple(s.id for s in the_plan.steps if s.stage.value == "tune") if tune else ()
     if tune and not force:
-        raise UsageError("--tune: this profile has no tune step (draft_len is fixed or a schedule is given)",
-                         hint="set speculative.draft_len: auto and drop speculative.schedule")
-    return run_build(the_plan, resolved, out, only=only, start=start, keep_going=keep_going, force=force,
-                     lock_timeout=lock_timeout, report=report or (lambda _: None))
+        raise UsageError(
+            "--tune: this profile has no tune step (draft_len is fixed or a schedule is given)",
+            hint="set speculative.draft_len: auto and drop speculative.schedule",
+        )
+    return run_build(
+        the_plan,
+        resolved,
+        out,
+        only=only,
+        start=start,
+        keep_going=keep_going,
+        force=force,
+        lock_timeout=lock_timeout,
+        report=report or (lambda _: None),
+    )
 
 
 def verify(artifact_dir: Path) -> VerifyReport:
@@ -194,8 +232,9 @@ def verify(artifact_dir: Path) -> VerifyReport:
     return verify_artifacts(artifact_dir)
 
 
-def render(source: str, sets: tuple[str, ...] = (), *, out: Path = Path("artifacts"),
-           pretend: bool = False) -> RenderReport:
+def render(
+    source: str, sets: tuple[str, ...] = (), *, out: Path = Path("artifacts"), pretend: bool = False
+) -> RenderReport:
     """Render the profile's Triton repository into `out/<profile>/triton` (as `build --out out` does), from what a
     build or tune of this very profile recorded there; checked, swapped in atomically under the folder's lock.
     Returns the RenderReport (per-file create/identical/changed/delete)."""
@@ -214,12 +253,19 @@ def render(source: str, sets: tuple[str, ...] = (), *, out: Path = Path("artifac
             f"speculative.draft_len is auto, which only a tune decides: this render serves a fixed K = "
             f"{resolved.draft_len} (the most the profile plans for) with no schedule. `specdeploy build` (or `tune`) "
             "into the same --out records the tuned schedule, which render then uses; or set speculative.draft_len "
-            "(or --set speculative.draft_len=N) to choose K")
+            "(or --set speculative.draft_len=N) to choose K"
+        )
     return report
 
 
-def render_deploy(source: str, targets: tuple[str, ...], sets: tuple[str, ...] = (), *, out: Path = Path("artifacts"),
-                  pretend: bool = False) -> DeployReport:
+def render_deploy(
+    source: str,
+    targets: tuple[str, ...],
+    sets: tuple[str, ...] = (),
+    *,
+    out: Path = Path("artifacts"),
+    pretend: bool = False,
+) -> DeployReport:
     """Render deploy targets (container, k8s, slurm) into `out/<profile>/deploy/<target>/` (as `build` does),
     checked offline when the checkers are installed; returns the DeployReport."""
     from specdeploy.deploy.actions import render_deploy_resolved
@@ -239,14 +285,18 @@ def check_deploy(path: Path) -> list[str]:
     if not path.is_dir():
         raise UsageError(f"{path} is not a folder")
     if (path / MANIFEST).is_file():
-        raise UsageError(f"{path} is a Triton repository, not rendered deploy files",
-                         hint="pass OUT/<profile>/deploy (what `render --target` and `build` write); "
-                         "`specdeploy check-repo` checks a Triton repository")
+        raise UsageError(
+            f"{path} is a Triton repository, not rendered deploy files",
+            hint="pass OUT/<profile>/deploy (what `render --target` and `build` write); "
+            "`specdeploy check-repo` checks a Triton repository",
+        )
     files = {p.relative_to(path).as_posix(): p.read_bytes() for p in sorted(walk(path)) if p.is_file()}
     problems, checked = check_files(files) if files else ([], "")
     if not checked:  # nothing there is a deploy file: "no problems" would be untrue
-        raise UsageError(f"{path} holds no deploy files (Kubernetes YAML, shell scripts, a Dockerfile)",
-                         hint="run `specdeploy render PROFILE --target ...`, or pass the folder it wrote")
+        raise UsageError(
+            f"{path} holds no deploy files (Kubernetes YAML, shell scripts, a Dockerfile)",
+            hint="run `specdeploy render PROFILE --target ...`, or pass the folder it wrote",
+        )
     return problems
 
 
@@ -260,10 +310,20 @@ def check_repo(path: Path) -> RepoCheck:
     return RepoCheck(path, tuple(check(path)))
 
 
-def tune(source: str, sets: tuple[str, ...] = (), *, backend: str = "auto", out: Path = Path("artifacts"),
-         strategy: str = "factorized", fresh: bool = False, progress: bool = False,
-         say: Callable[[str], None] | None = None, warn: Callable[[str], None] | None = None,
-         ray: bool = False, ray_address: str | None = None) -> TuneResult:
+def tune(
+    source: str,
+    sets: tuple[str, ...] = (),
+    *,
+    backend: str = "auto",
+    out: Path = Path("artifacts"),
+    strategy: str = "factorized",
+    fresh: bool = False,
+    progress: bool = False,
+    say: Callable[[str], None] | None = None,
+    warn: Callable[[str], None] | None = None,
+    ray: bool = False,
+    ray_address: str | None = None,
+) -> TuneResult:
     """Tune the draft length per concurrency into `out/<profile>/tune/result.json` (+ report) and
     specdeploy.lock; resumes from the checkpoint unless `fresh`. Raises StepFailed (exit 1) after writing
     when the SLA is unreachable or the schedule collapses under mixed concurrency. `progress`: a live bar;
@@ -279,15 +339,30 @@ def tune(source: str, sets: tuple[str, ...] = (), *, backend: str = "auto", out:
     check_tune(resolved, backend, strategy)  # before the folder is made: a refused tune leaves nothing behind
     artifact_dir = artifact_folder(out, name)
     with artifact_lock(artifact_dir, name, report=say or (lambda _: None)):  # a build into it waits, and vice versa
-        res = tune_resolved(resolved, artifact_dir, backend=backend, strategy=strategy, fresh=fresh,
-                            progress=progress, say=say, warn=warn, ray=ray, ray_address=ray_address)
+        res = tune_resolved(
+            resolved,
+            artifact_dir,
+            backend=backend,
+            strategy=strategy,
+            fresh=fresh,
+            progress=progress,
+            say=say,
+            warn=warn,
+            ray=ray,
+            ray_address=ray_address,
+        )
         record_in_lock(res, artifact_dir)
     raise_problems(res)
     return res
 
 
-def serve(path: Path, *, report: Callable[[str], None] | None = None, openai_port: int | None = 8000,
-          engine_args: tuple[str, ...] = ()) -> None:
+def serve(
+    path: Path,
+    *,
+    report: Callable[[str], None] | None = None,
+    openai_port: int | None = 8000,
+    engine_args: tuple[str, ...] = (),
+) -> None:
     """Serve a built artifact or rendered repository on 127.0.0.1 until Ctrl-C, SIGTERM or SIGHUP (a closed
     terminal), or until the server dies, then stop it cleanly (it also gets a parent-death signal, for SIGKILL).
     tritonserver, with an OpenAI-compatible endpoint fronting the entry model on `openai_port` (None: none), or
@@ -322,8 +397,15 @@ def _interrupt(_signum: int, _frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
-def ask(prompt: str, *, artifact: Path | None = None, url: str | None = None, model: str | None = None,
-        max_tokens: int = 64, draft_len: int | None = None) -> Answer:
+def ask(
+    prompt: str,
+    *,
+    artifact: Path | None = None,
+    url: str | None = None,
+    model: str | None = None,
+    max_tokens: int = 64,
+    draft_len: int | None = None,
+) -> Answer:
     """Send one prompt to a model served by `specdeploy serve` (found through ARTIFACT) or at URL; `draft_len`
     overrides the served draft length for this request (reference layout)."""
     from specdeploy.serve.client import ask as send
@@ -339,8 +421,11 @@ def ask(prompt: str, *, artifact: Path | None = None, url: str | None = None, mo
         except UsageError:
             if url is None:
                 raise
-            raise UsageError(f"--url needs --model: no `specdeploy serve` recorded under {artifact or Path()} names "
-                             "the model at that endpoint", hint=f"e.g. --url {url} --model smollm2") from None
+            raise UsageError(
+                f"--url needs --model: no `specdeploy serve` recorded under {artifact or Path()} names "
+                "the model at that endpoint",
+                hint=f"e.g. --url {url} --model smollm2",
+            ) from None
         models = [str(m) for m in state["models"]]  # type: ignore[attr-defined]
         model = model or entry_model(models)
         if url is None:
@@ -359,8 +444,9 @@ def _check_utf8(prompt: str) -> None:
         raise UsageError(f"the prompt is not valid UTF-8 text (byte {exc.start})") from None
 
 
-def generate(source: str, prompt: str, sets: tuple[str, ...] = (), *, artifact: Path | None = None,
-             max_tokens: int = 64) -> Generation:
+def generate(
+    source: str, prompt: str, sets: tuple[str, ...] = (), *, artifact: Path | None = None, max_tokens: int = 64
+) -> Generation:
     """Answer PROMPT with the reference runtime in this process: the same call the reference Triton model makes.
 
     The draft length is the tuned one when ARTIFACT (a build of this profile) holds a tune result, else the
@@ -376,8 +462,10 @@ def generate(source: str, prompt: str, sets: tuple[str, ...] = (), *, artifact: 
     profile = resolved.profile
     engine = get_engine(profile.runtime.backend)
     if not engine.in_process:
-        raise UsageError(f"`generate` runs the CPU reference runtime; {source} uses the {profile.runtime.backend} "
-                         "backend", hint="serve it with `specdeploy serve` on a GPU machine and use `specdeploy ask`")
+        raise UsageError(
+            f"`generate` runs the CPU reference runtime; {source} uses the {profile.runtime.backend} backend",
+            hint="serve it with `specdeploy serve` on a GPU machine and use `specdeploy ask`",
+        )
     spec, mechanism = profile.speculative, resolved.loaded.mechanism
     k = spec.draft_len if isinstance(spec.draft_len, int) else (mechanism.default_draft_len if mechanism else 0)
     lock = artifact / "specdeploy.lock" if artifact else None

@@ -25,10 +25,22 @@ LATENCIES = ("ttft", "tpot", "itl")
 latency (each gap between two deliveries of one request's tokens; a speculative step delivers several)."""
 STATS = ("mean", "p50", "p90", "p99")
 
-UNITS = {REQUEST_THROUGHPUT: "requests/s", OUTPUT_THROUGHPUT: "tokens/s", PER_USER_THROUGHPUT: "tokens/s per user",
-         "ttft": "ms", "tpot": "ms", "itl": "ms"}
-TITLES = {REQUEST_THROUGHPUT: "request throughput", OUTPUT_THROUGHPUT: "output token throughput",
-          PER_USER_THROUGHPUT: "output token throughput per user", "ttft": "TTFT", "tpot": "TPOT", "itl": "ITL"}
+UNITS = {
+    REQUEST_THROUGHPUT: "requests/s",
+    OUTPUT_THROUGHPUT: "tokens/s",
+    PER_USER_THROUGHPUT: "tokens/s per user",
+    "ttft": "ms",
+    "tpot": "ms",
+    "itl": "ms",
+}
+TITLES = {
+    REQUEST_THROUGHPUT: "request throughput",
+    OUTPUT_THROUGHPUT: "output token throughput",
+    PER_USER_THROUGHPUT: "output token throughput per user",
+    "ttft": "TTFT",
+    "tpot": "TPOT",
+    "itl": "ITL",
+}
 
 
 def key(latency: str, stat: str | None = None) -> str:
@@ -65,8 +77,21 @@ def value(values: Mapping[str, Any], latency: str, stat: str) -> float | None:
     return None if found is None else float(found)
 
 
-def measured(requests_per_s: float, tokens_per_s: float, per_user: float, *, ttft: Mapping[str, Any] | None,
-             tpot: Mapping[str, Any] | None, itl: Mapping[str, Any] | None) -> dict[str, float | None]:
+def measured(
+    requests_per_s: float,
+    tokens_per_s: float,
+    per_user: float,
+    *,
+    ttft: Mapping[str, Any] | None,
+    tpot: Mapping[str, Any] | None,
+    itl: Mapping[str, Any] | None,
+) -> dict[str, float | None]:
     """A measured run's metrics: the three throughputs and each latency's mean/p50/p90/p99 (ms)."""
-    return {REQUEST_THROUGHPUT: requests_per_s, OUTPUT_THROUGHPUT: tokens_per_s, PER_USER_THROUGHPUT: per_user,
-            **latency_fields("ttft", ttft), **latency_fields("tpot", tpot), **latency_fields("itl", itl)}
+    return {
+        REQUEST_THROUGHPUT: requests_per_s,
+        OUTPUT_THROUGHPUT: tokens_per_s,
+        PER_USER_THROUGHPUT: per_user,
+        **latency_fields("ttft", ttft),
+        **latency_fields("tpot", tpot),
+        **latency_fields("itl", itl),
+    }

@@ -50,8 +50,9 @@ def draft_len_at(ranges: Sequence[Range], batch: int) -> int:
     return next((k for lo, hi, k in ranges if lo <= batch <= hi), 0)
 
 
-def canonical(schedule: Schedule, *, max_concurrency: int | None = None,
-              max_batch_size: int | None = None) -> list[Range]:
+def canonical(
+    schedule: Schedule, *, max_concurrency: int | None = None, max_batch_size: int | None = None
+) -> list[Range]:
     """Ranges from either form; a lower-bound map is closed at max_concurrency, else max_batch_size."""
     if isinstance(schedule, Mapping):
         upper = max_concurrency or max_batch_size

@@ -26,7 +26,9 @@ def _has_triton_schema() -> bool:
 
 
 needs_triton_schema = pytest.mark.skipif(
-    not _has_triton_schema(), reason="rendering checks config.pbtxt against Triton's schema: the triton extra")
+    not _has_triton_schema(), reason="rendering checks config.pbtxt against Triton's schema: the triton extra"
+)
+
 
 class CliResult(NamedTuple):
     code: int
@@ -57,19 +59,31 @@ def cli(*args: str, env: dict[str, str | None] | None = None, input: str | None 
     return CliResult(code, out, err)
 
 
-def run_specdeploy(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
-                   timeout: float = 300) -> subprocess.CompletedProcess[str]:
+def run_specdeploy(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
     """`python -m specdeploy ARGS` in a subprocess, as a user runs it: for what needs a fresh interpreter (what a
     command imports, signals, a real exit, a working folder of its own)."""
-    return subprocess.run([sys.executable, "-m", "specdeploy", *args], capture_output=True, text=True, cwd=cwd,
-                          env={**os.environ, "NO_COLOR": "1", **(env or {})}, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "specdeploy", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={**os.environ, "NO_COLOR": "1", **(env or {})},
+        timeout=timeout,
+    )
 
 
 def activated_venv_env(venv: Path) -> dict[str, str]:
     """The environment `source VENV/bin/activate` leaves: VIRTUAL_ENV, its bin first on PATH, no PYTHONHOME."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONHOME"}
-    return {**env, "NO_COLOR": "1", "VIRTUAL_ENV": str(venv), "VIRTUAL_ENV_PROMPT": f"({venv.name}) ",
-            "PATH": f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"}
+    return {
+        **env,
+        "NO_COLOR": "1",
+        "VIRTUAL_ENV": str(venv),
+        "VIRTUAL_ENV_PROMPT": f"({venv.name}) ",
+        "PATH": f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}",
+    }
 
 
 def closed_port() -> int:
@@ -96,17 +110,30 @@ def llm_request(**values: object) -> dict[str, Any]:
     out = {"text_input": np.array([b"hi"], dtype=object)}
     for name, value in values.items():
         items = value if isinstance(value, list) else [value]
-        out[name] = np.array([v.encode() if isinstance(v, str) else v for v in items],
-                             dtype=object if isinstance(items[0], str) else None)
+        out[name] = np.array(
+            [v.encode() if isinstance(v, str) else v for v in items],
+            dtype=object if isinstance(items[0], str) else None,
+        )
     return out
 
 
 LLAMA_31_8B_CONFIG: dict[str, Any] = {
     # published values: huggingface.co/meta-llama/Llama-3.1-8B-Instruct/config.json
-    "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
-    "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8, "vocab_size": 128256,
-    "max_position_embeddings": 131072, "rms_norm_eps": 1e-05, "rope_theta": 500000.0, "tie_word_embeddings": False,
-    "torch_dtype": "bfloat16", "bos_token_id": 128000, "eos_token_id": [128001, 128008, 128009],
+    "architectures": ["LlamaForCausalLM"],
+    "model_type": "llama",
+    "hidden_size": 4096,
+    "intermediate_size": 14336,
+    "num_attention_heads": 32,
+    "num_hidden_layers": 32,
+    "num_key_value_heads": 8,
+    "vocab_size": 128256,
+    "max_position_embeddings": 131072,
+    "rms_norm_eps": 1e-05,
+    "rope_theta": 500000.0,
+    "tie_word_embeddings": False,
+    "torch_dtype": "bfloat16",
+    "bos_token_id": 128000,
+    "eos_token_id": [128001, 128008, 128009],
 }
 
 
@@ -121,30 +148,57 @@ def tiny_llama_profile(tmp_path: Path, **over: object) -> Path:
     H200 (what the build tests build)."""
     model = local_model(tmp_path / "llama", LLAMA_31_8B_CONFIG)
     (model / "model.safetensors").write_bytes(b"w" * 4096)
-    data: dict[str, object] = {"target": {"model": str(model), "dtype": "bfloat16"}, "hardware": {"gpu": "h200"},
-                               "speculative": {"mechanism": "ngram", "draft_len": 4},
-                               "serving": {"max_batch_size": 16, "max_seq_len": 4096}, **over}
+    data: dict[str, object] = {
+        "target": {"model": str(model), "dtype": "bfloat16"},
+        "hardware": {"gpu": "h200"},
+        "speculative": {"mechanism": "ngram", "draft_len": 4},
+        "serving": {"max_batch_size": 16, "max_seq_len": 4096},
+        **over,
+    }
     return write_profile(tmp_path / "tiny.yaml", data)
 
 
 HUB_TARGET_REV, HUB_DRAFT_REV = "d" * 40, "e" * 40
 """The commits `hub_draft_target_profile` pins its target and drafter at."""
-SMALL_LLAMA = {**LLAMA_31_8B_CONFIG, "num_hidden_layers": 2, "hidden_size": 512, "intermediate_size": 1024,
-               "num_attention_heads": 8, "num_key_value_heads": 8}
+SMALL_LLAMA = {
+    **LLAMA_31_8B_CONFIG,
+    "num_hidden_layers": 2,
+    "hidden_size": 512,
+    "intermediate_size": 1024,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 8,
+}
 
 
 def hub_draft_target_profile(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     """(profile, env): a `draft_len: auto` draft/target profile whose target (acme/llama) and drafter
     (acme/llama-small) sit in an offline hub cache under tmp_path, and the env that points specdeploy at it."""
     cache = tmp_path / "hub"
-    hub_cache_model(cache, "acme/llama", LLAMA_31_8B_CONFIG, revision=HUB_TARGET_REV,
-                    files={"model.safetensors": b"w" * 64, "tokenizer.json": b"{}"})
-    hub_cache_model(cache, "acme/llama-small", SMALL_LLAMA, revision=HUB_DRAFT_REV,
-                    files={"model.safetensors": b"s" * 64, "tokenizer.json": b"{}"})
-    profile = write_profile(tmp_path / "profiles" / "auto.yaml", {
-        "target": {"model": "acme/llama"}, "hardware": {"gpu": "h200"}, "runtime": {"trtllm_version": "1.2.1"},
-        "speculative": {"mechanism": "draft_target", "draft_model": "acme/llama-small", "draft_len": "auto"},
-        "serving": {"max_batch_size": 8, "max_seq_len": 4096}, "tune": {"concurrency": [1, 4]}})
+    hub_cache_model(
+        cache,
+        "acme/llama",
+        LLAMA_31_8B_CONFIG,
+        revision=HUB_TARGET_REV,
+        files={"model.safetensors": b"w" * 64, "tokenizer.json": b"{}"},
+    )
+    hub_cache_model(
+        cache,
+        "acme/llama-small",
+        SMALL_LLAMA,
+        revision=HUB_DRAFT_REV,
+        files={"model.safetensors": b"s" * 64, "tokenizer.json": b"{}"},
+    )
+    profile = write_profile(
+        tmp_path / "profiles" / "auto.yaml",
+        {
+            "target": {"model": "acme/llama"},
+            "hardware": {"gpu": "h200"},
+            "runtime": {"trtllm_version": "1.2.1"},
+            "speculative": {"mechanism": "draft_target", "draft_model": "acme/llama-small", "draft_len": "auto"},
+            "serving": {"max_batch_size": 8, "max_seq_len": 4096},
+            "tune": {"concurrency": [1, 4]},
+        },
+    )
     return profile, {"HF_HUB_CACHE": str(cache), "HF_HUB_OFFLINE": "1", "SPECDEPLOY_TUNE_MODEL_PACE_S": "0"}
 
 
@@ -176,8 +230,14 @@ def profile_errors(path: Path | str, *sets: str) -> list[Any]:
     return list(info.value.issues)
 
 
-def hub_cache_model(cache: Path, repo_id: str, config: dict[str, Any], *, revision: str = "a" * 40,
-                    files: dict[str, bytes] | None = None) -> Path:
+def hub_cache_model(
+    cache: Path,
+    repo_id: str,
+    config: dict[str, Any],
+    *,
+    revision: str = "a" * 40,
+    files: dict[str, bytes] | None = None,
+) -> Path:
     """A `models--ORG--NAME` folder as huggingface-hub lays it out, resolvable offline."""
     repo = cache / ("models--" + repo_id.replace("/", "--"))
     snapshot = repo / "snapshots" / revision
@@ -222,12 +282,21 @@ def match_golden_tree(golden: Path, files: dict[str, bytes], case: str, update: 
     assert sorted(files) == sorted(expected), "file set differs; run pytest --update-golden if intended"
     for rel, data in files.items():
         if data != expected[rel]:
-            diff = "".join(difflib.unified_diff(expected[rel].decode().splitlines(True), data.decode().splitlines(True),
-                                                f"golden/{rel}", f"rendered/{rel}"))
+            diff = "".join(
+                difflib.unified_diff(
+                    expected[rel].decode().splitlines(True),
+                    data.decode().splitlines(True),
+                    f"golden/{rel}",
+                    f"rendered/{rel}",
+                )
+            )
             pytest.fail(f"{case}/{rel} differs from its golden file:\n{diff}")
 
 
 def slowed(values: dict[str, Any], factor: float) -> dict[str, Any]:
     """A measurement's values as a run `factor` times as fast would give them (both output token throughputs)."""
-    return {**values, "output_token_throughput": values["output_token_throughput"] * factor,
-            "output_token_throughput_per_user": values["output_token_throughput_per_user"] * factor}
+    return {
+        **values,
+        "output_token_throughput": values["output_token_throughput"] * factor,
+        "output_token_throughput_per_user": values["output_token_throughput_per_user"] * factor,
+    }

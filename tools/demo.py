@@ -87,8 +87,9 @@ def run_demo(out: Path = Path("artifacts")) -> dict[str, Any]:
 
     repo, server = timed(phases, "start tritonserver and load the model", lambda: start(artifact, report=say))
     try:
-        served, other = timed(phases, f"ask (the chat request through Triton, at draft length {served_k} and "
-                                      f"{other_k})", ask_both)
+        served, other = timed(
+            phases, f"ask (the chat request through Triton, at draft length {served_k} and {other_k})", ask_both
+        )
     finally:
         stop(repo, server)
     return {
@@ -110,28 +111,40 @@ def run_demo(out: Path = Path("artifacts")) -> dict[str, Any]:
 def _side(answer: Answer) -> dict[str, Any]:
     """What one Triton response says about its own decoding."""
     out = answer.outputs
-    return {"draft_len": out.get("draft_len"), "tokens_per_s": out.get("tokens_per_s"),
-            "acceptance": out.get("acceptance_rate")}
+    return {
+        "draft_len": out.get("draft_len"),
+        "tokens_per_s": out.get("tokens_per_s"),
+        "acceptance": out.get("acceptance_rate"),
+    }
 
 
 def show(summary: dict[str, Any]) -> None:
     m, served, other = summary["measured"], summary["served"], summary["other"]
     print(f"\nQ: {summary['question']}\nA: {summary['answer']}\n")
     if m and m["best_speculative_k"]:
-        print(f"the tuner measured at concurrency {m['concurrency']} ({m['prompts']} {m['dataset']} prompts, "
-              f"repeated): {m['tokens_per_s_plain']:.1f} tokens/s without speculation, "
-              f"{m['tokens_per_s_speculative']:.1f} with {summary['mechanism']} at K = {m['best_speculative_k']} "
-              f"({m['speedup']:.2f}x); it chose K = {m['chosen_k']} ({m['reason']})")
+        print(
+            f"the tuner measured at concurrency {m['concurrency']} ({m['prompts']} {m['dataset']} prompts, "
+            f"repeated): {m['tokens_per_s_plain']:.1f} tokens/s without speculation, "
+            f"{m['tokens_per_s_speculative']:.1f} with {summary['mechanism']} at K = {m['best_speculative_k']} "
+            f"({m['speedup']:.2f}x); it chose K = {m['chosen_k']} ({m['reason']})"
+        )
     plain, spec = sorted((served, other), key=lambda side: side["draft_len"])
-    print(f"this request through Triton: {spec['tokens_per_s']:.1f} tokens/s at K = {spec['draft_len']} (acceptance "
-          f"{spec['acceptance']:.2f}), {plain['tokens_per_s']:.1f} without speculation; "
-          f"{'identical' if other['same_text'] else 'DIFFERENT'} answers; served default K = {served['draft_len']} "
-          "(one request each: noisy, the tuner's runs are the measurement)")
-    print(f"schedule (concurrency -> draft length): {summary['schedule']}; "
-          f"speculation off above: {summary['max_concurrency']}")
+    print(
+        f"this request through Triton: {spec['tokens_per_s']:.1f} tokens/s at K = {spec['draft_len']} (acceptance "
+        f"{spec['acceptance']:.2f}), {plain['tokens_per_s']:.1f} without speculation; "
+        f"{'identical' if other['same_text'] else 'DIFFERENT'} answers; served default K = {served['draft_len']} "
+        "(one request each: noisy, the tuner's runs are the measurement)"
+    )
+    print(
+        f"schedule (concurrency -> draft length): {summary['schedule']}; "
+        f"speculation off above: {summary['max_concurrency']}"
+    )
     print(f"report: {summary['report']}\nartifact: {summary['artifact']}")
-    print("phases: " + ", ".join(f"{k} {v:.0f} s" for k, v in summary["phases_s"].items())
-          + f"; total {summary['total_s']:.0f} s")
+    print(
+        "phases: "
+        + ", ".join(f"{k} {v:.0f} s" for k, v in summary["phases_s"].items())
+        + f"; total {summary['total_s']:.0f} s"
+    )
 
 
 if __name__ == "__main__":

@@ -40,8 +40,10 @@ class EagleOptions(BaseModel):
         4, ge=1, le=16, description="Tree depth the engine is built for (`--num_eagle_layers`)."
     )
     max_non_leaves_per_layer: int = Field(
-        10, ge=1, description="Non-leaf nodes kept per tree level (the EAGLE converter's "
-        "`--max_non_leaves_per_layer`; default 10 there)."
+        10,
+        ge=1,
+        description="Non-leaf nodes kept per tree level (the EAGLE converter's "
+        "`--max_non_leaves_per_layer`; default 10 there).",
     )
     choices: list[list[int]] | None = Field(
         None, description="Static tree (`eagle_choices`); depth <= num_eagle_layers."
@@ -136,4 +138,3 @@ class SuffixOptions(BaseModel):
 class RedrafterOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     num_beams: int = Field(5, ge=1, le=32, description="Beams drafted per step (`--redrafter_num_beams`).")
-

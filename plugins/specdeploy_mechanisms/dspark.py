@@ -29,32 +29,46 @@ def _vllm_only(opts: Any, _line: Any) -> Issue | None:
     """vLLM's DSpark options have no TensorRT-LLM field: refused there rather than dropped."""
     for name, unset in (("draft_topk", None), ("adaptive_verification", False)):
         if getattr(opts, name, unset) != unset:
-            return Issue(("speculative", "options", name), f"{name} is a vLLM DSpark option: TensorRT-LLM's "
-                         f"DSparkDecodingConfig has no such field (it has {TRTLLM_FIELDS}; 1.3.0rc23)",
-                         f"drop options.{name}, or serve with vLLM (runtime.backend: vllm)")
+            return Issue(
+                ("speculative", "options", name),
+                f"{name} is a vLLM DSpark option: TensorRT-LLM's "
+                f"DSparkDecodingConfig has no such field (it has {TRTLLM_FIELDS}; 1.3.0rc23)",
+                f"drop options.{name}, or serve with vLLM (runtime.backend: vllm)",
+            )
     return None
 
 
 class Dspark(Mechanism):
     name = "dspark"
-    summary = "parallel block drafter on the target's hidden states (DeepSeek V4, Qwen3 drafters); vLLM 0.32, " \
-              "TRT-LLM 1.3 line from 1.3.0rc23"
+    summary = (
+        "parallel block drafter on the target's hidden states (DeepSeek V4, Qwen3 drafters); vLLM 0.32, "
+        "TRT-LLM 1.3 line from 1.3.0rc23"
+    )
     Options = options("DsparkOptions")
     chain = False
     engines = {
         "vllm": VllmMethod(
-            "dspark", "optional", fields={"draft_topk": "dspark_draft_topk", "adaptive_verification":
-                                          "enable_adaptive_verification"},
+            "dspark",
+            "optional",
+            fields={"draft_topk": "dspark_draft_topk", "adaptive_verification": "enable_adaptive_verification"},
             note="a standalone DSpark drafter (Qwen3, Qwen3-Omni, Gemma 4, Kimi K3), or DeepSeek-V4/V4.1 stages "
-                 "inside the target checkpoint"),
-        "pytorch": TrtllmDecoding(decoding_type={"1.3": "DSpark"}, since={"1.3": "1.3.0rc23"}, refuse=_vllm_only,
-                                  unconfirmed=("1.3.dspark_since",),
-                                  sources={"decoding_type": "Literal['DSpark'] in P22, P23 (absent from P20)",
-                                           "backends": "P23 DSparkDecodingConfig.supports_backend: pytorch"}),
+            "inside the target checkpoint",
+        ),
+        "pytorch": TrtllmDecoding(
+            decoding_type={"1.3": "DSpark"},
+            since={"1.3": "1.3.0rc23"},
+            refuse=_vllm_only,
+            unconfirmed=("1.3.dspark_since",),
+            sources={
+                "decoding_type": "Literal['DSpark'] in P22, P23 (absent from P20)",
+                "backends": "P23 DSparkDecodingConfig.supports_backend: pytorch",
+            },
+        ),
         "tensorrt": Unsupported(
             "TensorRT-LLM engines (trtllm-build) have no DSpark: DSparkDecodingConfig supports the PyTorch backend "
             "only (1.3.0rc23), and the engine backend ends with 1.2.x",
-            "use runtime.backend: pytorch with runtime.trtllm_version 1.3.0rc23 or later, or runtime.backend: vllm"),
+            "use runtime.backend: pytorch with runtime.trtllm_version 1.3.0rc23 or later, or runtime.backend: vllm",
+        ),
     }
     max_draft_len = 64
     default_draft_len = 7

@@ -10,8 +10,9 @@ from specdeploy.execute.context import ActionContext
 from specdeploy.resolve.resolved import Resolved
 
 
-def render_deploy_resolved(resolved: Resolved, targets: list[str] | tuple[str, ...], out: Path, *,
-                           pretend: bool = False) -> DeployReport:
+def render_deploy_resolved(
+    resolved: Resolved, targets: list[str] | tuple[str, ...], out: Path, *, pretend: bool = False
+) -> DeployReport:
     """Context -> `out/<target>/` for each target, checked offline when the checkers are installed."""
     from specdeploy.deploy.check import tools_available
     from specdeploy.deploy.context import build_context

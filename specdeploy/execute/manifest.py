@@ -28,9 +28,11 @@ RUN = Path(".specdeploy") / "run.json"
 TUNE_RESULT = Path("tune") / "result.json"
 """The tune's full result (`specdeploy tune`, the build's tune step); the lock keeps `lock_record` of it."""
 GITIGNORE = ".gitignore"
-GITIGNORE_TEXT = ("# Written by specdeploy: .specdeploy/ is this host's build state (stamps, logs, checkpoints, run\n"
-                  "# metadata); everything else is the deployable artifact, identical when an unchanged profile is\n"
-                  "# rebuilt.\n.specdeploy/\n")
+GITIGNORE_TEXT = (
+    "# Written by specdeploy: .specdeploy/ is this host's build state (stamps, logs, checkpoints, run\n"
+    "# metadata); everything else is the deployable artifact, identical when an unchanged profile is\n"
+    "# rebuilt.\n.specdeploy/\n"
+)
 
 
 class DriftFound(SpecdeployError):
@@ -59,12 +61,19 @@ def write_manifest(resolved: Resolved, result: BuildResult) -> dict[str, Any]:
     data = {
         "schema_version": SCHEMA_VERSION,
         "specdeploy_version": __version__,
-        "profile": {"name": resolved.loaded.name, "file": profile_ref(resolved, art), "hash": profile_hash(resolved),
-                    "resolved": profile.model_dump(mode="json")},
+        "profile": {
+            "name": resolved.loaded.name,
+            "file": profile_ref(resolved, art),
+            "hash": profile_hash(resolved),
+            "resolved": profile.model_dump(mode="json"),
+        },
         "facts": resolved.to_dict(),
         "models": _models(result),
-        "trtllm": {"version": profile.runtime.trtllm_version if resolved.line else None,
-                   "line": resolved.line.name if resolved.line else None, "installed": installed_trtllm()},
+        "trtllm": {
+            "version": profile.runtime.trtllm_version if resolved.line else None,
+            "line": resolved.line.name if resolved.line else None,
+            "installed": installed_trtllm(),
+        },
         "gpu": {"name": resolved.gpu.name, "arch": resolved.gpu.sm_arch} if resolved.gpu else None,
         "backend": profile.runtime.backend,
         "ok": result.ok,
@@ -74,12 +83,19 @@ def write_manifest(resolved: Resolved, result: BuildResult) -> dict[str, Any]:
     file = resolved.loaded.file
     data = portable(data, art, {str(Path(file).resolve()): profile_ref(resolved, art)} if file else None)
     _write_public(art / MANIFEST, data)
-    _write_public(art / RUN, {"schema_version": SCHEMA_VERSION,
-                              "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                              "invocation_id": str(uuid.uuid4()), "started_at": result.started_at,
-                              "duration_s": result.duration_s, "ok": result.ok, "problems": result.problems,
-                              "steps": [{k: v for k, v in s.to_dict().items() if k != "outputs"}
-                                        for s in result.steps]})
+    _write_public(
+        art / RUN,
+        {
+            "schema_version": SCHEMA_VERSION,
+            "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "invocation_id": str(uuid.uuid4()),
+            "started_at": result.started_at,
+            "duration_s": result.duration_s,
+            "ok": result.ok,
+            "problems": result.problems,
+            "steps": [{k: v for k, v in s.to_dict().items() if k != "outputs"} for s in result.steps],
+        },
+    )
     return data
 
 
@@ -94,11 +110,19 @@ def read_lock(artifact_dir: Path) -> dict[str, Any]:
 def write_lock(resolved: Resolved, result: BuildResult) -> dict[str, Any]:
     """Pinned revisions of this build; tuned results already in the lock (or from the tune step) are kept."""
     lock = read_lock(result.artifact_dir)
-    models = {role: {k: out.get(k) for k in ("ref", "kind", "revision", "requested_revision") if k in out}
-              for role, out in _models(result).items()}
-    lock.update({"schema_version": SCHEMA_VERSION, "profile": resolved.loaded.name, "profile_hash":
-                 profile_hash(resolved), "trtllm_version": resolved.profile.runtime.trtllm_version,
-                 "models": {**lock.get("models", {}), **models}})
+    models = {
+        role: {k: out.get(k) for k in ("ref", "kind", "revision", "requested_revision") if k in out}
+        for role, out in _models(result).items()
+    }
+    lock.update(
+        {
+            "schema_version": SCHEMA_VERSION,
+            "profile": resolved.loaded.name,
+            "profile_hash": profile_hash(resolved),
+            "trtllm_version": resolved.profile.runtime.trtllm_version,
+            "models": {**lock.get("models", {}), **models},
+        }
+    )
     tuned = next((s.outputs for s in result.steps if s.stage == "tune" and s.outputs), None)
     if tuned:
         lock["tuned"] = tuned
@@ -125,9 +149,18 @@ def update_lock(artifact_dir: str | Path, *, tuned: dict[str, Any]) -> dict[str,
 def lock_record(result: Mapping[str, Any], result_path: str) -> dict[str, Any]:
     """What `specdeploy.lock` keeps under `tuned` (the full result stays in tune/result.json)."""
     sched = result["schedule"]
-    return {"format": result["format"], "backend": result["backend"],
-            "evidence": result.get("evidence", "measured"), "strategy": result["strategy"],
-            "draft_len": sched["draft_len"], "schedule": sched["schedule"], "ranges": sched["ranges"],
-            "max_concurrency": sched["max_concurrency"], "emitted": sched["emitted"],
-            "notes": sched.get("notes", []), "clamped": sched.get("clamped", {}),
-            "confidence": result["confidence"]["level"], "result": result_path}
+    return {
+        "format": result["format"],
+        "backend": result["backend"],
+        "evidence": result.get("evidence", "measured"),
+        "strategy": result["strategy"],
+        "draft_len": sched["draft_len"],
+        "schedule": sched["schedule"],
+        "ranges": sched["ranges"],
+        "max_concurrency": sched["max_concurrency"],
+        "emitted": sched["emitted"],
+        "notes": sched.get("notes", []),
+        "clamped": sched.get("clamped", {}),
+        "confidence": result["confidence"]["level"],
+        "result": result_path,
+    }

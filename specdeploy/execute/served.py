@@ -51,9 +51,13 @@ def recorded(owner: Path) -> dict[str, object] | None:
         return None
     except (OSError, ValueError):
         data = None
-    if isinstance(data, dict) and alive(data.get("pid"), data.get("process", "tritonserver")) and any(
-            isinstance(data.get(k), str) for k in ("grpc", "openai")) and isinstance(
-            data.get("models"), list) and data["models"]:
+    if (
+        isinstance(data, dict)
+        and alive(data.get("pid"), data.get("process", "tritonserver"))
+        and any(isinstance(data.get(k), str) for k in ("grpc", "openai"))
+        and isinstance(data.get("models"), list)
+        and data["models"]
+    ):
         return data
     try:
         state.unlink(missing_ok=True)

@@ -26,8 +26,7 @@ def schedule_from(resolved: Resolved, tuned: dict[str, Any]) -> tuple[int, Any, 
         schedule = [tuple(r) for r in tuned["ranges"]]
     elif tuned.get("schedule"):
         schedule = {int(k): int(v) for k, v in tuned["schedule"].items()}
-    return int(tuned.get("draft_len", resolved.draft_len)), schedule, tuned.get("max_concurrency",
-                                                                                 spec.max_concurrency)
+    return int(tuned.get("draft_len", resolved.draft_len)), schedule, tuned.get("max_concurrency", spec.max_concurrency)
 
 
 def write_output(folder: Path, name: str, text: str, mode: int = 0o644) -> str:

@@ -8,8 +8,22 @@ from specdeploy.plugin.engine import Engine
 from specdeploy.plugin.layout import TritonLayout
 from specdeploy.plugin.registry import engine_names, find, get_engine, get_mechanism, mechanism_names, registry
 
-__all__ = ["AcceptancePrior", "CheckContext", "Engine", "Mechanism", "NoOptions", "TritonLayout", "Unsupported",
-           "engine_names", "find", "get_engine", "get_mechanism", "lazy_options", "mechanism_names", "registry"]
+__all__ = [
+    "AcceptancePrior",
+    "CheckContext",
+    "Engine",
+    "Mechanism",
+    "NoOptions",
+    "TritonLayout",
+    "Unsupported",
+    "engine_names",
+    "find",
+    "get_engine",
+    "get_mechanism",
+    "lazy_options",
+    "mechanism_names",
+    "registry",
+]
 
 
 def __getattr__(name: str) -> Any:  # NoOptions is a pydantic model: imported only when asked for

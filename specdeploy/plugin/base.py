@@ -160,8 +160,11 @@ class Mechanism:
     def supported(cls) -> dict[str, tuple[str, ...]]:
         """engine -> the release lines it runs on: its `engines` declarations' lines, else `support`."""
         if cls.engines:
-            return {engine: tuple(declared.lines) for engine, declared in cls.engines.items()
-                    if not isinstance(declared, Unsupported)}
+            return {
+                engine: tuple(declared.lines)
+                for engine, declared in cls.engines.items()
+                if not isinstance(declared, Unsupported)
+            }
         return dict(cls.support)
 
     @classmethod

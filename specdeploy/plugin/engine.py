@@ -56,8 +56,14 @@ class Generation:
     """The engine's figures of the run (tokens_per_s, acceptance_rate, ...)."""
 
     def to_dict(self) -> dict[str, object]:
-        return {"schema_version": self.schema_version, "text": self.text, "tokens": self.tokens,
-                "mechanism": self.mechanism, "draft_len": self.draft_len, "stats": self.stats}
+        return {
+            "schema_version": self.schema_version,
+            "text": self.text,
+            "tokens": self.tokens,
+            "mechanism": self.mechanism,
+            "draft_len": self.draft_len,
+            "stats": self.stats,
+        }
 
 
 class ReleaseLine(Protocol):
@@ -154,8 +160,9 @@ class Engine:
         """{name: text} of the files the emit step would write, before any fetch or tune (`build --dry-run`)."""
         return {}
 
-    def serving_args(self, resolved: Resolved, *, draft_len: int, schedule: Any, max_concurrency: int | None
-                     ) -> dict[str, Any]:
+    def serving_args(
+        self, resolved: Resolved, *, draft_len: int, schedule: Any, max_concurrency: int | None
+    ) -> dict[str, Any]:
         """What the engine's Triton layout loads the model with (TensorRT-LLM's LLM() arguments, `model.yaml`;
         vLLM's AsyncEngineArgs, `model.json`)."""
         return {}
@@ -186,8 +193,9 @@ class Engine:
         """A tuned lower-bound schedule as the release can carry it, and notes saying what changed."""
         return lower, []
 
-    def emitted_schedule(self, ranges: list[tuple[int, int, int]], max_concurrency: int, release: str
-                         ) -> tuple[dict[str, Any] | None, list[str]]:
+    def emitted_schedule(
+        self, ranges: list[tuple[int, int, int]], max_concurrency: int, release: str
+    ) -> tuple[dict[str, Any] | None, list[str]]:
         """How the release spells a tuned schedule (recorded in specdeploy.lock), and notes."""
         return None, []
 
@@ -199,13 +207,13 @@ class Engine:
         """(`doctor`'s lines about this engine on this machine, what a GPU build with it lacks here)."""
         return {}, []
 
-    def generate(self, resolved: Resolved, prompt: str, *, mechanism: str, draft_len: int, max_tokens: int
-                 ) -> Generation:
+    def generate(
+        self, resolved: Resolved, prompt: str, *, mechanism: str, draft_len: int, max_tokens: int
+    ) -> Generation:
         """One chat answer decoded in this process (engines with `in_process`)."""
         raise NotImplementedError(f"the {self.name} engine does not answer in specdeploy's process")
 
-    def start_server(self, files: Path, *, name: str, port: int, log: Path, args: tuple[str, ...] = ()
-                     ) -> LocalServer:
+    def start_server(self, files: Path, *, name: str, port: int, log: Path, args: tuple[str, ...] = ()) -> LocalServer:
         """Start the engine's own server on 127.0.0.1:`port` (0: a free port) for `files`, the private, verified
         copy of a built artifact's files, serving the model as `name`, with the user's extra `args`; return once it
         answers requests. The caller records, waits on and stops it (`serves_itself` engines)."""

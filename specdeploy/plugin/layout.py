@@ -50,8 +50,7 @@ class TritonLayout:
         the models it concerns by what they are (backend, files), never by the manifest's layout."""
         return []
 
-    def tokenizer(self, root: Path, model: str, config_of: Callable[[str], dict[str, Any]]
-                  ) -> tuple[Any, Any] | None:
+    def tokenizer(self, root: Path, model: str, config_of: Callable[[str], dict[str, Any]]) -> tuple[Any, Any] | None:
         """(where the served `model`'s tokenizer is, its revision) as the repository at `root` says it, for the
         OpenAI frontend's chat template; `config_of(name)` is a served model's Triton config (JSON). None: it does
         not say. Errors are taken as "not found"."""

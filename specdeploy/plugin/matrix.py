@@ -26,17 +26,33 @@ class MatrixRow:
     """The plugin class, "module:Class"."""
 
     def to_dict(self) -> dict[str, object]:
-        return {"name": self.name, "summary": self.summary, "needs_draft_model": self.needs_draft_model,
-                "support": self.support, "max_draft_len": self.max_draft_len, "trtllm_ranges": self.trtllm_ranges,
-                "source": self.source}
+        return {
+            "name": self.name,
+            "summary": self.summary,
+            "needs_draft_model": self.needs_draft_model,
+            "support": self.support,
+            "max_draft_len": self.max_draft_len,
+            "trtllm_ranges": self.trtllm_ranges,
+            "source": self.source,
+        }
 
 
 def matrix() -> list[MatrixRow]:
     """A row per installed mechanism, by name."""
     installed = engines()
-    return [MatrixRow(name=name, summary=cls.summary, needs_draft_model=cls.needs_draft_model,
-                      support={b: list(v) for b, v in cls.supported().items()}, max_draft_len=cls.max_draft_len,
-                      trtllm_ranges={b: installed[b].range_notes(name, tuple(v)) for b, v in cls.supported().items()
-                                     if b in installed and installed[b].version_field},
-                      source=f"{cls.__module__}:{cls.__qualname__}")
-            for name, cls in sorted(registry().items())]
+    return [
+        MatrixRow(
+            name=name,
+            summary=cls.summary,
+            needs_draft_model=cls.needs_draft_model,
+            support={b: list(v) for b, v in cls.supported().items()},
+            max_draft_len=cls.max_draft_len,
+            trtllm_ranges={
+                b: installed[b].range_notes(name, tuple(v))
+                for b, v in cls.supported().items()
+                if b in installed and installed[b].version_field
+            },
+            source=f"{cls.__module__}:{cls.__qualname__}",
+        )
+        for name, cls in sorted(registry().items())
+    ]

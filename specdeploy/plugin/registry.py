@@ -56,8 +56,9 @@ def _load(group: str, name: str) -> type:
     if not (isinstance(cls, type) and issubclass(cls, base)):
         raise PluginError(f"entry point '{name}' ({ep.value}) is not a specdeploy.plugin.{base.__name__} subclass")
     if getattr(cls, "name", None) != name:
-        raise PluginError(f"plugin {ep.value} defines its name as '{getattr(cls, 'name', None)}' but is "
-                          f"registered as '{name}'")
+        raise PluginError(
+            f"plugin {ep.value} defines its name as '{getattr(cls, 'name', None)}' but is registered as '{name}'"
+        )
     return cls
 
 
@@ -83,8 +84,9 @@ def mechanism_names() -> list[str]:
 
 def _unknown(kind: str, name: str, known: list[str]) -> UsageError:
     close = get_close_matches(name, known, n=1)
-    return UsageError(f"unknown {kind} '{name}'; known: {', '.join(known)}",
-                      hint=f"did you mean '{close[0]}'?" if close else None)
+    return UsageError(
+        f"unknown {kind} '{name}'; known: {', '.join(known)}", hint=f"did you mean '{close[0]}'?" if close else None
+    )
 
 
 def get_mechanism(name: str) -> Mechanism:
@@ -128,8 +130,10 @@ def layout_named(layout: str) -> TritonLayout | None:
     except NotImplementedError:
         found = None
     if not (isinstance(found, TritonLayout) and found.name == layout):
-        raise PluginError(f"engine '{engine.name}' declares the Triton layout '{layout}' but its triton_layout "
-                          f"does not return a specdeploy.plugin.TritonLayout named '{layout}'")
+        raise PluginError(
+            f"engine '{engine.name}' declares the Triton layout '{layout}' but its triton_layout "
+            f"does not return a specdeploy.plugin.TritonLayout named '{layout}'"
+        )
     return found
 
 

@@ -81,8 +81,9 @@ def is_table(path: Path) -> bool:
     """Whether the key holds one value that is a mapping of scalars (`speculative.schedule`: concurrency -> K), which
     a later file replaces whole, where sections and free maps (`speculative.options`) merge key by key."""
     problem, annotation = check_path([str(part) for part in path])
-    return problem is None and any(typing.get_origin(m) is dict and _scalar(typing.get_args(m)[1])
-                                   for m in _members(annotation))
+    return problem is None and any(
+        typing.get_origin(m) is dict and _scalar(typing.get_args(m)[1]) for m in _members(annotation)
+    )
 
 
 def _scalar(annotation: Any) -> bool:
@@ -95,11 +96,22 @@ def parse_override(text: str) -> tuple[Path, Any, Issue | None]:
     key, sep, raw = text.partition("=")
     parts = key.strip().split(".")
     if not sep or not key.strip():
-        return (), None, Issue((), f"--set '{text}' is not KEY=VALUE", "e.g. --set speculative.draft_len=4",
-                               file="--set")
+        return (
+            (),
+            None,
+            Issue((), f"--set '{text}' is not KEY=VALUE", "e.g. --set speculative.draft_len=4", file="--set"),
+        )
     if "" in parts:  # `serving..max_seq_len` set serving.max_seq_len
-        return (), None, Issue((), f"--set '{key.strip()}' has an empty key between its dots",
-                               "e.g. --set serving.max_seq_len=4096", file="--set")
+        return (
+            (),
+            None,
+            Issue(
+                (),
+                f"--set '{key.strip()}' has an empty key between its dots",
+                "e.g. --set serving.max_seq_len=4096",
+                file="--set",
+            ),
+        )
     problem, annotation = check_path(parts)
     path: Path = tuple(int(p) if p.isdigit() else p for p in parts)
     if problem:
@@ -111,8 +123,11 @@ def parse_override(text: str) -> tuple[Path, Any, Issue | None]:
         if text_only:  # `description=a: b: c`
             return path, raw.strip(), None
         shown = raw if len(raw) <= 60 else f"{raw[:60]}..."  # a value 3000 brackets deep is not worth printing
-        return path, None, Issue(path, f"--set value '{shown}' is not valid YAML: {yaml_problem(exc, line=False)}",
-                                 file="--set")
+        return (
+            path,
+            None,
+            Issue(path, f"--set value '{shown}' is not valid YAML: {yaml_problem(exc, line=False)}", file="--set"),
+        )
     if text_only and _typed_as_text(value, raw):
         value = raw.strip()
     return path, value, None

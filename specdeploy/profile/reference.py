@@ -47,8 +47,9 @@ def _section(name: str, model: type[BaseModel], lines: list[str]) -> None:
 def _sections(prefix: str, model: type[BaseModel], lines: list[str]) -> None:
     """A section per nested model (`hardware`, then `hardware.gpu_spec`), depth first."""
     for field, info in model.model_fields.items():
-        nested = [a for a in (info.annotation, *get_args(info.annotation))
-                  if isinstance(a, type) and issubclass(a, BaseModel)]
+        nested = [
+            a for a in (info.annotation, *get_args(info.annotation)) if isinstance(a, type) and issubclass(a, BaseModel)
+        ]
         if nested:
             _section(f"{prefix}{field}", nested[0], lines)
             _sections(f"{prefix}{field}.", nested[0], lines)

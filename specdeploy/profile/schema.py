@@ -58,7 +58,8 @@ class Target(Section):
     """The model to serve."""
 
     model: Annotated[StrictStr, AfterValidator(checks.model_ref)] = Field(
-        description="Hugging Face repo id (`org/name`) or a local folder holding `config.json`.")
+        description="Hugging Face repo id (`org/name`) or a local folder holding `config.json`."
+    )
     revision: StrictStr | None = Field(
         default=None,
         description="Hub revision (branch, tag or commit); a build pins it to a commit in `specdeploy.lock`.",
@@ -80,17 +81,27 @@ class GpuFigures(Section):
 
     memory_gib: float = Field(gt=0, le=4096, description="Memory of one GPU, GiB.")
     memory_bandwidth_tb_s: float = Field(
-        gt=0, le=100, description="Memory (HBM or GDDR) bandwidth of one GPU, TB/s (10^12 bytes/s).")
+        gt=0, le=100, description="Memory (HBM or GDDR) bandwidth of one GPU, TB/s (10^12 bytes/s)."
+    )
     bf16_tflops: float = Field(
-        gt=0, le=100_000, description="Dense FP16/BF16 tensor throughput, TFLOP/s (a datasheet's figure \"with "
-        "sparsity\" is twice the dense one).")
+        gt=0,
+        le=100_000,
+        description="Dense FP16/BF16 tensor throughput, TFLOP/s (a datasheet's figure \"with "
+        'sparsity" is twice the dense one).',
+    )
     fp8: StrictBool = Field(description="Whether it has FP8 tensor cores (Ada, Hopper and later: yes; Ampere: no).")
     fp8_tflops: float | None = Field(
-        default=None, gt=0, le=100_000, description="Dense FP8 tensor throughput, TFLOP/s; given exactly when "
-        "`fp8` is true.")
+        default=None,
+        gt=0,
+        le=100_000,
+        description="Dense FP8 tensor throughput, TFLOP/s; given exactly when `fp8` is true.",
+    )
     interconnect_gb_s: float = Field(
-        gt=0, le=100_000, description="GPU-to-GPU bandwidth, GB/s, as the datasheet gives it (NVLink, else PCIe); "
-        "tensor parallelism's all-reduce runs over it.")
+        gt=0,
+        le=100_000,
+        description="GPU-to-GPU bandwidth, GB/s, as the datasheet gives it (NVLink, else PCIe); "
+        "tensor parallelism's all-reduce runs over it.",
+    )
 
 
 class Hardware(Section):
@@ -115,12 +126,14 @@ class Runtime(Section):
     """Which engine (backend) and which of its releases the artifacts target."""
 
     trtllm_version: Annotated[StrictStr, AfterValidator(checks.known_line)] = Field(
-        default="1.2.1", description="TensorRT-LLM release the artifacts are emitted for (`1.2.x` or the `1.3` line, "
-        "e.g. `1.3.0rc23`); it selects the contract range whose rules apply (`specdeploy mechanisms` lists them)."
+        default="1.2.1",
+        description="TensorRT-LLM release the artifacts are emitted for (`1.2.x` or the `1.3` line, "
+        "e.g. `1.3.0rc23`); it selects the contract range whose rules apply (`specdeploy mechanisms` lists them).",
     )
     vllm_version: Annotated[StrictStr, AfterValidator(checks.known_vllm_release)] = Field(
-        default="0.32.0", description="vLLM release the artifacts are emitted for (backend `vllm`; the `0.32` line); "
-        "it selects the contract table whose rules apply."
+        default="0.32.0",
+        description="vLLM release the artifacts are emitted for (backend `vllm`; the `0.32` line); "
+        "it selects the contract table whose rules apply.",
     )
     backend: Annotated[StrictStr, AfterValidator(checks.known_backend)] = Field(
         default="pytorch",
@@ -201,9 +214,12 @@ class Tune(Section):
         description="Built-in dataset (`mt-bench`, `humaneval`) or a SPEED-Bench JSONL path (`question_id`, "
         "`category`, `turns`; relative to the current folder), checked by `validate`.",
     )
-    prompts: int = Field(default=32, ge=1, le=100_000,
-                         description="Prompts drawn from the dataset, spread evenly over it (MT-Bench: 8 or more "
-                                     "cover every category).")
+    prompts: int = Field(
+        default=32,
+        ge=1,
+        le=100_000,
+        description="Prompts drawn from the dataset, spread evenly over it (MT-Bench: 8 or more cover every category).",
+    )
     output_len: int = Field(default=128, ge=1, le=65_536, description="Tokens generated per prompt.")
     concurrency: Annotated[list[int], AfterValidator(checks.positive_sorted)] = Field(
         default_factory=lambda: [1, 2, 4, 8, 16, 32, 64], description="Concurrency levels the schedule is tuned for."
@@ -281,7 +297,9 @@ class Kubernetes(Section):
         description="`nvidia.com/gpu.product` node label to select; none: the GPU table's label for hardware.gpu.",
     )
     startup_timeout_s: int = Field(
-        default=3600, ge=60, le=86_400,
+        default=3600,
+        ge=60,
+        le=86_400,
         description="How long the startupProbe waits for the engine to load before Kubernetes restarts the pod.",
     )
     ssh_secret: Annotated[StrictStr, AfterValidator(checks.k8s_name)] = Field(

@@ -46,7 +46,13 @@ def listed() -> list[ShippedProfile]:
     """Every shipped profile with its description, read without parsing the YAML."""
     rows = []
     for name, path in shipped_profiles().items():
-        description = next((line.split(":", 1)[1].strip() for line in path.read_text().splitlines()
-                            if line.startswith("description:")), "")
+        description = next(
+            (
+                line.split(":", 1)[1].strip()
+                for line in path.read_text().splitlines()
+                if line.startswith("description:")
+            ),
+            "",
+        )
         rows.append(ShippedProfile(name, path, description))
     return rows

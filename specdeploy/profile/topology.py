@@ -89,34 +89,51 @@ def topology_issues(profile: Profile, targets: list[str] | tuple[str, ...]) -> I
     name = profile.triton.layout
     layout = layout_named(get_engine(profile.runtime.backend).layouts[0] if name == "auto" else name)
     if layout is None or not layout.portable:
-        yield Issue(("deploy", "targets"), f"deploy targets serve the llmapi Triton layout (PyTorch backend); this "
-                    f"profile uses the {profile.runtime.backend} backend, whose repository names build-machine paths",
-                    "set runtime.backend: pytorch, or remove deploy.targets")
+        yield Issue(
+            ("deploy", "targets"),
+            f"deploy targets serve the llmapi Triton layout (PyTorch backend); this "
+            f"profile uses the {profile.runtime.backend} backend, whose repository names build-machine paths",
+            "set runtime.backend: pytorch, or remove deploy.targets",
+        )
     from specdeploy.profile.images import image_for, known_releases
 
     if "container" in targets and profile.deploy.image is None and image_for(profile.runtime.trtllm_version) is None:
-        yield Issue(("runtime", "trtllm_version"), f"no published Triton + TensorRT-LLM image is known to ship "
-                    f"TensorRT-LLM {profile.runtime.trtllm_version} (known: {', '.join(known_releases())})",
-                    "set deploy.image to the image you serve it with")
+        yield Issue(
+            ("runtime", "trtllm_version"),
+            f"no published Triton + TensorRT-LLM image is known to ship "
+            f"TensorRT-LLM {profile.runtime.trtllm_version} (known: {', '.join(known_releases())})",
+            "set deploy.image to the image you serve it with",
+        )
     if not {"k8s", "slurm"} & set(targets):
         return
     size = node_gpus(profile)
     if size is None:
-        yield Issue(("deploy", "gpus_per_node"), f"the node size of hardware.gpu '{profile.hardware.gpu}' is "
-                    "unknown", "set deploy.gpus_per_node (or name the GPU in hardware.gpu)")
+        yield Issue(
+            ("deploy", "gpus_per_node"),
+            f"the node size of hardware.gpu '{profile.hardware.gpu}' is unknown",
+            "set deploy.gpus_per_node (or name the GPU in hardware.gpu)",
+        )
         return
     hw = profile.hardware
     world = hw.tensor_parallel * hw.pipeline_parallel
     if world <= size:
         return
     if world % size:
-        yield Issue(("hardware", "pipeline_parallel"), f"tensor_parallel x pipeline_parallel = {world} GPUs do not "
-                    f"fill whole nodes of {size} GPUs", f"use a multiple of {size} (or deploy.gpus_per_node)")
+        yield Issue(
+            ("hardware", "pipeline_parallel"),
+            f"tensor_parallel x pipeline_parallel = {world} GPUs do not fill whole nodes of {size} GPUs",
+            f"use a multiple of {size} (or deploy.gpus_per_node)",
+        )
     if hw.tensor_parallel > size or size % hw.tensor_parallel:
-        yield Issue(("hardware", "tensor_parallel"), f"tensor_parallel {hw.tensor_parallel} does not fit inside "
-                    f"one node of {size} GPUs: TensorRT-LLM's Triton LLM-API backend runs no tensor-parallel "
-                    "group across nodes", f"use tensor_parallel: {size} and pipeline_parallel: {world // size}"
-                    if world % size == 0 else f"use a tensor_parallel that divides {size}")
+        yield Issue(
+            ("hardware", "tensor_parallel"),
+            f"tensor_parallel {hw.tensor_parallel} does not fit inside "
+            f"one node of {size} GPUs: TensorRT-LLM's Triton LLM-API backend runs no tensor-parallel "
+            "group across nodes",
+            f"use tensor_parallel: {size} and pipeline_parallel: {world // size}"
+            if world % size == 0
+            else f"use a tensor_parallel that divides {size}",
+        )
 
 
 def topology(profile: Profile) -> Topology:

@@ -27,11 +27,14 @@ def _placeholders(root: Path) -> list[RepoIssue]:
         for number, line in enumerate(text.splitlines(), 1):
             line = line.replace(HUB_CACHE_REF, "")  # the serving host's hub cache: the rendered model resolves it
             if "${" in line:
-                issues.append(RepoIssue(str(path.relative_to(root)), number,
-                                        f"unfilled placeholder {line[line.index('${'):].split('}')[0]}}}"))
+                issues.append(
+                    RepoIssue(
+                        str(path.relative_to(root)),
+                        number,
+                        f"unfilled placeholder {line[line.index('${') :].split('}')[0]}}}",
+                    )
+                )
     return issues
-
-
 
 
 def check_repo(root: Path, *, gpus: int | None = None) -> list[RepoIssue]:

@@ -48,49 +48,88 @@ def _ensemble(ens: Model, models: dict[str, Model]) -> list[RepoIssue]:  # noqa:
             line = ens.line(f'key: "{key}" value: "{value}"')
             used.add(value)
             if key not in inputs:
-                issues.append(RepoIssue(file, line, f"input_map key '{key}' is not an input of model "
-                                        f"'{step.model_name}' (mapping to non-existing input)"))
+                issues.append(
+                    RepoIssue(
+                        file,
+                        line,
+                        f"input_map key '{key}' is not an input of model "
+                        f"'{step.model_name}' (mapping to non-existing input)",
+                    )
+                )
                 continue
             if value not in produced:
-                issues.append(RepoIssue(file, line, f"tensor '{value}' is not produced by any earlier step "
-                                        "or ensemble input"))
+                issues.append(
+                    RepoIssue(file, line, f"tensor '{value}' is not produced by any earlier step or ensemble input")
+                )
                 continue
             dtype, dims, source = produced[value]
             want = inputs[key]
             if dtype != want.data_type:
-                issues.append(RepoIssue(file, line, f"inconsistent data type: '{value}' is {_dtype(dtype)} "
-                                        f"({source}), {step.model_name}.{key} expects {_dtype(want.data_type)}"))
+                issues.append(
+                    RepoIssue(
+                        file,
+                        line,
+                        f"inconsistent data type: '{value}' is {_dtype(dtype)} "
+                        f"({source}), {step.model_name}.{key} expects {_dtype(want.data_type)}",
+                    )
+                )
             elif not _dims_agree(dims, list(want.dims)):
-                issues.append(RepoIssue(file, line, f"inconsistent shape: '{value}' is {dims} ({source}), "
-                                        f"{step.model_name}.{key} expects {list(want.dims)}"))
+                issues.append(
+                    RepoIssue(
+                        file,
+                        line,
+                        f"inconsistent shape: '{value}' is {dims} ({source}), "
+                        f"{step.model_name}.{key} expects {list(want.dims)}",
+                    )
+                )
         for key, value in step.output_map.items():
             line = ens.line(f'key: "{key}" value: "{value}"')
             if key not in outputs:
-                issues.append(RepoIssue(file, line, f"output_map key '{key}' is not an output of model "
-                                        f"'{step.model_name}'"))
+                issues.append(
+                    RepoIssue(file, line, f"output_map key '{key}' is not an output of model '{step.model_name}'")
+                )
                 continue
             produced[value] = (outputs[key].data_type, list(outputs[key].dims), f"{step.model_name}.{key}")
             written.add(value)
         if model.config.max_batch_size and cfg.max_batch_size > model.config.max_batch_size:
-            issues.append(RepoIssue(file, ens.line("max_batch_size"), f"ensemble max_batch_size "
-                                    f"{cfg.max_batch_size} exceeds step '{step.model_name}' max_batch_size "
-                                    f"{model.config.max_batch_size}"))
+            issues.append(
+                RepoIssue(
+                    file,
+                    ens.line("max_batch_size"),
+                    f"ensemble max_batch_size "
+                    f"{cfg.max_batch_size} exceeds step '{step.model_name}' max_batch_size "
+                    f"{model.config.max_batch_size}",
+                )
+            )
     for tensor in cfg.input:
         if tensor.name not in used:
-            issues.append(RepoIssue(file, ens.line(f'"{tensor.name}"'), f"ensemble input '{tensor.name}' is "
-                                    "not used by any step"))
+            issues.append(
+                RepoIssue(file, ens.line(f'"{tensor.name}"'), f"ensemble input '{tensor.name}' is not used by any step")
+            )
     for tensor in cfg.output:
         line = ens.line(f'"{tensor.name}"')
         if tensor.name not in written:
             issues.append(RepoIssue(file, line, f"ensemble output '{tensor.name}' is not written by any step"))
         elif produced[tensor.name][0] != tensor.data_type:
-            issues.append(RepoIssue(file, line, f"inconsistent data type: ensemble output '{tensor.name}' is "
-                                    f"{_dtype(tensor.data_type)}, {produced[tensor.name][2]} produces "
-                                    f"{_dtype(produced[tensor.name][0])}"))
+            issues.append(
+                RepoIssue(
+                    file,
+                    line,
+                    f"inconsistent data type: ensemble output '{tensor.name}' is "
+                    f"{_dtype(tensor.data_type)}, {produced[tensor.name][2]} produces "
+                    f"{_dtype(produced[tensor.name][0])}",
+                )
+            )
     derived = any(models[s.model_name].decoupled for s in cfg.ensemble_scheduling.step if s.model_name in models)
     if cfg.HasField("model_transaction_policy") and ens.decoupled != derived:
-        issues.append(RepoIssue(file, ens.line("decoupled"), f"ensemble decoupled: {str(ens.decoupled).lower()} "
-                                f"but its steps make it {'decoupled' if derived else 'not decoupled'}"))
+        issues.append(
+            RepoIssue(
+                file,
+                ens.line("decoupled"),
+                f"ensemble decoupled: {str(ens.decoupled).lower()} "
+                f"but its steps make it {'decoupled' if derived else 'not decoupled'}",
+            )
+        )
     return issues
 
 
@@ -104,11 +143,13 @@ def check_instances(models: dict[str, Model], manifest: dict[str, Any]) -> list[
             line = model.line("KIND_GPU")
             bad = [g for g in group.gpus if g >= gpus]
             if bad:
-                issues.append(RepoIssue(model.file, line, f"KIND_GPU instance on GPU {bad} but the profile has "
-                                        f"{gpus} GPU(s)"))
+                issues.append(
+                    RepoIssue(model.file, line, f"KIND_GPU instance on GPU {bad} but the profile has {gpus} GPU(s)")
+                )
             elif not group.gpus and group.count > gpus:
-                issues.append(RepoIssue(model.file, line, f"KIND_GPU count {group.count} exceeds the profile's "
-                                        f"{gpus} GPU(s)"))
+                issues.append(
+                    RepoIssue(model.file, line, f"KIND_GPU count {group.count} exceeds the profile's {gpus} GPU(s)")
+                )
     return issues
 
 
@@ -133,12 +174,16 @@ def check_parallel(models: dict[str, Model], manifest: dict[str, Any]) -> list[R
                 issues.append(RepoIssue(model.file, line, f"gpu_device_ids '{ids}' is not like '0,1;2,3'"))
                 break
             if per_world is not None and len(members) != per_world:
-                issues.append(RepoIssue(model.file, line, f"gpu_device_ids group '{group}' has {len(members)} "
-                                        f"GPU(s), TP x PP = {world}"))
+                issues.append(
+                    RepoIssue(
+                        model.file, line, f"gpu_device_ids group '{group}' has {len(members)} GPU(s), TP x PP = {world}"
+                    )
+                )
             seen += members
         if gpus is not None and any(i >= gpus for i in seen):
-            issues.append(RepoIssue(model.file, line, f"gpu_device_ids '{ids}' names a GPU beyond the profile's "
-                                    f"{gpus}"))
+            issues.append(
+                RepoIssue(model.file, line, f"gpu_device_ids '{ids}' names a GPU beyond the profile's {gpus}")
+            )
         if len(seen) != len(set(seen)):
             issues.append(RepoIssue(model.file, line, f"gpu_device_ids '{ids}' uses a GPU twice"))
     return issues
@@ -164,6 +209,12 @@ def check_instance_groups(models: dict[str, Model]) -> list[RepoIssue]:
             continue
         groups, count = len(gpu_groups(ids)), instance_count(model)
         if count != groups:
-            issues.append(RepoIssue(model.file, model.line("instance_group"), f"instance_group count {count} but "
-                                    f"gpu_device_ids '{ids}' has {groups} group(s): one instance per group"))
+            issues.append(
+                RepoIssue(
+                    model.file,
+                    model.line("instance_group"),
+                    f"instance_group count {count} but "
+                    f"gpu_device_ids '{ids}' has {groups} group(s): one instance per group",
+                )
+            )
     return issues

@@ -20,6 +20,7 @@ MANIFEST = "specdeploy-repo.json"
 VERSION = "1"
 """The one version folder render writes per model (`check-repo` and `serve` refuse any other)."""
 
+
 def layout_of(resolved: Resolved) -> str:
     """The profile's Triton layout; an engine served without Triton (vLLM's own server) has none to render."""
     layout = resolved.profile.triton.layout
@@ -27,8 +28,10 @@ def layout_of(resolved: Resolved) -> str:
         return str(layout)
     engine = get_engine(resolved.profile.runtime.backend)
     if not engine.layouts:
-        raise UsageError(f"the {engine.name} engine has no Triton layout to render",
-                         hint=f"`specdeploy build` writes what serves it (docs/engines/{engine.name}.md)")
+        raise UsageError(
+            f"the {engine.name} engine has no Triton layout to render",
+            hint=f"`specdeploy build` writes what serves it (docs/engines/{engine.name}.md)",
+        )
     return engine.layouts[0]
 
 
@@ -36,8 +39,10 @@ def model_name(resolved: Resolved) -> str:
     """The served model's folder name; refused when it could escape the repository."""
     name = resolved.profile.triton.model_name
     if bad_model_name(name):
-        raise UsageError(f"triton.model_name {name!r} is not a valid model folder name",
-                         hint="use letters, digits, '_', '-' and '.' (no '/', no leading '.')")
+        raise UsageError(
+            f"triton.model_name {name!r} is not a valid model folder name",
+            hint="use letters, digits, '_', '-' and '.' (no '/', no leading '.')",
+        )
     return name
 
 
@@ -54,17 +59,32 @@ def local_ref(ref: str) -> str:
     return str(path.resolve()) if path.is_dir() else ref
 
 
-def manifest_of(resolved: Resolved, layout: str, engine_max: int | None,
-                inputs: RenderInputs | None = None, server_env: dict[str, str] | None = None) -> RepoManifest:
+def manifest_of(
+    resolved: Resolved,
+    layout: str,
+    engine_max: int | None,
+    inputs: RenderInputs | None = None,
+    server_env: dict[str, str] | None = None,
+) -> RepoManifest:
     """The manifest of a repository of `layout` (the models it serves are filled in by the writer)."""
     p = resolved.profile
     draft_len, schedule, _ = (inputs or RenderInputs()).plan(resolved)
     engine = get_engine(p.runtime.backend)
     release = {engine.version_field: engine.release(p)} if engine.version_field and resolved.line is not None else {}
-    return RepoManifest(layout, resolved.loaded.name, p.hardware.count, p.hardware.tensor_parallel,
-                        p.hardware.pipeline_parallel, p.speculative.mechanism, draft_len, engine_max, schedule,
-                        server_env=server_env, trtllm_version=release.get("trtllm_version"),
-                        vllm_version=release.get("vllm_version"))
+    return RepoManifest(
+        layout,
+        resolved.loaded.name,
+        p.hardware.count,
+        p.hardware.tensor_parallel,
+        p.hardware.pipeline_parallel,
+        p.speculative.mechanism,
+        draft_len,
+        engine_max,
+        schedule,
+        server_env=server_env,
+        trtllm_version=release.get("trtllm_version"),
+        vllm_version=release.get("vllm_version"),
+    )
 
 
 def decoupled(resolved: Resolved) -> bool:
@@ -73,8 +93,9 @@ def decoupled(resolved: Resolved) -> bool:
     return bool(resolved.profile.serving.streaming if triton.decoupled is None else triton.decoupled)
 
 
-def build_context(resolved: Resolved, inputs: RenderInputs | None = None, *,
-                  llm_args: dict[str, Any] | None = None) -> RepoContext:
+def build_context(
+    resolved: Resolved, inputs: RenderInputs | None = None, *, llm_args: dict[str, Any] | None = None
+) -> RepoContext:
     """The typed context of the profile's layout (its `TritonLayout.context`); `llm_args` (the build's LLM() dict)
     is required where the layout `needs_llm_args`."""
     layout = triton_layout(layout_of(resolved))

@@ -72,8 +72,16 @@ def line(value: Any) -> str:
     return text
 
 
-FILTERS = {"pbtxt_str": pbtxt_str, "pbtxt_bool": pbtxt_bool, "choices": choices, "to_yaml": to_yaml,
-           "to_json": to_json, "yaml_str": yaml_str, "sh": sh, "line": line}
+FILTERS = {
+    "pbtxt_str": pbtxt_str,
+    "pbtxt_bool": pbtxt_bool,
+    "choices": choices,
+    "to_yaml": to_yaml,
+    "to_json": to_json,
+    "yaml_str": yaml_str,
+    "sh": sh,
+    "line": line,
+}
 
 
 @lru_cache(maxsize=1)
@@ -85,8 +93,11 @@ def environment() -> jinja2.Environment:
 
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(data_dir("templates"))),
-        undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True,
-        trim_blocks=True, lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
     )
     env.filters.update(FILTERS)
     return env

@@ -81,9 +81,11 @@ class RenderInputs:
         """(draft_len, schedule, max_concurrency): tuned values where the build tuned, else the profile's."""
         spec = resolved.profile.speculative
         schedule = self.schedule if self.schedule is not None else spec.schedule
-        return (resolved.draft_len if self.draft_len is None else self.draft_len,
-                dict(schedule) if schedule else None,
-                spec.max_concurrency if self.max_concurrency is None else self.max_concurrency)
+        return (
+            resolved.draft_len if self.draft_len is None else self.draft_len,
+            dict(schedule) if schedule else None,
+            spec.max_concurrency if self.max_concurrency is None else self.max_concurrency,
+        )
 
     def first_draft_len(self, resolved: Resolved) -> int:
         """K for one request at a time (what a batch-0 python model or the BLS default uses)."""

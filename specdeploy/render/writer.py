@@ -38,9 +38,15 @@ class RenderReport:
     warnings: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, object]:
-        return {"schema_version": self.schema_version, "out": str(self.out), "layout": self.layout,
-                "pretend": self.pretend, "files": self.files, "issues": [i.to_dict() for i in self.issues],
-                "warnings": self.warnings}
+        return {
+            "schema_version": self.schema_version,
+            "out": str(self.out),
+            "layout": self.layout,
+            "pretend": self.pretend,
+            "files": self.files,
+            "issues": [i.to_dict() for i in self.issues],
+            "warnings": self.warnings,
+        }
 
 
 def render_files(context: RepoContext) -> dict[str, bytes]:
@@ -101,8 +107,10 @@ def _guard(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise UsageError(f"refusing to render into {out}: it is not a folder")
     if out.is_dir() and any(out.iterdir()) and not (out / MANIFEST).is_file():
-        raise UsageError(f"refusing to replace {out}: it is not empty and not a repository specdeploy rendered",
-                         hint="choose an empty or new folder")
+        raise UsageError(
+            f"refusing to replace {out}: it is not empty and not a repository specdeploy rendered",
+            hint="choose an empty or new folder",
+        )
     links = [p for p in walk(out) if p.is_symlink()] if out.is_dir() else []
     if links:
         raise UsageError(f"refusing to replace {out}: it contains a symbolic link ({links[0]})")
@@ -113,8 +121,10 @@ def _swap(new: Path, out: Path) -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     renameat2 = getattr(libc, "renameat2", None)
     at_fdcwd = -100
-    if renameat2 is not None and renameat2(at_fdcwd, os.fsencode(new), at_fdcwd, os.fsencode(out),
-                                           _RENAME_EXCHANGE) == 0:
+    if (
+        renameat2 is not None
+        and renameat2(at_fdcwd, os.fsencode(new), at_fdcwd, os.fsencode(out), _RENAME_EXCHANGE) == 0
+    ):
         shutil.rmtree(new)
         return
     old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
@@ -139,8 +149,10 @@ def write_repo(context: RepoContext, out: Path, *, pretend: bool = False, compar
             out.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=None if pretend else out.parent))
     except OSError as exc:
-        raise UsageError(f"cannot write the repository at {out}: {exc.strerror or exc}",
-                         hint="--out must be a folder in a writable place (not under a file, not read-only)") from None
+        raise UsageError(
+            f"cannot write the repository at {out}: {exc.strerror or exc}",
+            hint="--out must be a folder in a writable place (not under a file, not read-only)",
+        ) from None
     try:
         _write_tree(staging, files)
         report = RenderReport(out, context.layout, _statuses(compare or out, files), check_repo(staging), pretend)

@@ -93,19 +93,29 @@ def _local(ref: str) -> ConfigLookup | None:
         folder = packaged_model(ref) or Path(ref).expanduser()
         is_file = folder.exists() and not folder.is_dir()
     except (OSError, ValueError) as exc:  # ENAMETOOLONG, a NUL byte: neither a folder nor a hub id
-        return ConfigLookup(None, "none", f"{ref[:80]!r}... is not a usable model reference ({exc.__class__.__name__}: "
-                            f"{getattr(exc, 'strerror', None) or exc})"[:300], invalid=True)
+        return ConfigLookup(
+            None,
+            "none",
+            f"{ref[:80]!r}... is not a usable model reference ({exc.__class__.__name__}: "
+            f"{getattr(exc, 'strerror', None) or exc})"[:300],
+            invalid=True,
+        )
     if is_file:
-        return ConfigLookup(None, str(folder), f"{folder} is a file, not a model folder (one holding config.json)",
-                            invalid=True)
+        return ConfigLookup(
+            None, str(folder), f"{folder} is a file, not a model folder (one holding config.json)", invalid=True
+        )
     if not folder.is_dir():
         if looks_local(ref):  # no hub id has this form: nothing else can be meant
             return ConfigLookup(None, str(folder), f"no folder {ref!r} ({folder.absolute()})", invalid=True)
         return None
     cfg = folder / "config.json"
     if not cfg.is_file():
-        return ConfigLookup(None, str(folder), f"{ref!r} ({folder.absolute()}) has no config.json: not a model "
-                            "folder", invalid=looks_local(ref))  # `org/name` may still mean the hub's
+        return ConfigLookup(
+            None,
+            str(folder),
+            f"{ref!r} ({folder.absolute()}) has no config.json: not a model folder",
+            invalid=looks_local(ref),
+        )  # `org/name` may still mean the hub's
     try:
         return _spec(ref, _read(cfg), str(cfg))
     except (OSError, ValueError) as exc:
@@ -130,8 +140,12 @@ def lookup_config(ref: str, revision: str | None = None, *, online: bool = False
     if ref in CATALOG:
         config, source = CATALOG[ref]
         return _spec(ref, config, f"catalog ({source})")
-    return ConfigLookup(None, "none", f"no config.json for '{ref}': not a local folder, not in the Hugging Face cache"
-                        f" ({hub_cache_dir()}), not in specdeploy's catalog")
+    return ConfigLookup(
+        None,
+        "none",
+        f"no config.json for '{ref}': not a local folder, not in the Hugging Face cache"
+        f" ({hub_cache_dir()}), not in specdeploy's catalog",
+    )
 
 
 def _fetch_online(ref: str, revision: str | None) -> ConfigLookup | None:

@@ -53,10 +53,18 @@ class DoctorReport:
 
     def entries(self) -> dict[str, object]:
         """The report's lines, in the order doctor prints them."""
-        return {"specdeploy": self.specdeploy, "python": self.python, "gpus": self.gpus, "driver": self.driver,
-                "nvml": self.nvml, **self.engines, "tritonserver": self.tritonserver,
-                "triton_python_stub": self.triton_python_stub,
-                "gpu_builds": "ready" if not self.missing else "not on this machine", "missing": self.missing}
+        return {
+            "specdeploy": self.specdeploy,
+            "python": self.python,
+            "gpus": self.gpus,
+            "driver": self.driver,
+            "nvml": self.nvml,
+            **self.engines,
+            "tritonserver": self.tritonserver,
+            "triton_python_stub": self.triton_python_stub,
+            "gpu_builds": "ready" if not self.missing else "not on this machine",
+            "missing": self.missing,
+        }
 
     def to_dict(self) -> dict[str, object]:
         return {"schema_version": self.schema_version, **self.entries()}
@@ -100,7 +108,10 @@ def probe_environment() -> EnvironmentProbe:
 
     server = tritonserver_binary()
     return EnvironmentProbe(
-        gpu_names=names, gpu_memory_bytes=memory, driver=driver, nvml_error=error,
+        gpu_names=names,
+        gpu_memory_bytes=memory,
+        driver=driver,
+        nvml_error=error,
         trtllm_version=_package_version("tensorrt_llm") or _package_version("tensorrt-llm"),
         tritonserver=str(server) if server else shutil.which("tritonserver"),
     )

@@ -53,12 +53,16 @@ class Resolved:
         return {
             "target": self.target.to_dict() if self.target else {"unresolved": self.target_lookup.reason},
             "draft": (self.draft.to_dict() if self.draft else {"unresolved": self.draft_lookup.reason})
-            if self.draft_lookup else None,
+            if self.draft_lookup
+            else None,
             "gpu": self.gpu.name if self.gpu else None,
             "gpu_figures": (self.gpu.source if self.gpu.user_given else "built-in table") if self.gpu else None,
-            "engine": self.profile.runtime.backend, "release_line": self.line.name if self.line else None,
+            "engine": self.profile.runtime.backend,
+            "release_line": self.line.name if self.line else None,
             "fit": self.fit.to_dict() if self.fit else None,
-            "draft_len": self.draft_len, "draft_lens": list(self.draft_lens), "clamp": self.clamp_rule,
+            "draft_len": self.draft_len,
+            "draft_lens": list(self.draft_lens),
+            "clamp": self.clamp_rule,
             "max_num_tokens": self.max_num_tokens,
             "notes": [n.to_dict() for n in self.notes],
         }

@@ -26,7 +26,7 @@ def _given_at(loaded: LoadedProfile, path: Path) -> str:
     """file:line (or --set) of the value at `path`, else of the keys given under it (`--set path.key=...`)."""
     found = loaded.source_of(path)
     if found == "default":
-        found = ", ".join(dict.fromkeys(loaded.source_of(p) for p in loaded.origins if p[:len(path)] == path))
+        found = ", ".join(dict.fromkeys(loaded.source_of(p) for p in loaded.origins if p[: len(path)] == path))
     return found
 
 
@@ -36,13 +36,24 @@ def _gpu(loaded: LoadedProfile, probe: EnvironmentProbe | None) -> tuple[GpuSpec
     if hardware.gpu != "auto":
         return named_gpu(hardware, _given_at(loaded, ("hardware", "gpu_spec"))), []
     if probe is None:
-        return None, [Issue(("hardware", "gpu"), "gpu: auto is detected at build time; GPU-dependent checks "
-                            "(memory fit, FP8 support) skipped", severity="skipped")]
+        return None, [
+            Issue(
+                ("hardware", "gpu"),
+                "gpu: auto is detected at build time; GPU-dependent checks (memory fit, FP8 support) skipped",
+                severity="skipped",
+            )
+        ]
     spec = probe.gpu_spec()
     if spec is None:
         why = probe.nvml_error or f"unknown GPU {probe.gpu_names[0]!r}" if probe.gpu_names else probe.nvml_error
-        return None, [Issue(("hardware", "gpu"), f"gpu: auto found no usable GPU ({why or 'none detected'})",
-                            "name the GPU (e.g. gpu: h200), or describe it in hardware.gpu_spec", severity="skipped")]
+        return None, [
+            Issue(
+                ("hardware", "gpu"),
+                f"gpu: auto found no usable GPU ({why or 'none detected'})",
+                "name the GPU (e.g. gpu: h200), or describe it in hardware.gpu_spec",
+                severity="skipped",
+            )
+        ]
     return spec, []
 
 
@@ -57,31 +68,53 @@ def resolve(loaded: LoadedProfile, *, probe: EnvironmentProbe | None = None, onl
     if target.invalid:
         invalid.append(Issue(("target", "model"), str(target.reason), MODEL_HINT))
     elif target.spec is None:
-        notes.append(Issue(("target", "model"), f"model-dependent checks skipped: {target.reason}",
-                           "pass a local folder, or pre-fill the Hugging Face cache", severity="skipped"))
+        notes.append(
+            Issue(
+                ("target", "model"),
+                f"model-dependent checks skipped: {target.reason}",
+                "pass a local folder, or pre-fill the Hugging Face cache",
+                severity="skipped",
+            )
+        )
     draft = None
     if profile.speculative.draft_model is not None:
         draft = lookup_config(profile.speculative.draft_model, profile.speculative.draft_revision, online=online)
         if draft.invalid:
             invalid.append(Issue(("speculative", "draft_model"), str(draft.reason), MODEL_HINT))
         elif draft.spec is None:
-            notes.append(Issue(("speculative", "draft_model"), f"drafter checks skipped: {draft.reason}",
-                               severity="skipped"))
+            notes.append(
+                Issue(("speculative", "draft_model"), f"drafter checks skipped: {draft.reason}", severity="skipped")
+            )
     gpu, gpu_notes = _gpu(loaded, probe)
     notes.extend(gpu_notes)
     line = engine.release_line(profile)
-    ctx = CheckContext(profile, loaded.options, target.spec, draft.spec if draft else None, line, gpu,
-                       given=lambda path: loaded.source_of(path) != "default")
+    ctx = CheckContext(
+        profile,
+        loaded.options,
+        target.spec,
+        draft.spec if draft else None,
+        line,
+        gpu,
+        given=lambda path: loaded.source_of(path) != "default",
+    )
     issues = [*invalid, *loaded.pending, *check_rules(ctx, loaded.mechanism)]
     k = planned_draft_len(ctx, loaded.mechanism)
     serving = profile.serving
     fit = None
     if target.spec is not None and gpu is not None:
-        fit = memory_fit(target.spec, draft.spec if draft else None, gpu, quantization=profile.target.quantization,
-                         tp=profile.hardware.tensor_parallel, pp=profile.hardware.pipeline_parallel,
-                         max_batch=serving.max_batch_size, max_seq=serving.max_seq_len,
-                         kv_fraction=serving.kv_cache_free_gpu_memory_fraction, has_draft=draft is not None,
-                         kv_fp8=engine.kv_cache_fp8(profile))
+        fit = memory_fit(
+            target.spec,
+            draft.spec if draft else None,
+            gpu,
+            quantization=profile.target.quantization,
+            tp=profile.hardware.tensor_parallel,
+            pp=profile.hardware.pipeline_parallel,
+            max_batch=serving.max_batch_size,
+            max_seq=serving.max_seq_len,
+            kv_fraction=serving.kv_cache_free_gpu_memory_fraction,
+            has_draft=draft is not None,
+            kv_fp8=engine.kv_cache_fp8(profile),
+        )
         problem = fit.problem()
         if problem is not None:
             severity, message, hint = problem
@@ -96,5 +129,16 @@ def resolve(loaded: LoadedProfile, *, probe: EnvironmentProbe | None = None, onl
     auto = profile.speculative.draft_len == "auto" and profile.speculative.schedule is None
     draft_lens = draft_len_candidates(profile, loaded.mechanism) if auto else ()
     clamp = engine.schedule_clamp(line) if draft_lens and line is not None else None
-    return Resolved(loaded, target, draft, gpu, line, fit, k, max_num_tokens,
-                    tuple(loaded.locate(n) for n in notes), draft_lens, clamp)
+    return Resolved(
+        loaded,
+        target,
+        draft,
+        gpu,
+        line,
+        fit,
+        k,
+        max_num_tokens,
+        tuple(loaded.locate(n) for n in notes),
+        draft_lens,
+        clamp,
+    )

@@ -26,8 +26,9 @@ class Answer:
         return {"schema_version": self.schema_version, "model": self.model, **self.outputs}
 
 
-def ask(url: str, model: str, prompt: str, *, max_tokens: int = 64, draft_len: int | None = None,
-        timeout: float = 300.0) -> Answer:
+def ask(
+    url: str, model: str, prompt: str, *, max_tokens: int = 64, draft_len: int | None = None, timeout: float = 300.0
+) -> Answer:
     """Send `prompt`; return every output of the response (text decoded).
 
     `draft_len` overrides the served draft length for this request (0: no speculation); only models that take a
@@ -57,12 +58,17 @@ def ask(url: str, model: str, prompt: str, *, max_tokens: int = 64, draft_len: i
                 break
         if draft_len is not None:
             if "draft_len" not in names:
-                raise UsageError(f"model {model} takes no per-request draft length",
-                                 hint="only the reference layout does; rebuild to change a served draft length")
+                raise UsageError(
+                    f"model {model} takes no per-request draft length",
+                    hint="only the reference layout does; rebuild to change a served draft length",
+                )
             add("draft_len", np.array([draft_len], dtype=np.int32), "INT32")
         decoupled = bool(config.get("model_transaction_policy", {}).get("decoupled"))
-        result = streamed(client, model, inputs, timeout) if decoupled else client.infer(model, inputs,
-                                                                                          client_timeout=timeout)
+        result = (
+            streamed(client, model, inputs, timeout)
+            if decoupled
+            else client.infer(model, inputs, client_timeout=timeout)
+        )
     except InferenceServerException as exc:
         raise StepFailed(f"request to {model} at {url} failed: {exc.message()}") from None
     out: dict[str, Scalar | list[Scalar]] = {}

@@ -51,8 +51,12 @@ def conversation(messages: Any) -> list[dict[str, str]]:
             raise ApiError(400, f"{where} must be an object with a role and a content", where)
         role = message.get("role")
         if not isinstance(role, str) or (role not in ROLES and role not in ALIASES):
-            raise ApiError(400, f"{where}.role {role!r} is not supported: this endpoint takes system (or "
-                                "developer), user and assistant messages, no tools", f"{where}.role")
+            raise ApiError(
+                400,
+                f"{where}.role {role!r} is not supported: this endpoint takes system (or "
+                "developer), user and assistant messages, no tools",
+                f"{where}.role",
+            )
         extra = sorted(k for k, v in message.items() if k not in MESSAGE_KEYS and v is not None)
         if extra:
             key = f"{where}.{extra[0]}"
@@ -76,8 +80,11 @@ def _text(content: Any, where: str) -> str:
     for j, part in enumerate(content):
         kind = part.get("type") if isinstance(part, dict) else None
         if kind != "text" or not isinstance(part.get("text"), str):
-            raise ApiError(400, f"{where}.content[{j}] is not a text part ({kind!r}): this model takes text only",
-                           f"{where}.content[{j}]")
+            raise ApiError(
+                400,
+                f"{where}.content[{j}] is not a text part ({kind!r}): this model takes text only",
+                f"{where}.content[{j}]",
+            )
         texts.append(part["text"])
     return "\n".join(texts)
 
@@ -90,7 +97,7 @@ def render(tokenizer: Any, conv: list[dict[str, str]]) -> tuple[str, int]:
         raise ApiError(400, f"the model's chat template refused the conversation: {exc}", "messages") from None
     bos = tokenizer.bos_token
     if bos and text.startswith(bos) and _adds_bos(tokenizer):
-        text = text[len(bos):]
+        text = text[len(bos) :]
     return text, len(tokenizer.encode(text))
 
 
@@ -157,8 +164,9 @@ async def chat_prompt(templater: Templater, body: dict[str, Any]) -> tuple[str, 
     return conv[0]["content"], False, None
 
 
-def tokenizer_of(root: Path, layout: str, model: str,
-                 config_of: Callable[[str], dict[str, Any]]) -> TokenizerRef | None:
+def tokenizer_of(
+    root: Path, layout: str, model: str, config_of: Callable[[str], dict[str, Any]]
+) -> TokenizerRef | None:
     """Where the served model's tokenizer lives, as its layout says (`TritonLayout.tokenizer`; None: not found);
     `config_of(model)` is its Triton config."""
     found = layout_named(layout)

@@ -116,9 +116,7 @@ def _triton(
     return Running(summary, "tritonserver", server.process, server.log, lambda: stop(repo, server))
 
 
-def answer(
-    state: dict[str, Any], prompt: str, *, model: str, max_tokens: int, draft_len: int | None
-) -> Answer | None:
+def answer(state: dict[str, Any], prompt: str, *, model: str, max_tokens: int, draft_len: int | None) -> Answer | None:
     """`ask` of an endpoint recorded without gRPC (an engine's own OpenAI server); None: tritonserver's."""
     if "grpc" in state or not isinstance(state.get("openai"), str):
         return None

@@ -66,15 +66,19 @@ def tune(ctx: ActionContext) -> dict[str, Any]:
         backend, why = measuring_backend(ctx.resolved)
     adopted = None if ctx.force else adoptable(ctx, backend not in PREDICTING)
     if adopted is not None:
-        ctx.progress(f"adopted {TUNE_RESULT} ({adopted['evidence']} by the {adopted['backend']} backend) "
-                     "for this profile")
+        ctx.progress(
+            f"adopted {TUNE_RESULT} ({adopted['evidence']} by the {adopted['backend']} backend) for this profile"
+        )
         _restage(ctx)
         return {**lock_record(adopted, str(TUNE_RESULT)), "adopted": True}
     if backend in PREDICTING:
-        ctx.progress(f"warning: {why}: the performance model PREDICTS the schedule (nothing is measured); the "
-                     "emitted files say so. Build where TensorRT-LLM and a GPU are to measure it")
-    res = tune_resolved(ctx.resolved, ctx.artifact_dir, backend=backend, fresh=ctx.force, write_dir=ctx.write_dir,
-                        say=ctx.progress)
+        ctx.progress(
+            f"warning: {why}: the performance model PREDICTS the schedule (nothing is measured); the "
+            "emitted files say so. Build where TensorRT-LLM and a GPU are to measure it"
+        )
+    res = tune_resolved(
+        ctx.resolved, ctx.artifact_dir, backend=backend, fresh=ctx.force, write_dir=ctx.write_dir, say=ctx.progress
+    )
     if res.problems and ctx.out_dir is not None:  # a failed step's staging folder is deleted: keep the evidence
         written = Path(res.result_path).parent
         kept = ctx.artifact_dir / ".specdeploy" / "failed" / ctx.step.id

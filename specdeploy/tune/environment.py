@@ -22,12 +22,18 @@ def environment(engine: str, release: str | None) -> dict[str, Any]:
     from specdeploy.resolve.probe import probe_nvml
 
     names, memory, driver, error = probe_nvml()
-    return {"date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "host": platform.node(),
-            "os": platform.platform(), "python": platform.python_version(), "cpu": cpu_model(),
-            "gpus": [{"name": n, "memory_gib": round(m / 1024**3, 1)} for n, m in zip(names, memory, strict=True)],
-            "driver": driver or error, "engine": {"name": engine, "release": release},
-            "packages": {name: v for name in PACKAGES if (v := _version(name))},
-            "specdeploy": {"version": __version__, "commit": commit()}}
+    return {
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "host": platform.node(),
+        "os": platform.platform(),
+        "python": platform.python_version(),
+        "cpu": cpu_model(),
+        "gpus": [{"name": n, "memory_gib": round(m / 1024**3, 1)} for n, m in zip(names, memory, strict=True)],
+        "driver": driver or error,
+        "engine": {"name": engine, "release": release},
+        "packages": {name: v for name in PACKAGES if (v := _version(name))},
+        "specdeploy": {"version": __version__, "commit": commit()},
+    }
 
 
 def cpu_model() -> str:
@@ -58,10 +64,16 @@ def commit() -> str | None:
     root = Path(__file__).resolve().parents[2]
     if (root / ".git").exists():
         try:
-            head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
-                                  timeout=10, check=True).stdout.strip()
-            dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-                                   capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+            head = subprocess.run(
+                ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, check=True
+            ).stdout.strip()
+            dirty = subprocess.run(
+                ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                capture_output=True,
+                text=True,
+                timeout=10,
+                check=True,
+            ).stdout.strip()
             return head + ("-dirty" if dirty else "")
         except (OSError, subprocess.SubprocessError):
             return None

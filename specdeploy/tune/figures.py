@@ -25,11 +25,13 @@ def e2e_runs(res: dict[str, Any]) -> list[dict[str, Any]]:
 def metrics_at(res: dict[str, Any], concurrency: int, k: int) -> dict[str, float]:
     """Each metric at (concurrency, K): the median over its end-to-end runs (a prediction's one value); a metric
     no run recorded is left out, and {} where none ran."""
-    runs = [m["values"] for m in e2e_runs(res) if m["request"]["concurrency"] == concurrency
-            and m["request"]["k"] == k]
+    runs = [m["values"] for m in e2e_runs(res) if m["request"]["concurrency"] == concurrency and m["request"]["k"] == k]
     names = PREDICTED_KEYS if evidence_word(res) == "predicted" else MEASURED_KEYS
-    return {name: statistics.median(float(v[name]) for v in runs) for name in names
-            if runs and all(v.get(name) is not None for v in runs)}
+    return {
+        name: statistics.median(float(v[name]) for v in runs)
+        for name in names
+        if runs and all(v.get(name) is not None for v in runs)
+    }
 
 
 def integer_k(ax: Any, ks: list[int], axis: str = "y") -> None:
@@ -74,6 +76,7 @@ def _acceptance(res: dict[str, Any], word: str) -> Iterator[tuple[str, str, Draw
         ax.set_ylabel("share of steps" if sum(hist) <= 1.0001 else "steps (count)")
         integer_k(ax, list(range(len(hist))), "x")
         ax.legend(fontsize=7)
+
     yield "acceptance.png", f"Acceptance histogram at K_max ({word})", draw
 
 
@@ -90,6 +93,7 @@ def _cost(res: dict[str, Any], word: str) -> Iterator[tuple[str, str, Draw]]:
         ax.set_ylabel("step time (ms)")
         integer_k(ax, [p["k"] for p in probes], "x")
         ax.legend(fontsize=7)
+
     yield "cost.png", f"Cost curve: step time T(B, K) ({word})", draw
 
 
@@ -100,8 +104,9 @@ def _decisions(res: dict[str, Any], word: str) -> Iterator[tuple[str, str, Draw]
 
     def draw_k(ax: Any) -> None:
         ax.step(cs, [d["k"] for d in decisions], "o-", where="post", label="chosen by the tune")
-        ax.step(cs, [d.get("k_emitted", d["k"]) for d in decisions], "s--", where="post",
-                label="emitted (after clamps)")
+        ax.step(
+            cs, [d.get("k_emitted", d["k"]) for d in decisions], "s--", where="post", label="emitted (after clamps)"
+        )
         concurrency_axis(ax, cs)
         ax.set_ylabel(K_AXIS)
         integer_k(ax, [d["k"] for d in decisions] + [d.get("k_emitted", d["k"]) for d in decisions])
@@ -113,6 +118,7 @@ def _decisions(res: dict[str, Any], word: str) -> Iterator[tuple[str, str, Draw]
         concurrency_axis(ax, cs)
         ax.set_ylabel(unit)
         ax.legend(fontsize=7)
+
     yield "k_star.png", "Draft length per concurrency", draw_k
     yield "throughput.png", f"Objective with vs without speculation ({word})", draw_tps
 
@@ -121,13 +127,18 @@ def _runs(res: dict[str, Any], word: str) -> Iterator[tuple[str, str, Draw]]:
     runs = e2e_runs(res)
     at = [(d["concurrency"], metrics_at(res, d["concurrency"], d["k"])) for d in res["decisions"]]
     stats = ("p50", "p99") if word == "measured" else (None,)
-    lines = [(name, stat) for name in LATENCIES for stat in stats
-             if any(metric_key(name, stat) in found for _, found in at)]
+    lines = [
+        (name, stat) for name in LATENCIES for stat in stats if any(metric_key(name, stat) in found for _, found in at)
+    ]
 
     def draw_pareto(ax: Any) -> None:
-        points = ax.scatter([m["values"][OUTPUT_THROUGHPUT] for m in runs],
-                            [m["values"][PER_USER_THROUGHPUT] for m in runs],
-                            c=[m["request"]["k"] for m in runs], cmap="viridis", s=14)
+        points = ax.scatter(
+            [m["values"][OUTPUT_THROUGHPUT] for m in runs],
+            [m["values"][PER_USER_THROUGHPUT] for m in runs],
+            c=[m["request"]["k"] for m in runs],
+            cmap="viridis",
+            s=14,
+        )
         ax.figure.colorbar(points, ax=ax, label=K_AXIS)
         ax.set_xlabel("output token throughput (tok/s, all users)")
         ax.set_ylabel("output token throughput per user (tok/s)")
@@ -135,13 +146,19 @@ def _runs(res: dict[str, Any], word: str) -> Iterator[tuple[str, str, Draw]]:
     def draw_latency(ax: Any) -> None:
         for name, stat in lines:
             pts = [(c, found[metric_key(name, stat)]) for c, found in at if metric_key(name, stat) in found]
-            ax.plot([c for c, _ in pts], [v for _, v in pts], "s--" if stat == "p50" else "o-",
-                    color=f"C{LATENCIES.index(name)}", label=f"{stat} {TITLES[name]}" if stat else TITLES[name])
+            ax.plot(
+                [c for c, _ in pts],
+                [v for _, v in pts],
+                "s--" if stat == "p50" else "o-",
+                color=f"C{LATENCIES.index(name)}",
+                label=f"{stat} {TITLES[name]}" if stat else TITLES[name],
+            )
         concurrency_axis(ax, [c for c, _ in at])
         ax.set_yscale("log")
         plain_numbers(ax.yaxis)
         ax.set_ylabel("latency (ms)")
         ax.legend(fontsize=7)
+
     if runs:
         yield "pareto.png", f"Per-user vs total output token throughput, every end-to-end run ({word})", draw_pareto
     if lines:

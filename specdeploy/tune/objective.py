@@ -26,8 +26,15 @@ def sla_ok(values: Mapping[str, Any], sla: Mapping[str, float]) -> bool:
 
 def sla_excess(values: Mapping[str, Any], sla: Mapping[str, float]) -> float:
     """How far a point misses the SLA (0 when it meets it): the largest relative overshoot."""
-    return max([0.0, *((v if (v := value(values, *FIELDS[n])) is not None else float("inf")) / lim - 1.0
-                       for n, lim in sla.items())])
+    return max(
+        [
+            0.0,
+            *(
+                (v if (v := value(values, *FIELDS[n])) is not None else float("inf")) / lim - 1.0
+                for n, lim in sla.items()
+            ),
+        ]
+    )
 
 
 def objective_value(values: Mapping[str, Any], objective: str, sla: Mapping[str, float]) -> float:

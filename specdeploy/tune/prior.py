@@ -16,12 +16,20 @@ from specdeploy.resolve.resolved import Resolved
 def analytic_timer(resolved: Resolved, eff: Efficiency | None = None) -> AnalyticTimer:
     profile = resolved.profile
     if resolved.target is None:
-        raise UsageError(f"the performance model needs the target's config.json ({profile.target.model})",
-                         hint="pass a local folder, or pre-fill the Hugging Face cache")
-    return AnalyticTimer(resolved.target, resolved.gpu or pseudo_gpu(), mechanism=profile.speculative.mechanism,
-                         draft=resolved.draft, quantization=profile.target.quantization,
-                         tp=profile.hardware.tensor_parallel, context=decode_context(profile.tune.output_len),
-                         eff=eff)
+        raise UsageError(
+            f"the performance model needs the target's config.json ({profile.target.model})",
+            hint="pass a local folder, or pre-fill the Hugging Face cache",
+        )
+    return AnalyticTimer(
+        resolved.target,
+        resolved.gpu or pseudo_gpu(),
+        mechanism=profile.speculative.mechanism,
+        draft=resolved.draft,
+        quantization=profile.target.quantization,
+        tp=profile.hardware.tensor_parallel,
+        context=decode_context(profile.tune.output_len),
+        eff=eff,
+    )
 
 
 def calibrated_prior(resolved: Resolved):  # noqa: ANN201 - a PriorFactory
@@ -36,8 +44,13 @@ def prior_for(make: Callable[[Efficiency | None], AnalyticTimer]):  # noqa: ANN2
         base = make(None)
         if len(plain) < 2:
             return base, None
-        cal = calibrate(base.target, base.gpu, [Measured(b, 1, base.ctx.context, s) for b, s in sorted(plain.items())],
-                        quantization=base.ctx.quantization, tp=base.ctx.tp)
+        cal = calibrate(
+            base.target,
+            base.gpu,
+            [Measured(b, 1, base.ctx.context, s) for b, s in sorted(plain.items())],
+            quantization=base.ctx.quantization,
+            tp=base.ctx.tp,
+        )
         return make(cal.eff), cal.to_dict()
 
     return factory

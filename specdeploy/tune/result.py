@@ -12,9 +12,16 @@ from specdeploy.tune.types import PLAIN_THROUGHPUT, PROMISED_THROUGHPUT
 FORMAT = "specdeploy.tune/2"
 """The schema version of `record()`. /2 names the metrics as the field does (docs/design/metrics.md), shows a
 prediction as one value and its error band's errors as relative; `readable()` also reads /1."""
-V1_NAMES = {"system_tps": OUTPUT_THROUGHPUT, "user_tps": PER_USER_THROUGHPUT, "baseline_tps": PLAIN_THROUGHPUT,
-            "promised_tps": PROMISED_THROUGHPUT, "itl_p99_ms": key("itl", "p99"), "ttft_p99_ms": key("ttft", "p99"),
-            "max_abs_err": "max_rel_err", "median_abs_err": "median_rel_err"}
+V1_NAMES = {
+    "system_tps": OUTPUT_THROUGHPUT,
+    "user_tps": PER_USER_THROUGHPUT,
+    "baseline_tps": PLAIN_THROUGHPUT,
+    "promised_tps": PROMISED_THROUGHPUT,
+    "itl_p99_ms": key("itl", "p99"),
+    "ttft_p99_ms": key("ttft", "p99"),
+    "max_abs_err": "max_rel_err",
+    "median_abs_err": "median_rel_err",
+}
 """/1's names -> /2's for the same numbers (/1's errors were relative all along)."""
 
 
@@ -72,19 +79,39 @@ class TuneResult:
 
     def record(self) -> dict[str, Any]:
         """What `tune/result.json` holds."""
-        return {"format": FORMAT, "profile": self.profile, "backend": self.backend, "evidence": self.evidence,
-                "strategy": self.strategy, "setup": self.setup, "fit": self.fit, "decisions": self.decisions,
-                "schedule": self.schedule, "mixed": self.mixed, "sla": self.sla, "confidence": self.confidence,
-                "cost": self.cost, "stopped": self.stopped, "problems": self.problems, "failures": self.failures,
-                "measurements": self.measurements, "reproduce": self.reproduce,
-                "backend_choice": self.backend_choice.to_dict(), "profile_hash": self.profile_hash,
-                "code": self.code, **({"error_band": self.error_band} if self.evidence == "predicted" else {}),
-                "environment": self.environment}
+        return {
+            "format": FORMAT,
+            "profile": self.profile,
+            "backend": self.backend,
+            "evidence": self.evidence,
+            "strategy": self.strategy,
+            "setup": self.setup,
+            "fit": self.fit,
+            "decisions": self.decisions,
+            "schedule": self.schedule,
+            "mixed": self.mixed,
+            "sla": self.sla,
+            "confidence": self.confidence,
+            "cost": self.cost,
+            "stopped": self.stopped,
+            "problems": self.problems,
+            "failures": self.failures,
+            "measurements": self.measurements,
+            "reproduce": self.reproduce,
+            "backend_choice": self.backend_choice.to_dict(),
+            "profile_hash": self.profile_hash,
+            "code": self.code,
+            **({"error_band": self.error_band} if self.evidence == "predicted" else {}),
+            "environment": self.environment,
+        }
 
     def to_dict(self) -> dict[str, Any]:
         """The record and where it and its report are (`tune --json` prints it without the measurements)."""
-        return {**self.record(), **({"report": self.report} if self.report is not None else {}),
-                "result_path": self.result_path}
+        return {
+            **self.record(),
+            **({"report": self.report} if self.report is not None else {}),
+            "result_path": self.result_path,
+        }
 
 
 def readable(record: dict[str, Any]) -> dict[str, Any]:

@@ -83,9 +83,11 @@ def check_backend(name: str, resolved: Resolved) -> None:
     if name != engine.tune_backend:
         owners = [e for e in engines().values() if e.tune_backend == name]
         where = "on this CPU" if engine.cpu else "on a GPU machine"
-        raise UsageError(f"--backend {name} runs {owners[0].measures}: only profiles with runtime.backend: "
-                         f"{' or '.join(e.name for e in owners)} (this one: {engine.name})",
-                         hint=f"--backend model predicts here; {engine.tune_backend or 'model'} measures {where}")
+        raise UsageError(
+            f"--backend {name} runs {owners[0].measures}: only profiles with runtime.backend: "
+            f"{' or '.join(e.name for e in owners)} (this one: {engine.name})",
+            hint=f"--backend model predicts here; {engine.tune_backend or 'model'} measures {where}",
+        )
     engine.check_tune_backend(resolved)
 
 
@@ -105,8 +107,9 @@ def make_backend(name: str, resolved: Resolved, setup: TuneSetup, work: Path) ->
 
         pace = float(os.environ.get(PACE_ENV, "0") or 0)
         world = profile_world(resolved, eff=engine_efficiency(engine_of(resolved).efficiency))  # as `plan` sees it
-        return ModelBackend(world, prompts=setup.prompts, output_len=setup.output_len,
-                            pace_s=pace), calibrated_prior(resolved)
+        return ModelBackend(world, prompts=setup.prompts, output_len=setup.output_len, pace_s=pace), calibrated_prior(
+            resolved
+        )
     return engine_of(resolved).make_tune_backend(resolved, setup, work), calibrated_prior(resolved)
 
 
@@ -119,8 +122,14 @@ def progress_bar(enabled: bool) -> Iterator[Any]:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    with Progress(TextColumn("tune {task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                  console=Console(file=sys.stderr), transient=True) as bar:
+    with Progress(
+        TextColumn("tune {task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=Console(file=sys.stderr),
+        transient=True,
+    ) as bar:
         yield bar
 
 
@@ -135,13 +144,22 @@ def progress_line(m: Measurement, *, predicted: bool = False) -> str:
     """One measurement as the user reads it: which point, what it measured (or predicted), what it cost. A
     prediction is asked once and costs no device time: it carries no repeat number and no seconds."""
     r, v = m.request, m.values
-    point = f"{r.kind} c={r.concurrency}" + ("" if r.kind == "mixed" else f" K={r.k}") + \
-        ("" if predicted else f" #{r.repeat}")
+    point = (
+        f"{r.kind} c={r.concurrency}"
+        + ("" if r.kind == "mixed" else f" K={r.k}")
+        + ("" if predicted else f" #{r.repeat}")
+    )
     if not m.ok:
         return f"{point}: failed ({m.error})"
-    value = (f"{v[OUTPUT_THROUGHPUT]:.1f} tokens/s" if OUTPUT_THROUGHPUT in v else
-             f"step {1e3 * v['step_s']:.0f} ms" if "step_s" in v else
-             f"acceptance length {v['al']:.2f}" if "al" in v else "done")
+    value = (
+        f"{v[OUTPUT_THROUGHPUT]:.1f} tokens/s"
+        if OUTPUT_THROUGHPUT in v
+        else f"step {1e3 * v['step_s']:.0f} ms"
+        if "step_s" in v
+        else f"acceptance length {v['al']:.2f}"
+        if "al" in v
+        else "done"
+    )
     if predicted:
         return f"{point}: predicted {value}" + (" (replayed)" if m.replayed else "")
     cost = "replayed" if m.replayed else "same probe" if r.kind == "cost" and m.cost_s < 0.01 else f"{m.cost_s:.1f} s"
@@ -151,18 +169,29 @@ def progress_line(m: Measurement, *, predicted: bool = False) -> str:
 def reproduce(resolved: Resolved, backend: str, strategy: str, artifact_dir: Path) -> list[str]:
     """The commands that redo this tune and build, run from the artifact folder (paths relative to it)."""
     src = profile_ref(resolved, artifact_dir)
-    return ["# from the artifact folder (OUT/<profile>/)",
-            shlex.join(["specdeploy", "tune", src, "--backend", backend, "--strategy", strategy, "--out", "..",
-                        "--fresh"]),
-            shlex.join(["specdeploy", "build", src, "--out", ".."])]
+    return [
+        "# from the artifact folder (OUT/<profile>/)",
+        shlex.join(["specdeploy", "tune", src, "--backend", backend, "--strategy", strategy, "--out", "..", "--fresh"]),
+        shlex.join(["specdeploy", "build", src, "--out", ".."]),
+    ]
 
 
-def tune_resolved(resolved: Resolved, artifact_dir: Path, *, backend: str = "auto", strategy: str = "factorized",
-                  fresh: bool = False, progress: bool = False, write_dir: Path | None = None,
-                  measure: MeasureFn | None = None, report: bool = True,
-                  say: Callable[[str], None] | None = None,
-                  warn: Callable[[str], None] | None = None, ray: bool = False,
-                  ray_address: str | None = None) -> TuneResult:
+def tune_resolved(
+    resolved: Resolved,
+    artifact_dir: Path,
+    *,
+    backend: str = "auto",
+    strategy: str = "factorized",
+    fresh: bool = False,
+    progress: bool = False,
+    write_dir: Path | None = None,
+    measure: MeasureFn | None = None,
+    report: bool = True,
+    say: Callable[[str], None] | None = None,
+    warn: Callable[[str], None] | None = None,
+    ray: bool = False,
+    ray_address: str | None = None,
+) -> TuneResult:
     """Tune, write `tune/result.json` (+ report) under write_dir (default artifact_dir). The checkpoint lives in
     artifact_dir. Problems (unreachable SLA, collapse) are in the result's `problems`: see `raise_problems`. `say`
     gets one line per measurement (a build step's progress; `progress` is the interactive bar); `warn` gets the
@@ -173,31 +202,43 @@ def tune_resolved(resolved: Resolved, artifact_dir: Path, *, backend: str = "aut
     predicted = name in PREDICTING
     setup = replace(setup_from(resolved), predicted=predicted)
     if warn and backend == "auto" and predicted:
-        warn(f"tune --backend {why}, so the performance model answers: every number is a PREDICTION, nothing is "
-             "measured; run where TensorRT-LLM and a GPU are to measure")
+        warn(
+            f"tune --backend {why}, so the performance model answers: every number is a PREDICTION, nothing is "
+            "measured; run where TensorRT-LLM and a GPU are to measure"
+        )
     backend_fn, prior = make_backend(name, resolved, setup, artifact_dir / ".specdeploy" / "tune")
     setup = replace(setup, probe_draft_lens=getattr(backend_fn, "probe_draft_lens", None))  # what a probe costs
     checkpoint = Checkpoint(artifact_dir / CHECKPOINT, setup.hash(name, strategy, code_hash("tune")), fresh=fresh)
     with progress_bar(progress) as bar:
         task = bar.add_task(f"{setup.profile} [{name}/{strategy}]", total=0) if bar else None
+
         def measured(m: Measurement) -> None:
             if bar:
                 advance(bar, task)
             if say:
                 say(progress_line(m, predicted=predicted))
 
-        recorder = Recorder(measure or backend_fn, checkpoint, on_measure=measured,
-                            pool=ray_pool(resolved, name, measure or backend_fn, ray_address)
-                            if ray or ray_address else None)
+        recorder = Recorder(
+            measure or backend_fn,
+            checkpoint,
+            on_measure=measured,
+            pool=ray_pool(resolved, name, measure or backend_fn, ray_address) if ray or ray_address else None,
+        )
         strat = STRATEGIES[strategy](setup, prior)
         grow = (lambda n: bar.update(task, total=(bar.tasks[0].total or 0) + n)) if bar else None
         stopped = drive(strat, recorder, budget_s=setup.time_budget_s, on_batch=grow, keep_for_replay=True)
         out = finish(strat, recorder)
     target = (write_dir or artifact_dir) / TUNE_RESULT
-    provenance = Provenance(BackendChoice(backend, name, why), profile_hash(resolved), code_hash("tune"),
-                            str(target), reproduce(resolved, name, strategy, artifact_dir),
-                            band=model_band(resolved) if name == "model" else None,
-                            report=str(target.parent / REPORT) if report else None, environment=ran_on(resolved))
+    provenance = Provenance(
+        BackendChoice(backend, name, why),
+        profile_hash(resolved),
+        code_hash("tune"),
+        str(target),
+        reproduce(resolved, name, strategy, artifact_dir),
+        band=model_band(resolved) if name == "model" else None,
+        report=str(target.parent / REPORT) if report else None,
+        environment=ran_on(resolved),
+    )
     res = result(strat, recorder, out, backend=name, stopped=stopped, evidence=evidence(name), provenance=provenance)
     write_json_atomic(target, res.record())
     if report:
@@ -218,8 +259,10 @@ def model_band(resolved: Resolved) -> tuple[dict[str, Any] | None, str]:
     """The model backend measures nothing: how far the model was from the published record on rows like this
     (bench/perfmodel_published.py), as `plan` says, and the schedule's note that says so."""
     mechanism, gpu = resolved.profile.speculative.mechanism, resolved.gpu.name if resolved.gpu else "cpu"
-    return band(mechanism, gpu), (f"performance model, not a measurement: speedups {band_text(mechanism, gpu)}; "
-                                  f"{context_text(resolved.profile.tune.output_len)} (as `plan` assumes)")
+    return band(mechanism, gpu), (
+        f"performance model, not a measurement: speedups {band_text(mechanism, gpu)}; "
+        f"{context_text(resolved.profile.tune.output_len)} (as `plan` assumes)"
+    )
 
 
 def ray_pool(resolved: Resolved, backend: str, measure: MeasureFn, address: str | None) -> Any:

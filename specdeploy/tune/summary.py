@@ -16,10 +16,32 @@ def csv_fields(predicted: bool) -> tuple[str, ...]:
     """A measured run: its repeat, each latency's mean/p50/p90/p99, its device seconds. A prediction: one value
     per metric, asked once, no seconds."""
     if predicted:
-        return ("kind", "concurrency", "k", "evidence", "backend", "ok", *PREDICTED_KEYS, "step_ms",
-                "acceptance_length", "error")
-    return ("kind", "concurrency", "k", "repeat", "evidence", "backend", "ok", *MEASURED_KEYS, "step_ms",
-            "acceptance_length", "run_s", "error")
+        return (
+            "kind",
+            "concurrency",
+            "k",
+            "evidence",
+            "backend",
+            "ok",
+            *PREDICTED_KEYS,
+            "step_ms",
+            "acceptance_length",
+            "error",
+        )
+    return (
+        "kind",
+        "concurrency",
+        "k",
+        "repeat",
+        "evidence",
+        "backend",
+        "ok",
+        *MEASURED_KEYS,
+        "step_ms",
+        "acceptance_length",
+        "run_s",
+        "error",
+    )
 
 
 def evidence_word(res: dict[str, Any]) -> str:
@@ -30,8 +52,11 @@ def evidence_word(res: dict[str, Any]) -> str:
 def evidence_line(res: dict[str, Any]) -> str:
     """The headline: which backend produced the numbers, and why it was chosen."""
     why = (res.get("backend_choice") or {}).get("why")
-    what = ("PREDICTED by the performance model (nothing measured)" if evidence_word(res) == "predicted"
-            else f"measured by the {res['backend']} backend")
+    what = (
+        "PREDICTED by the performance model (nothing measured)"
+        if evidence_word(res) == "predicted"
+        else f"measured by the {res['backend']} backend"
+    )
     return f"backend {res['backend']}: every number below is {what}" + (f" [{why}]" if why else "")
 
 
@@ -56,11 +81,19 @@ def decision_lines(res: dict[str, Any]) -> list[str]:
     res = readable(res)
     word, band = evidence_word(res), band_word(res)
     sched = res["schedule"]
-    rows = [f"c={d['concurrency']:<4} K={k_text(d):<16} {word} {d['objective']:10.1f} "
-            f"(K=0 {d['baseline'] or 0:.1f}) speedup {speedup_text(d, band)} {d['reason']}" for d in res["decisions"]]
-    return [evidence_line(res), *rows, *(f"note: {n}" for n in sched["notes"]),
-            *(f"failed twice, left out: {f['key']}: {f['errors'][-1]}" for f in res["failures"]),
-            f"schedule {sched['schedule']} max_concurrency {sched['max_concurrency']}", f"result {res['result_path']}"]
+    rows = [
+        f"c={d['concurrency']:<4} K={k_text(d):<16} {word} {d['objective']:10.1f} "
+        f"(K=0 {d['baseline'] or 0:.1f}) speedup {speedup_text(d, band)} {d['reason']}"
+        for d in res["decisions"]
+    ]
+    return [
+        evidence_line(res),
+        *rows,
+        *(f"note: {n}" for n in sched["notes"]),
+        *(f"failed twice, left out: {f['key']}: {f['errors'][-1]}" for f in res["failures"]),
+        f"schedule {sched['schedule']} max_concurrency {sched['max_concurrency']}",
+        f"result {res['result_path']}",
+    ]
 
 
 def measurements_csv(res: dict[str, Any]) -> str:
@@ -72,10 +105,20 @@ def measurements_csv(res: dict[str, Any]) -> str:
     writer.writeheader()
     for m in res["measurements"]:
         r, v = m["request"], m.get("values") or {}
-        writer.writerow({
-            **{name: "" if v.get(name) is None else v[name] for name in fields},
-            "kind": r["kind"], "concurrency": r["concurrency"], "k": r["k"], "repeat": r["repeat"],
-            "evidence": m.get("evidence", res.get("evidence", "measured")), "backend": res["backend"], "ok": m["ok"],
-            "step_ms": 1e3 * v["step_s"] if "step_s" in v else "", "acceptance_length": v.get("al", ""),
-            "run_s": "" if m.get("cost_s") is None else m["cost_s"], "error": m.get("error") or ""})
+        writer.writerow(
+            {
+                **{name: "" if v.get(name) is None else v[name] for name in fields},
+                "kind": r["kind"],
+                "concurrency": r["concurrency"],
+                "k": r["k"],
+                "repeat": r["repeat"],
+                "evidence": m.get("evidence", res.get("evidence", "measured")),
+                "backend": res["backend"],
+                "ok": m["ok"],
+                "step_ms": 1e3 * v["step_s"] if "step_s" in v else "",
+                "acceptance_length": v.get("al", ""),
+                "run_s": "" if m.get("cost_s") is None else m["cost_s"],
+                "error": m.get("error") or "",
+            }
+        )
     return buf.getvalue()

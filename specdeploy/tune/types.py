@@ -42,13 +42,23 @@ class Request:
         return f"{self.kind}/c{self.concurrency}/k{self.k}/r{self.repeat}" + (f"/{sched}" if sched else "")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "concurrency": self.concurrency, "k": self.k, "repeat": self.repeat,
-                "schedule": [list(p) for p in self.schedule]}
+        return {
+            "kind": self.kind,
+            "concurrency": self.concurrency,
+            "k": self.k,
+            "repeat": self.repeat,
+            "schedule": [list(p) for p in self.schedule],
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Request:
-        return cls(str(data["kind"]), int(data.get("concurrency", 1)), int(data.get("k", 0)),
-                   int(data.get("repeat", 0)), tuple((int(c), int(k)) for c, k in data.get("schedule", ())))
+        return cls(
+            str(data["kind"]),
+            int(data.get("concurrency", 1)),
+            int(data.get("k", 0)),
+            int(data.get("repeat", 0)),
+            tuple((int(c), int(k)) for c, k in data.get("schedule", ())),
+        )
 
 
 @dataclass(frozen=True)
@@ -65,13 +75,27 @@ class Measurement:
         return self.values.get(name, default)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"key": self.request.key, "request": self.request.to_dict(), "ok": self.ok, "values": self.values,
-                "cost_s": self.cost_s, "error": self.error, "attempt": self.attempt}
+        return {
+            "key": self.request.key,
+            "request": self.request.to_dict(),
+            "ok": self.ok,
+            "values": self.values,
+            "cost_s": self.cost_s,
+            "error": self.error,
+            "attempt": self.attempt,
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], replayed: bool = True) -> Measurement:
-        return cls(Request.from_dict(data["request"]), dict(data.get("values") or {}), float(data.get("cost_s", 0.0)),
-                   bool(data.get("ok", True)), data.get("error"), int(data.get("attempt", 1)), replayed)
+        return cls(
+            Request.from_dict(data["request"]),
+            dict(data.get("values") or {}),
+            float(data.get("cost_s", 0.0)),
+            bool(data.get("ok", True)),
+            data.get("error"),
+            int(data.get("attempt", 1)),
+            replayed,
+        )
 
 
 MeasureFn = Callable[[Request], dict[str, Any]]
@@ -89,7 +113,9 @@ def mixed_point(e2e: Callable[[Request], dict[str, Any]], schedule: Any) -> dict
         runs.append((c, k, spec))
         base.append(plain)
         cost += spec["cost_s"] + (plain["cost_s"] if k else 0.0)
-    return {OUTPUT_THROUGHPUT: sum(v[OUTPUT_THROUGHPUT] for *_, v in runs) / len(runs),
-            PLAIN_THROUGHPUT: sum(v[OUTPUT_THROUGHPUT] for v in base) / len(base),
-            "per_concurrency": [{"concurrency": c, "k": k, OUTPUT_THROUGHPUT: v[OUTPUT_THROUGHPUT]}
-                                for c, k, v in runs], "cost_s": cost}
+    return {
+        OUTPUT_THROUGHPUT: sum(v[OUTPUT_THROUGHPUT] for *_, v in runs) / len(runs),
+        PLAIN_THROUGHPUT: sum(v[OUTPUT_THROUGHPUT] for v in base) / len(base),
+        "per_concurrency": [{"concurrency": c, "k": k, OUTPUT_THROUGHPUT: v[OUTPUT_THROUGHPUT]} for c, k, v in runs],
+        "cost_s": cost,
+    }

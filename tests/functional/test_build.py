@@ -35,10 +35,12 @@ def test_build_then_noop_rebuild_and_json_summary(tmp_path: Path) -> None:
     summary = json.loads(again.stdout)
     assert again.returncode == 0 and summary["ok"]
     assert {s["id"]: s["status"] for s in summary["steps"]}["emit.llm_api"] == "reused"
-    changed = run_specdeploy("build", str(profile), "--out", str(out), "--only", "emit", "--set",
-                             "speculative.draft_len=2")
-    assert re.search(r"emit.llm_api         rebuilt in \d+\.\d s \(reason: profile speculative.draft_len changed\)",
-                     changed.stderr)
+    changed = run_specdeploy(
+        "build", str(profile), "--out", str(out), "--only", "emit", "--set", "speculative.draft_len=2"
+    )
+    assert re.search(
+        r"emit.llm_api         rebuilt in \d+\.\d s \(reason: profile speculative.draft_len changed\)", changed.stderr
+    )
     manifest = json.loads((art / "manifest.json").read_text())
     assert manifest["schema_version"] == 2 and manifest["models"]["target"]["kind"] == "local"
     assert run_specdeploy("verify", str(art)).returncode == 0
@@ -59,10 +61,26 @@ def test_dry_run_prints_the_plan_and_writes_nothing(tmp_path: Path) -> None:
 
 
 def test_engine_build_without_trtllm_says_how_to_install(tmp_path: Path) -> None:
-    profile = tiny_llama_profile(tmp_path, runtime={"trtllm_version": "1.2.1", "backend": "tensorrt"},
-                       speculative={"mechanism": "lookahead", "draft_len": 15}, triton={"layout": "engine"})
-    result = run_specdeploy("build", str(profile), "--out", str(tmp_path / "a"), "--only", "fetch", "--only", "convert",
-                 "--only", "engine", "--only", "emit")
+    profile = tiny_llama_profile(
+        tmp_path,
+        runtime={"trtllm_version": "1.2.1", "backend": "tensorrt"},
+        speculative={"mechanism": "lookahead", "draft_len": 15},
+        triton={"layout": "engine"},
+    )
+    result = run_specdeploy(
+        "build",
+        str(profile),
+        "--out",
+        str(tmp_path / "a"),
+        "--only",
+        "fetch",
+        "--only",
+        "convert",
+        "--only",
+        "engine",
+        "--only",
+        "emit",
+    )
     assert result.returncode == 1
     assert "pip install tensorrt_llm==1.2.1 --extra-index-url https://pypi.nvidia.com" in result.stderr
     assert "emit.engine          skipped (dependency engine.target skipped)" in result.stderr
@@ -80,14 +98,26 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
 
 def test_hf_token_never_printed_or_written(tmp_path: Path) -> None:
     cache = tmp_path / "hub"
-    hub_cache_model(cache, "acme/llama", LLAMA_31_8B_CONFIG, revision="d" * 40,
-                    files={"model.safetensors": b"w", "tokenizer.json": b"{}"})
-    profile = write_profile(tmp_path / "hub.yaml", {
-        "target": {"model": "acme/llama"}, "hardware": {"gpu": "h200"},
-        "speculative": {"mechanism": "ngram", "draft_len": 3}, "serving": {"max_batch_size": 8}})
+    hub_cache_model(
+        cache,
+        "acme/llama",
+        LLAMA_31_8B_CONFIG,
+        revision="d" * 40,
+        files={"model.safetensors": b"w", "tokenizer.json": b"{}"},
+    )
+    profile = write_profile(
+        tmp_path / "hub.yaml",
+        {
+            "target": {"model": "acme/llama"},
+            "hardware": {"gpu": "h200"},
+            "speculative": {"mechanism": "ngram", "draft_len": 3},
+            "serving": {"max_batch_size": 8},
+        },
+    )
     env = {"HF_TOKEN": TOKEN, "HF_HUB_CACHE": str(cache), "HF_HUB_OFFLINE": "1"}
-    result = run_specdeploy("--debug", "build", str(profile), "--out", str(tmp_path / "a"), "--only", "fetch",
-                            "--only", "emit", env=env)
+    result = run_specdeploy(
+        "--debug", "build", str(profile), "--out", str(tmp_path / "a"), "--only", "fetch", "--only", "emit", env=env
+    )
     assert result.returncode == 0, result.stderr
     assert TOKEN not in result.stdout + result.stderr
     for path in (tmp_path / "a").rglob("*"):
@@ -100,11 +130,34 @@ def test_hf_token_never_printed_or_written(tmp_path: Path) -> None:
 def test_serve_sh_finds_a_relative_local_model(tmp_path: Path) -> None:
     """`target.model: ./llama` resolved inside the artifact folder, where serve.sh runs, not where the model is."""
     model = local_model(tmp_path / "llama", LLAMA_31_8B_CONFIG)
-    profile = write_profile(tmp_path / "rel.yaml", {"target": {"model": "./llama"}, "hardware": {"gpu": "h200"},
-                                                    "speculative": {"mechanism": "ngram", "draft_len": 4}})
-    result = subprocess.run([sys.executable, "-m", "specdeploy", "build", str(profile), "--out", "out", "--only",
-                             "fetch", "--only", "emit"], capture_output=True, text=True, cwd=tmp_path,
-                            env={**os.environ, "NO_COLOR": "1"}, timeout=300)
+    profile = write_profile(
+        tmp_path / "rel.yaml",
+        {
+            "target": {"model": "./llama"},
+            "hardware": {"gpu": "h200"},
+            "speculative": {"mechanism": "ngram", "draft_len": 4},
+        },
+    )
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "specdeploy",
+            "build",
+            str(profile),
+            "--out",
+            "out",
+            "--only",
+            "fetch",
+            "--only",
+            "emit",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "NO_COLOR": "1"},
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr
     art = tmp_path / "out" / "rel"
     bin_dir = tmp_path / "bin"  # a TEST DOUBLE of trtllm-serve: prints the folder and the model it was given
@@ -113,16 +166,25 @@ def test_serve_sh_finds_a_relative_local_model(tmp_path: Path) -> None:
     (bin_dir / "trtllm-serve").chmod(0o755)
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
     env.pop("SPECDEPLOY_TARGET", None)
-    served = subprocess.run(["sh", str(art / "serve.sh")], capture_output=True, text=True, cwd=tmp_path / "bin",
-                            env=env, timeout=30, check=True)
+    served = subprocess.run(
+        ["sh", str(art / "serve.sh")],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path / "bin",
+        env=env,
+        timeout=30,
+        check=True,
+    )
     cwd, target = served.stdout.splitlines()
     assert (Path(cwd) / target).resolve() == model.resolve()  # whatever folder serve.sh is started from
 
 
 def test_build_renders_the_deploy_targets_the_profile_names(tmp_path: Path) -> None:
-    profile = tiny_llama_profile(tmp_path,
-                                 hardware={"gpu": "h200", "count": 16, "tensor_parallel": 8, "pipeline_parallel": 2},
-                                 deploy={"targets": ["container", "k8s", "slurm"], "name": "tiny-llama"})
+    profile = tiny_llama_profile(
+        tmp_path,
+        hardware={"gpu": "h200", "count": 16, "tensor_parallel": 8, "pipeline_parallel": 2},
+        deploy={"targets": ["container", "k8s", "slurm"], "name": "tiny-llama"},
+    )
     out = tmp_path / "artifacts"
     done = run_specdeploy("build", str(profile), "--out", str(out), "--json")
     assert done.returncode == 0, done.stderr
@@ -138,11 +200,22 @@ def test_build_renders_the_deploy_targets_the_profile_names(tmp_path: Path) -> N
 def test_llmapi_repository_loads_the_fetched_snapshot(tmp_path: Path) -> None:
     """The build renders model.yaml's `model:` as the folder it fetched (pinned by the snapshot it resolved)."""
     cache = tmp_path / "hub"
-    snapshot = hub_cache_model(cache, "acme/llama", LLAMA_31_8B_CONFIG, revision="e" * 40,
-                               files={"model.safetensors": b"w", "tokenizer.json": b"{}"})
-    profile = write_profile(tmp_path / "hub.yaml", {
-        "target": {"model": "acme/llama"}, "hardware": {"gpu": "h200"},
-        "speculative": {"mechanism": "ngram", "draft_len": 3}, "serving": {"max_batch_size": 8}})
+    snapshot = hub_cache_model(
+        cache,
+        "acme/llama",
+        LLAMA_31_8B_CONFIG,
+        revision="e" * 40,
+        files={"model.safetensors": b"w", "tokenizer.json": b"{}"},
+    )
+    profile = write_profile(
+        tmp_path / "hub.yaml",
+        {
+            "target": {"model": "acme/llama"},
+            "hardware": {"gpu": "h200"},
+            "speculative": {"mechanism": "ngram", "draft_len": 3},
+            "serving": {"max_batch_size": 8},
+        },
+    )
     env = {"HF_HUB_CACHE": str(cache), "HF_HUB_OFFLINE": "1"}
     steps = ("--only", "fetch", "--only", "emit", "--only", "render")
     result = run_specdeploy("build", str(profile), "--out", str(tmp_path / "a"), *steps, env=env)
@@ -172,8 +245,9 @@ def test_dry_run_says_which_steps_only_would_run() -> None:
 
 def test_bench_sh_sits_next_to_the_yaml_with_its_dataset(tmp_path: Path) -> None:
     out = tmp_path / "artifacts"
-    build = run_specdeploy("build", str(tiny_llama_profile(tmp_path)), "--out", str(out), "--only", "fetch", "--only",
-                           "emit")
+    build = run_specdeploy(
+        "build", str(tiny_llama_profile(tmp_path)), "--out", str(out), "--only", "fetch", "--only", "emit"
+    )
     assert build.returncode == 0, build.stderr
     art = out / "tiny"
     script = (art / "bench.sh").read_text()

@@ -17,14 +17,18 @@ def _needs_deploy_tools() -> None:
         pytest.skip("the deploy extra (kubernetes-validate, shellcheck) is not installed")
 
 
-@pytest.mark.parametrize(("name", "text", "problem"), [
-    ("a.yaml", "apiVersion: v1\nkind: [\n", "a.yaml: not valid YAML: "),  # a ParserError traceback, exit 3
-    ("a.yaml", "- apiVersion: v1\n  kind: Pod\n", "a.yaml: object 0: not a Kubernetes object"),  # AttributeError
-    ("a.yaml", "name: x\nlayout: engine\n", "a.yaml: object 0: not a Kubernetes object"),  # KeyError
-    ("a.yml", "kind: Pod\n", "a.yml: object 0: not a Kubernetes object"),  # not checked: "holds no deploy files"
-])
-def test_check_deploy_reports_a_file_that_is_not_a_kubernetes_object(tmp_path: Path, name: str, text: str,
-                                                                      problem: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "text", "problem"),
+    [
+        ("a.yaml", "apiVersion: v1\nkind: [\n", "a.yaml: not valid YAML: "),  # a ParserError traceback, exit 3
+        ("a.yaml", "- apiVersion: v1\n  kind: Pod\n", "a.yaml: object 0: not a Kubernetes object"),  # AttributeError
+        ("a.yaml", "name: x\nlayout: engine\n", "a.yaml: object 0: not a Kubernetes object"),  # KeyError
+        ("a.yml", "kind: Pod\n", "a.yml: object 0: not a Kubernetes object"),  # not checked: "holds no deploy files"
+    ],
+)
+def test_check_deploy_reports_a_file_that_is_not_a_kubernetes_object(
+    tmp_path: Path, name: str, text: str, problem: str
+) -> None:
     _needs_deploy_tools()
     (tmp_path / name).write_text(text)
     code, out, err = cli("check-deploy", str(tmp_path))

@@ -111,21 +111,34 @@ def test_every_shipped_profile_validates_and_plans(name: str) -> None:
     assert json.loads(result.stdout)["steps"]
 
 
-HEAVY = ("torch", "transformers", "tensorrt_llm", "vllm", "huggingface_hub", "pynvml", "jinja2", "matplotlib",
-         "tritonclient", "ray")
+HEAVY = (
+    "torch",
+    "transformers",
+    "tensorrt_llm",
+    "vllm",
+    "huggingface_hub",
+    "pynvml",
+    "jinja2",
+    "matplotlib",
+    "tritonclient",
+    "ray",
+)
 
 
 def _imported_by(args: list[str], modules: tuple[str, ...]) -> str:
     """Which of `modules` the CLI imported running `args`, as the line `IMPORTED [...]` on stderr."""
-    code = ("import sys, runpy\nsys.argv = ['specdeploy', *sys.argv[1:]]\n"
-            "try:\n    runpy.run_module('specdeploy', run_name='__main__')\nexcept SystemExit:\n    pass\n"
-            f"print('IMPORTED', sorted(m for m in {modules!r} if m in sys.modules), file=sys.stderr)\n")
+    code = (
+        "import sys, runpy\nsys.argv = ['specdeploy', *sys.argv[1:]]\n"
+        "try:\n    runpy.run_module('specdeploy', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+        f"print('IMPORTED', sorted(m for m in {modules!r} if m in sys.modules), file=sys.stderr)\n"
+    )
     result = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=60)
     return result.stderr
 
 
-@pytest.mark.parametrize("args", [["--help"], ["validate", "h200-eagle3"], ["plan", "h200-eagle3"],
-                                  ["plan", "cpu-smollm2"]])
+@pytest.mark.parametrize(
+    "args", [["--help"], ["validate", "h200-eagle3"], ["plan", "h200-eagle3"], ["plan", "cpu-smollm2"]]
+)
 def test_fast_paths_import_nothing_heavy(args: list[str]) -> None:
     stderr = _imported_by(args, HEAVY)
     assert "IMPORTED []" in stderr, stderr[-500:]
@@ -139,8 +152,10 @@ def test_help_does_not_import_the_profile_models() -> None:
 COMMAND_MODULES = tuple(f"specdeploy.cli.{m}" for m in ("core", "build", "render", "serve", "tune"))
 
 
-@pytest.mark.parametrize(("args", "imported"), [(["--help"], []), (["validate", "h200-eagle3"], ["core"]),
-                                                (["check-repo", "--help"], ["render"])])
+@pytest.mark.parametrize(
+    ("args", "imported"),
+    [(["--help"], []), (["validate", "h200-eagle3"], ["core"]), (["check-repo", "--help"], ["render"])],
+)
 def test_a_command_imports_only_its_own_module(args: list[str], imported: list[str]) -> None:
     """`--help` lists the commands without importing them; a command imports its module alone."""
     stderr = _imported_by(args, COMMAND_MODULES)

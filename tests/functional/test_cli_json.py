@@ -24,8 +24,11 @@ def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[tu
 
 
 def test_every_command_accepts_json_and_debug_after_its_name() -> None:
-    missing = [" ".join(path) for path, command in _commands(cli)
-               if not {"--json", "--debug"} <= {o for p in command.params for o in getattr(p, "opts", [])}]
+    missing = [
+        " ".join(path)
+        for path, command in _commands(cli)
+        if not {"--json", "--debug"} <= {o for p in command.params for o in getattr(p, "opts", [])}
+    ]
     assert not missing
 
 
@@ -82,8 +85,12 @@ def test_a_reader_that_left_is_not_a_failure() -> None:
     import sys
 
     for args in (["mechanisms"], ["mechanisms", "--json"]):
-        proc = subprocess.Popen([sys.executable, "-m", "specdeploy", *args], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, env={**os.environ, "NO_COLOR": "1"})
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "specdeploy", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "NO_COLOR": "1"},
+        )
         assert proc.stdout is not None and proc.stderr is not None
         proc.stdout.close()  # the reader leaves before anything is written
         err = proc.stderr.read().decode()
@@ -95,8 +102,13 @@ def test_a_name_the_os_refuses_is_a_usage_error_everywhere(tmp_path: Path) -> No
     """A path argument longer than the OS allows (ENAMETOOLONG) is the user's input, never an internal error:
     exit 2 naming the problem, and a JSON error with --json."""
     long = "y" * 5000
-    for args in (("validate", long), ("plan", f"{long}.yaml"), ("check-repo", long),
-                 ("render", "h100-ngram", "--out", long), ("ask", "hi", "--artifact", long)):
+    for args in (
+        ("validate", long),
+        ("plan", f"{long}.yaml"),
+        ("check-repo", long),
+        ("render", "h100-ngram", "--out", long),
+        ("ask", "hi", "--artifact", long),
+    ):
         result = run_specdeploy(*args, "--json", cwd=tmp_path)
         assert result.returncode == 2, (args[0], result.stderr[-500:])
         error = json.loads(result.stdout)["error"]

@@ -30,8 +30,18 @@ def test_render_targets_then_check_then_a_tampered_file_fails(tmp_path: Path) ->
 
 
 def test_undeployable_profiles_exit_2_with_the_location(tmp_path: Path) -> None:
-    split = run_specdeploy("render", MULTI, "--target", "k8s", "--set", "hardware.tensor_parallel=16",
-                "--set", "hardware.pipeline_parallel=1", "--out", str(tmp_path / "x"))
+    split = run_specdeploy(
+        "render",
+        MULTI,
+        "--target",
+        "k8s",
+        "--set",
+        "hardware.tensor_parallel=16",
+        "--set",
+        "hardware.pipeline_parallel=1",
+        "--out",
+        str(tmp_path / "x"),
+    )
     assert split.returncode == 2 and "hardware.tensor_parallel" in split.stderr and not (tmp_path / "x").exists()
     profile = tmp_path / "p.yaml"
     profile.write_text(f"extends: {MULTI}\ndeploy:\n  name: Not_A_Name\n")

@@ -7,12 +7,18 @@ import pytest
 from tests.helpers import run_specdeploy
 
 
-@pytest.mark.parametrize("args, message", [
-    (["generate", "cpu-smollm2", "   "], "the prompt is empty"),
-    (["generate", "cpu-smollm2", "hi", "--max-tokens", "0"], "0 is not in the range"),
-    (["generate", "h200-eagle3", "hi"], "`generate` runs the CPU reference runtime"),
-    (["generate", "cpu-smollm2", "hi", "--set", "speculative.mechanism=mtp"], "does not run on backend 'reference'"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["generate", "cpu-smollm2", "   "], "the prompt is empty"),
+        (["generate", "cpu-smollm2", "hi", "--max-tokens", "0"], "0 is not in the range"),
+        (["generate", "h200-eagle3", "hi"], "`generate` runs the CPU reference runtime"),
+        (
+            ["generate", "cpu-smollm2", "hi", "--set", "speculative.mechanism=mtp"],
+            "does not run on backend 'reference'",
+        ),
+    ],
+)
 def test_bad_input_exits_2(args: list[str], message: str) -> None:
     result = run_specdeploy(*args)
     assert result.returncode == 2, result.stderr

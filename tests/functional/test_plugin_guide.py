@@ -23,8 +23,23 @@ def _fenced(lang: str) -> list[str]:
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     target = tmp_path_factory.mktemp("plugin-site")
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index",
-                    "--target", str(target), str(PACKAGE)], check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "--target",
+            str(target),
+            str(PACKAGE),
+        ],
+        check=True,
+        capture_output=True,
+    )
     return target
 
 
@@ -35,8 +50,9 @@ def _shell(script: str, cwd: Path, site: Path) -> subprocess.CompletedProcess[st
     shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m specdeploy "$@"\n')
     shim.chmod(0o755)
     env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(site), "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
-    return subprocess.run(["bash", "-c", f"set -euo pipefail\n{script}"], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        ["bash", "-c", f"set -euo pipefail\n{script}"], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
 
 
 def test_the_guide_shows_the_fixture_package_verbatim() -> None:
@@ -45,7 +61,7 @@ def test_the_guide_shows_the_fixture_package_verbatim() -> None:
 
 
 def test_the_guide_commands_install_validate_and_plan(site: Path, tmp_path: Path) -> None:
-    block = GUIDE[GUIDE.index("<!-- test: plugin -->"):]
+    block = GUIDE[GUIDE.index("<!-- test: plugin -->") :]
     script = re.search(r"```bash\n(.*?)```", block, re.DOTALL)
     assert script is not None
     lines = script.group(1).splitlines()

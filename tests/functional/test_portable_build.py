@@ -14,13 +14,20 @@ from tests.helpers import HUB_DRAFT_REV, HUB_TARGET_REV, run_specdeploy
 
 
 def git(folder: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(folder), "-c", "user.name=ci", "-c", "user.email=ci@example.com", *args],
-                          capture_output=True, text=True, check=True).stdout
+    return subprocess.run(
+        ["git", "-C", str(folder), "-c", "user.name=ci", "-c", "user.email=ci@example.com", *args],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
 
 
 def _deployable(art: Path) -> dict[str, str]:
-    return {p.relative_to(art).as_posix(): p.read_text() for p in sorted(art.rglob("*")) if p.is_file()
-            and ".specdeploy" not in p.parts and ".git" not in p.parts and p.suffix != ".png"}
+    return {
+        p.relative_to(art).as_posix(): p.read_text()
+        for p in sorted(art.rglob("*"))
+        if p.is_file() and ".specdeploy" not in p.parts and ".git" not in p.parts and p.suffix != ".png"
+    }
 
 
 def test_a_gpu_less_build_predicts_labels_and_rebuilds_byte_identically(tmp_path: Path, hub: tuple) -> None:
@@ -58,8 +65,22 @@ def test_the_artifact_moves_to_a_serving_host(tmp_path: Path, hub: tuple) -> Non
     """serve.sh on another host: the artifact folder elsewhere, the hub cache elsewhere, trtllm-serve a double
     at the process boundary that prints what it was asked to serve."""
     profile, env = hub
-    assert run_specdeploy("build", str(profile), "--out", str(tmp_path / "a"), "--only", "fetch", "--only", "tune",
-               "--only", "emit", env=env).returncode == 0
+    assert (
+        run_specdeploy(
+            "build",
+            str(profile),
+            "--out",
+            str(tmp_path / "a"),
+            "--only",
+            "fetch",
+            "--only",
+            "tune",
+            "--only",
+            "emit",
+            env=env,
+        ).returncode
+        == 0
+    )
     host = tmp_path / "host"
     shutil.copytree(tmp_path / "a" / "auto", host / "deploy")
     shutil.copytree(tmp_path / "hub", host / "cache")
@@ -67,19 +88,38 @@ def test_the_artifact_moves_to_a_serving_host(tmp_path: Path, hub: tuple) -> Non
     bin_dir.mkdir()
     (bin_dir / "trtllm-serve").write_text('#!/bin/sh\necho "cwd=$PWD model=$1"\n')
     (bin_dir / "trtllm-serve").chmod(0o755)
-    served = subprocess.run([str(host / "deploy" / "serve.sh")], capture_output=True, text=True, check=True,
-                            env={"PATH": f"{bin_dir}:/usr/bin:/bin", "HF_HUB_CACHE": str(host / "cache")}).stdout
+    served = subprocess.run(
+        [str(host / "deploy" / "serve.sh")],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PATH": f"{bin_dir}:/usr/bin:/bin", "HF_HUB_CACHE": str(host / "cache")},
+    ).stdout
     snapshot = host / "cache" / "models--acme--llama" / "snapshots" / HUB_TARGET_REV
     assert served.strip() == f"cwd={host / 'deploy'} model={snapshot}" and snapshot.is_dir()
-    other = subprocess.run([str(host / "deploy" / "serve.sh")], capture_output=True, text=True, check=True,
-                           env={"PATH": f"{bin_dir}:/usr/bin:/bin", "SPECDEPLOY_TARGET": "/models/llama"}).stdout
+    other = subprocess.run(
+        [str(host / "deploy" / "serve.sh")],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PATH": f"{bin_dir}:/usr/bin:/bin", "SPECDEPLOY_TARGET": "/models/llama"},
+    ).stdout
     assert other.strip().endswith("model=/models/llama")
 
 
 def test_emit_needs_no_fetched_checkpoint_and_a_tune_result_is_adopted(tmp_path: Path, hub: tuple) -> None:
     profile, env = hub
-    fixed = run_specdeploy("build", str(profile), "--out", str(tmp_path / "fixed"), "--only", "emit.llm_api",
-                "--set", "speculative.draft_len=3", env=env)
+    fixed = run_specdeploy(
+        "build",
+        str(profile),
+        "--out",
+        str(tmp_path / "fixed"),
+        "--only",
+        "emit.llm_api",
+        "--set",
+        "speculative.draft_len=3",
+        env=env,
+    )
     assert fixed.returncode == 0, fixed.stderr
     options = (tmp_path / "fixed" / "auto" / "llm_api_options.yaml").read_text()
     assert "speculative_model_dir: acme/llama-small" in options and "max_draft_len: 3" in options

@@ -24,8 +24,9 @@ def test_profiles_copy_into_a_new_folder(tmp_path: Path, monkeypatch: pytest.Mon
 
 
 @pytest.mark.parametrize("dest", ["afile/sub/", "afile/x", "d" * 5000])
-def test_profiles_copy_where_no_folder_can_be_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                              dest: str) -> None:
+def test_profiles_copy_where_no_folder_can_be_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dest: str
+) -> None:
     """Creating DEST's folder fails (a file in the way), or DEST is a name the OS refuses: exit 2 with the reason
     and the fix, not an internal error."""
     monkeypatch.chdir(tmp_path)
@@ -44,15 +45,28 @@ def test_a_misspelt_shipped_name_is_suggested(tmp_path: Path, command: tuple[str
 
 def test_profile_arguments_complete_in_the_shell(tmp_path: Path) -> None:
     def complete(words: str) -> list[str]:
-        env = {**os.environ, "_SPECDEPLOY_COMPLETE": "bash_complete", "COMP_WORDS": words,
-               "COMP_CWORD": str(len(words.split()) - 1)}
+        env = {
+            **os.environ,
+            "_SPECDEPLOY_COMPLETE": "bash_complete",
+            "COMP_WORDS": words,
+            "COMP_CWORD": str(len(words.split()) - 1),
+        }
         code = "from specdeploy.cli import main; main()"
-        done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60,
-                              cwd=tmp_path)
+        done = subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60, cwd=tmp_path
+        )
         assert done.returncode == 0, done.stderr
         return done.stdout.splitlines()
 
-    assert complete("specdeploy plan h200") == ["plain,h200-eagle3", "plain,h200-mtp-deepseek-v3-2node",
-                                                "plain,h200-mtp-deepseek-v3", "file,h200"]
-    assert complete("specdeploy profiles show h10") == ["plain,h100-draft-target", "plain,h100-ngram",
-                                                        "plain,h100-vllm-eagle3", "plain,h100-vllm-mtp-qwen3-next"]
+    assert complete("specdeploy plan h200") == [
+        "plain,h200-eagle3",
+        "plain,h200-mtp-deepseek-v3-2node",
+        "plain,h200-mtp-deepseek-v3",
+        "file,h200",
+    ]
+    assert complete("specdeploy profiles show h10") == [
+        "plain,h100-draft-target",
+        "plain,h100-ngram",
+        "plain,h100-vllm-eagle3",
+        "plain,h100-vllm-mtp-qwen3-next",
+    ]

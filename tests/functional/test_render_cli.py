@@ -31,8 +31,9 @@ def test_standalone_render_of_auto_says_which_k_it_serves(tmp_path: Path, monkey
 
 
 @pytest.mark.parametrize("target", [(), ("--target", "container")])
-def test_render_out_under_a_file_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                  target: tuple[str, ...]) -> None:
+def test_render_out_under_a_file_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, target: tuple[str, ...]
+) -> None:
     """--out whose parent cannot be a folder (a file in the way): exit 2 naming it, never an internal error."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "afile").write_text("x")

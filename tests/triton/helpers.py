@@ -76,9 +76,14 @@ def serve_smollm2(artifact: Path) -> tuple[subprocess.Popen[bytes], Path, int]:
     from specdeploy.render.model import RenderInputs
 
     render_resolved(load_and_resolve("cpu-smollm2", SETS), artifact / "triton", inputs=RenderInputs())
-    server = subprocess.Popen([sys.executable, "-m", "specdeploy", "serve", str(artifact), "--openai-port", "0"],
-                              env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-                              preexec_fn=_as_a_terminal_would)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "specdeploy", "serve", str(artifact), "--openai-port", "0"],
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        preexec_fn=_as_a_terminal_would,
+    )
     state = artifact / ".specdeploy" / "serve.json"
     return server, state, int(wait_served(server, artifact)["pid"])
 
@@ -98,8 +103,13 @@ def wait_served(server: subprocess.Popen[bytes], artifact: Path) -> dict[str, ob
 def serve_gated(folder: Path, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], dict[str, object] | None]:
     """`specdeploy serve --no-openai` on `folder`: (process, its endpoint record), or (process, None) once it exited
     (its gate refused the folder)."""
-    process = subprocess.Popen([sys.executable, "-m", "specdeploy", "serve", str(folder), "--no-openai"], env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "specdeploy", "serve", str(folder), "--no-openai"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     state = folder / ".specdeploy" / "serve.json"
     deadline = time.monotonic() + 300
     while not state.exists() and process.poll() is None and time.monotonic() < deadline:

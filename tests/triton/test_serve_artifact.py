@@ -17,8 +17,9 @@ BUILD = ("build", "cpu-smollm2", "--set", "speculative.draft_len=1")  # no tune:
 
 
 def specdeploy(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "specdeploy", *args], env=ENV, capture_output=True, text=True,
-                          timeout=600, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "specdeploy", *args], env=ENV, capture_output=True, text=True, timeout=600, check=False
+    )
 
 
 @pytest.fixture(scope="module")

@@ -20,17 +20,49 @@ def test_serve_ask_and_ctrl_c(tmp_path: Path, backends: Path) -> None:  # noqa: 
     pytest.importorskip("torch")
     server, state, triton = serve_smollm2(tmp_path / "art")
     try:
-        asked = subprocess.run([sys.executable, "-m", "specdeploy", "--json", "ask", "What is 2 + 2?",
-                                "--artifact", str(tmp_path / "art"), "--max-tokens", "8"],
-                               capture_output=True, text=True, env=ENV, timeout=300)
+        asked = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "specdeploy",
+                "--json",
+                "ask",
+                "What is 2 + 2?",
+                "--artifact",
+                str(tmp_path / "art"),
+                "--max-tokens",
+                "8",
+            ],
+            capture_output=True,
+            text=True,
+            env=ENV,
+            timeout=300,
+        )
         assert asked.returncode == 0, asked.stderr
         answer = json.loads(asked.stdout)
         local = generate("cpu-smollm2", "What is 2 + 2?", SETS, max_tokens=8)
         assert answer["output_ids"] == local.tokens and answer["text_output"] == local.text
         assert answer["draft_len"] == 2
-        plain = subprocess.run([sys.executable, "-m", "specdeploy", "--json", "ask", "What is 2 + 2?",
-                                "--artifact", str(tmp_path / "art"), "--max-tokens", "8", "--draft-len", "0"],
-                               capture_output=True, text=True, env=ENV, timeout=300)
+        plain = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "specdeploy",
+                "--json",
+                "ask",
+                "What is 2 + 2?",
+                "--artifact",
+                str(tmp_path / "art"),
+                "--max-tokens",
+                "8",
+                "--draft-len",
+                "0",
+            ],
+            capture_output=True,
+            text=True,
+            env=ENV,
+            timeout=300,
+        )
         assert plain.returncode == 0, plain.stderr
         unspeculated = json.loads(plain.stdout)
         assert unspeculated["draft_len"] == 0 and unspeculated["acceptance_rate"] == 0

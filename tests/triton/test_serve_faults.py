@@ -15,8 +15,13 @@ from tests.triton.helpers import ENV, echo_repo, gone, infer, wait_served
 
 
 def start(folder: Path) -> tuple[subprocess.Popen[bytes], dict[str, object]]:
-    process = subprocess.Popen([sys.executable, "-m", "specdeploy", "serve", str(folder), "--openai-port", "0"],
-                               env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "specdeploy", "serve", str(folder), "--openai-port", "0"],
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     return process, wait_served(process, folder)
 
 
@@ -39,8 +44,13 @@ def test_two_serves_side_by_side_then_hup_and_kill(tmp_path: Path) -> None:
         assert infer(str(state_a["grpc"]), 1) == 2 and infer(str(state_b["grpc"]), 1) == 101
         assert state_a["models"] == ["echo"]
 
-        again = subprocess.run([sys.executable, "-m", "specdeploy", "serve", str(a), "--openai-port", "0"],
-                               env=ENV, capture_output=True, text=True, timeout=120)
+        again = subprocess.run(
+            [sys.executable, "-m", "specdeploy", "serve", str(a), "--openai-port", "0"],
+            env=ENV,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert again.returncode == 2, again.stderr
         assert "already served" in again.stderr and str(state_a["grpc"]) in again.stderr
         assert infer(str(state_a["grpc"]), 5) == 6  # the first server is unharmed
@@ -52,8 +62,13 @@ def test_two_serves_side_by_side_then_hup_and_kill(tmp_path: Path) -> None:
         serve_b.kill()  # SIGKILL: no handler runs; tritonserver dies with its parent
         serve_b.wait(30)
         assert wait_gone(int(state_b["pid"])), "tritonserver outlived a SIGKILLed serve"
-        asked = subprocess.run([sys.executable, "-m", "specdeploy", "ask", "hi", "--artifact", str(b)], env=ENV,
-                               capture_output=True, text=True, timeout=120)
+        asked = subprocess.run(
+            [sys.executable, "-m", "specdeploy", "ask", "hi", "--artifact", str(b)],
+            env=ENV,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert asked.returncode == 2 and "stale" in asked.stderr, asked.stderr
     finally:
         for process in (serve_a, serve_b):

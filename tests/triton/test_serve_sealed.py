@@ -23,9 +23,13 @@ class TritonPythonModel:
     def execute(self, requests):
         return []
 """
-PWN_CONFIG = {"name": "pwn", "backend": "python", "max_batch_size": 0,
-              "input": [{"name": "IN", "data_type": "TYPE_INT32", "dims": [1]}],
-              "output": [{"name": "OUT", "data_type": "TYPE_INT32", "dims": [1]}]}
+PWN_CONFIG = {
+    "name": "pwn",
+    "backend": "python",
+    "max_batch_size": 0,
+    "input": [{"name": "IN", "data_type": "TYPE_INT32", "dims": [1]}],
+    "output": [{"name": "OUT", "data_type": "TYPE_INT32", "dims": [1]}],
+}
 
 
 def http(url: str, body: dict[str, object] | None = None) -> tuple[int, str]:
@@ -38,8 +42,11 @@ def http(url: str, body: dict[str, object] | None = None) -> tuple[int, str]:
 
 
 def tree(folder: Path) -> dict[str, bytes]:
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
-            if p.is_file() and ".specdeploy" not in p.parts}
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and ".specdeploy" not in p.parts
+    }
 
 
 def test_nothing_loads_code_into_a_served_repository(tmp_path: Path, backends: Path) -> None:  # noqa: ARG001
@@ -60,8 +67,12 @@ def test_nothing_loads_code_into_a_served_repository(tmp_path: Path, backends: P
         assert (repo / ".specdeploy" / "serve.json").stat().st_mode & 0o077 == 0
         base = f"http://{state['http']}/v2/repository"
         load = {"parameters": {"config": json.dumps(PWN_CONFIG), "file:1/model.py": payload}}
-        for url, body in ((f"{base}/models/pwn/load", load), (f"{base}/models/echo/load", load),
-                          (f"{base}/models/echo/unload", {}), (f"{base}/index", {})):
+        for url, body in (
+            (f"{base}/models/pwn/load", load),
+            (f"{base}/models/echo/load", load),
+            (f"{base}/models/echo/unload", {}),
+            (f"{base}/index", {}),
+        ):
             status, text = http(url, body)
             assert status >= 400, (url, status, text)
         client = grpcclient.InferenceServerClient(str(state["grpc"]))
@@ -106,5 +117,7 @@ def test_a_model_that_fails_to_load_is_named_with_tritons_reason(tmp_path: Path)
     process, state = serve_gated(repo, ENV)
     output = stop(process)
     assert state is None and process.returncode == 1, output
-    assert "tritonserver could not load echo:\nfailed to load 'echo' version 1: Internal: RuntimeError: no weights " \
-           "here" in output
+    assert (
+        "tritonserver could not load echo:\nfailed to load 'echo' version 1: Internal: RuntimeError: no weights "
+        "here" in output
+    )

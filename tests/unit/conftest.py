@@ -21,9 +21,15 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("verify")
     model = local_model(root / "llama", LLAMA_31_8B_CONFIG)
     (model / "model.safetensors").write_bytes(b"w" * 64)
-    profile = write_profile(root / "tiny.yaml", {
-        "target": {"model": str(model)}, "hardware": {"gpu": "h200"},
-        "speculative": {"mechanism": "ngram", "draft_len": 4}, "serving": {"max_batch_size": 16}})
+    profile = write_profile(
+        root / "tiny.yaml",
+        {
+            "target": {"model": str(model)},
+            "hardware": {"gpu": "h200"},
+            "speculative": {"mechanism": "ngram", "draft_len": 4},
+            "serving": {"max_batch_size": 16},
+        },
+    )
     resolved = load_and_resolve(str(profile))
     assert run_build(make_plan(resolved), resolved, root / "out").ok
     return root / "out" / "tiny"

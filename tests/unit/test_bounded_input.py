@@ -96,11 +96,17 @@ def test_a_1500_level_tree_in_an_artifact_is_walked(art: Path, deep_tree: Callab
     assert code == 1 and "/planted.txt (" in out and "not listed in the manifest" in out
 
 
-@pytest.mark.parametrize(("content", "problem"), [
-    ("{", "specdeploy-repo.json:1:2: not readable: not valid JSON: Expecting property name enclosed in double quotes"),
-    ("[1]", "specdeploy-repo.json: must be a JSON object, not a list"),
-    (nested(DEEP), f"specdeploy-repo.json:1: not readable: nested deeper than {MAX_DEPTH} levels"),
-])
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (
+            "{",
+            "specdeploy-repo.json:1:2: not readable: not valid JSON: Expecting property name enclosed in double quotes",
+        ),
+        ("[1]", "specdeploy-repo.json: must be a JSON object, not a list"),
+        (nested(DEEP), f"specdeploy-repo.json:1: not readable: nested deeper than {MAX_DEPTH} levels"),
+    ],
+)
 def test_a_repository_manifest_that_is_not_one_is_a_reported_problem(art: Path, content: str, problem: str) -> None:
     (art / "triton" / "specdeploy-repo.json").write_text(content)
     code, out, _ = cli("check-repo", str(art / "triton"))
@@ -142,8 +148,13 @@ def test_a_deep_dataset_line_is_a_located_error(tmp_path: Path) -> None:
     assert code == 2 and f"{dataset}:2: nested deeper than {MAX_DEPTH} levels" in err
 
 
-@pytest.mark.parametrize(("raw", "problem"), [(nested(DEEP), "nested deeper than 64 levels (line 1)"),
-                                              ('{"stop": "\\ud800"}', "a lone surrogate: not Unicode text")])
+@pytest.mark.parametrize(
+    ("raw", "problem"),
+    [
+        (nested(DEEP), "nested deeper than 64 levels (line 1)"),
+        ('{"stop": "\\ud800"}', "a lone surrogate: not Unicode text"),
+    ],
+)
 def test_sampling_parameters_a_client_sends_are_bounded(raw: str, problem: str) -> None:
     from specdeploy.serve.llm_inputs import BadRequest, parse
 
@@ -160,11 +171,14 @@ def test_a_deep_step_cost_file_is_a_usage_error(tmp_path: Path) -> None:
         load_step_costs(str(tmp_path / "steps.json"))
 
 
-@pytest.mark.parametrize(("text", "problem"), [
-    (nested(MAX_DEPTH + 1), f"x:1: nested deeper than {MAX_DEPTH} levels"),
-    ('{"a":\n NaN}', "x:2: not valid JSON: NaN is not a JSON number (RFC 8259 allows finite numbers only)"),
-    ('["\\ud800"]', "x:1: a string holds \\ud800, a lone surrogate: not Unicode text"),
-])
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        (nested(MAX_DEPTH + 1), f"x:1: nested deeper than {MAX_DEPTH} levels"),
+        ('{"a":\n NaN}', "x:2: not valid JSON: NaN is not a JSON number (RFC 8259 allows finite numbers only)"),
+        ('["\\ud800"]', "x:1: a string holds \\ud800, a lone surrogate: not Unicode text"),
+    ],
+)
 def test_the_json_reader_refuses_what_json_cannot_carry(text: str, problem: str) -> None:
     assert loads_json(nested(MAX_DEPTH)) == loads_json(nested(MAX_DEPTH))  # as deep as allowed: read
     with pytest.raises(InputError) as refused:

@@ -82,8 +82,14 @@ def test_extends_to_a_symlink_loop_says_so(tmp_path: Path) -> None:
     assert "did you mean" not in err and "no such file" not in err
 
 
-@pytest.mark.parametrize(("meta", "said"), [("[" * 3000 + "]" * 3000, "nested deeper than 64 levels"),
-                                            ("{", "not valid JSON"), ("[1]", "is not a JSON object")])
+@pytest.mark.parametrize(
+    ("meta", "said"),
+    [
+        ("[" * 3000 + "]" * 3000, "nested deeper than 64 levels"),
+        ("{", "not valid JSON"),
+        ("[1]", "is not a JSON object"),
+    ],
+)
 def test_a_drafter_whose_marker_is_not_json_is_a_usage_error(tmp_path: Path, meta: str, said: str) -> None:
     from specdeploy.engines.reference.runtime.models import SHARED_META, load_drafter
     from specdeploy.errors import UsageError

@@ -10,8 +10,10 @@ from typing import Any, Literal
 
 DrafterKind = Literal["head", "model"]
 """What a reference drafter folder holds; its `specdeploy_drafter.json` says `kind` (absent: `model`)."""
-DRAFTER_KINDS: dict[str, str] = {"head": "one reading the target's hidden states (runtime/eagle_model.py)",
-                                 "model": "a language model of its own with the target's vocabulary"}
+DRAFTER_KINDS: dict[str, str] = {
+    "head": "one reading the target's hidden states (runtime/eagle_model.py)",
+    "model": "a language model of its own with the target's vocabulary",
+}
 
 
 @dataclass(frozen=True)

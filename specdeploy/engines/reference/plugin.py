@@ -45,11 +45,14 @@ class Reference(Engine):
         found = version("transformers")
         if TESTED[0] <= parse(found) <= TESTED[1]:
             return {"reference_runtime": f"available (transformers {found})"}, []
-        return {"reference_runtime": f"refuses transformers {found}: untested "
-                                     f"(pip install 'transformers{supported_range()}')"}, []
+        return {
+            "reference_runtime": f"refuses transformers {found}: untested "
+            f"(pip install 'transformers{supported_range()}')"
+        }, []
 
-    def generate(self, resolved: Resolved, prompt: str, *, mechanism: str, draft_len: int, max_tokens: int
-                 ) -> Generation:
+    def generate(
+        self, resolved: Resolved, prompt: str, *, mechanism: str, draft_len: int, max_tokens: int
+    ) -> Generation:
         from specdeploy.engines.reference.runtime import generate_text, load_pair_for
 
         spec = resolved.profile.speculative
@@ -65,8 +68,16 @@ class Reference(Engine):
     def build_steps(self, resolved: Resolved, after: tuple[str, ...]) -> list[Step]:
         from specdeploy.plan.model import Stage, Step
 
-        return [Step("emit.reference", Stage.EMIT, "write the reference runtime's serving config",
-                     depends_on=after, action="emit_reference", outputs=("reference.yaml",))]
+        return [
+            Step(
+                "emit.reference",
+                Stage.EMIT,
+                "write the reference runtime's serving config",
+                depends_on=after,
+                action="emit_reference",
+                outputs=("reference.yaml",),
+            )
+        ]
 
     def actions(self) -> dict[str, str]:
         return {"emit_reference": "specdeploy.engines.reference.actions:emit_reference"}

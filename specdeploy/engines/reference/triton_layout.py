@@ -49,24 +49,29 @@ class ReferenceLayout(TritonLayout):
 
     name = "reference"
 
-    def context(self, resolved: Resolved, inputs: RenderInputs, llm_args: dict[str, Any] | None
-                ) -> ReferenceContext:
+    def context(self, resolved: Resolved, inputs: RenderInputs, llm_args: dict[str, Any] | None) -> ReferenceContext:
         p = resolved.profile
         spec = p.speculative
         site = inputs.site_packages or ""  # the serving host's ($SPECDEPLOY_SITE_PACKAGES): never this machine's
         _, schedule, max_concurrency = inputs.plan(resolved)
         first_k = inputs.first_draft_len(resolved)
         return ReferenceContext(
-            model_name(resolved), safe_value("site_packages", site), safe_value("target.model",
-                                                                                local_ref(p.target.model)),
-            safe_value("draft_model", local_ref(spec.draft_model) if spec.draft_model else ""), spec.mechanism,
-            first_k, json.dumps({str(k): v for k, v in schedule.items()}) if schedule else "", max_concurrency or 0,
-            p.tune.output_len, p.triton.instances, decoupled(resolved),
+            model_name(resolved),
+            safe_value("site_packages", site),
+            safe_value("target.model", local_ref(p.target.model)),
+            safe_value("draft_model", local_ref(spec.draft_model) if spec.draft_model else ""),
+            spec.mechanism,
+            first_k,
+            json.dumps({str(k): v for k, v in schedule.items()}) if schedule else "",
+            max_concurrency or 0,
+            p.tune.output_len,
+            p.triton.instances,
+            decoupled(resolved),
             manifest_of(resolved, self.name, None, inputs),
-            max_seq_len=p.serving.max_seq_len, max_batch_size=p.serving.max_batch_size,
+            max_seq_len=p.serving.max_seq_len,
+            max_batch_size=p.serving.max_batch_size,
         )
 
-    def tokenizer(self, root: Path, model: str, config_of: Callable[[str], dict[str, Any]]
-                  ) -> tuple[Any, Any] | None:
+    def tokenizer(self, root: Path, model: str, config_of: Callable[[str], dict[str, Any]]) -> tuple[Any, Any] | None:
         """The model's `target_ref` parameter (resolved as the runtime resolves it: `Engine.tokenizer_folder`)."""
         return string_parameter(config_of(model), "target_ref"), None

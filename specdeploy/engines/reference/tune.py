@@ -18,8 +18,15 @@ MAX_PROMPT_TOKENS = 256
 
 
 class ReferenceBackend:
-    def __init__(self, resolved: Resolved | None, setup: TuneSetup, *, pair: Any = None,
-                 prompts: list[tuple[str, list[int]]] | None = None, clock: str = "wall") -> None:
+    def __init__(
+        self,
+        resolved: Resolved | None,
+        setup: TuneSetup,
+        *,
+        pair: Any = None,
+        prompts: list[tuple[str, list[int]]] | None = None,
+        clock: str = "wall",
+    ) -> None:
         """clock="cpu": end-to-end speed in tokens per process-CPU-second, for a machine whose cores are shared
         with other work (wall time then measures the neighbours); meaningful with one torch thread."""
         self.resolved, self.setup, self.clock = resolved, setup, clock
@@ -44,8 +51,9 @@ class ReferenceBackend:
 
             ds = self.setup.dataset
             records = sample_prompts(ds, self.setup.prompts)
-            self._prompts = [(r.category or "all", encode_prompt(self.pair.tokenizer, r)[-MAX_PROMPT_TOKENS:])
-                             for r in records]
+            self._prompts = [
+                (r.category or "all", encode_prompt(self.pair.tokenizer, r)[-MAX_PROMPT_TOKENS:]) for r in records
+            ]
             self._prompts = [(c, ids) for c, ids in self._prompts if ids]
             if not self._prompts:
                 raise UsageError(f"tune.dataset {ds} has no usable prompts")
@@ -85,8 +93,13 @@ class ReferenceBackend:
 
             context = min(MAX_PROMPT_TOKENS, 128) + self.setup.output_len // 2
             self._probes[(req.concurrency, req.repeat)] = probe_costs(
-                self.pair, batch_sizes=(req.concurrency,), new_tokens=tuple(range(1, self.setup.k_max + 2)),
-                contexts=(context,), repeats=3, seed=req.repeat)
+                self.pair,
+                batch_sizes=(req.concurrency,),
+                new_tokens=tuple(range(1, self.setup.k_max + 2)),
+                contexts=(context,),
+                repeats=3,
+                seed=req.repeat,
+            )
         probe = self._probes[(req.concurrency, req.repeat)]
         target = {p["new_tokens"]: p["ms"] for p in probe["target"]}
         draft_ms = probe["drafter"][0]["ms"] if probe["drafter"] else 0.0
@@ -101,8 +114,13 @@ class ReferenceBackend:
         cpu = time.process_time() - cpu
         system = stats.generated_tokens / cpu if self.clock == "cpu" and cpu > 0 else stats.tokens_per_s
         requests = system * stats.num_prompts / stats.generated_tokens if stats.generated_tokens else 0.0
-        return {**measured(requests, system, system / req.concurrency, ttft=stats.ttft_ms, tpot=stats.tpot_ms,
-                           itl=stats.itl_ms), "al": stats.acceptance_length, "cost_s": stats.wall_time_s}
+        return {
+            **measured(
+                requests, system, system / req.concurrency, ttft=stats.ttft_ms, tpot=stats.tpot_ms, itl=stats.itl_ms
+            ),
+            "al": stats.acceptance_length,
+            "cost_s": stats.wall_time_s,
+        }
 
     def mixed(self, req: Request) -> dict[str, Any]:
         """Every concurrency of the schedule at its K next to plain decoding at that concurrency, the two run back

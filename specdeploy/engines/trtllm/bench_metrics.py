@@ -40,8 +40,17 @@ def text(table: list[dict[str, Any]]) -> str:
     lines = [" | ".join(head)]
     for r in table:
         lat = ["/".join(cell(r[key(n, s)]) for s in ("mean", "p50", "p90", "p99")) for n in LATENCIES]
-        lines.append(" | ".join([str(r["concurrency"]), cell(r[THROUGHPUTS[0]], 3), cell(r[THROUGHPUTS[1]]),
-                                 cell(r[THROUGHPUTS[2]]), *lat]))
+        lines.append(
+            " | ".join(
+                [
+                    str(r["concurrency"]),
+                    cell(r[THROUGHPUTS[0]], 3),
+                    cell(r[THROUGHPUTS[1]]),
+                    cell(r[THROUGHPUTS[2]]),
+                    *lat,
+                ]
+            )
+        )
     return "\n".join(lines)
 
 

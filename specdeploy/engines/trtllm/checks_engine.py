@@ -29,14 +29,26 @@ def check_decoupled(models: dict[str, Model]) -> list[RepoIssue]:
     bls_params = params(bls.config)
     target = models.get(bls_params.get("tensorrt_llm_model_name") or "tensorrt_llm")
     if target is not None and target.decoupled != bls.decoupled:
-        issues.append(RepoIssue(bls.file, bls.line("decoupled"), f"decoupled mismatch: tensorrt_llm_bls is "
-                                f"{str(bls.decoupled).lower()}, {target.name} is {str(target.decoupled).lower()} "
-                                "(streaming needs both decoupled)"))
+        issues.append(
+            RepoIssue(
+                bls.file,
+                bls.line("decoupled"),
+                f"decoupled mismatch: tensorrt_llm_bls is "
+                f"{str(bls.decoupled).lower()}, {target.name} is {str(target.decoupled).lower()} "
+                "(streaming needs both decoupled)",
+            )
+        )
     draft = models.get(bls_params.get("tensorrt_llm_draft_model_name", ""))
     if draft is not None and (draft.decoupled or bls.decoupled):
-        issues.append(RepoIssue(bls.file, bls.line("decoupled"), "draft/target through the BLS cannot be "
-                                "decoupled (batch 1, no streaming): set decoupled: false on the BLS and both "
-                                "tensorrt_llm models"))
+        issues.append(
+            RepoIssue(
+                bls.file,
+                bls.line("decoupled"),
+                "draft/target through the BLS cannot be "
+                "decoupled (batch 1, no streaming): set decoupled: false on the BLS and both "
+                "tensorrt_llm models",
+            )
+        )
     return issues
 
 
@@ -69,23 +81,45 @@ def check_draft_tokens(models: dict[str, Model], manifest: dict[str, Any]) -> li
     needed = engine.repo_draft_len(p) if engine is not None else None  # what the mechanism's parameters ask
     if needed is not None and needed[0] > limit:
         count, what, key = needed
-        issues.append(RepoIssue(target.file, target.line(f'"{key}"'), f"{what} needs {count} draft tokens, more "
-                                f"than the engine's max_draft_len {limit}"))
+        issues.append(
+            RepoIssue(
+                target.file,
+                target.line(f'"{key}"'),
+                f"{what} needs {count} draft tokens, more than the engine's max_draft_len {limit}",
+            )
+        )
     for key in ("medusa_choices", "eagle_choices"):
         count = p.get(key, "").count("{")
         if count > limit:
-            issues.append(RepoIssue(target.file, target.line(f'"{key}"'), f"{key} has {count} nodes, more than "
-                                    f"the engine's max_draft_len {limit}"))
+            issues.append(
+                RepoIssue(
+                    target.file,
+                    target.line(f'"{key}"'),
+                    f"{key} has {count} nodes, more than the engine's max_draft_len {limit}",
+                )
+            )
     bls = models.get("tensorrt_llm_bls")
     requested = params(bls.config).get("num_draft_tokens", "0") if bls else "0"
     if bls and requested.isdigit() and int(requested) > limit:
-        issues.append(RepoIssue(bls.file, bls.line('"num_draft_tokens" value'), f"Number of draft tokens "
-                                f"({requested}) is larger than maximum number of draft tokens ({limit}) of the "
-                                "tensorrt_llm engine"))
+        issues.append(
+            RepoIssue(
+                bls.file,
+                bls.line('"num_draft_tokens" value'),
+                f"Number of draft tokens "
+                f"({requested}) is larger than maximum number of draft tokens ({limit}) of the "
+                "tensorrt_llm engine",
+            )
+        )
     for concurrency, k in (manifest.get("schedule") or {}).items():
         if int(k) > limit:
-            issues.append(RepoIssue(MANIFEST_FILE, None, f"schedule asks for {k} draft tokens at concurrency "
-                                    f"{concurrency}, more than the engine's max_draft_len {limit}"))
+            issues.append(
+                RepoIssue(
+                    MANIFEST_FILE,
+                    None,
+                    f"schedule asks for {k} draft tokens at concurrency "
+                    f"{concurrency}, more than the engine's max_draft_len {limit}",
+                )
+            )
     return issues
 
 
@@ -99,18 +133,31 @@ def check_engine_upstream(models: dict[str, Model], manifest: dict[str, Any]) ->
     # the seed's name matters where it reaches the C++ backend; the reference layout's own python model also
     # takes vLLM's `random_seed` (specdeploy/serve/llm_inputs.py)
     seeded = [m for m in models.values() if engines and any(t.name == "random_seed" for t in m.config.input)]
-    issues = [RepoIssue(m.file, m.line('"random_seed"'), "input random_seed: the tensorrtllm backend reads only "
-                        "`seed` (TB inflight_batcher_llm/src/utils.h:97), so the seed would be dropped silently; "
-                        "rename it to seed") for m in seeded]
+    issues = [
+        RepoIssue(
+            m.file,
+            m.line('"random_seed"'),
+            "input random_seed: the tensorrtllm backend reads only "
+            "`seed` (TB inflight_batcher_llm/src/utils.h:97), so the seed would be dropped silently; "
+            "rename it to seed",
+        )
+        for m in seeded
+    ]
     for i, first in enumerate(engines):
-        for second in engines[i + 1:]:
+        for second in engines[i + 1 :]:
             issues += _shared_kv(first, second)
     env = (manifest.get("server_env") or {}) if manifest else None
     if len(engines) > 1 and env is not None and env.get("TRTLLM_ORCHESTRATOR") != "1":
         names = ", ".join(m.name for m in engines)
-        issues.append(RepoIssue(MANIFEST_FILE, None, f"{len(engines)} tensorrtllm models ({names}) need "
-                                "orchestrator mode: server_env TRTLLM_ORCHESTRATOR=1 (launch_triton_server.py "
-                                "--multi-model; TB model_instance_state.cc:247-253)"))
+        issues.append(
+            RepoIssue(
+                MANIFEST_FILE,
+                None,
+                f"{len(engines)} tensorrtllm models ({names}) need "
+                "orchestrator mode: server_env TRTLLM_ORCHESTRATOR=1 (launch_triton_server.py "
+                "--multi-model; TB model_instance_state.cc:247-253)",
+            )
+        )
     return issues
 
 
@@ -125,6 +172,12 @@ def _shared_kv(first: Model, second: Model) -> list[RepoIssue]:
         return []
     if not gpus_a & gpus_b or total <= 1.0:
         return []
-    return [RepoIssue(second.file, second.line(f'"{KV_KEY}"'), f"{first.name} and {second.name} share GPU(s) "
-                      f"{sorted(gpus_a & gpus_b)} but their {KV_KEY} add up to {total:g} (> 1): split it, e.g. "
-                      "0.45 each (TL examples/draft_target_model/README.md @ 11925f6 uses 0.5 each)")]
+    return [
+        RepoIssue(
+            second.file,
+            second.line(f'"{KV_KEY}"'),
+            f"{first.name} and {second.name} share GPU(s) "
+            f"{sorted(gpus_a & gpus_b)} but their {KV_KEY} add up to {total:g} (> 1): split it, e.g. "
+            "0.45 each (TL examples/draft_target_model/README.md @ 11925f6 uses 0.5 each)",
+        )
+    ]

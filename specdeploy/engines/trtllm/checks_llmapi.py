@@ -36,22 +36,40 @@ def check_llmapi(root: Path, models: dict[str, Model], manifest: dict[str, Any])
             continue
         triton = data.get("triton_config")
         if not isinstance(triton, dict) or "decoupled" not in triton:
-            issues.append(RepoIssue(file, None, "triton_config.decoupled is missing (the model's initialize "
-                                    "raises KeyError)"))
+            issues.append(
+                RepoIssue(file, None, "triton_config.decoupled is missing (the model's initialize raises KeyError)")
+            )
             continue
         line = next((n for n, s in enumerate(text.splitlines(), 1) if s.strip().startswith("decoupled:")), None)
         if bool(triton["decoupled"]) != model.decoupled:
-            issues.append(RepoIssue(file, line, f"decoupled mismatch: model.yaml triton_config.decoupled is "
-                                    f"{str(bool(triton['decoupled'])).lower()}, config.pbtxt says "
-                                    f"{str(model.decoupled).lower()}"))
+            issues.append(
+                RepoIssue(
+                    file,
+                    line,
+                    f"decoupled mismatch: model.yaml triton_config.decoupled is "
+                    f"{str(bool(triton['decoupled'])).lower()}, config.pbtxt says "
+                    f"{str(model.decoupled).lower()}",
+                )
+            )
         if int(triton.get("max_batch_size", 0)) != model.config.max_batch_size:
-            issues.append(RepoIssue(file, None, f"max_batch_size mismatch: model.yaml triton_config says "
-                                    f"{triton.get('max_batch_size', 0)}, config.pbtxt {model.config.max_batch_size}"))
+            issues.append(
+                RepoIssue(
+                    file,
+                    None,
+                    f"max_batch_size mismatch: model.yaml triton_config says "
+                    f"{triton.get('max_batch_size', 0)}, config.pbtxt {model.config.max_batch_size}",
+                )
+            )
         world = int(data.get("tensor_parallel_size", 1)) * int(data.get("pipeline_parallel_size", 1))
         want = int(manifest.get("tensor_parallel", 1)) * int(manifest.get("pipeline_parallel", 1))
         if manifest and world != want:
-            issues.append(RepoIssue(file, None, f"tensor_parallel_size x pipeline_parallel_size = {world}, the "
-                                    f"profile's TP x PP is {want}"))
+            issues.append(
+                RepoIssue(
+                    file,
+                    None,
+                    f"tensor_parallel_size x pipeline_parallel_size = {world}, the profile's TP x PP is {want}",
+                )
+            )
     return issues
 
 
@@ -63,8 +81,10 @@ def _llm_args(file: str, data: dict[str, Any], release: str | None) -> list[Repo
     engine = engine_for_layout("llmapi")
     if engine is None:
         return []
-    return [RepoIssue(file, None, f"LLM() argument {problem.lstrip('.')} ({engine.product} {release})")
-            for problem in engine.check_serving_args(args, release)]
+    return [
+        RepoIssue(file, None, f"LLM() argument {problem.lstrip('.')} ({engine.product} {release})")
+        for problem in engine.check_serving_args(args, release)
+    ]
 
 
 def check_llmapi_upstream(root: Path, models: dict[str, Model], manifest: dict[str, Any]) -> list[RepoIssue]:
@@ -81,19 +101,37 @@ def check_llmapi_upstream(root: Path, models: dict[str, Model], manifest: dict[s
             continue  # check_llmapi reports it with its line
         file = f"{model.name}/1/model.yaml"
         if not isinstance(data, dict) or not data.get("model"):
-            issues.append(RepoIssue(file, None, "no `model:` (the checkpoint folder or hub id): LLM(model, ...) "
-                                    "has no default, so the model never loads (TB "
-                                    "all_models/llmapi/tensorrt_llm/1/model.yaml:4)"))
+            issues.append(
+                RepoIssue(
+                    file,
+                    None,
+                    "no `model:` (the checkpoint folder or hub id): LLM(model, ...) "
+                    "has no default, so the model never loads (TB "
+                    "all_models/llmapi/tensorrt_llm/1/model.yaml:4)",
+                )
+            )
         if isinstance(data, dict):
             issues += _llm_args(file, data, manifest.get("trtllm_version"))
         stop = next((t for t in model.config.input if t.name == "sampling_param_stop"), None)
         if stop is not None and list(stop.dims) != [-1]:
-            issues.append(RepoIssue(model.file, model.line('"sampling_param_stop"'), f"sampling_param_stop dims "
-                                    f"{list(stop.dims)}: a list of stop strings is dims [-1] (TL "
-                                    "all_models/llmapi/tensorrt_llm/config.pbtxt @ 0a71057)"))
+            issues.append(
+                RepoIssue(
+                    model.file,
+                    model.line('"sampling_param_stop"'),
+                    f"sampling_param_stop dims "
+                    f"{list(stop.dims)}: a list of stop strings is dims [-1] (TL "
+                    "all_models/llmapi/tensorrt_llm/config.pbtxt @ 0a71057)",
+                )
+            )
         count, ids = instance_count(model), params(model.config).get("gpu_device_ids", "")
         if count > 1 and not ids:
-            issues.append(RepoIssue(model.file, model.line("instance_group"), f"{count} instances but no "
-                                    "gpu_device_ids: every instance would load the LLM on the same GPUs (TL "
-                                    "llmapi model.py @ 044a90d refuses this)"))
+            issues.append(
+                RepoIssue(
+                    model.file,
+                    model.line("instance_group"),
+                    f"{count} instances but no "
+                    "gpu_device_ids: every instance would load the LLM on the same GPUs (TL "
+                    "llmapi model.py @ 044a90d refuses this)",
+                )
+            )
     return issues

@@ -47,8 +47,10 @@ class TrtllmDeclaration:
 
     def releases(self) -> str:
         """Where it is, as a refusal names it: "1.3.0rc23 or a later 1.3 release", "the 1.2 line"."""
-        return " or ".join(f"{self.since[name]} or a later {name} release" if name in self.since
-                           else f"the {name} line" for name in self.decoding_type)
+        return " or ".join(
+            f"{self.since[name]} or a later {name} release" if name in self.since else f"the {name} line"
+            for name in self.decoding_type
+        )
 
 
 @dataclass(frozen=True)
@@ -78,9 +80,12 @@ class TrtllmDecoding(TrtllmDeclaration):
         found = self.refuse(options, line)
         if found is None or isinstance(found, Issue):
             return found
-        return Issue(("speculative", "options"), f"{found} (TensorRT-LLM range {line.range})",
-                     "change speculative.options, or pin a runtime.trtllm_version whose range emits them "
-                     "(specdeploy mechanisms)")
+        return Issue(
+            ("speculative", "options"),
+            f"{found} (TensorRT-LLM range {line.range})",
+            "change speculative.options, or pin a runtime.trtllm_version whose range emits them "
+            "(specdeploy mechanisms)",
+        )
 
 
 @dataclass(frozen=True)
@@ -150,10 +155,19 @@ def range_notes(mechanism: str, lines: tuple[str, ...], engine: str) -> list[Ran
     for line in RANGES:
         if line.name not in lines or not declared.has(line):
             continue
-        notes = [] if line.schedule != "unknown" else [
-            "draft_len_schedule UNKNOWN: a profile's refused, a tuned one emitted as one K"]
+        notes = (
+            []
+            if line.schedule != "unknown"
+            else ["draft_len_schedule UNKNOWN: a profile's refused, a tuned one emitted as one K"]
+        )
         notes += declared.notes(line)
         unknown = [k for k in line.unknown if k in declared.unconfirmed or (k in WHOLE_RANGE and engine == "pytorch")]
-        out.append({"range": line.range, "decoding_type": declared.decoding_type[line.name], "notes": notes,
-                    "unknown": unknown})
+        out.append(
+            {
+                "range": line.range,
+                "decoding_type": declared.decoding_type[line.name],
+                "notes": notes,
+                "unknown": unknown,
+            }
+        )
     return out

@@ -39,8 +39,10 @@ class _Trtllm(Engine):
     def schedule_clamp(self, line: VersionLine) -> str | None:
         if not line.schedule_key_one_required:
             return None
-        return (f"TRT-LLM {line.name} needs schedule[1] = max_draft_len: a K tuned above concurrency 1 that "
-                "exceeds the K at concurrency 1 is clamped to it")
+        return (
+            f"TRT-LLM {line.name} needs schedule[1] = max_draft_len: a K tuned above concurrency 1 that "
+            "exceeds the K at concurrency 1 is clamped to it"
+        )
 
     def range_notes(self, mechanism: str, lines: tuple[str, ...]) -> list[RangeNote]:
         from specdeploy.engines.trtllm.declare import range_notes
@@ -52,8 +54,9 @@ class _Trtllm(Engine):
 
         require_pinned(resolved.profile.runtime.trtllm_version, installed_release())
 
-    def serving_args(self, resolved: Resolved, *, draft_len: int, schedule: Any, max_concurrency: int | None
-                     ) -> dict[str, Any]:
+    def serving_args(
+        self, resolved: Resolved, *, draft_len: int, schedule: Any, max_concurrency: int | None
+    ) -> dict[str, Any]:
         from specdeploy.engines.trtllm.llm_api import llm_api_options
 
         return llm_api_options(resolved, draft_len=draft_len, schedule=schedule, max_concurrency=max_concurrency)
@@ -74,8 +77,9 @@ class _Trtllm(Engine):
 
         return clamp_tuned(lower, release)
 
-    def emitted_schedule(self, ranges: list[tuple[int, int, int]], max_concurrency: int, release: str
-                         ) -> tuple[dict[str, Any] | None, list[str]]:
+    def emitted_schedule(
+        self, ranges: list[tuple[int, int, int]], max_concurrency: int, release: str
+    ) -> tuple[dict[str, Any] | None, list[str]]:
         from specdeploy.engines.trtllm.schedule import emitted_schedule
 
         return emitted_schedule(ranges, max_concurrency, release)
@@ -92,8 +96,10 @@ class _Trtllm(Engine):
         return fp8_kv_cache(profile)
 
     def actions(self) -> dict[str, str]:
-        return {"emit_llm_api": "specdeploy.engines.trtllm.actions:emit_llm_api",
-                "emit_engine": "specdeploy.engines.trtllm.actions:emit_engine"}
+        return {
+            "emit_llm_api": "specdeploy.engines.trtllm.actions:emit_llm_api",
+            "emit_engine": "specdeploy.engines.trtllm.actions:emit_engine",
+        }
 
     def measuring(self, resolved: Resolved) -> tuple[bool, str]:
         """TensorRT-LLM measures where it is installed AND a GPU answers."""
@@ -142,10 +148,17 @@ class Pytorch(_Trtllm):
         from specdeploy.engines.trtllm.commands import BENCH_DATASET
         from specdeploy.plan.model import Stage, Step
 
-        return [Step("emit.llm_api", Stage.EMIT, "write llm_api_options.yaml, serve.sh and bench commands",
-                     depends_on=after, action="emit_llm_api",
-                     outputs=("llm_api_options.yaml", "serve.sh", "bench.sh", BENCH_DATASET),
-                     optional=tuple(d for d in after if d.startswith("fetch.")))]
+        return [
+            Step(
+                "emit.llm_api",
+                Stage.EMIT,
+                "write llm_api_options.yaml, serve.sh and bench commands",
+                depends_on=after,
+                action="emit_llm_api",
+                outputs=("llm_api_options.yaml", "serve.sh", "bench.sh", BENCH_DATASET),
+                optional=tuple(d for d in after if d.startswith("fetch.")),
+            )
+        ]
 
 
 class Tensorrt(_Trtllm):
@@ -161,8 +174,11 @@ class Tensorrt(_Trtllm):
     def profile_issues(self, ctx: CheckContext, mechanism: Mechanism | None) -> Iterator[Issue]:
         runtime = ctx.profile.runtime
         if ctx.line is not None and not ctx.line.engine_backend:  # type: ignore[attr-defined]
-            yield Issue(("runtime", "backend"), f"TensorRT-LLM {runtime.trtllm_version} has no engine backend "
-                        "(removed in the 1.3 line)", "use backend: pytorch, or trtllm_version: 1.2.1 for engines")
+            yield Issue(
+                ("runtime", "backend"),
+                f"TensorRT-LLM {runtime.trtllm_version} has no engine backend (removed in the 1.3 line)",
+                "use backend: pytorch, or trtllm_version: 1.2.1 for engines",
+            )
 
     def triton_params(self, resolved: Resolved) -> dict[str, Any]:
         from specdeploy.engines.trtllm.declare import build_of
@@ -172,8 +188,11 @@ class Tensorrt(_Trtllm):
         if declared is None:
             return {}
         target = declared.triton(resolved.loaded.options) if declared.triton is not None else {}
-        return {"target": target, "draft_engine": declared.draft_engine,
-                "engine_max_draft_len": engine_draft_len(resolved)}
+        return {
+            "target": target,
+            "draft_engine": declared.draft_engine,
+            "engine_max_draft_len": engine_draft_len(resolved),
+        }
 
     def repo_draft_len(self, params: dict[str, str]) -> tuple[int, str, str] | None:
         from specdeploy.engines.trtllm.declare import builds

@@ -36,8 +36,11 @@ class LlmApiContext:
 
     @property
     def model_yaml(self) -> dict[str, Any]:
-        triton = {"max_batch_size": self.max_batch_size, "decoupled": self.decoupled,
-                  "cancellation_check_period_ms": self.cancellation_check_period_ms}
+        triton = {
+            "max_batch_size": self.max_batch_size,
+            "decoupled": self.decoupled,
+            "cancellation_check_period_ms": self.cancellation_check_period_ms,
+        }
         pinned = {"model": self.checkpoint, **({"revision": self.revision} if self.revision else {})}
         return {**pinned, **self.llm_args, "triton_config": triton}
 

@@ -29,8 +29,7 @@ ORCHESTRATOR = {"TRTLLM_ORCHESTRATOR": "1"}
 
 def device_ids(instances: int, per_instance: int, first: int = 0) -> str:
     """`0,1;2,3`: `,` joins the GPUs of one instance, `;` separates instances."""
-    return ";".join(",".join(str(first + i * per_instance + g) for g in range(per_instance))
-                    for i in range(instances))
+    return ";".join(",".join(str(first + i * per_instance + g) for g in range(per_instance)) for i in range(instances))
 
 
 def _gpus(ids: str) -> set[int]:
@@ -63,16 +62,23 @@ class LlmApi(TritonLayout):
         ids = device_ids(instances, world) if instances > 1 else ""
         checkpoint = safe_value("target.model", inputs.model_dir or local_ref(p.target.model))
         local = inputs.model_dir is not None or Path(checkpoint).is_dir()
-        return LlmApiContext(model_name(resolved), args, decoupled(resolved), 0, instances, ids,
-                             manifest_of(resolved, self.name, None, inputs), checkpoint,
-                             None if local else p.target.revision,
-                             notes=tuple(get_engine(p.runtime.backend).serving_notes(resolved, args)))
+        return LlmApiContext(
+            model_name(resolved),
+            args,
+            decoupled(resolved),
+            0,
+            instances,
+            ids,
+            manifest_of(resolved, self.name, None, inputs),
+            checkpoint,
+            None if local else p.target.revision,
+            notes=tuple(get_engine(p.runtime.backend).serving_notes(resolved, args)),
+        )
 
     def check(self, root: Path, models: dict[str, Model], manifest: dict[str, Any]) -> list[RepoIssue]:
         return check_llmapi(root, models, manifest) + check_llmapi_upstream(root, models, manifest)
 
-    def tokenizer(self, root: Path, model: str, config_of: Callable[[str], dict[str, Any]]
-                  ) -> tuple[Any, Any] | None:
+    def tokenizer(self, root: Path, model: str, config_of: Callable[[str], dict[str, Any]]) -> tuple[Any, Any] | None:
         """model.yaml's `tokenizer` at its `tokenizer_revision`, else its `model` at its `revision` (LLM()'s
         checkpoint and the pin `build` wrote; BaseLlmArgs fields, see trtllm/tables)."""
         data = read_yaml(root / model / "1" / "model.yaml")
@@ -86,8 +92,10 @@ class Engines(TritonLayout):
     where the mechanism drafts with a second model."""
 
     name = "engine"
-    serve_note = ("note: the engine layout needs the real tensorrtllm backend (NGC image with a GPU); "
-                  "this local server has only the python backend")
+    serve_note = (
+        "note: the engine layout needs the real tensorrtllm backend (NGC image with a GPU); "
+        "this local server has only the python backend"
+    )
     templated_chat = True
 
     def context(self, resolved: Resolved, inputs: RenderInputs, llm_args: dict[str, Any] | None) -> EngineContext:
@@ -100,33 +108,45 @@ class Engines(TritonLayout):
         draft_ids = device_ids(1, 1)
         if params.get("draft_engine") and _gpus(target_ids) & _gpus(draft_ids):
             kv = shared_kv_fraction(kv)
-        target = TrtllmModel("tensorrt_llm", engine_dir, target_ids, p.triton.instances, kv,
-                             **params.get("target", {}))
+        target = TrtllmModel("tensorrt_llm", engine_dir, target_ids, p.triton.instances, kv, **params.get("target", {}))
         draft = None
         streams = decoupled(resolved)
         if params.get("draft_engine"):
             if streams:
-                raise UsageError("draft/target on the engine layout runs through the BLS, which cannot stream",
-                                 hint="set serving.streaming: false (and triton.decoupled: false)")
-            draft = TrtllmModel("tensorrt_llm_draft", safe_value("draft_engine_dir", inputs.draft_engine_dir or
-                                                                 "/engines/draft"), draft_ids, 1, kv)
-        engine_max = inputs.engine_max_draft_len if inputs.engine_max_draft_len is not None else params.get(
-            "engine_max_draft_len", resolved.draft_len)  # what trtllm-build gives the engine (ReDrafter: beams x K)
+                raise UsageError(
+                    "draft/target on the engine layout runs through the BLS, which cannot stream",
+                    hint="set serving.streaming: false (and triton.decoupled: false)",
+                )
+            draft = TrtllmModel(
+                "tensorrt_llm_draft",
+                safe_value("draft_engine_dir", inputs.draft_engine_dir or "/engines/draft"),
+                draft_ids,
+                1,
+                kv,
+            )
+        engine_max = (
+            inputs.engine_max_draft_len
+            if inputs.engine_max_draft_len is not None
+            else params.get("engine_max_draft_len", resolved.draft_len)
+        )  # what trtllm-build gives the engine (ReDrafter: beams x K)
         first_k = inputs.first_draft_len(resolved)
         return EngineContext(
-            target, draft, p.serving.max_batch_size, streams,
+            target,
+            draft,
+            p.serving.max_batch_size,
+            streams,
             safe_value("tokenizer_dir", inputs.tokenizer_dir or local_ref(p.target.model)),
             first_k if draft else 0,
             manifest_of(resolved, self.name, engine_max, inputs, ORCHESTRATOR if draft else None),
             safe_value("site_packages", inputs.site_packages or ""),
-            batch_scheduler_policy="guaranteed_no_evict", max_queue_size=0, bls_instances=p.serving.max_batch_size,
+            batch_scheduler_policy="guaranteed_no_evict",
+            max_queue_size=0,
+            bls_instances=p.serving.max_batch_size,
         )
 
     def check(self, root: Path, models: dict[str, Model], manifest: dict[str, Any]) -> list[RepoIssue]:
-        return (check_decoupled(models) + check_draft_tokens(models, manifest)
-                + check_engine_upstream(models, manifest))
+        return check_decoupled(models) + check_draft_tokens(models, manifest) + check_engine_upstream(models, manifest)
 
-    def tokenizer(self, root: Path, model: str, config_of: Callable[[str], dict[str, Any]]
-                  ) -> tuple[Any, Any] | None:
+    def tokenizer(self, root: Path, model: str, config_of: Callable[[str], dict[str, Any]]) -> tuple[Any, Any] | None:
         """The preprocessing model's `tokenizer_dir` parameter."""
         return string_parameter(config_of("preprocessing"), "tokenizer_dir"), None

@@ -30,14 +30,21 @@ def parse_report(data: dict[str, Any]) -> dict[str, Any]:
     trtllm-bench reports no ITL: `parse_iteration_stats` derives it from the iteration log."""
     try:
         perf = data["performance"]
-        throughputs = (float(perf["request_throughput_req_s"]), float(perf["system_output_throughput_tok_s"]),
-                       float(perf["output_throughput_per_user_tok_s"]))
+        throughputs = (
+            float(perf["request_throughput_req_s"]),
+            float(perf["system_output_throughput_tok_s"]),
+            float(perf["output_throughput_per_user_tok_s"]),
+        )
         requests = int(data.get("request_info", {}).get("num_requests", 0))
     except (KeyError, TypeError, ValueError) as exc:
         raise StepFailed(f"trtllm-bench report is missing {exc}: not a --report_json of trtllm-bench") from None
     stream = data.get("streaming_metrics") or {}
-    out: dict[str, Any] = {**measured(*throughputs, ttft=_stats(stream, "ttft_percentiles"),
-                                      tpot=_stats(stream, "tpot_percentiles"), itl=None), "requests": requests}
+    out: dict[str, Any] = {
+        **measured(
+            *throughputs, ttft=_stats(stream, "ttft_percentiles"), tpot=_stats(stream, "tpot_percentiles"), itl=None
+        ),
+        "requests": requests,
+    }
     dec = data.get("decoding_stats") or {}
     if dec:
         out["al_reported"] = _p(dec, "acceptance_length_percentiles", "average")
@@ -63,7 +70,7 @@ def iteration_rows(items: Iterable[Any]) -> list[dict[str, Any]]:
     for item in items:
         if isinstance(item, str):
             text = item.strip()
-            text = text[text.find("{"):] if "{" in text else ""
+            text = text[text.find("{") :] if "{" in text else ""
             try:
                 item = json.loads(text) if text else None
             except ValueError:
@@ -83,15 +90,24 @@ def parse_iteration_stats(items: Iterable[Any]) -> dict[str, Any]:
     timed = [r for r in rows if r.get("iterLatencyMS") is not None]
     lat = sorted(float(r["iterLatencyMS"]) for r in timed)
     gaps = [float(r["iterLatencyMS"]) for r in timed for _ in range(int(r.get("numActiveRequests") or 1))]
-    out: dict[str, Any] = {"iterations": len(rows), "drafting_iterations": len(spec),
-                           "step_s": lat[len(lat) // 2] / 1e3 if lat else None,
-                           "itl_ms": distribution(gaps) if gaps else None}
+    out: dict[str, Any] = {
+        "iterations": len(rows),
+        "drafting_iterations": len(spec),
+        "step_s": lat[len(lat) // 2] / 1e3 if lat else None,
+        "itl_ms": distribution(gaps) if gaps else None,
+    }
     if spec:
         acc = sum(int(s["numAcceptedTokens"]) for s in spec)
         req = sum(int(s["numRequestsWithDraftTokens"]) for s in spec)
         drafted = sum(int(s["numDraftTokens"]) for s in spec)
-        out.update({"al": (acc + req) / req if req else 1.0, "acceptance_rate": acc / drafted if drafted else 0.0,
-                    "drafted_tokens": drafted, "accepted_tokens": acc})
+        out.update(
+            {
+                "al": (acc + req) / req if req else 1.0,
+                "acceptance_rate": acc / drafted if drafted else 0.0,
+                "drafted_tokens": drafted,
+                "accepted_tokens": acc,
+            }
+        )
     return out
 
 
@@ -106,9 +122,12 @@ def correct_acceptance(values: dict[str, Any], *, configured_k: int, effective_k
         out.update(dar=None, drafted=0.0, al=1.0, bias_corrected=True)
         return out
     scale = configured_k / effective_k
-    out.update(dar=min(1.0, float(values["dar_reported"]) * scale),
-               drafted=float(values.get("drafted_reported") or 0.0) / scale, al=values.get("al_reported"),
-               bias_corrected=scale != 1.0)
+    out.update(
+        dar=min(1.0, float(values["dar_reported"]) * scale),
+        drafted=float(values.get("drafted_reported") or 0.0) / scale,
+        al=values.get("al_reported"),
+        bias_corrected=scale != 1.0,
+    )
     return out
 
 

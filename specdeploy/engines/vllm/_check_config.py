@@ -20,8 +20,15 @@ from pathlib import Path
 from typing import Any
 
 MARK = "specdeploy-vllm-check: "
-SPEC_FIELDS = ("method", "model", "num_speculative_tokens", "prompt_lookup_min", "prompt_lookup_max",
-               "draft_tensor_parallel_size", "num_speculative_tokens_per_batch_size")
+SPEC_FIELDS = (
+    "method",
+    "model",
+    "num_speculative_tokens",
+    "prompt_lookup_min",
+    "prompt_lookup_max",
+    "draft_tensor_parallel_size",
+    "num_speculative_tokens_per_batch_size",
+)
 
 
 def _parse(parser: Any, argv: list[str]) -> Any:
@@ -64,9 +71,11 @@ def check(config_files: list[str]) -> dict[str, Any]:
             spec = config.speculative_config
             if spec is not None and spec.num_speculative_tokens_per_batch_size:
                 result["stage"] = "schedule"
-                build_dynamic_sd_schedule_lookup(spec.num_speculative_tokens_per_batch_size,
-                                                 vllm_max_batch_size=config.scheduler_config.max_num_seqs,
-                                                 vllm_num_speculative_tokens=spec.num_speculative_tokens)
+                build_dynamic_sd_schedule_lookup(
+                    spec.num_speculative_tokens_per_batch_size,
+                    vllm_max_batch_size=config.scheduler_config.max_num_seqs,
+                    vllm_num_speculative_tokens=spec.num_speculative_tokens,
+                )
             result["speculative"] = None if spec is None else {k: getattr(spec, k) for k in SPEC_FIELDS}
             result["ok"] = True
         except Exception as exc:  # vLLM's own refusal is the answer, whatever its type

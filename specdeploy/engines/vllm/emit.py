@@ -19,7 +19,8 @@ from specdeploy.schedule import Schedule, canonical
 
 KeyPath = tuple[str, ...]
 FIELD_ORIGIN: dict[str, KeyPath] = {
-    "method": ("speculative", "mechanism"), "model": ("speculative", "draft_model"),
+    "method": ("speculative", "mechanism"),
+    "model": ("speculative", "draft_model"),
     "num_speculative_tokens": ("speculative", "draft_len"),
     "num_speculative_tokens_per_batch_size": ("speculative", "schedule"),
 }
@@ -79,19 +80,31 @@ def _option_fields(method: VllmMethod, options: Mapping[str, Any]) -> dict[str, 
                 raise _refuse(path, f"vLLM cannot honour {name}={value!r}: {why}", f"set {name}: {allowed!r}")
         elif name not in method.ignored:
             known = sorted({*method.fields, *method.refused, *method.ignored})
-            raise _refuse(path, f"vLLM's {method.method} has no option '{name}'",
-                          f"options it reads: {', '.join(known) or 'none'}")
+            raise _refuse(
+                path,
+                f"vLLM's {method.method} has no option '{name}'",
+                f"options it reads: {', '.join(known) or 'none'}",
+            )
     return out
 
 
-def speculative_config(mechanism: str, options: Mapping[str, Any], k: int, line: ReleaseLine, *,
-                       drafter: str | None = None, drafter_revision: str | None = None,
-                       ) -> tuple[dict[str, Any], dict[str, KeyPath]]:
+def speculative_config(
+    mechanism: str,
+    options: Mapping[str, Any],
+    k: int,
+    line: ReleaseLine,
+    *,
+    drafter: str | None = None,
+    drafter_revision: str | None = None,
+) -> tuple[dict[str, Any], dict[str, KeyPath]]:
     """The `--speculative-config` mapping of one mechanism with a fixed K, and where each key came from."""
     method = method_of(mechanism)
     if method is None or not line.has_method(method.method):
-        raise _refuse(("speculative", "mechanism"), f"vLLM {line.releases} has no method for '{mechanism}'",
-                      f"vLLM {line.releases} methods: {', '.join(line.methods)} ({line.cite('speculative')})")
+        raise _refuse(
+            ("speculative", "mechanism"),
+            f"vLLM {line.releases} has no method for '{mechanism}'",
+            f"vLLM {line.releases} methods: {', '.join(line.methods)} ({line.cite('speculative')})",
+        )
     if k <= 0:
         raise _refuse(("speculative", "draft_len"), f"vLLM needs num_speculative_tokens > 0, not {k}")
     spec: dict[str, Any] = {"method": method.method, "num_speculative_tokens": k}
@@ -111,8 +124,9 @@ def speculative_config(mechanism: str, options: Mapping[str, Any], k: int, line:
     return spec, origin
 
 
-def schedule_ranges(schedule: Schedule, k: int, limits: ServeLimits, line: ReleaseLine,
-                    max_concurrency: int | None = None) -> list[Range]:
+def schedule_ranges(
+    schedule: Schedule, k: int, limits: ServeLimits, line: ReleaseLine, max_concurrency: int | None = None
+) -> list[Range]:
     """A tuned schedule as vLLM's inclusive ranges up to max_num_seqs. vLLM keeps the last range's K for every
     larger batch, so speculation stops above max_concurrency only through a K = 0 range."""
     try:
@@ -120,8 +134,12 @@ def schedule_ranges(schedule: Schedule, k: int, limits: ServeLimits, line: Relea
     except ValueError as exc:
         raise _refuse(("speculative", "schedule"), str(exc)) from None
     if max(r[2] for r in ranges) > k:
-        raise _refuse(("speculative", "schedule"), f"a schedule K above num_speculative_tokens = {k}: vLLM would "
-                      f"cap it at {k} silently ({line.cite('dynamic')})", "draft_len is the schedule's largest K")
+        raise _refuse(
+            ("speculative", "schedule"),
+            f"a schedule K above num_speculative_tokens = {k}: vLLM would "
+            f"cap it at {k} silently ({line.cite('dynamic')})",
+            "draft_len is the schedule's largest K",
+        )
     last = ranges[-1][1]
     if last < limits.max_num_seqs and ranges[-1][2] > 0:
         ranges.append((last + 1, limits.max_num_seqs, 0))
@@ -138,25 +156,45 @@ def _no_schedule(mechanism: str, line: ReleaseLine) -> str | None:
     return None
 
 
-def emit(mechanism: str | None, options: Mapping[str, Any], k: int, *, target: str, limits: ServeLimits,
-         line: ReleaseLine, drafter: str | None = None, schedule: Schedule | None = None,
-         max_concurrency: int | None = None, target_revision: str | None = None,
-         drafter_revision: str | None = None) -> Emitted:
+def emit(
+    mechanism: str | None,
+    options: Mapping[str, Any],
+    k: int,
+    *,
+    target: str,
+    limits: ServeLimits,
+    line: ReleaseLine,
+    drafter: str | None = None,
+    schedule: Schedule | None = None,
+    max_concurrency: int | None = None,
+    target_revision: str | None = None,
+    drafter_revision: str | None = None,
+) -> Emitted:
     """Everything `vllm serve` needs for one profile; `mechanism` None serves without speculation. vLLM expands no
     variable in its settings: a hub model is its id, pinned by a revision it finds in the hub cache."""
-    serve: dict[str, Any] = {"model": target, **({"revision": target_revision} if target_revision else {}),
-                             "host": limits.host, "port": limits.port,
-                             "max-num-seqs": limits.max_num_seqs, "tensor-parallel-size": limits.tensor_parallel_size,
-                             "dtype": limits.dtype}
-    origin: dict[str, KeyPath] = {"--model": ("target", "model"), "--max-num-seqs": ("serving", "max_batch_size"),
-                                  "--tensor-parallel-size": ("hardware", "tensor_parallel"),
-                                  "--dtype": ("target", "dtype"), "--revision": ("target", "revision")}
+    serve: dict[str, Any] = {
+        "model": target,
+        **({"revision": target_revision} if target_revision else {}),
+        "host": limits.host,
+        "port": limits.port,
+        "max-num-seqs": limits.max_num_seqs,
+        "tensor-parallel-size": limits.tensor_parallel_size,
+        "dtype": limits.dtype,
+    }
+    origin: dict[str, KeyPath] = {
+        "--model": ("target", "model"),
+        "--max-num-seqs": ("serving", "max_batch_size"),
+        "--tensor-parallel-size": ("hardware", "tensor_parallel"),
+        "--dtype": ("target", "dtype"),
+        "--revision": ("target", "revision"),
+    }
     if limits.max_model_len is not None:
         serve["max-model-len"], origin["--max-model-len"] = limits.max_model_len, ("serving", "max_seq_len")
     if mechanism is None:
         return Emitted(serve, None, origin)
-    spec, spec_origin = speculative_config(mechanism, options, k, line, drafter=drafter,
-                                           drafter_revision=drafter_revision)
+    spec, spec_origin = speculative_config(
+        mechanism, options, k, line, drafter=drafter, drafter_revision=drafter_revision
+    )
     notes: list[str] = []
     if schedule:
         ranges = schedule_ranges(schedule, k, limits, line, max_concurrency)
@@ -166,9 +204,15 @@ def emit(mechanism: str | None, options: Mapping[str, Any], k: int, *, target: s
             spec_origin[line.schedule_field] = FIELD_ORIGIN[line.schedule_field]
         else:
             off = next((lo for lo, _, kk in ranges if kk == 0), None)
-            notes.append(f"{without}: K = {k} at every batch size (tuned: "
-                         + ", ".join(f"{lo}-{hi}: {kk}" for lo, hi, kk in ranges) + ")"
-                         + (f"; the tuned schedule stops speculating from concurrency {off}, which this "
-                            "configuration cannot do" if off else ""))
+            notes.append(
+                f"{without}: K = {k} at every batch size (tuned: "
+                + ", ".join(f"{lo}-{hi}: {kk}" for lo, hi, kk in ranges)
+                + ")"
+                + (
+                    f"; the tuned schedule stops speculating from concurrency {off}, which this configuration cannot do"
+                    if off
+                    else ""
+                )
+            )
     serve["speculative-config"] = spec
     return Emitted(serve, spec, {**origin, **spec_origin}, tuple(notes))

@@ -38,8 +38,10 @@ def export(ref: str) -> Path:
         return eagle3_folder()
     path = Path(ref).expanduser()
     if not (path / "config.json").is_file():
-        raise UsageError(f"no model folder with a config.json at {ref}",
-                         hint=f"use {SMOLLM2_REF}, {DRAFTER_REF}, {HEAD_REF} or a local Hugging Face folder")
+        raise UsageError(
+            f"no model folder with a config.json at {ref}",
+            hint=f"use {SMOLLM2_REF}, {DRAFTER_REF}, {HEAD_REF} or a local Hugging Face folder",
+        )
     return path
 
 
@@ -97,8 +99,11 @@ def eagle3_folder() -> Path:
     source = packaged_model(HEAD_REF)
     assert source is not None, "the EAGLE head ships with specdeploy"
     target = target_folder()
-    return _cached("smollm2-135m-eagle3", [target.name, *_digests(source)],
-                   lambda tmp: write_eagle3(source, _target_embedding(target), _config(target), tmp))
+    return _cached(
+        "smollm2-135m-eagle3",
+        [target.name, *_digests(source)],
+        lambda tmp: write_eagle3(source, _target_embedding(target), _config(target), tmp),
+    )
 
 
 def _cached(stem: str, parts: list[str], fill: Callable[[Path], None]) -> Path:

@@ -63,9 +63,16 @@ class Vllm(Engine):
         declared = method_of(mechanism)
         if declared is None:
             return []
-        return [{"range": line.releases, "decoding_type": f"method {declared.method}",
-                 "notes": [declared.note] if declared.note else [], "unknown": []}
-                for name, line in known().items() if name in lines]
+        return [
+            {
+                "range": line.releases,
+                "decoding_type": f"method {declared.method}",
+                "notes": [declared.note] if declared.note else [],
+                "unknown": [],
+            }
+            for name, line in known().items()
+            if name in lines
+        ]
 
     def preview(self, resolved: Any) -> dict[str, str]:
         from specdeploy.engines.vllm.actions import vllm_files
@@ -90,8 +97,9 @@ class Vllm(Engine):
             line = "no contract table covers it"
         return {"vllm": f"{found.distribution} {found.version} at {found.python} ({line})"}, []
 
-    def serving_args(self, resolved: Any, *, draft_len: int, schedule: Any, max_concurrency: int | None
-                     ) -> dict[str, Any]:
+    def serving_args(
+        self, resolved: Any, *, draft_len: int, schedule: Any, max_concurrency: int | None
+    ) -> dict[str, Any]:
         """The `vllm` Triton layout's model.json: vLLM's AsyncEngineArgs (triton_args.py)."""
         from specdeploy.engines.vllm.triton_args import engine_args
 
@@ -115,12 +123,22 @@ class Vllm(Engine):
     def build_steps(self, resolved: Any, after: tuple[str, ...]) -> list[Step]:
         from specdeploy.plan.model import Stage, Step
 
-        emit = Step("emit.vllm", Stage.EMIT, "write vllm-serve.yaml, speculative_config.json and serve.sh",
-                    depends_on=after, action="emit_vllm",
-                    outputs=("vllm-serve.yaml", "speculative_config.json", "serve.sh"),
-                    optional=tuple(d for d in after if d.startswith("fetch.")))
-        check = Step("check.vllm", Stage.CHECK, "check vllm-serve.yaml with the installed vLLM's own EngineArgs",
-                     depends_on=(emit.id,), action="check_vllm")
+        emit = Step(
+            "emit.vllm",
+            Stage.EMIT,
+            "write vllm-serve.yaml, speculative_config.json and serve.sh",
+            depends_on=after,
+            action="emit_vllm",
+            outputs=("vllm-serve.yaml", "speculative_config.json", "serve.sh"),
+            optional=tuple(d for d in after if d.startswith("fetch.")),
+        )
+        check = Step(
+            "check.vllm",
+            Stage.CHECK,
+            "check vllm-serve.yaml with the installed vLLM's own EngineArgs",
+            depends_on=(emit.id,),
+            action="check_vllm",
+        )
         return [emit, check]
 
     def measuring(self, resolved: Any) -> tuple[bool, str]:
@@ -145,8 +163,10 @@ class Vllm(Engine):
 
         can, why = self.measuring(resolved)
         if not can:
-            raise UsageError(f"tune --backend vllm cannot measure here: {why}",
-                             hint="run `make vllm-env`, or set SPECDEPLOY_VLLM_PYTHON; --backend model predicts")
+            raise UsageError(
+                f"tune --backend vllm cannot measure here: {why}",
+                hint="run `make vllm-env`, or set SPECDEPLOY_VLLM_PYTHON; --backend model predicts",
+            )
 
     def make_tune_backend(self, resolved: Any, setup: Any, work: Path) -> Any:
         """On vLLM's CPU build the tune counts tokens per CPU second (tune.py says why)."""
@@ -157,5 +177,7 @@ class Vllm(Engine):
         return VllmBackend(resolved, setup, work, clock="cpu" if cpu else "wall")
 
     def actions(self) -> dict[str, str]:
-        return {"emit_vllm": "specdeploy.engines.vllm.actions:emit_vllm",
-                "check_vllm": "specdeploy.engines.vllm.actions:check_vllm"}
+        return {
+            "emit_vllm": "specdeploy.engines.vllm.actions:emit_vllm",
+            "check_vllm": "specdeploy.engines.vllm.actions:check_vllm",
+        }

@@ -26,8 +26,11 @@ MODULE = "vllm.entrypoints.openai.api_server"
 HEALTH_TIMEOUT_S = 900.0
 """An engine start measured 100-220 s on a loaded 2-core CPU with --enforce-eager, 859 s compiling the first time."""
 STOP_GRACE_S = 30.0
-SPEC_COUNTERS = ("vllm:spec_decode_num_drafts_total", "vllm:spec_decode_num_draft_tokens_total",
-                 "vllm:spec_decode_num_accepted_tokens_total")
+SPEC_COUNTERS = (
+    "vllm:spec_decode_num_drafts_total",
+    "vllm:spec_decode_num_draft_tokens_total",
+    "vllm:spec_decode_num_accepted_tokens_total",
+)
 PER_POSITION = "vllm:spec_decode_num_accepted_tokens_per_pos_total"
 SERVE_OWNS = ("host", "port", "uds", "config", "served-model-name", "model", "headless")
 """Options `specdeploy serve` sets or that would move the endpoint off 127.0.0.1:port (`--uds`: "host and port
@@ -48,8 +51,14 @@ class Server:
         return f"http://{HOST}:{self.port}"
 
     def record(self) -> dict[str, object]:
-        return {"openai": self.url, "http": f"{HOST}:{self.port}", "models": [self.name], "log": str(self.log_path),
-                "process": MODULE, "engine": "vllm"}
+        return {
+            "openai": self.url,
+            "http": f"{HOST}:{self.port}",
+            "models": [self.name],
+            "log": str(self.log_path),
+            "process": MODULE,
+            "engine": "vllm",
+        }
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.is_file() else ""
@@ -67,23 +76,41 @@ def server_argv(python: Path, config: Path, *, name: str, port: int, args: Itera
 
     settings = yaml.safe_load(config.read_text()) or {}
     _refuse_owned(list(args), {str(k).replace("_", "-") for k in settings} | set(SERVE_OWNS), config.name)
-    return [str(python), "-m", MODULE, "--config", str(config), "--host", HOST, "--port", str(port),
-            "--served-model-name", name, *args]
+    return [
+        str(python),
+        "-m",
+        MODULE,
+        "--config",
+        str(config),
+        "--host",
+        HOST,
+        "--port",
+        str(port),
+        "--served-model-name",
+        name,
+        *args,
+    ]
 
 
 def _refuse_owned(args: list[str], owned: set[str], config: str) -> None:
     for arg in args:
         if arg.startswith("-") and not arg.startswith("--"):
-            raise UsageError(f"vLLM argument {arg!r}: give vLLM's long option names (--name or --name=value)",
-                             hint="e.g. `specdeploy serve ARTIFACT_DIR -- --enforce-eager`")
+            raise UsageError(
+                f"vLLM argument {arg!r}: give vLLM's long option names (--name or --name=value)",
+                hint="e.g. `specdeploy serve ARTIFACT_DIR -- --enforce-eager`",
+            )
         key = arg[2:].split("=", 1)[0].split(".", 1)[0].replace("_", "-") if arg.startswith("--") else ""
         hit = next((o for o in sorted(owned) if key and o.startswith(key)), None)  # argparse takes a prefix too
         if hit in SERVE_OWNS:
-            raise UsageError(f"vLLM argument {arg!r}: `specdeploy serve` sets --{hit} itself",
-                             hint="it serves on 127.0.0.1 (--openai-port picks the port)")
+            raise UsageError(
+                f"vLLM argument {arg!r}: `specdeploy serve` sets --{hit} itself",
+                hint="it serves on 127.0.0.1 (--openai-port picks the port)",
+            )
         if hit is not None:
-            raise UsageError(f"vLLM argument {arg!r}: --{hit} is the artifact's ({config}, checked by `verify`)",
-                             hint="change the profile and rebuild to serve another value")
+            raise UsageError(
+                f"vLLM argument {arg!r}: --{hit} is the artifact's ({config}, checked by `verify`)",
+                hint="change the profile and rebuild to serve another value",
+            )
 
 
 def start(argv: list[str], *, port: int, name: str, log: Path, timeout_s: float = HEALTH_TIMEOUT_S) -> Server:
@@ -96,15 +123,25 @@ def start(argv: list[str], *, port: int, name: str, log: Path, timeout_s: float 
     env = child_env()  # the user's HF_HUB_OFFLINE, VLLM_CPU_KVCACHE_SPACE (the KV cache on a CPU, GiB) pass through
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("ab") as handle:
-        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=handle, stderr=subprocess.STDOUT, env=env,
-                                   start_new_session=True, preexec_fn=die_with(os.getpid()))
+        process = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=handle,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+            preexec_fn=die_with(os.getpid()),
+        )
     server = Server(process, port, log, name)
     try:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if process.poll() is not None:
-                raise StepFailed(f"vLLM's server exited with code {process.returncode} before it was healthy:\n"
-                                 + _tail(server.log()), hint=f"log: {log}")
+                raise StepFailed(
+                    f"vLLM's server exited with code {process.returncode} before it was healthy:\n"
+                    + _tail(server.log()),
+                    hint=f"log: {log}",
+                )
             if healthy(server):
                 return server
             time.sleep(2.0)

@@ -49,8 +49,16 @@ def engine_args(resolved: Any, *, draft_len: int, schedule: Any, max_concurrency
     spec = profile.speculative
     target, target_revision = _model_ref(profile.target.model, profile.target.revision)
     drafter, drafter_revision = _model_ref(spec.draft_model, spec.draft_revision) if spec.draft_model else (None, None)
-    out, _ = emit_for(resolved, draft_len, schedule, max_concurrency, target=target, drafter=drafter,
-                      target_revision=target_revision, drafter_revision=drafter_revision)
+    out, _ = emit_for(
+        resolved,
+        draft_len,
+        schedule,
+        max_concurrency,
+        target=target,
+        drafter=drafter,
+        target_revision=target_revision,
+        drafter_revision=drafter_revision,
+    )
     return {key.replace("-", "_"): value for key, value in out.serve.items() if key not in SERVER_ONLY}
 
 

@@ -19,8 +19,13 @@ def check_vllm_upstream(root: Path, models: dict[str, Model], manifest: dict[str
     issues = []
     for model in (m for m in models.values() if m.config.backend == "vllm"):
         if not model.decoupled:
-            issues.append(RepoIssue(model.file, model.line("decoupled"), "the vLLM backend needs a decoupled model: "
-                                    "its initialize asserts it (VB init_engine)"))
+            issues.append(
+                RepoIssue(
+                    model.file,
+                    model.line("decoupled"),
+                    "the vLLM backend needs a decoupled model: its initialize asserts it (VB init_engine)",
+                )
+            )
         file = f"{model.name}/1/model.json"
         try:
             args = read_json(root / file)
@@ -29,16 +34,30 @@ def check_vllm_upstream(root: Path, models: dict[str, Model], manifest: dict[str
             issues.append(RepoIssue(file, None, f"unreadable: {why} (the backend json.loads it, VB init_engine)"))
             continue
         if not isinstance(args, dict) or not args.get("model"):
-            issues.append(RepoIssue(file, None, "no `model` (a hub id or folder): vLLM would load its own default "
-                                    "model (VB: AsyncEngineArgs(**model.json))"))
+            issues.append(
+                RepoIssue(
+                    file,
+                    None,
+                    "no `model` (a hub id or folder): vLLM would load its own default "
+                    "model (VB: AsyncEngineArgs(**model.json))",
+                )
+            )
             continue
         engine, release = engine_for_layout("vllm"), manifest.get("vllm_version")
         if engine is not None and release:
-            issues += [RepoIssue(file, None, f"AsyncEngineArgs {problem} ({engine.product} {release})")
-                       for problem in engine.check_serving_args(args, str(release))]
+            issues += [
+                RepoIssue(file, None, f"AsyncEngineArgs {problem} ({engine.product} {release})")
+                for problem in engine.check_serving_args(args, str(release))
+            ]
         gpu = [g for g in model.config.instance_group if g.kind == 1]  # KIND_GPU
         if gpu and int(args.get("tensor_parallel_size", 1)) > 1:
-            issues.append(RepoIssue(model.file, model.line("instance_group"), "KIND_GPU with tensor_parallel_size "
-                                    "> 1: the vLLM backend refuses it (KIND_MODEL for multi-GPU models, VB "
-                                    "validate_device_config)"))
+            issues.append(
+                RepoIssue(
+                    model.file,
+                    model.line("instance_group"),
+                    "KIND_GPU with tensor_parallel_size "
+                    "> 1: the vLLM backend refuses it (KIND_MODEL for multi-GPU models, VB "
+                    "validate_device_config)",
+                )
+            )
     return issues

@@ -44,16 +44,20 @@ class VllmLayout(TritonLayout):
     def context(self, resolved: Resolved, inputs: RenderInputs, llm_args: dict[str, Any] | None) -> VllmContext:
         p = resolved.profile
         if p.triton.decoupled is False:
-            raise UsageError("triton.decoupled: Triton's vLLM backend needs a decoupled model (its model.py asserts "
-                             "it)", hint="leave triton.decoupled unset for the vllm layout")
+            raise UsageError(
+                "triton.decoupled: Triton's vLLM backend needs a decoupled model (its model.py asserts it)",
+                hint="leave triton.decoupled unset for the vllm layout",
+            )
         draft_len, schedule, max_concurrency = inputs.plan(resolved)
-        args = get_engine(p.runtime.backend).serving_args(resolved, draft_len=draft_len, schedule=schedule,
-                                                          max_concurrency=max_concurrency)
+        args = get_engine(p.runtime.backend).serving_args(
+            resolved, draft_len=draft_len, schedule=schedule, max_concurrency=max_concurrency
+        )
         for key in ("model", "revision"):
             if isinstance(args.get(key), str):
                 safe_value(f"model.json {key}", args[key])
-        return VllmContext(model_name(resolved), args, p.triton.instances,
-                           manifest_of(resolved, self.name, None, inputs))
+        return VllmContext(
+            model_name(resolved), args, p.triton.instances, manifest_of(resolved, self.name, None, inputs)
+        )
 
     def check(self, root: Path, models: dict[str, Model], manifest: dict[str, Any]) -> list[RepoIssue]:
         return check_vllm_upstream(root, models, manifest)

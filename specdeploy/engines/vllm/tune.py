@@ -52,9 +52,11 @@ class VllmBackend:
         from specdeploy.prompts import sample_prompts
 
         profile = self.resolved.profile
-        shipped = {role: {"kind": "reference"} for role, ref in (("fetch.target", profile.target.model),
-                                                                 ("fetch.draft", profile.speculative.draft_model))
-                   if ref and reference_path(ref) is not None}
+        shipped = {
+            role: {"kind": "reference"}
+            for role, ref in (("fetch.target", profile.target.model), ("fetch.draft", profile.speculative.draft_model))
+            if ref and reference_path(ref) is not None
+        }
         tuned: dict[str, Any] = {"draft_len": k}
         if schedule:
             tuned |= {"schedule": {str(c): v for c, v in schedule.items()}, "max_concurrency": max(schedule)}
@@ -63,11 +65,16 @@ class VllmBackend:
         model, _ = model_source(profile.target.model, profile.target.revision, shipped.get("fetch.target", {}))
         records = sample_prompts(self.setup.dataset, self.setup.prompts)
         dtype = profile.target.dtype
-        return Job(model=Path(str(model)), prompts=[(r.turns[0], not r.raw) for r in records],
-                   concurrency=tuple(sorted(schedule) if schedule else self.setup.concurrency),
-                   max_tokens=self.setup.output_len, speculative_config=spec,
-                   dtype="float32" if dtype == "auto" else dtype, max_model_len=profile.serving.max_seq_len or 2048,
-                   repeats=rounds or self.rounds)
+        return Job(
+            model=Path(str(model)),
+            prompts=[(r.turns[0], not r.raw) for r in records],
+            concurrency=tuple(sorted(schedule) if schedule else self.setup.concurrency),
+            max_tokens=self.setup.output_len,
+            speculative_config=spec,
+            dtype="float32" if dtype == "auto" else dtype,
+            max_model_len=profile.serving.max_seq_len or 2048,
+            repeats=rounds or self.rounds,
+        )
 
     def _run(self, job: Job, name: str, k: int) -> tuple[Result, float]:
         from specdeploy.engines.vllm import env
@@ -124,10 +131,21 @@ class VllmBackend:
         point, cost = self._point(req.k, req.concurrency, req.repeat)
         speed = self._speed(point)
         scale = speed / point.output_tok_s if point.output_tok_s else 1.0  # the chosen clock's rates
-        return {**measured(point.request_per_s * scale, speed, speed / req.concurrency,
-                           ttft=point.ttft_ms, tpot=point.tpot_ms, itl=point.itl_ms),
-                "clock": self.clock, "wall_tps": point.output_tok_s, "cpu_tps": point.tokens_per_cpu_s,
-                "al": point.acceptance_length, "cost_s": cost}
+        return {
+            **measured(
+                point.request_per_s * scale,
+                speed,
+                speed / req.concurrency,
+                ttft=point.ttft_ms,
+                tpot=point.tpot_ms,
+                itl=point.itl_ms,
+            ),
+            "clock": self.clock,
+            "wall_tps": point.output_tok_s,
+            "cpu_tps": point.tokens_per_cpu_s,
+            "al": point.acceptance_length,
+            "cost_s": cost,
+        }
 
     def mixed(self, req: Request) -> dict[str, Any]:
         """The schedule in one engine with vLLM's per-batch-size K, each concurrency once, beside plain decoding's
@@ -141,10 +159,19 @@ class VllmBackend:
         for c, k in req.schedule:
             plain, more = self._point(0, c)
             point, cost = run.at(c), cost + more
-            per.append({"concurrency": c, "k": k, OUTPUT_THROUGHPUT: self._speed(point),
-                        PLAIN_THROUGHPUT: self._speed(plain),
-                        "draft_tokens_per_draft": point.draft_tokens / point.drafts if point.drafts else 0.0,
-                        "al": point.acceptance_length})
-        return {OUTPUT_THROUGHPUT: statistics.mean(p[OUTPUT_THROUGHPUT] for p in per),
-                PLAIN_THROUGHPUT: statistics.mean(p[PLAIN_THROUGHPUT] for p in per), "per_concurrency": per,
-                "cost_s": cost}
+            per.append(
+                {
+                    "concurrency": c,
+                    "k": k,
+                    OUTPUT_THROUGHPUT: self._speed(point),
+                    PLAIN_THROUGHPUT: self._speed(plain),
+                    "draft_tokens_per_draft": point.draft_tokens / point.drafts if point.drafts else 0.0,
+                    "al": point.acceptance_length,
+                }
+            )
+        return {
+            OUTPUT_THROUGHPUT: statistics.mean(p[OUTPUT_THROUGHPUT] for p in per),
+            PLAIN_THROUGHPUT: statistics.mean(p[PLAIN_THROUGHPUT] for p in per),
+            "per_concurrency": per,
+            "cost_s": cost,
+        }

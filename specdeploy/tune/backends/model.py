@@ -48,14 +48,29 @@ class World:
         step = self.timer.step_seconds(c, k)
         al = self.al(k)
         system = c * al / step * self.e2e_efficiency
-        return {OUTPUT_THROUGHPUT: system, PER_USER_THROUGHPUT: system / c,
-                key("ttft"): 1e3 * (self.prefill_s(c) + step), key("tpot"): 1e3 * step / al, key("itl"): 1e3 * step,
-                "al": al, "step_s": step}
+        return {
+            OUTPUT_THROUGHPUT: system,
+            PER_USER_THROUGHPUT: system / c,
+            key("ttft"): 1e3 * (self.prefill_s(c) + step),
+            key("tpot"): 1e3 * step / al,
+            key("itl"): 1e3 * step,
+            "al": al,
+            "step_s": step,
+        }
 
 
 class ModelBackend:
-    def __init__(self, world: World, *, noise: float = 0.0, seed: int = 0, prompts: int = 32, output_len: int = 128,
-                 crash: Callable[[Request], bool] | None = None, pace_s: float = 0.0) -> None:
+    def __init__(
+        self,
+        world: World,
+        *,
+        noise: float = 0.0,
+        seed: int = 0,
+        prompts: int = 32,
+        output_len: int = 128,
+        crash: Callable[[Request], bool] | None = None,
+        pace_s: float = 0.0,
+    ) -> None:
         self.world, self.noise, self.rng, self.pace_s = world, noise, random.Random(seed), pace_s
         self.prompts, self.output_len, self.crash = prompts, output_len, crash
 
@@ -89,8 +104,12 @@ class ModelBackend:
                 hist[n] += 1
         else:
             hist = [s * steps for s in shares]
-        return {"hist": hist, "al": self.world.al(req.k) * self._jitter(self.noise / 2, outliers=False), "steps": steps,
-                "cost_s": self._run_s(req.concurrency, req.k)}
+        return {
+            "hist": hist,
+            "al": self.world.al(req.k) * self._jitter(self.noise / 2, outliers=False),
+            "steps": steps,
+            "cost_s": self._run_s(req.concurrency, req.k),
+        }
 
     def cost(self, req: Request) -> dict[str, Any]:
         step = self.world.timer.step_seconds(req.concurrency, req.k) / self._jitter(self.noise / 2)
@@ -100,19 +119,28 @@ class ModelBackend:
         p = self.world.point(req.concurrency, req.k)
         j = self._jitter(self.noise)
         tokens_per_s = p[OUTPUT_THROUGHPUT] * j
-        return {**p, REQUEST_THROUGHPUT: tokens_per_s / self.output_len, OUTPUT_THROUGHPUT: tokens_per_s,
-                PER_USER_THROUGHPUT: p[PER_USER_THROUGHPUT] * j, key("tpot"): p[key("tpot")] / j,
-                key("itl"): p[key("itl")] / j, "cost_s": self._run_s(req.concurrency, req.k)}
+        return {
+            **p,
+            REQUEST_THROUGHPUT: tokens_per_s / self.output_len,
+            OUTPUT_THROUGHPUT: tokens_per_s,
+            PER_USER_THROUGHPUT: p[PER_USER_THROUGHPUT] * j,
+            key("tpot"): p[key("tpot")] / j,
+            key("itl"): p[key("itl")] / j,
+            "cost_s": self._run_s(req.concurrency, req.k),
+        }
 
     def mixed(self, req: Request) -> dict[str, Any]:
         """Equal time at each concurrency of the schedule; the K switches cost nothing in the model."""
         spec = [self.world.point(c, k)[OUTPUT_THROUGHPUT] for c, k in req.schedule]
         off = [self.world.point(c, 0)[OUTPUT_THROUGHPUT] for c, _ in req.schedule]
-        return {OUTPUT_THROUGHPUT: sum(spec) / len(spec) * self._jitter(self.noise),
-                PLAIN_THROUGHPUT: sum(off) / len(off) * self._jitter(self.noise),
-                "per_concurrency": [{"concurrency": c, "k": k, OUTPUT_THROUGHPUT: s}
-                                    for (c, k), s in zip(req.schedule, spec, strict=True)],
-                "cost_s": 2 * E2E_OVERHEAD_S + sum(self._run_s(c, k) for c, k in req.schedule)}
+        return {
+            OUTPUT_THROUGHPUT: sum(spec) / len(spec) * self._jitter(self.noise),
+            PLAIN_THROUGHPUT: sum(off) / len(off) * self._jitter(self.noise),
+            "per_concurrency": [
+                {"concurrency": c, "k": k, OUTPUT_THROUGHPUT: s} for (c, k), s in zip(req.schedule, spec, strict=True)
+            ],
+            "cost_s": 2 * E2E_OVERHEAD_S + sum(self._run_s(c, k) for c, k in req.schedule),
+        }
 
 
 def profile_world(resolved: Any, profile: AcceptanceProfile | None = None, eff: Any = None) -> World:
@@ -124,9 +152,18 @@ def profile_world(resolved: Any, profile: AcceptanceProfile | None = None, eff: 
     from specdeploy.tune.prior import analytic_timer
 
     timer = analytic_timer(resolved, eff)
-    prefill = lambda c: forward_cost(timer.target, timer.gpu, batch=c, tokens=PROMPT_TOKENS,  # noqa: E731
-                                     context=PROMPT_TOKENS, quantization=timer.ctx.quantization, tp=timer.ctx.tp,
-                                     eff=timer.eff).total_s
+    prefill = lambda c: (  # noqa: E731
+        forward_cost(
+            timer.target,
+            timer.gpu,
+            batch=c,
+            tokens=PROMPT_TOKENS,
+            context=PROMPT_TOKENS,
+            quantization=timer.ctx.quantization,
+            tp=timer.ctx.tp,
+            eff=timer.eff,
+        ).total_s
+    )
     tune = resolved.profile.tune
     profile = profile or AcceptanceProfile.from_user(tune.acceptance_al, tune.acceptance_rates)
     return World(timer, profile or prior_profile(resolved.profile.speculative.mechanism), prefill)

@@ -20,17 +20,31 @@ from tests.helpers import LLAMA_31_8B_CONFIG, local_model, write_profile
 @pytest.fixture
 def resolved(tmp_path: Path) -> Resolved:
     model = local_model(tmp_path / "llama", LLAMA_31_8B_CONFIG)
-    profile = write_profile(tmp_path / "tiny.yaml", {
-        "target": {"model": str(model)}, "hardware": {"gpu": "h200"},
-        "speculative": {"mechanism": "ngram", "draft_len": 3}, "serving": {"max_batch_size": 8}})
+    profile = write_profile(
+        tmp_path / "tiny.yaml",
+        {
+            "target": {"model": str(model)},
+            "hardware": {"gpu": "h200"},
+            "speculative": {"mechanism": "ngram", "draft_len": 3},
+            "serving": {"max_batch_size": 8},
+        },
+    )
     return load_and_resolve(str(profile))
 
 
-def script_step(step_id: str, code: str, *, depends_on: tuple[str, ...] = (), stage: Stage = Stage.ENGINE,
-                **kw: Any) -> Step:
+def script_step(
+    step_id: str, code: str, *, depends_on: tuple[str, ...] = (), stage: Stage = Stage.ENGINE, **kw: Any
+) -> Step:
     """A step whose argv runs `python -c code` with argv[1] = its output folder."""
-    return Step(step_id, stage, f"test step {step_id}", depends_on=depends_on,
-                argv=(sys.executable, "-c", code, "${out}"), params={"out": "engines"}, **kw)
+    return Step(
+        step_id,
+        stage,
+        f"test step {step_id}",
+        depends_on=depends_on,
+        argv=(sys.executable, "-c", code, "${out}"),
+        params={"out": "engines"},
+        **kw,
+    )
 
 
 def plan_of(*steps: Step) -> Plan:
@@ -62,10 +76,16 @@ def run_driver(tmp_path: Path, resolved: Any, plan: Any, timeout: float | None =
     import pickle
 
     (tmp_path / "plan.pkl").write_bytes(pickle.dumps(plan))
-    code = DRIVER.format(root=str(Path(__file__).resolve().parents[3]), plan=str(tmp_path / "plan.pkl"),
-                         profile=resolved.loaded.file, out=str(tmp_path / "out"), timeout=timeout)
-    return subprocess.Popen([sys.executable, "-c", code], start_new_session=True, env=dict(os.environ),
-                            stderr=subprocess.PIPE)
+    code = DRIVER.format(
+        root=str(Path(__file__).resolve().parents[3]),
+        plan=str(tmp_path / "plan.pkl"),
+        profile=resolved.loaded.file,
+        out=str(tmp_path / "out"),
+        timeout=timeout,
+    )
+    return subprocess.Popen(
+        [sys.executable, "-c", code], start_new_session=True, env=dict(os.environ), stderr=subprocess.PIPE
+    )
 
 
 def wait_for(path: Path, proc: subprocess.Popen[bytes]) -> None:

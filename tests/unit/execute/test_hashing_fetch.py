@@ -43,11 +43,22 @@ def test_content_hash_only_on_stat_mismatch(tmp_path: Path, monkeypatch: pytest.
 @pytest.fixture
 def hub_profile(tmp_path: Path) -> Path:
     cache = Path(os.environ["HF_HUB_CACHE"]) if "HF_HUB_CACHE" in os.environ else tmp_path / "hub"
-    hub_cache_model(cache, "acme/llama-8b", LLAMA_31_8B_CONFIG, revision="c" * 40,
-                    files={"model.safetensors": b"weights", "tokenizer.json": b"{}", "notes.md": b"skip me"})
-    return write_profile(tmp_path / "hubby.yaml", {
-        "target": {"model": "acme/llama-8b"}, "hardware": {"gpu": "h200"},
-        "speculative": {"mechanism": "ngram", "draft_len": 3}, "serving": {"max_batch_size": 8}})
+    hub_cache_model(
+        cache,
+        "acme/llama-8b",
+        LLAMA_31_8B_CONFIG,
+        revision="c" * 40,
+        files={"model.safetensors": b"weights", "tokenizer.json": b"{}", "notes.md": b"skip me"},
+    )
+    return write_profile(
+        tmp_path / "hubby.yaml",
+        {
+            "target": {"model": "acme/llama-8b"},
+            "hardware": {"gpu": "h200"},
+            "speculative": {"mechanism": "ngram", "draft_len": 3},
+            "serving": {"max_batch_size": 8},
+        },
+    )
 
 
 def _emit_only(plan: Any) -> Any:

@@ -74,14 +74,20 @@ def _strace() -> str:
 
 
 def _cli(*args: str, strace: list[str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*(strace or []), sys.executable, "-m", "specdeploy", *args], capture_output=True,
-                          text=True, env={**os.environ, "NO_COLOR": "1"}, timeout=300)
+    return subprocess.run(
+        [*(strace or []), sys.executable, "-m", "specdeploy", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1"},
+        timeout=300,
+    )
 
 
 def _renames(strace: str, args: list[str], log: Path) -> list[str]:
     """The rename calls of a build, in order, as `old name -> new name`."""
-    done = _cli(*args, strace=[strace, "-f", "-qq", "-s", "4096", "-o", str(log), "-e",
-                               "trace=rename,renameat,renameat2"])
+    done = _cli(
+        *args, strace=[strace, "-f", "-qq", "-s", "4096", "-o", str(log), "-e", "trace=rename,renameat,renameat2"]
+    )
     assert done.returncode == 0, done.stderr
     calls = re.findall(r'rename\w*\((?:[^,"]+, )?"([^"]+)", (?:[^,"]+, )?"([^"]+)"', log.read_text())
     return [f"{Path(a).name} -> {Path(b).name}" for a, b in calls]

@@ -32,9 +32,16 @@ def _plan(tmp_path: Path, version: str, gate: str | None) -> Any:
     for step_id in IDS:
         step = script_step(step_id, STEP.format(version=version), depends_on=previous)
         gate_file = tmp_path / (f"gate-{step_id}" if step_id == gate else "no-gate")
-        steps.append(Step(step.id, step.stage, step.description, argv=(*step.argv, str(gate_file),
-                                                                      str(tmp_path / f"started-{step_id}")),
-                          params=step.params, depends_on=step.depends_on))
+        steps.append(
+            Step(
+                step.id,
+                step.stage,
+                step.description,
+                argv=(*step.argv, str(gate_file), str(tmp_path / f"started-{step_id}")),
+                params=step.params,
+                depends_on=step.depends_on,
+            )
+        )
         previous = (step_id,)
     return plan_of(*steps)
 

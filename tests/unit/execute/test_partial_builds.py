@@ -21,8 +21,9 @@ def _built(resolved: Any, tmp_path: Path) -> tuple[str, Path, Path]:
     return profile, out, out / "tiny"
 
 
-def test_a_changed_profile_with_only_render_is_refused_before_anything_is_written(tmp_path: Path,
-                                                                                   resolved: Any) -> None:
+def test_a_changed_profile_with_only_render_is_refused_before_anything_is_written(
+    tmp_path: Path, resolved: Any
+) -> None:
     profile, out, art = _built(resolved, tmp_path)
     before = {name: (art / name).read_bytes() for name in ("manifest.json", "specdeploy.lock", "llm_api_options.yaml")}
     with pytest.raises(UsageError) as err:
@@ -40,8 +41,11 @@ def test_an_unselected_step_between_selected_ones_is_not_built_over(tmp_path: Pa
     result = build(profile, ("serving.max_batch_size=3",), out=out, only=("emit", "check"))
     statuses = {s.id: (s.status, s.reason) for s in result.steps}
     assert statuses["emit.llm_api"][0] == "rebuilt"
-    assert statuses["check.triton"] == ("skipped", "dependency out of date (render.triton: output of emit.llm_api "
-                                                   "changed; profile serving.max_batch_size changed)")
+    assert statuses["check.triton"] == (
+        "skipped",
+        "dependency out of date (render.triton: output of emit.llm_api "
+        "changed; profile serving.max_batch_size changed)",
+    )
     assert not result.ok and not verify(art).ok
 
 

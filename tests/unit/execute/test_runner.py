@@ -28,17 +28,21 @@ def _status(result: Any) -> dict[str, str]:
 
 def test_built_then_reused_then_rebuilt_with_reason(tmp_path: Path, resolved: Any) -> None:
     a = script_step("engine.a", WRITE.format(text="A"))
-    b = script_step("engine.b", "import sys, pathlib; pathlib.Path(sys.argv[1], 'b').write_text(sys.argv[2])",
-                    depends_on=("engine.a",))
-    b = Step(b.id, b.stage, b.description, depends_on=b.depends_on, argv=(*b.argv, "${engine.a.dir}"),
-             params=b.params)
+    b = script_step(
+        "engine.b",
+        "import sys, pathlib; pathlib.Path(sys.argv[1], 'b').write_text(sys.argv[2])",
+        depends_on=("engine.a",),
+    )
+    b = Step(b.id, b.stage, b.description, depends_on=b.depends_on, argv=(*b.argv, "${engine.a.dir}"), params=b.params)
     out = tmp_path / "out"
     first = run_build(plan_of(a, b), resolved, out, needs=no_needs)
     assert _status(first) == {"engine.a": "built", "engine.b": "built"}
     a_dir = out / "tiny" / first.steps[0].outputs["dir"]
     assert (a_dir / "out.txt").read_text() == "A" and a_dir.name.startswith("engine.a-")
-    assert _status(run_build(plan_of(a, b), resolved, out, needs=no_needs)) == {"engine.a": "reused",
-                                                                                 "engine.b": "reused"}
+    assert _status(run_build(plan_of(a, b), resolved, out, needs=no_needs)) == {
+        "engine.a": "reused",
+        "engine.b": "reused",
+    }
     a2 = script_step("engine.a", WRITE.format(text="A2"))
     third = run_build(plan_of(a2, b), resolved, out, needs=no_needs)
     assert _status(third) == {"engine.a": "rebuilt", "engine.b": "rebuilt"}
@@ -63,8 +67,13 @@ def test_a_running_child_reports_its_elapsed_time(tmp_path: Path, resolved: Any,
 
     monkeypatch.setattr(process, "HEARTBEAT_S", 0.2)
     lines: list[str] = []
-    run_build(plan_of(script_step("engine.a", "import time; time.sleep(0.7)")), resolved, tmp_path,
-              needs=no_needs, report=lines.append)
+    run_build(
+        plan_of(script_step("engine.a", "import time; time.sleep(0.7)")),
+        resolved,
+        tmp_path,
+        needs=no_needs,
+        report=lines.append,
+    )
     elapsed = [float(m.group(1)) for line in lines if (m := re.search(r"still running \(([0-9.]+) s\)", line))]
     # a loaded machine only adds beats: the child sleeps 0.7 s, so at least two come, one per interval
     assert len(elapsed) >= 2 and elapsed[0] >= 0.2, lines
@@ -95,7 +104,8 @@ def test_failure_skips_dependents_and_keep_going(tmp_path: Path, resolved: Any) 
     steps = {s.id: s for s in result.steps}
     assert steps["engine.bad"].status == "failed" and "boom at the end" in steps["engine.bad"].reason
     assert steps["emit.child"].status == "skipped" and steps["emit.child"].reason.startswith(
-        "dependency engine.bad failed")
+        "dependency engine.bad failed"
+    )
     assert steps["engine.other"].status == "skipped" and "--keep-going" in steps["engine.other"].reason
     assert not (tmp_path / "tiny" / ".specdeploy" / "steps" / "engine.bad.json").exists()
     kept = run_build(plan_of(bad, child, other), resolved, tmp_path, keep_going=True, needs=no_needs)
@@ -107,9 +117,13 @@ def test_only_and_from(tmp_path: Path, resolved: Any) -> None:
     a = script_step("engine.a", WRITE.format(text="A"))
     e = script_step("emit.e", WRITE.format(text="E"), depends_on=("engine.a",), stage=Stage.EMIT)
     assert _status(run_build(plan_of(a, e), resolved, tmp_path, only=("engine.a",), needs=no_needs)) == {
-        "engine.a": "built", "emit.e": "not-selected"}
+        "engine.a": "built",
+        "emit.e": "not-selected",
+    }
     assert _status(run_build(plan_of(a, e), resolved, tmp_path, start="emit", needs=no_needs)) == {
-        "engine.a": "not-selected", "emit.e": "built"}
+        "engine.a": "not-selected",
+        "emit.e": "built",
+    }
 
 
 def test_missing_trtllm_message(tmp_path: Path, resolved: Any, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -125,8 +139,11 @@ def test_missing_trtllm_message(tmp_path: Path, resolved: Any, monkeypatch: pyte
 
 
 def test_missing_action_module_fails_clearly(tmp_path: Path, resolved: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(__import__("specdeploy.execute.actions", fromlist=["ACTIONS"]).ACTIONS, "ghost",
-                        "specdeploy.not_written_yet.actions:ghost")
+    monkeypatch.setitem(
+        __import__("specdeploy.execute.actions", fromlist=["ACTIONS"]).ACTIONS,
+        "ghost",
+        "specdeploy.not_written_yet.actions:ghost",
+    )
     step = Step("tune.x", Stage.TUNE, "ghost", action="ghost")
     result = run_build(plan_of(step), resolved, tmp_path, needs=no_needs)
     assert result.steps[0].status == "failed"
@@ -143,12 +160,12 @@ if pathlib.Path(sys.argv[2]).exists():
 (out / 'big.bin').write_bytes(b'complete')
 """
 
+
 def test_kill_9_mid_step_then_resume(tmp_path: Path, resolved: Any) -> None:
     slow, started = tmp_path / "slow", tmp_path / "started"
     slow.touch()
     step = script_step("engine.big", SLOW)
-    step = Step(step.id, step.stage, step.description, argv=(*step.argv, str(slow), str(started)),
-                params=step.params)
+    step = Step(step.id, step.stage, step.description, argv=(*step.argv, str(slow), str(started)), params=step.params)
     proc = run_driver(tmp_path, resolved, plan_of(step))
     wait_for(started, proc)
     os.killpg(proc.pid, signal.SIGKILL)
@@ -167,15 +184,15 @@ def test_second_build_fails_after_lock_timeout(tmp_path: Path, resolved: Any) ->
     slow, started = tmp_path / "slow", tmp_path / "started"
     slow.touch()
     step = script_step("engine.big", SLOW)
-    step = Step(step.id, step.stage, step.description, argv=(*step.argv, str(slow), str(started)),
-                params=step.params)
+    step = Step(step.id, step.stage, step.description, argv=(*step.argv, str(slow), str(started)), params=step.params)
     proc = run_driver(tmp_path, resolved, plan_of(step))
     try:
         wait_for(started, proc)
         messages: list[str] = []
         with pytest.raises(BuildLocked) as err:
-            run_build(plan_of(step), resolved, tmp_path / "out", needs=no_needs, lock_timeout=0.3,
-                      report=messages.append)
+            run_build(
+                plan_of(step), resolved, tmp_path / "out", needs=no_needs, lock_timeout=0.3, report=messages.append
+            )
         assert "still holds" in str(err.value) and "waiting for another build of tiny" in messages[0]
     finally:
         os.killpg(proc.pid, signal.SIGKILL)

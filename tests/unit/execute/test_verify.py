@@ -52,8 +52,10 @@ def test_every_unlisted_file_is_drift(art: Path) -> None:
     (art / "notes.txt").write_text("x")
     (art / ".specdeploy" / "logs" / "extra.log").write_text("the tool's own bookkeeping is not the artifact")
     report = verify(art)
-    assert [(d["file"], d["actual"]) for d in report.drift] == [("notes.txt", "unlisted"),
-                                                                  ("triton/evil/1/model.py", "unlisted")]
+    assert [(d["file"], d["actual"]) for d in report.drift] == [
+        ("notes.txt", "unlisted"),
+        ("triton/evil/1/model.py", "unlisted"),
+    ]
 
 
 def test_a_lock_of_another_build_is_a_problem(art: Path) -> None:
@@ -68,11 +70,11 @@ def test_a_tuned_schedule_the_yaml_does_not_carry_is_drift(art: Path) -> None:
     update_lock(art, tuned={"emitted": {"draft_len_schedule": {"1": 4, "8": 2}, "max_concurrency": 16}})
     problems = verify(art).problems
     assert "specdeploy.lock: tuned draft_len_schedule {'1': 4, '8': 2} but llm_api_options.yaml carries none" in (
-        problems)
+        problems
+    )
     assert "specdeploy.lock: tuned max_concurrency 16 but llm_api_options.yaml carries None" in problems
     update_lock(art, tuned={"emitted": None})
-    assert verify(art).problems == ["specdeploy.lock: the tune turned speculation off, llm_api_options.yaml "
-                                       "speculates"]
+    assert verify(art).problems == ["specdeploy.lock: the tune turned speculation off, llm_api_options.yaml speculates"]
 
 
 def test_a_fifo_in_a_recorded_place_is_reported_not_a_hang(art: Path) -> None:

@@ -18,8 +18,13 @@ def test_the_import_contract_is_kept() -> None:
     tool = Path(sys.executable).with_name("lint-imports")
     if not tool.exists() and shutil.which("lint-imports") is None:
         pytest.skip("import-linter is not installed (the dev extra installs it)")
-    ran = subprocess.run([str(tool) if tool.exists() else "lint-imports", "--no-cache"], cwd=ROOT,
-                         capture_output=True, text=True, timeout=300)
+    ran = subprocess.run(
+        [str(tool) if tool.exists() else "lint-imports", "--no-cache"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert ran.returncode == 0, ran.stdout[-3000:]
     assert "0 broken" in ran.stdout
 

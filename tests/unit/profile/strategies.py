@@ -45,4 +45,3 @@ def key_paths(data: dict, prefix: tuple = ()) -> list[list[str]]:
         if isinstance(value, dict):
             out.extend(key_paths(value, (*prefix, key)))
     return out
-

@@ -13,8 +13,9 @@ from tests.helpers import profile_errors, write_profile
 
 BASE = "target:\n  model: meta-llama/Llama-3.1-8B-Instruct\n"
 
-BASELINE = ("target: {model: meta-llama/Llama-3.1-8B-Instruct}\nhardware: {gpu: h200}\n"
-            "runtime: {trtllm_version: 1.2.1}\n")
+BASELINE = (
+    "target: {model: meta-llama/Llama-3.1-8B-Instruct}\nhardware: {gpu: h200}\nruntime: {trtllm_version: 1.2.1}\n"
+)
 
 
 @pytest.mark.parametrize(("value", "detail"), [("4.5", "got a number with a fractional part"), ("[1]", "")])
@@ -26,11 +27,14 @@ def test_an_int_or_auto_slot_reports_one_error_at_its_key(tmp_path: Path, value:
 
 
 def test_a_near_miss_of_auto_is_suggested(tmp_path: Path) -> None:
-    path = write_profile(tmp_path / "p.yaml", BASE + "speculative:\n  mechanism: ngram\n  draft_len: aut\n"
-                         "tune:\n  parallel: atuo\n")
+    path = write_profile(
+        tmp_path / "p.yaml", BASE + "speculative:\n  mechanism: ngram\n  draft_len: aut\ntune:\n  parallel: atuo\n"
+    )
     issues = profile_errors(path)
-    assert [(i.dotted, i.suggestion) for i in issues] == [("speculative.draft_len", "did you mean 'auto'?"),
-                                                          ("tune.parallel", "did you mean 'auto'?")]
+    assert [(i.dotted, i.suggestion) for i in issues] == [
+        ("speculative.draft_len", "did you mean 'auto'?"),
+        ("tune.parallel", "did you mean 'auto'?"),
+    ]
 
 
 def test_an_unknown_key_named_like_a_union_member_stays_an_unknown_key(tmp_path: Path) -> None:
@@ -65,8 +69,9 @@ def test_a_tab_indent_says_to_use_spaces(tmp_path: Path) -> None:
 
 
 def test_a_schedule_key_that_is_not_a_number_is_named_as_a_key(tmp_path: Path) -> None:
-    path = write_profile(tmp_path / "p.yaml", BASE + "speculative:\n  mechanism: ngram\n  draft_len: 4\n"
-                         "  schedule: {1: 4, many: 2}\n")
+    path = write_profile(
+        tmp_path / "p.yaml", BASE + "speculative:\n  mechanism: ngram\n  draft_len: 4\n  schedule: {1: 4, many: 2}\n"
+    )
     (issue,) = profile_errors(path)  # it was at `speculative.schedule.many.[key]`
     assert issue.dotted == "speculative.schedule.many" and issue.message.startswith("key: Input should be a valid")
     assert issue.line == 6
@@ -75,8 +80,10 @@ def test_a_schedule_key_that_is_not_a_number_is_named_as_a_key(tmp_path: Path) -
 def test_a_yaml_error_says_where_the_construct_began(tmp_path: Path) -> None:
     path = write_profile(tmp_path / "p.yaml", "target: {model: m\nhardware: {gpu: h200}\n")
     (issue,) = profile_errors(path)  # only "expected ',' or '}', but got ':'" at 2:9; the `{` left open is on line 1
-    assert (issue.line, issue.col) == (2, 9) and "while parsing a flow mapping that began at line 1, column 9" \
-        in issue.message
+    assert (issue.line, issue.col) == (
+        2,
+        9,
+    ) and "while parsing a flow mapping that began at line 1, column 9" in issue.message
 
 
 def test_a_suggested_sibling_is_its_file_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -94,8 +101,10 @@ def test_a_folder_says_to_pass_its_files(tmp_path: Path) -> None:
     assert issue.suggestion == f"pass its profiles: {tmp_path}/*.yaml (shipped ones: profiles/*/*.yaml)"
 
 
-@pytest.mark.parametrize(("line", "typed"), [("target:\n  model: m\n  revision: 0755\n", "0755"),
-                                            ("runtime:\n  trtllm_version: 1.10\n", "1.10")])
+@pytest.mark.parametrize(
+    ("line", "typed"),
+    [("target:\n  model: m\n  revision: 0755\n", "0755"), ("runtime:\n  trtllm_version: 1.10\n", "1.10")],
+)
 def test_the_quote_it_hint_quotes_what_was_typed(tmp_path: Path, line: str, typed: str) -> None:
 
     path = write_profile(tmp_path / "p.yaml", line if line.startswith("target") else "target:\n  model: m\n" + line)

@@ -43,8 +43,13 @@ def test_aliases_are_refused_through_options_and_extends(tmp_path: Path, where: 
 
 
 def _validate_subprocess(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "specdeploy", "validate", *args], capture_output=True, text=True,
-                          timeout=60, env={**os.environ, "NO_COLOR": "1"})
+    return subprocess.run(
+        [sys.executable, "-m", "specdeploy", "validate", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
 
 
 def test_special_files_are_never_read(tmp_path: Path) -> None:

@@ -16,8 +16,11 @@ BASE = "target:\n  model: meta-llama/Llama-3.1-8B-Instruct\n"
 
 
 def test_all_errors_at_once_with_location_and_suggestion(tmp_path: Path) -> None:
-    path = write_profile(tmp_path / "p.yaml", BASE + "  quantisation: fp8\nhardware:\n  gpu: h100\n"
-                         "serving:\n  max_batch_size: -3\ntune:\n  objective: fastest\n")
+    path = write_profile(
+        tmp_path / "p.yaml",
+        BASE + "  quantisation: fp8\nhardware:\n  gpu: h100\n"
+        "serving:\n  max_batch_size: -3\ntune:\n  objective: fastest\n",
+    )
     issues = profile_errors(path)
     by_path = {i.dotted: i for i in issues}
     assert set(by_path) == {"target.quantisation", "hardware.gpu", "serving.max_batch_size", "tune.objective"}
@@ -37,17 +40,21 @@ def test_duplicate_keys_are_rejected(tmp_path: Path) -> None:
 
 
 def test_yaml_11_exponent_reads_as_number(tmp_path: Path) -> None:
-    path = write_profile(tmp_path / "p.yaml", BASE + "serving:\n  kv_cache_free_gpu_memory_fraction: 5e-1\n"
-                         "  max_num_tokens: 1e4\n")
+    path = write_profile(
+        tmp_path / "p.yaml", BASE + "serving:\n  kv_cache_free_gpu_memory_fraction: 5e-1\n  max_num_tokens: 1e4\n"
+    )
     profile = load_profile(str(path)).profile
     assert profile.serving.kv_cache_free_gpu_memory_fraction == 0.5
     assert profile.serving.max_num_tokens == 10000
 
 
-@pytest.mark.parametrize("text, where", [
-    ("  model: on\n", "target.model"),
-    ("  model: m\nserving:\n  max_batch_size: yes\n", "serving.max_batch_size"),
-])
+@pytest.mark.parametrize(
+    "text, where",
+    [
+        ("  model: on\n", "target.model"),
+        ("  model: m\nserving:\n  max_batch_size: yes\n", "serving.max_batch_size"),
+    ],
+)
 def test_yaml_11_booleans_are_not_silent(tmp_path: Path, text: str, where: str) -> None:
     path = write_profile(tmp_path / "p.yaml", "target:\n" + text)
     (issue,) = profile_errors(path)
@@ -101,17 +108,23 @@ def test_set_is_typed(tmp_path: Path) -> None:
 
 
 def test_mechanism_options_are_validated_by_the_plugin(tmp_path: Path) -> None:
-    path = write_profile(tmp_path / "p.yaml", BASE + "speculative:\n  mechanism: ngram\n  options:\n"
-                         "    max_matching_ngram_sise: 3\n")
+    path = write_profile(
+        tmp_path / "p.yaml", BASE + "speculative:\n  mechanism: ngram\n  options:\n    max_matching_ngram_sise: 3\n"
+    )
     (issue,) = profile_errors(path)  # options errors come with the cross-field rules, not before them
     assert issue.dotted == "speculative.options.max_matching_ngram_sise" and issue.line == 6
     assert issue.suggestion == "did you mean 'max_matching_ngram_size'?"
 
 
-@pytest.mark.parametrize("content, message", [
-    ("", "empty profile"), ("# only a comment\n", "empty profile"), ("- a\n- b\n", "must be a mapping"),
-    ("target: [\n", "YAML error"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("", "empty profile"),
+        ("# only a comment\n", "empty profile"),
+        ("- a\n- b\n", "must be a mapping"),
+        ("target: [\n", "YAML error"),
+    ],
+)
 def test_degenerate_files(tmp_path: Path, content: str, message: str) -> None:
     (issue,) = profile_errors(write_profile(tmp_path / "p.yaml", content))
     assert message in issue.message

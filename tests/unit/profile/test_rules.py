@@ -126,8 +126,13 @@ def test_reference_backend_rules(tmp_path: Path) -> None:
 def test_the_reference_model_may_be_non_decoupled_but_then_cannot_stream(tmp_path: Path) -> None:
     """Not decoupled it answers unary gRPC, /infer and /generate (perf_analyzer, GenAI-Perf without --streaming);
     before, `triton.decoupled: false` was refused for the reference backend. Streaming still needs decoupled."""
-    base = {"target": {"model": "HuggingFaceTB/SmolLM2-135M-Instruct"}, "hardware": {"gpu": "cpu"},
-            "runtime": {"backend": "reference"}, "triton": {"decoupled": False}, "speculative": {"mechanism": "ngram"}}
+    base = {
+        "target": {"model": "HuggingFaceTB/SmolLM2-135M-Instruct"},
+        "hardware": {"gpu": "cpu"},
+        "runtime": {"backend": "reference"},
+        "triton": {"decoupled": False},
+        "speculative": {"mechanism": "ngram"},
+    }
     assert not [p for p in profile_problems(tmp_path, base) if "decoupled" in p]
     streaming = profile_problems(tmp_path, {**base, "serving": {"streaming": True}})
     assert any("streaming needs a decoupled Triton model" in p for p in streaming)
@@ -135,9 +140,12 @@ def test_the_reference_model_may_be_non_decoupled_but_then_cannot_stream(tmp_pat
 
 def test_eagle3_layers_to_capture_is_flagged_as_ignored_on_the_reference_backend(tmp_path: Path) -> None:
     """The reference runtime's head reads the layers it was trained on: a silently ignored option would mislead."""
-    base = {"target": {"model": "HuggingFaceTB/SmolLM2-135M-Instruct"}, "hardware": {"gpu": "cpu"},
-            "runtime": {"backend": "reference"},
-            "speculative": {"mechanism": "eagle3", "draft_model": "specdeploy/smollm2-135m-eagle3"}}
+    base = {
+        "target": {"model": "HuggingFaceTB/SmolLM2-135M-Instruct"},
+        "hardware": {"gpu": "cpu"},
+        "runtime": {"backend": "reference"},
+        "speculative": {"mechanism": "eagle3", "draft_model": "specdeploy/smollm2-135m-eagle3"},
+    }
     assert not load_and_resolve(str(write_profile(tmp_path / "a.yaml", base))).notes
     base["speculative"]["options"] = {"layers_to_capture": [1, 14, 29]}
     notes = load_and_resolve(str(write_profile(tmp_path / "b.yaml", base))).notes

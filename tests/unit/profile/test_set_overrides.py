@@ -13,8 +13,9 @@ from tests.helpers import profile_errors, write_profile
 
 BASE = "target:\n  model: meta-llama/Llama-3.1-8B-Instruct\n"
 
-BASELINE = ("target: {model: meta-llama/Llama-3.1-8B-Instruct}\nhardware: {gpu: h200}\n"
-            "runtime: {trtllm_version: 1.2.1}\n")
+BASELINE = (
+    "target: {model: meta-llama/Llama-3.1-8B-Instruct}\nhardware: {gpu: h200}\nruntime: {trtllm_version: 1.2.1}\n"
+)
 
 
 def test_a_set_list_is_located_at_the_set_not_at_the_list_it_replaced(tmp_path: Path) -> None:
@@ -62,8 +63,9 @@ def test_a_set_value_that_is_not_yaml_is_one_line(tmp_path: Path) -> None:
     path = write_profile(tmp_path / "p.yaml", BASE)
     (issue,) = profile_errors(path, "tune.concurrency=[1, 2")
     assert "\n" not in issue.message and "<unicode string>" not in issue.message  # the parser's 8-line dump
-    assert issue.message == "--set value '[1, 2' is not valid YAML: expected ',' or ']', but got '<stream end>' " \
-        "(column 6)"
+    assert (
+        issue.message == "--set value '[1, 2' is not valid YAML: expected ',' or ']', but got '<stream end>' (column 6)"
+    )
 
 
 @pytest.mark.parametrize("text", ["EAGLE-3: fast", "#1 pick", "[draft] fast", "a: b: c"])
@@ -80,13 +82,16 @@ def test_set_false_on_a_string_key_is_a_type_error(tmp_path: Path) -> None:
         load_profile(str(path), ("deploy.kubernetes.hf_token_secret=false",))
     (issue,) = info.value.issues
     assert issue.file == "--set" and issue.dotted == "deploy.kubernetes.hf_token_secret"
-    assert load_profile(str(path), ("deploy.kubernetes.hf_token_secret=null",)).profile.deploy.kubernetes \
-        .hf_token_secret is None  # null is "no token" here
+    assert (
+        load_profile(str(path), ("deploy.kubernetes.hf_token_secret=null",)).profile.deploy.kubernetes.hf_token_secret
+        is None
+    )  # null is "no token" here
 
 
 def test_set_null_drops_a_key_that_cannot_be_null_as_extends_does() -> None:
-    loaded = load_profile("h200-eagle3", ("speculative.options=null", "speculative.mechanism=ngram",
-                                          "speculative.draft_model=null"))  # options=null was a type error
+    loaded = load_profile(
+        "h200-eagle3", ("speculative.options=null", "speculative.mechanism=ngram", "speculative.draft_model=null")
+    )  # options=null was a type error
     assert loaded.profile.speculative.options == {} and loaded.source_of(("speculative", "options")) == "default"
     assert load_profile("h200-eagle3", ("serving.max_batch_size=null",)).profile.serving.max_batch_size == 64
 

@@ -8,8 +8,9 @@ from pathlib import Path
 from specdeploy.issues import Issue
 from tests.helpers import write_profile
 
-BASELINE = ("target: {model: meta-llama/Llama-3.1-8B-Instruct}\nhardware: {gpu: h200}\n"
-            "runtime: {trtllm_version: 1.2.1}\n")
+BASELINE = (
+    "target: {model: meta-llama/Llama-3.1-8B-Instruct}\nhardware: {gpu: h200}\nruntime: {trtllm_version: 1.2.1}\n"
+)
 
 
 def _tune_notes(path: Path, *sets: str) -> list[Issue]:
@@ -45,21 +46,28 @@ def test_validate_catches_a_tune_concurrency_above_the_batch() -> None:
 
 def test_tune_concurrency_is_checked_only_where_a_build_tunes(tmp_path: Path) -> None:
     # a pinned schedule never tunes: "every tune.concurrency is above serving.max_batch_size 8" was an error
-    sched = write_profile(tmp_path / "sched.yaml", "extends: h200-eagle3\nspeculative:\n  schedule: {1: 4, 8: 2}\n"
-                          "serving:\n  max_batch_size: 8\ntune: {concurrency: [16, 32], draft_lens: null}\n")
+    sched = write_profile(
+        tmp_path / "sched.yaml",
+        "extends: h200-eagle3\nspeculative:\n  schedule: {1: 4, 8: 2}\n"
+        "serving:\n  max_batch_size: 8\ntune: {concurrency: [16, 32], draft_lens: null}\n",
+    )
     assert [n.severity for n in _tune_notes(sched)] == ["warning"]  # `specdeploy tune` would still refuse it
-    none = write_profile(tmp_path / "none.yaml", BASELINE + "speculative: {mechanism: none}\n"
-                         "serving: {max_batch_size: 8}\ntune: {concurrency: [16, 32]}\n")
+    none = write_profile(
+        tmp_path / "none.yaml",
+        BASELINE + "speculative: {mechanism: none}\nserving: {max_batch_size: 8}\ntune: {concurrency: [16, 32]}\n",
+    )
     assert _tune_notes(none) == []  # nothing can tune it (`tune` says "mechanism is none")
     # the default list on a baseline warned "64 above serving.max_batch_size 32: tune skips them"
-    base32 = write_profile(tmp_path / "base32.yaml", BASELINE + "speculative: {mechanism: none}\n"
-                           "serving: {max_batch_size: 32}\n")
+    base32 = write_profile(
+        tmp_path / "base32.yaml", BASELINE + "speculative: {mechanism: none}\nserving: {max_batch_size: 32}\n"
+    )
     assert _tune_notes(base32) == []
 
 
 def test_a_partly_skipped_tune_concurrency_warns_only_when_the_user_set_it(tmp_path: Path) -> None:
-    mine = write_profile(tmp_path / "mine.yaml", BASELINE + "speculative: {mechanism: ngram}\n"
-                         "serving: {max_batch_size: 16}\n")
+    mine = write_profile(
+        tmp_path / "mine.yaml", BASELINE + "speculative: {mechanism: ngram}\nserving: {max_batch_size: 16}\n"
+    )
     assert _tune_notes(mine) == []  # the default list: tune skips 32 and 64 as designed
     (note,) = _tune_notes(mine, "tune.concurrency=[8, 16, 32]")
     assert note.file == "--set" and note.message == "32 above serving.max_batch_size 16: tune skips them"

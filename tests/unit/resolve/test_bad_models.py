@@ -13,21 +13,30 @@ from tests.helpers import LLAMA_31_8B_CONFIG, cli, local_model, write_profile
 
 
 def _profile(tmp_path: Path, model: str) -> Path:
-    return write_profile(tmp_path / "p.yaml", {"target": {"model": model}, "hardware": {"gpu": "h200"},
-                                               "speculative": {"mechanism": "ngram", "draft_len": 3}})
+    return write_profile(
+        tmp_path / "p.yaml",
+        {
+            "target": {"model": model},
+            "hardware": {"gpu": "h200"},
+            "speculative": {"mechanism": "ngram", "draft_len": 3},
+        },
+    )
 
 
-@pytest.mark.parametrize(("change", "message"), [
-    ({"hidden_size": 0}, "config.json hidden_size: 0 is not a positive whole number"),
-    ({"hidden_size": float("inf")}, "config.json hidden_size: inf is not a positive whole number"),
-    ({"hidden_size": 4100}, "hidden_size 4100 is not divisible by num_attention_heads 32"),
-    ({"num_key_value_heads": 5}, "num_attention_heads 32 is not a multiple of num_key_value_heads 5"),
-    ({"max_position_embeddings": -4096}, "config.json max_position_embeddings: -4096 is not a positive whole"),
-    ({"intermediate_size": -1}, "config.json intermediate_size: -1 is not a non-negative whole number"),
-    ({"vocab_size": "many"}, "config.json vocab_size: 'many' is not a non-negative whole number"),
-    ({"num_hidden_layers": True}, "config.json num_hidden_layers: True is not a positive whole number"),
-    ({"hidden_size": 1.06e153}, "config.json hidden_size: 1.06e+153 is larger than any model's (2**40 at most)"),
-])
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"hidden_size": 0}, "config.json hidden_size: 0 is not a positive whole number"),
+        ({"hidden_size": float("inf")}, "config.json hidden_size: inf is not a positive whole number"),
+        ({"hidden_size": 4100}, "hidden_size 4100 is not divisible by num_attention_heads 32"),
+        ({"num_key_value_heads": 5}, "num_attention_heads 32 is not a multiple of num_key_value_heads 5"),
+        ({"max_position_embeddings": -4096}, "config.json max_position_embeddings: -4096 is not a positive whole"),
+        ({"intermediate_size": -1}, "config.json intermediate_size: -1 is not a non-negative whole number"),
+        ({"vocab_size": "many"}, "config.json vocab_size: 'many' is not a non-negative whole number"),
+        ({"num_hidden_layers": True}, "config.json num_hidden_layers: True is not a positive whole number"),
+        ({"hidden_size": 1.06e153}, "config.json hidden_size: 1.06e+153 is larger than any model's (2**40 at most)"),
+    ],
+)
 def test_impossible_config_json_is_invalid(tmp_path: Path, change: dict[str, object], message: str) -> None:
     model = local_model(tmp_path / "m", {**LLAMA_31_8B_CONFIG, **change})
     profile = _profile(tmp_path, str(model))
@@ -39,8 +48,9 @@ def test_impossible_config_json_is_invalid(tmp_path: Path, change: dict[str, obj
 def test_json_infinity_in_a_real_file(tmp_path: Path) -> None:
     model = tmp_path / "m"
     model.mkdir()
-    (model / "config.json").write_text(json.dumps(LLAMA_31_8B_CONFIG).replace('"hidden_size": 4096',
-                                                                              '"hidden_size": Infinity'))
+    (model / "config.json").write_text(
+        json.dumps(LLAMA_31_8B_CONFIG).replace('"hidden_size": 4096', '"hidden_size": Infinity')
+    )
     code, _, err = cli("plan", str(_profile(tmp_path, str(model))))
     assert code == 2 and "hidden_size: inf" in err
 
@@ -70,8 +80,16 @@ def test_a_model_name_the_os_refuses_is_never_a_crash(tmp_path: Path, model: str
         assert code == expected and "internal error" not in err and (expected == 0 or "target.model" in err), err
 
 
-@pytest.mark.parametrize("model", ["./nonexistent-folder", "../nonexistent-folder", "~/nonexistent-folder",
-                                   "/nonexistent-folder", "models/llama/nonexistent"])
+@pytest.mark.parametrize(
+    "model",
+    [
+        "./nonexistent-folder",
+        "../nonexistent-folder",
+        "~/nonexistent-folder",
+        "/nonexistent-folder",
+        "models/llama/nonexistent",
+    ],
+)
 def test_a_local_path_with_no_folder_is_invalid(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model: str) -> None:
     monkeypatch.chdir(tmp_path)
     profile = _profile(tmp_path, str(local_model(tmp_path / "m", LLAMA_31_8B_CONFIG)))
@@ -88,9 +106,14 @@ def test_a_local_folder_without_config_json_is_invalid(tmp_path: Path, monkeypat
 
 
 def test_a_missing_local_drafter_is_invalid_too(tmp_path: Path) -> None:
-    profile = write_profile(tmp_path / "p.yaml", {
-        "target": {"model": str(local_model(tmp_path / "m", LLAMA_31_8B_CONFIG))}, "hardware": {"gpu": "h200"},
-        "speculative": {"mechanism": "draft_target", "draft_model": str(tmp_path / "nodrafter"), "draft_len": 3}})
+    profile = write_profile(
+        tmp_path / "p.yaml",
+        {
+            "target": {"model": str(local_model(tmp_path / "m", LLAMA_31_8B_CONFIG))},
+            "hardware": {"gpu": "h200"},
+            "speculative": {"mechanism": "draft_target", "draft_model": str(tmp_path / "nodrafter"), "draft_len": 3},
+        },
+    )
     code, _, err = cli("validate", str(profile))
     assert code == 2 and f"{profile}:7:3 speculative.draft_model: no folder" in err, err
 

@@ -14,10 +14,20 @@ def test_h200_ridge_point() -> None:
     assert GPUS["h200"].ridge_point == pytest.approx(206, rel=0.01)
 
 
-@pytest.mark.parametrize("nvml, key", [("NVIDIA H100 80GB HBM3", "h100-sxm"), ("NVIDIA H100 PCIe", "h100-pcie"),
-                                       ("NVIDIA H200", "h200"), ("NVIDIA A100-SXM4-80GB", "a100-80gb"),
-                                       ("NVIDIA L40S", "l40s"), ("NVIDIA L4", "l4"), ("NVIDIA B200", "b200"),
-                                       ("NVIDIA H20", "h20"), ("NVIDIA H200 NVL", "h200")])
+@pytest.mark.parametrize(
+    "nvml, key",
+    [
+        ("NVIDIA H100 80GB HBM3", "h100-sxm"),
+        ("NVIDIA H100 PCIe", "h100-pcie"),
+        ("NVIDIA H200", "h200"),
+        ("NVIDIA A100-SXM4-80GB", "a100-80gb"),
+        ("NVIDIA L40S", "l40s"),
+        ("NVIDIA L4", "l4"),
+        ("NVIDIA B200", "b200"),
+        ("NVIDIA H20", "h20"),
+        ("NVIDIA H200 NVL", "h200"),
+    ],
+)
 def test_nvml_names(nvml: str, key: str) -> None:
     spec = gpu_from_nvml_name(nvml)
     assert spec is not None and spec.name == key

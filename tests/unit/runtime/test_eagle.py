@@ -61,11 +61,17 @@ def test_a_drafter_folder_of_an_unknown_kind_is_refused(tmp_path):
 
 
 def test_mechanism_and_drafter_kind_must_match(target, prompts):
-    with pytest.raises(UsageError, match=r"eagle3 needs a drafter of kind head \(one reading the target's hidden "
-                       r"states.*; its drafter is of kind model"):
+    with pytest.raises(
+        UsageError,
+        match=r"eagle3 needs a drafter of kind head \(one reading the target's hidden "
+        r"states.*; its drafter is of kind model",
+    ):
         generate(ModelPair(target, tiny_llama(7, layers=1)), prompts[:1], "eagle3", 2, 1, 4)
-    with pytest.raises(UsageError, match=r"draft_target needs a drafter of kind model \(a language model of its own.*; "
-                       "its drafter is of kind head"):
+    with pytest.raises(
+        UsageError,
+        match=r"draft_target needs a drafter of kind model \(a language model of its own.*; "
+        "its drafter is of kind head",
+    ):
         generate(ModelPair(target, tiny_head(target)), prompts[:1], "draft_target", 2, 1, 4)
 
 

@@ -185,8 +185,9 @@ def test_the_compiled_step_traces_whole_once_per_bucket(target, prompts, referen
         return step(self, inputs)
 
     monkeypatch.setattr(static_step, "CUDA_ONLY", ("graphs",))
-    monkeypatch.setattr(static_step.StaticRunner, "compile_options",
-                        {"backend": counting, "fullgraph": True, "dynamic": False})
+    monkeypatch.setattr(
+        static_step.StaticRunner, "compile_options", {"backend": counting, "fullgraph": True, "dynamic": False}
+    )
     monkeypatch.setattr(static_step.StaticRunner, "_compiled", seen)
     out, _ = generate(ModelPair(target, decode="compile"), prompts[:4], "none", 0, 3, 6)
     assert out == [r[:6] for r in reference[:4]]

@@ -26,10 +26,15 @@ def test_distribution_is_mean_and_nearest_rank_percentiles():
 
 def test_probe_costs_grid():
     target = tiny_llama(0)
-    out = probe_costs(ModelPair(target, tiny_llama(1, layers=1)), batch_sizes=(1, 2), new_tokens=(1, 4),
-                      contexts=(16,), repeats=2)
-    assert [(r["batch"], r["new_tokens"], r["context"]) for r in out["target"]] == [(1, 1, 16), (1, 4, 16),
-                                                                                   (2, 1, 16), (2, 4, 16)]
+    out = probe_costs(
+        ModelPair(target, tiny_llama(1, layers=1)), batch_sizes=(1, 2), new_tokens=(1, 4), contexts=(16,), repeats=2
+    )
+    assert [(r["batch"], r["new_tokens"], r["context"]) for r in out["target"]] == [
+        (1, 1, 16),
+        (1, 4, 16),
+        (2, 1, 16),
+        (2, 4, 16),
+    ]
     assert len(out["drafter"]) == 2 and all(r["ms"] > 0 for r in out["target"] + out["drafter"])
     assert probe_costs(ModelPair(target), new_tokens=(1,), contexts=(8,), repeats=1)["drafter"] == []
 
@@ -38,8 +43,9 @@ def test_probe_costs_times_an_eagle_head_step():
     """An EAGLE head has no input_ids forward; its step is timed through its fused inputs (the tuner's cost
     probe failed on every point for eagle3 before)."""
     target = tiny_llama(0)
-    out = probe_costs(ModelPair(target, tiny_head(target)), batch_sizes=(1, 2), new_tokens=(1,), contexts=(16,),
-                      repeats=2)
+    out = probe_costs(
+        ModelPair(target, tiny_head(target)), batch_sizes=(1, 2), new_tokens=(1,), contexts=(16,), repeats=2
+    )
     assert [(r["batch"], r["context"]) for r in out["drafter"]] == [(1, 16), (2, 16)]
     assert all(r["ms"] > 0 for r in out["drafter"])
 
@@ -60,6 +66,7 @@ def test_probe_times_its_points_in_rounds():
         def run() -> None:
             order.append(point)
             kv.forward(torch.zeros(1, tokens, dtype=torch.long), torch.ones(1, tokens, dtype=torch.bool))
+
         return run
 
     ms = _interleaved_ms([(kv, feed(0, 1)), (kv, feed(1, 3))], repeats=2)

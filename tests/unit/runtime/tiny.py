@@ -19,9 +19,15 @@ def tiny_llama(seed: int, layers: int = 2, vocab: int = 96, hidden: int = 48, in
 
     torch.manual_seed(seed)
     config = LlamaConfig(
-        vocab_size=vocab, hidden_size=hidden, intermediate_size=2 * hidden, num_hidden_layers=layers,
-        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=context,
-        tie_word_embeddings=True, initializer_range=init,
+        vocab_size=vocab,
+        hidden_size=hidden,
+        intermediate_size=2 * hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=context,
+        tie_word_embeddings=True,
+        initializer_range=init,
     )
     return LlamaForCausalLM(config).to(torch.float64).eval()
 
@@ -60,9 +66,15 @@ def hf_greedy(model, prompts: list[list[int]], max_new: int) -> list[list[int]]:
     outs = []
     for p in prompts:
         ids = torch.tensor([p])
-        ids = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=max_new, do_sample=False,
-                             eos_token_id=None, pad_token_id=0)
-        outs.append(ids[0, len(p):].tolist())
+        ids = model.generate(
+            ids,
+            attention_mask=torch.ones_like(ids),
+            max_new_tokens=max_new,
+            do_sample=False,
+            eos_token_id=None,
+            pad_token_id=0,
+        )
+        outs.append(ids[0, len(p) :].tolist())
     return outs
 
 
@@ -97,8 +109,10 @@ def run_inflight(loop: Any, jobs: list[tuple[list[int], Any, int | None]]) -> li
 
         return record
 
-    threads = [threading.Thread(target=loop.submit, args=(Request(ids, spec, emit(i), print, k),))
-               for i, (ids, spec, k) in enumerate(jobs)]
+    threads = [
+        threading.Thread(target=loop.submit, args=(Request(ids, spec, emit(i), print, k),))
+        for i, (ids, spec, k) in enumerate(jobs)
+    ]
     for t in threads:
         t.start()
     for event in done:

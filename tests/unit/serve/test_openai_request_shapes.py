@@ -33,8 +33,9 @@ def test_null_fields_are_fields_not_given() -> None:
     assert triton_body(SERVED, body, "hi", True)[0]["max_tokens"] == 4
 
 
-@pytest.mark.parametrize(("body", "param"), [({"logprobs": 0}, "logprobs"), ({"n": True}, "n"),
-                                             ({"logit_bias": {"1": 2}}, "logit_bias")])
+@pytest.mark.parametrize(
+    ("body", "param"), [({"logprobs": 0}, "logprobs"), ({"n": True}, "n"), ({"logit_bias": {"1": 2}}, "logit_bias")]
+)
 def test_non_neutral_values_are_refused(body: dict[str, Any], param: str) -> None:
     with pytest.raises(ApiError) as refused:
         triton_body(SERVED, body, "hi", True)
@@ -49,9 +50,14 @@ async def ask(body: dict[str, Any], address: str | None = None, answer: Answer =
             return reply.status, reply.content_type, await reply.text()
 
 
-@pytest.mark.parametrize("body", [{"stream": True, "stream_options": True},
-                                  {"stream": True, "stream_options": {"include_usage": "yes"}},
-                                  {"stream": False, "stream_options": {"include_usage": True}}])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"stream": True, "stream_options": True},
+        {"stream": True, "stream_options": {"include_usage": "yes"}},
+        {"stream": False, "stream_options": {"include_usage": True}},
+    ],
+)
 def test_bad_stream_options_are_a_400(body: dict[str, Any]) -> None:
     status, kind, text = asyncio.run(ask(body))
     assert (status, kind) == (400, "application/json"), text
@@ -98,7 +104,8 @@ def test_a_stream_triton_breaks_off_is_a_server_error() -> None:
 
 
 def test_a_client_leaving_mid_stream_closes_the_triton_stream_without_an_error(
-        caplog: pytest.LogCaptureFixture) -> None:
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     """The real Frontend. Before: Triton's stream stayed open after the client left (until the garbage collector
     found it) and every disconnect logged 'Error handling request' with a traceback."""
     dropped = asyncio.Event()
@@ -142,6 +149,7 @@ async def garbled_response(_request: Any, _context: Any) -> AsyncIterator[Any]:
 
 def test_a_garbled_triton_event_and_an_endpoint_bug_are_json_errors(monkeypatch: pytest.MonkeyPatch) -> None:
     """Before: both were aiohttp's plain-text '500 Internal Server Error', which OpenAI clients cannot read."""
+
     async def run() -> list[tuple[int, str, dict[str, Any]]]:
         async with triton_double(garbled_response) as address:
             served = Served(address, "m", INPUTS, decoupled=True)

@@ -22,8 +22,9 @@ GOLDEN = Path(__file__).resolve().parents[2] / "golden" / "emit"
 
 def _emitted(resolved: Any) -> tuple[dict[str, Any], dict[str, list[str]]]:
     spec = resolved.profile.speculative
-    options = llm_api_options(resolved, draft_len=resolved.draft_len, schedule=spec.schedule,
-                              max_concurrency=spec.max_concurrency)
+    options = llm_api_options(
+        resolved, draft_len=resolved.draft_len, schedule=spec.schedule, max_concurrency=spec.max_concurrency
+    )
     model = resolved.profile.target.model
     return options, {"serve": serve_argv(resolved, model), "bench": bench_argv(resolved, model)}
 

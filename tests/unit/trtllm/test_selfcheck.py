@@ -37,8 +37,15 @@ def _cli(*args: str, version: str | None, cwd: Path) -> subprocess.CompletedProc
         env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "plugins")])
     else:
         env["FAKE_TENSORRT_LLM_VERSION"] = version
-    return subprocess.run([sys.executable, "-m", "specdeploy", *args], capture_output=True, text=True, env=env,
-                          cwd=cwd, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "specdeploy", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=120,
+        check=False,
+    )
 
 
 @pytest.mark.usefixtures("double")
@@ -89,7 +96,8 @@ def _unimportable_install(root: Path, version: str) -> Path:
     `import tensorrt_llm` fails the way the real one does without libcuda."""
     (root / "tensorrt_llm").mkdir(parents=True)
     (root / "tensorrt_llm" / "__init__.py").write_text(
-        "raise ImportError('libcuda.so.1: cannot open shared object file: No such file or directory')\n")
+        "raise ImportError('libcuda.so.1: cannot open shared object file: No such file or directory')\n"
+    )
     info = root / f"tensorrt_llm-{version}.dist-info"
     info.mkdir()
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: tensorrt_llm\nVersion: {version}\n")
@@ -102,8 +110,19 @@ def test_an_install_that_cannot_be_imported_here_does_not_fail_the_build(tmp_pat
     install = _unimportable_install(tmp_path / "site", "1.3.0")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(install), str(ROOT), str(ROOT / "plugins")])}
     profile = tiny_llama_profile(tmp_path, runtime={"trtllm_version": "1.3.0", "backend": "pytorch"})
-    argv = [sys.executable, "-m", "specdeploy", "build", str(profile), "--out", str(tmp_path / "out"), "--only",
-            "fetch", "--only", "emit"]
+    argv = [
+        sys.executable,
+        "-m",
+        "specdeploy",
+        "build",
+        str(profile),
+        "--out",
+        str(tmp_path / "out"),
+        "--only",
+        "fetch",
+        "--only",
+        "emit",
+    ]
     done = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     assert "not checked against the installed TensorRT-LLM" in done.stderr
@@ -113,8 +132,9 @@ def test_an_install_that_cannot_be_imported_here_does_not_fail_the_build(tmp_pat
     assert refused.returncode == 2 and "pins TensorRT-LLM 1.3.0rc23, but 1.3.0 is installed" in refused.stderr
 
 
-def test_an_import_that_hangs_is_a_failed_check_not_an_internal_error(tmp_path: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_import_that_hangs_is_a_failed_check_not_an_internal_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`import tensorrt_llm` can hang (MPI init): past the timeout it is StepFailed, which emit turns into a
     warning, never subprocess.TimeoutExpired (an internal error, exit 3)."""
     from specdeploy.engines.trtllm import selfcheck

@@ -36,8 +36,17 @@ def replay() -> Replay:
 
 @pytest.fixture
 def setup() -> TuneSetup:
-    return TuneSetup("h200-eagle3", "eagle3", True, (1, 4, 16, 64), tuple(range(1, 7)), repeats=3,
-                     trtllm_version="1.2.1", line="1.2", max_batch_size=64)
+    return TuneSetup(
+        "h200-eagle3",
+        "eagle3",
+        True,
+        (1, 4, 16, 64),
+        tuple(range(1, 7)),
+        repeats=3,
+        trtllm_version="1.2.1",
+        line="1.2",
+        max_batch_size=64,
+    )
 
 
 @pytest.fixture

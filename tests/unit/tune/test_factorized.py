@@ -123,8 +123,9 @@ def test_probes_that_keep_crashing_are_not_asked_for_forever(setup, prior, world
     assert retried and max(r.repeat for r in retried) < 3 and set(strategy.decisions()) == set(setup.concurrency)
 
 
-def test_a_backend_whose_probes_cost_an_engine_start_probes_plain_and_k_max_only(setup, prior, world,
-                                                                                  tmp_path: Path) -> None:
+def test_a_backend_whose_probes_cost_an_engine_start_probes_plain_and_k_max_only(
+    setup, prior, world, tmp_path: Path
+) -> None:
     """vLLM fixes K when an engine starts: the cost model interpolates between K = 0 and K_max instead. Here the
     decisions land on the world's best K except at c = 64, where the step cost bends between K = 0 and K_max
     (memory- to compute-bound) and the interpolation picks K = 3 for the best K = 2: 95% of the best."""

@@ -54,8 +54,18 @@ def test_a_prediction_is_asked_once_and_shows_one_value_with_its_band(tmp_path: 
     assert len(points) == len(set(points)) and all(m["request"]["repeat"] == 0 for m in res.measurements)
     assert len(lines) == len(points) and not any("#" in line for line in lines)
     e2e = [m["values"] for m in res.measurements if m["request"]["kind"] == "e2e"]
-    assert all({"request_throughput", "output_token_throughput", "output_token_throughput_per_user", "ttft_ms",
-                "tpot_ms", "itl_ms"} <= set(v) for v in e2e)
+    assert all(
+        {
+            "request_throughput",
+            "output_token_throughput",
+            "output_token_throughput_per_user",
+            "ttft_ms",
+            "tpot_ms",
+            "itl_ms",
+        }
+        <= set(v)
+        for v in e2e
+    )
     assert not any(name.startswith(("mean_", "p50_", "p90_", "p99_")) for v in e2e for name in v)
     assert all(set(c) == {"value"} for d in res.decisions for c in d["candidates"].values())
     assert res.confidence == {"level": "none (predicted)"} and "mad" not in json.dumps(res.record())
@@ -74,8 +84,9 @@ def test_a_v1_result_still_renders(tmp_path: Path) -> None:
     from specdeploy.tune.report import write_report
     from specdeploy.tune.result import readable
 
-    res = tune_run.tune_resolved(api.load_and_resolve("h200-eagle3", ("tune.concurrency=[1, 4]",)), tmp_path,
-                                 backend="model", report=False).record()
+    res = tune_run.tune_resolved(
+        api.load_and_resolve("h200-eagle3", ("tune.concurrency=[1, 4]",)), tmp_path, backend="model", report=False
+    ).record()
     old_names = {v: k for k, v in V1_NAMES.items()}
     v1 = json.loads(json.dumps(res), object_hook=lambda d: {old_names.get(k, k): v for k, v in d.items()})
     v1 = {**v1, "format": "specdeploy.tune/1"}
@@ -99,8 +110,7 @@ def test_a_measuring_backend_keeps_its_seconds(tmp_path: Path) -> None:
     monkey.setattr(tune_run, "PREDICTING", frozenset())
     try:
         lines: list[str] = []
-        res = tune_run.tune_resolved(resolved, tmp_path, backend="model", measure=model, say=lines.append,
-                                     report=False)
+        res = tune_run.tune_resolved(resolved, tmp_path, backend="model", measure=model, say=lines.append, report=False)
     finally:
         monkey.undo()
     assert res.evidence == "measured" and res.cost["device_s"] > 0
@@ -121,20 +131,29 @@ def test_the_progress_count_never_overshoots(tmp_path: Path, monkeypatch: pytest
         yield bars[-1]
 
     monkeypatch.setattr(tune_run, "progress_bar", quiet_bar)
-    res = tune_run.tune_resolved(api.load_and_resolve("h200-eagle3"), tmp_path, backend="model", progress=True,
-                                 report=False)
+    res = tune_run.tune_resolved(
+        api.load_and_resolve("h200-eagle3"), tmp_path, backend="model", progress=True, report=False
+    )
     task = bars[0].tasks[0]
     assert res.mixed is not None  # the replay ran
     assert task.completed == len(res.measurements) and task.completed <= (task.total or 0)
 
 
 def _auto_profile(tmp_path: Path) -> Path:
-    return write_profile(tmp_path / "auto.yaml", {
-        "target": {"model": "meta-llama/Llama-3.1-8B-Instruct"}, "hardware": {"gpu": "h200"},
-        "runtime": {"trtllm_version": "1.2.1"},
-        "speculative": {"mechanism": "eagle3", "draft_model": "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B",
-                        "draft_len": "auto"},
-        "tune": {"concurrency": [1, 16]}})
+    return write_profile(
+        tmp_path / "auto.yaml",
+        {
+            "target": {"model": "meta-llama/Llama-3.1-8B-Instruct"},
+            "hardware": {"gpu": "h200"},
+            "runtime": {"trtllm_version": "1.2.1"},
+            "speculative": {
+                "mechanism": "eagle3",
+                "draft_model": "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B",
+                "draft_len": "auto",
+            },
+            "tune": {"concurrency": [1, 16]},
+        },
+    )
 
 
 def test_plan_and_tune_search_one_k_range(tmp_path: Path) -> None:
@@ -177,8 +196,14 @@ def test_a_clamped_k_shows_wherever_the_k_does(tmp_path: Path) -> None:
     from specdeploy.execute.context import ActionContext
 
     the_plan = api.plan(str(_auto_profile(tmp_path)))[1]
-    ctx = ActionContext(full, the_plan, the_plan.step("emit.llm_api"), tmp_path / "emit",
-                        log=type("L", (), {"write": lambda *_: None})(), outputs={"tune.draft_len": lock})
+    ctx = ActionContext(
+        full,
+        the_plan,
+        the_plan.step("emit.llm_api"),
+        tmp_path / "emit",
+        log=type("L", (), {"write": lambda *_: None})(),
+        outputs={"tune.draft_len": lock},
+    )
     emit_llm_api(ctx)
     options = (tmp_path / "emit" / "llm_api_options.yaml").read_text()
     assert "# note: TRT-LLM 1.2.x needs the smallest key's K = max_draft_len: K clamped to 1" in options

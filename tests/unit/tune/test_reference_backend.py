@@ -70,11 +70,18 @@ def test_factorized_tune_runs_on_the_reference_runtime(backend: ReferenceBackend
     assert set(out.decisions) == {1, 2} and out.mixed is None or "output_token_throughput" in out.mixed
     assert [m.request.kind for m in rec.log].count("acceptance") == 1
     # measured: the CSV and the report carry each latency's mean/p50/p90/p99, the repeat and the run seconds
-    res = result(strategy, rec, out, backend="reference", stopped=None,
-                 provenance=Provenance(BackendChoice("reference", "reference", "test"), "p", "c", "r.json", []))
+    res = result(
+        strategy,
+        rec,
+        out,
+        backend="reference",
+        stopped=None,
+        provenance=Provenance(BackendChoice("reference", "reference", "test"), "p", "c", "r.json", []),
+    )
     header, *rows = measurements_csv(res.record()).splitlines()
     assert header.split(",") == list(csv_fields(predicted=False)) and {"repeat", "run_s", "p90_tpot_ms"} <= set(
-        header.split(","))
+        header.split(",")
+    )
     e2e = [dict(zip(header.split(","), r.split(","), strict=True)) for r in rows if r.startswith("e2e,")]
     assert e2e and all(float(r["p99_itl_ms"]) >= float(r["p50_itl_ms"]) > 0 for r in e2e)
     page = render_html(res.record(), tmp_path, [])
@@ -82,8 +89,9 @@ def test_factorized_tune_runs_on_the_reference_runtime(backend: ReferenceBackend
     assert "<th>mean</th><th>p50</th><th>p90</th><th>p99</th>" in page and "request throughput" in page
 
 
-def test_mixed_replay_pairs_each_point_with_plain_decoding(backend: ReferenceBackend,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_mixed_replay_pairs_each_point_with_plain_decoding(
+    backend: ReferenceBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Each concurrency's run sits next to its plain-decoding run (one slow spell hits both); where the schedule
     says K = 0 the two are the same configuration, measured once — a second run would only add noise (a demo
     tune failed as a "collapse" on two runs of plain decoding 17.9 and 14.9 tokens/s apart)."""

@@ -43,7 +43,10 @@ __all__ = [
 
 
 def load_pair(
-    target_ref: str, drafter_ref: str | None = None, device: str | None = None, cpu_kernels: bool = True,
+    target_ref: str,
+    drafter_ref: str | None = None,
+    device: str | None = None,
+    cpu_kernels: bool = True,
     decode: str | None = None,
 ) -> ModelPair:
     """Load a target and optional drafter by reference (see models.py for what a reference can be); `decode` is
@@ -99,8 +102,9 @@ def generate(
     rec = Recorder(k)
     start = time.perf_counter()
     prompts = [list(p) for p in prompts]
-    outputs = run_batched(pair, prompts, mechanism, k, concurrency, max_new_tokens, temperature, generator,
-                          ngram_match, rec)
+    outputs = run_batched(
+        pair, prompts, mechanism, k, concurrency, max_new_tokens, temperature, generator, ngram_match, rec
+    )
     stats = rec.finish(
         time.perf_counter() - start,
         mechanism=mechanism,
@@ -142,8 +146,10 @@ def _validate_options(pair, mechanism, draft_len, concurrency, max_new_tokens, t
         kind = drafter_kind(pair.drafter)
         if kind != wanted:
             have = f"its drafter is of kind {kind}" if kind else "it has no drafter"
-            raise UsageError(f"mechanism {mechanism} needs a drafter of kind {wanted} ({DRAFTER_KINDS[wanted]}); "
-                             f"{have}", hint="pass a drafter reference of that kind")
+            raise UsageError(
+                f"mechanism {mechanism} needs a drafter of kind {wanted} ({DRAFTER_KINDS[wanted]}); {have}",
+                hint="pass a drafter reference of that kind",
+            )
     if mechanism != "none" and not 1 <= draft_len <= MAX_DRAFT_LEN:
         raise UsageError(f"draft length must be between 1 and {MAX_DRAFT_LEN}, got {draft_len}")
     if concurrency < 1:

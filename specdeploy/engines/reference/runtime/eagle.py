@@ -39,8 +39,9 @@ class FeatureTap:
 
 
 class EagleDrafter(ChainDrafter):
-    def __init__(self, head: Any, target: Any, temperature: float, generator: torch.Generator,
-                 decode: str = "eager") -> None:
+    def __init__(
+        self, head: Any, target: Any, temperature: float, generator: torch.Generator, decode: str = "eager"
+    ) -> None:
         from specdeploy.engines.reference.runtime.eagle_model import EagleHead
         from specdeploy.engines.reference.runtime.static_step import new_state
 
@@ -96,8 +97,9 @@ class EagleDrafter(ChainDrafter):
         hidden = self.own_tap.outputs[0]
         assert hidden is not None
         ones = torch.ones(len(tokens), 1, dtype=torch.bool)
-        return self._forward(tokens[:, None], hidden[: len(tokens), self.fed_width - 1 : self.fed_width], ones,
-                             fused=False)
+        return self._forward(
+            tokens[:, None], hidden[: len(tokens), self.fed_width - 1 : self.fed_width], ones, fused=False
+        )
 
     def _forward(self, tokens: torch.Tensor, context: torch.Tensor, valid: torch.Tensor, fused: bool) -> torch.Tensor:
         """Last-position logits after feeding one chunk (the tap keeps the head's hidden states)."""

@@ -61,8 +61,13 @@ def own_state(head: EagleHead) -> dict[str, torch.Tensor]:
     """What the drafter folder stores: everything but the borrowed embedding and head, plus the vocabulary."""
 
     state = {f"body.{k}": v for k, v in own_drafter_state(head.body).items()}
-    state.update({k: v.detach().to(torch.bfloat16).contiguous() for k, v in head.state_dict().items()
-                  if k.startswith(("fuse.", "fc."))})
+    state.update(
+        {
+            k: v.detach().to(torch.bfloat16).contiguous()
+            for k, v in head.state_dict().items()
+            if k.startswith(("fuse.", "fc."))
+        }
+    )
     return state
 
 

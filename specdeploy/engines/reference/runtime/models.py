@@ -85,7 +85,10 @@ def default_device() -> str:
 
 
 def load_pair(
-    target_ref: str, drafter_ref: str | None = None, device: str | None = None, cpu_kernels: bool = True,
+    target_ref: str,
+    drafter_ref: str | None = None,
+    device: str | None = None,
+    cpu_kernels: bool = True,
     decode: str | None = None,
 ) -> ModelPair:
     """Load a target (and drafter) by reference: a known name or a local `from_pretrained` folder.
@@ -232,8 +235,10 @@ def load_drafter(ref: str, target: Any) -> Any:
     elif kind == "model":
         drafter = _load_shared_drafter(folder, target)
     else:
-        raise UsageError(f"drafter {ref}: {SHARED_META} names an unknown kind {kind!r}",
-                         hint="a drafter folder holds a `head` (on the target's features) or a `model`")
+        raise UsageError(
+            f"drafter {ref}: {SHARED_META} names an unknown kind {kind!r}",
+            hint="a drafter folder holds a `head` (on the target's features) or a `model`",
+        )
     drafter.specdeploy_record = read_record(folder)  # what its training promises (health.py)
     return drafter
 
