@@ -300,3 +300,15 @@ def slowed(values: dict[str, Any], factor: float) -> dict[str, Any]:
         "output_token_throughput": values["output_token_throughput"] * factor,
         "output_token_throughput_per_user": values["output_token_throughput_per_user"] * factor,
     }
+
+
+def pip_install_into(target: Path, *packages: Path | str) -> Path:
+    """Install plugin packages from their folders into an extra site folder, as a user would (pip, offline)."""
+    for package in packages:
+        subprocess.run(
+            [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index"]
+            + ["--target", str(target), str(package)],
+            check=True,
+            capture_output=True,
+        )
+    return target

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import pip_install_into
+
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = (ROOT / "docs" / "plugins.md").read_text()
 PACKAGE = ROOT / "tests" / "fixtures" / "plugin_example"
@@ -23,23 +25,7 @@ def _fenced(lang: str) -> list[str]:
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     target = tmp_path_factory.mktemp("plugin-site")
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "-q",
-            "--no-deps",
-            "--no-build-isolation",
-            "--no-index",
-            "--target",
-            str(target),
-            str(PACKAGE),
-        ],
-        check=True,
-        capture_output=True,
-    )
+    pip_install_into(target, str(PACKAGE))
     return target
 
 

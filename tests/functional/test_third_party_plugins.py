@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import LLAMA_31_8B_CONFIG, local_model, write_profile
+from tests.helpers import LLAMA_31_8B_CONFIG, local_model, pip_install_into, write_profile
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "third_party"
 
@@ -23,23 +23,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Both fixture packages installed as a user would (pip, from their folders) into one extra site folder."""
     target = tmp_path_factory.mktemp("site")
     for package in ("mechanism", "engine"):
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "install",
-                "-q",
-                "--no-deps",
-                "--no-build-isolation",
-                "--no-index",
-                "--target",
-                str(target),
-                str(FIXTURES / package),
-            ],
-            check=True,
-            capture_output=True,
-        )
+        pip_install_into(target, str(FIXTURES / package))
     return target
 
 

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import pip_install_into
+
 PLUGIN = """
 from pydantic import BaseModel, ConfigDict, Field
 from specdeploy.plugin import Mechanism
@@ -51,23 +53,7 @@ def install_package(
     ''')
     )
     target = tmp_path / "site"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "-q",
-            "--no-deps",
-            "--no-build-isolation",
-            "--no-index",
-            "--target",
-            str(target),
-            str(src),
-        ],
-        check=True,
-        capture_output=True,
-    )
+    pip_install_into(target, str(src))
     return target
 
 
