@@ -82,6 +82,7 @@ bench: install
 
 lint: install
 	$(VENV)/bin/ruff check specdeploy plugins tests bench tools
+	$(VENV)/bin/ruff format --check specdeploy plugins tests bench tools
 	# the import contract (pyproject [tool.importlinter], docs/architecture.md)
 	$(VENV)/bin/lint-imports
 

@@ -14,8 +14,12 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def machine() -> dict[str, Any]:
-    return {"python": platform.python_version(), "machine": platform.machine(), "cpus": os.cpu_count(),
-            "date": time.strftime("%Y-%m-%d")}
+    return {
+        "python": platform.python_version(),
+        "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "date": time.strftime("%Y-%m-%d"),
+    }
 
 
 def write_result(name: str, payload: dict[str, Any]) -> Path:
@@ -28,5 +32,9 @@ def write_result(name: str, payload: dict[str, Any]) -> Path:
 
 
 def summary(samples: list[float]) -> dict[str, float]:
-    return {"median_s": round(statistics.median(samples), 4), "min_s": round(min(samples), 4),
-            "max_s": round(max(samples), 4), "n": len(samples)}
+    return {
+        "median_s": round(statistics.median(samples), 4),
+        "min_s": round(min(samples), 4),
+        "max_s": round(max(samples), 4),
+        "n": len(samples),
+    }

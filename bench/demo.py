@@ -24,11 +24,22 @@ def main() -> None:
     show(summary)
     total = summary["total_s"]
     shares = {name: round(seconds / total, 3) for name, seconds in summary["phases_s"].items()}
-    write_result("demo", {"target_s": TARGET_S, "total_s": total, "phases_s": summary["phases_s"],
-                          "phase_share": shares, "measured": summary["measured"],
-                          "mechanism": summary["mechanism"], "served": summary["served"], "other": summary["other"],
-                          "schedule": summary["schedule"], "max_concurrency": summary["max_concurrency"],
-                          "note": "excludes `make install`; a cold first run also converts the GGUF (~20 s)"})
+    write_result(
+        "demo",
+        {
+            "target_s": TARGET_S,
+            "total_s": total,
+            "phases_s": summary["phases_s"],
+            "phase_share": shares,
+            "measured": summary["measured"],
+            "mechanism": summary["mechanism"],
+            "served": summary["served"],
+            "other": summary["other"],
+            "schedule": summary["schedule"],
+            "max_concurrency": summary["max_concurrency"],
+            "note": "excludes `make install`; a cold first run also converts the GGUF (~20 s)",
+        },
+    )
 
 
 if __name__ == "__main__":

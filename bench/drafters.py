@@ -25,10 +25,10 @@ import torch  # noqa: E402
 from _common import write_result  # noqa: E402
 
 from specdeploy.engines.reference.runtime import generate, load_pair  # noqa: E402
-from specdeploy.engines.reference.runtime.models import DRAFTER_REF, EAGLE_REF, SMOLLM2_REF  # noqa: E402
+from specdeploy.engines.reference.runtime.models import DRAFTER_REF, HEAD_REF, SMOLLM2_REF  # noqa: E402
 from specdeploy.prompts import encode_prompt, sample_prompts  # noqa: E402
 
-RUNS = (("draft_target", DRAFTER_REF, (1,)), ("eagle3", EAGLE_REF, (1, 2, 3)))
+RUNS = (("draft_target", DRAFTER_REF, (1,)), ("eagle3", HEAD_REF, (1, 2, 3)))
 
 
 def main() -> None:
@@ -37,8 +37,10 @@ def main() -> None:
     ap.add_argument("--humaneval", type=int, default=8)
     ap.add_argument("--max-new", type=int, default=48)
     args = ap.parse_args()
-    sets = {"mtbench": sample_prompts("mt-bench", args.mtbench),
-            "humaneval": sample_prompts("humaneval", args.humaneval)}
+    sets = {
+        "mtbench": sample_prompts("mt-bench", args.mtbench),
+        "humaneval": sample_prompts("humaneval", args.humaneval),
+    }
     pairs = {mechanism: load_pair(SMOLLM2_REF, ref, "cpu") for mechanism, ref, _ in RUNS}
     for mechanism, pair in pairs.items():  # warm-up: first calls pay one-off allocation
         generate(pair, [encode_prompt(pair.tokenizer, sets["mtbench"][0])], mechanism, 1, 1, 4)
@@ -50,19 +52,39 @@ def main() -> None:
             pair = pairs[mechanism]
             for k in draft_lens:
                 out, stats = generate(pair, prompts, mechanism, k, 1, args.max_new)
-                row = {"mechanism": mechanism, "drafter": ref, "set": name, "prompts": len(prompts), "K": k,
-                       "first_token_acceptance": round(1 - stats.accept_hist[0], 4),
-                       "acceptance_rate": round(stats.acceptance_rate, 4),
-                       "acceptance_length": round(stats.acceptance_length, 3),
-                       "tokens_per_s": round(stats.tokens_per_s, 2), "plain_tokens_per_s": round(plain.tokens_per_s, 2),
-                       "speedup": round(stats.tokens_per_s / plain.tokens_per_s, 3),
-                       "identical_to_plain": out == plain_out}
+                row = {
+                    "mechanism": mechanism,
+                    "drafter": ref,
+                    "set": name,
+                    "prompts": len(prompts),
+                    "K": k,
+                    "first_token_acceptance": round(1 - stats.accept_hist[0], 4),
+                    "acceptance_rate": round(stats.acceptance_rate, 4),
+                    "acceptance_length": round(stats.acceptance_length, 3),
+                    "tokens_per_s": round(stats.tokens_per_s, 2),
+                    "plain_tokens_per_s": round(plain.tokens_per_s, 2),
+                    "speedup": round(stats.tokens_per_s / plain.tokens_per_s, 3),
+                    "identical_to_plain": out == plain_out,
+                }
                 rows.append(row)
-                print(f"{mechanism} {name} K={k}: first-token {row['first_token_acceptance']:.1%} "
-                      f"AL {row['acceptance_length']:.2f} speedup {row['speedup']:.2f}x", flush=True)
-    write_result("drafters", {"setup": {"target": SMOLLM2_REF, "max_new_tokens": args.max_new, "concurrency": 1,
-                                        "temperature": 0.0,
-                                        "torch_threads": torch.get_num_threads()}, "runs": rows})
+                print(
+                    f"{mechanism} {name} K={k}: first-token {row['first_token_acceptance']:.1%} "
+                    f"AL {row['acceptance_length']:.2f} speedup {row['speedup']:.2f}x",
+                    flush=True,
+                )
+    write_result(
+        "drafters",
+        {
+            "setup": {
+                "target": SMOLLM2_REF,
+                "max_new_tokens": args.max_new,
+                "concurrency": 1,
+                "temperature": 0.0,
+                "torch_threads": torch.get_num_threads(),
+            },
+            "runs": rows,
+        },
+    )
 
 
 if __name__ == "__main__":

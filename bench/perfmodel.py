@@ -48,11 +48,17 @@ GRID = {"batch": (1, 2, 4), "tokens": (1, 2, 3, 5, 9), "context": (64, 256, 1024
 QUICK_GRID = {"batch": (1, 2), "tokens": (1, 3), "context": (64, 256)}
 WEIGHT_DTYPES = {"fp16": "float16", "bf16": "bfloat16", "fp32": "float32"}
 FORMS = {
-    "roofline": {"terms": "GEMM and attention rooflines (128-row attention tiles) + per-layer overhead",
-                 "tile_rows": TILE_ROWS, "fit": DEFAULT_FIT},
-    "cpu": {"terms": "GEMM and attention rooflines (untiled attention, as the CPU SDPA kernel runs it) + per-layer "
-                     "overhead + per-cached-position overhead (DynamicCache copies the cache on every append)",
-            "tile_rows": None, "fit": (*DEFAULT_FIT, "cache_overhead_s")},
+    "roofline": {
+        "terms": "GEMM and attention rooflines (128-row attention tiles) + per-layer overhead",
+        "tile_rows": TILE_ROWS,
+        "fit": DEFAULT_FIT,
+    },
+    "cpu": {
+        "terms": "GEMM and attention rooflines (untiled attention, as the CPU SDPA kernel runs it) + per-layer "
+        "overhead + per-cached-position overhead (DynamicCache copies the cache on every append)",
+        "tile_rows": None,
+        "fit": (*DEFAULT_FIT, "cache_overhead_s"),
+    },
 }
 """The model as shipped for GPUs, and with the terms the CPU runtime shows; both fitted to the same points."""
 
@@ -67,8 +73,9 @@ def weight_dtype(description: str) -> str:
     return dtype
 
 
-def measure_cpu(grid: dict[str, tuple[int, ...]], rounds: int,
-                repeats: int) -> tuple[list[Measured], float | None, str]:
+def measure_cpu(
+    grid: dict[str, tuple[int, ...]], rounds: int, repeats: int
+) -> tuple[list[Measured], float | None, str]:
     """The reference runtime's own cost curve: SmolLM2-135M target forwards of B x T new tokens at context L
     through its cache path (`probe_costs`, 1 torch thread). The machine is shared, so each round visits the (B, L)
     cells and the T values in a fresh random order (load from other jobs does not line up with the grid) and a
@@ -86,13 +93,17 @@ def measure_cpu(grid: dict[str, tuple[int, ...]], rounds: int,
         cells = [(b, ctx) for b in grid["batch"] for ctx in grid["context"]]
         for batch, context in rng.sample(cells, len(cells)):
             tokens = tuple(rng.sample(grid["tokens"], len(grid["tokens"])))
-            probe = probe_costs(pair, batch_sizes=(batch,), new_tokens=tokens, contexts=(context,), repeats=repeats,
-                                seed=seed)
+            probe = probe_costs(
+                pair, batch_sizes=(batch,), new_tokens=tokens, contexts=(context,), repeats=repeats, seed=seed
+            )
             for p in probe["target"]:
                 samples[(batch, p["new_tokens"], context)].append(p["ms"] / 1000)
     points = [Measured(*key, statistics.median(runs)) for key, runs in sorted(samples.items())]
-    scatter = statistics.mean(abs(s - p.seconds) / p.seconds for p in points
-                              for s in samples[(p.batch, p.tokens, p.context)]) if rounds > 1 else None
+    scatter = (
+        statistics.mean(abs(s - p.seconds) / p.seconds for p in points for s in samples[(p.batch, p.tokens, p.context)])
+        if rounds > 1
+        else None
+    )
     return points, scatter, weights_description(pair.target)
 
 
@@ -104,16 +115,19 @@ def fitted(model: ModelSpec, points: list[Measured], form: dict) -> Calibration:
 
 
 def predicted(model: ModelSpec, eff: Efficiency, points: list[Measured], form: dict) -> list[float]:
-    return [forward_cost(model, CPU, batch=p.batch, tokens=p.tokens, context=p.context, eff=eff,
-                         tile_rows=form["tile_rows"]).total_s for p in points]
+    return [
+        forward_cost(
+            model, CPU, batch=p.batch, tokens=p.tokens, context=p.context, eff=eff, tile_rows=form["tile_rows"]
+        ).total_s
+        for p in points
+    ]
 
 
 def held_out(model: ModelSpec, train: list[Measured], test: list[Measured], form: dict) -> dict:
     """Fit on `train`, relative error on `test`: the honest figure."""
     seconds = predicted(model, fitted(model, train, form).eff, test, form)
     err = [abs(s - p.seconds) / p.seconds for s, p in zip(seconds, test)]
-    return {"fit_on": len(train), "tested_on": len(test), "mean_rel_err": statistics.mean(err),
-            "max_rel_err": max(err)}
+    return {"fit_on": len(train), "tested_on": len(test), "mean_rel_err": statistics.mean(err), "max_rel_err": max(err)}
 
 
 def fit_report(model: ModelSpec, points: list[Measured], form: dict) -> dict:
@@ -123,8 +137,10 @@ def fit_report(model: ModelSpec, points: list[Measured], form: dict) -> dict:
     splits = {"interleaved": (points[::2], points[1::2])}
     for axis in ("batch", "context"):
         top = max(getattr(p, axis) for p in points)
-        splits[f"{axis} {top}"] = ([p for p in points if getattr(p, axis) != top],
-                                   [p for p in points if getattr(p, axis) == top])
+        splits[f"{axis} {top}"] = (
+            [p for p in points if getattr(p, axis) != top],
+            [p for p in points if getattr(p, axis) == top],
+        )
     return {
         "terms": form["terms"],
         "fit_all": cal.to_dict(),
@@ -141,8 +157,7 @@ def cpu_calibration(quick: bool, rounds: int, repeats: int) -> dict:
     return {
         "model": f"SmolLM2-135M-Instruct on the reference runtime, weights {weights}, 1 torch thread",
         "dtype": model.dtype,
-        "protocol": {"grid": grid, "rounds": rounds, "repeats": repeats,
-                     "round_scatter": scatter},
+        "protocol": {"grid": grid, "rounds": rounds, "repeats": repeats, "round_scatter": scatter},
         "points": [p.__dict__ for p in points],
         "fits": {name: fit_report(model, points, form) for name, form in FORMS.items()},
     }
@@ -173,10 +188,14 @@ def main() -> int:
     scatter = cpu["protocol"]["round_scatter"]
     print(f"CPU points: {len(cpu['points'])}, round-to-round scatter {'-' if scatter is None else f'{scatter:.1%}'}")
     for name, fit in cpu["fits"].items():
-        held = "; ".join(f"{split} held out {h['mean_rel_err']:.1%} (max {h['max_rel_err']:.0%})"
-                         for split, h in fit["holdout"].items())
-        print(f"CPU fit, {name} form: in-sample {fit['fit_all']['mean_rel_err']:.1%} "
-              f"(max {fit['fit_all']['max_rel_err']:.0%}); {held}")
+        held = "; ".join(
+            f"{split} held out {h['mean_rel_err']:.1%} (max {h['max_rel_err']:.0%})"
+            for split, h in fit["holdout"].items()
+        )
+        print(
+            f"CPU fit, {name} form: in-sample {fit['fit_all']['mean_rel_err']:.1%} "
+            f"(max {fit['fit_all']['max_rel_err']:.0%}); {held}"
+        )
     return 0
 
 

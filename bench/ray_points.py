@@ -31,8 +31,13 @@ def timed(gpus: int) -> dict[str, float]:
     import ray
 
     path = os.pathsep.join([str(ROOT), str(ROOT / "plugins"), os.environ.get("PYTHONPATH", "")])
-    ray.init(num_cpus=16, num_gpus=gpus, include_dashboard=False, log_to_driver=False,
-             runtime_env={"env_vars": {"PYTHONPATH": path, "HF_HUB_OFFLINE": "1"}})
+    ray.init(
+        num_cpus=16,
+        num_gpus=gpus,
+        include_dashboard=False,
+        log_to_driver=False,
+        runtime_env={"env_vars": {"PYTHONPATH": path, "HF_HUB_OFFLINE": "1"}},
+    )
     try:
         folder = Path(tempfile.mkdtemp())
         (folder / "warm").mkdir()
@@ -44,8 +49,11 @@ def timed(gpus: int) -> dict[str, float]:
         wall = time.monotonic() - start
         seen = intervals(double.log)
         span = max(p["end"] for p in seen) - min(p["start"] for p in seen)
-        return {"wall_s": round(wall, 2), "span_s": round(span, 2),
-                "most_at_once": max(sum(p["start"] <= q["start"] < p["end"] for p in seen) for q in seen)}
+        return {
+            "wall_s": round(wall, 2),
+            "span_s": round(span, 2),
+            "most_at_once": max(sum(p["start"] <= q["start"] < p["end"] for p in seen) for q in seen),
+        }
     finally:
         ray.shutdown()
 

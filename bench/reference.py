@@ -29,7 +29,7 @@ import torch  # noqa: E402
 from specdeploy._io import write_json_atomic  # noqa: E402
 from specdeploy.engines.reference.runtime import generate, load_pair, probe_costs  # noqa: E402
 from specdeploy.engines.reference.runtime.cpu_kernels import weights_description  # noqa: E402
-from specdeploy.engines.reference.runtime.models import DRAFTER_REF, EAGLE_REF, SMOLLM2_REF  # noqa: E402
+from specdeploy.engines.reference.runtime.models import DRAFTER_REF, HEAD_REF, SMOLLM2_REF  # noqa: E402
 from specdeploy.prompts import encode_prompt, load_humaneval, load_mtbench  # noqa: E402
 
 
@@ -63,14 +63,18 @@ def main() -> None:
         "--quick", action="store_true", help="1+1 prompts, 32 new tokens (about 6 minutes on 2 loaded cores)"
     )
     ap.add_argument("--threads", type=int, default=1)
-    ap.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "reference.json",
-                    help="where the JSON goes (a quick run is no replacement for the full figures)")
+    ap.add_argument(
+        "--out",
+        type=Path,
+        default=REPO / "bench" / "results" / "reference.json",
+        help="where the JSON goes (a quick run is no replacement for the full figures)",
+    )
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     os.environ["SPECDEPLOY_THREADS"] = str(args.threads)
     per_set, max_new = (1, 32) if args.quick else (4, 64)
     pair = load_pair(SMOLLM2_REF, DRAFTER_REF, "cpu")
-    pairs = {"ngram": pair, "draft_target": pair, "eagle3": load_pair(SMOLLM2_REF, EAGLE_REF, "cpu")}
+    pairs = {"ngram": pair, "draft_target": pair, "eagle3": load_pair(SMOLLM2_REF, HEAD_REF, "cpu")}
     tok = pair.tokenizer
     he, mt = load_humaneval(), load_mtbench()
     sweep_prompts = [encode_prompt(tok, r) for r in he[:per_set] + mt[: per_set * 10 : 10]]
@@ -87,7 +91,7 @@ def main() -> None:
         },
         "setup": {
             "target": SMOLLM2_REF,
-            "drafters": {"draft_target": DRAFTER_REF, "eagle3": EAGLE_REF},
+            "drafters": {"draft_target": DRAFTER_REF, "eagle3": HEAD_REF},
             "weights": weights_description(pair.target),
             "prompts": len(sweep_prompts),
             "max_new_tokens": max_new,
@@ -145,8 +149,9 @@ def main() -> None:
                 "acceptance_length": stats.acceptance_length,
                 "accept_hist": list(stats.accept_hist),
             }
-            print(f"{mechanism} on {name}: rate {stats.acceptance_rate:.3f} AL {stats.acceptance_length:.2f}",
-                  flush=True)
+            print(
+                f"{mechanism} on {name}: rate {stats.acceptance_rate:.3f} AL {stats.acceptance_length:.2f}", flush=True
+            )
     result["probe"] = probe_costs(pair, new_tokens=(1, 2, 4, 8, 9), contexts=(128,), repeats=5)
     write_json_atomic(args.out, result)
 

@@ -8,9 +8,9 @@ labelled, so a schedule cannot hide a result. Clients send no draft length: the 
 At each concurrency c, c closed-loop clients each keep one streaming gRPC request in flight (MT-Bench prompts,
 a fixed output length: `min_tokens` = `max_tokens`, as AIPerf's fixed output does) until `--waves` x c requests
 (at least `--prompts`) are answered, after one warm-up wave at the highest level that is not counted. Per level:
-output tokens/s, requests/s, TTFT and ITL percentiles (client side: TTFT = first response; ITL = gap between
-responses over the tokens each carries), the batch sizes and K the server reported, and the machine's load
-average (a shared machine: compare the runs of one file, not files). Every answer is checked against the
+the metrics under specdeploy's names (docs/design/metrics.md; client side: TTFT to the first response, TPOT per
+request, ITL each gap between responses that carry tokens), the batch sizes and K the server reported, the load
+average of the machine (a shared machine: compare the runs of one file, not files). Every answer is checked against the
 sequential greedy answer to its prompt (the c=1 level of the same run, one request at a time) and across runs.
 `ratio_c8_c1` is the throughput at the highest level over c=1 per client; goal (issue #21): at least 2.5x.
 With the clients' virtualenv (`bench/clients.sh`, default $SPECDEPLOY_CACHE/bench-clients) the same levels are
@@ -34,19 +34,19 @@ from typing import Any
 from _common import write_result
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from serving_tools import percentiles  # noqa: E402
+from serving_tools import client_metrics  # noqa: E402
 
 from tests.triton.reference_client import stream  # noqa: E402
 
 GOAL = 2.5
 
 
-def level(url: str, prompts: list[str], concurrency: int, requests: int, tokens: int) -> tuple[dict[str, Any],
-                                                                                               dict[int, list[int]]]:
+def level(
+    url: str, prompts: list[str], concurrency: int, requests: int, tokens: int
+) -> tuple[dict[str, Any], dict[int, list[int]]]:
     """`concurrency` closed-loop clients until `requests` are answered (request j asks prompt j mod len);
     returns the level's figures and the answer (token ids) per prompt index."""
-    ttft: list[float] = []
-    itl: list[float] = []
+    streams: list[tuple[float, list[tuple[float, int]]]] = []
     batches: list[int] = []
     ks: Counter[int] = Counter()
     answers: dict[int, list[list[int]]] = {}
@@ -62,13 +62,13 @@ def level(url: str, prompts: list[str], concurrency: int, requests: int, tokens:
             if j >= requests:
                 return
             sent = time.monotonic()
-            chunks = stream(url, "smollm2", {"text_input": prompts[j % len(prompts)], "max_tokens": tokens,
-                                             "min_tokens": tokens, "stream": True})
+            chunks = stream(
+                url,
+                "smollm2",
+                {"text_input": prompts[j % len(prompts)], "max_tokens": tokens, "min_tokens": tokens, "stream": True},
+            )
             with lock:
-                ttft.append((chunks[0][0] - sent) * 1e3)
-                for (before, _), (when, out) in zip(chunks, chunks[1:], strict=False):
-                    n = len(out["output_ids"])
-                    itl.extend([(when - before) * 1e3 / n] * n if n else [])
+                streams.append((sent, [(when, len(out["output_ids"])) for when, out in chunks]))
                 ids = [t for _, c in chunks for t in c["output_ids"]]
                 answers.setdefault(j % len(prompts), []).append(ids)
                 generated[0] += len(ids)
@@ -84,11 +84,13 @@ def level(url: str, prompts: list[str], concurrency: int, requests: int, tokens:
         t.join()
     wall = time.monotonic() - start
     consistent = all(all(a == seen[0] for a in seen) for seen in answers.values())
-    figures = {"concurrency": concurrency, "requests": requests, "output_tokens": generated[0],
-               "wall_s": round(wall, 2), "tokens_per_s": round(generated[0] / wall, 2),
-               "requests_per_s": round(requests / wall, 3), "ttft_ms": percentiles(ttft), "itl_ms": percentiles(itl),
-               "max_batch_seen": max(batches), "draft_len_steps": dict(sorted(ks.items())),
-               "load_avg_1min": [round(load, 2), round(os.getloadavg()[0], 2)]}
+    figures = {
+        **client_metrics(concurrency, requests, generated[0], wall, streams),
+        "wall_s": round(wall, 2),
+        "max_batch_seen": max(batches),
+        "draft_len_steps": dict(sorted(ks.items())),
+        "load_avg_1min": [round(load, 2), round(os.getloadavg()[0], 2)],
+    }
     return figures, {p: seen[0] for p, seen in answers.items()} if consistent else {}
 
 
@@ -97,7 +99,7 @@ def serve_run(label: str, sets: tuple[str, ...], prompts: list[str], args: argpa
     from specdeploy.api import load_and_resolve
     from specdeploy.render.actions import render_resolved
     from specdeploy.render.backends import prepare_backends
-    from specdeploy.render.context import RenderInputs
+    from specdeploy.render.model import RenderInputs
     from specdeploy.render.server import start_server
     from specdeploy.runtime_paths import cache_dir
 
@@ -124,10 +126,15 @@ def serve_run(label: str, sets: tuple[str, ...], prompts: list[str], args: argpa
     for figures, seen in zip(results, answers, strict=True):
         figures["identical_to_sequential_greedy"] = bool(seen) and all(reference.get(p) == a for p, a in seen.items())
     ratios = {"own": _ratio(results), **{name: _ratio(tool["levels"]) for name, tool in tools.items()}}
-    return {"sets": list(sets), "levels": results, **tools, "ratio_c8_c1": ratios,
-            "goal_met": {name: r >= GOAL for name, r in ratios.items()},
-            "identical_to_sequential_greedy": all(r["identical_to_sequential_greedy"] for r in results),
-            "answers": reference}
+    return {
+        "sets": list(sets),
+        "levels": results,
+        **tools,
+        "ratio_c8_c1": ratios,
+        "goal_met": {name: r >= GOAL for name, r in ratios.items()},
+        "identical_to_sequential_greedy": all(r["identical_to_sequential_greedy"] for r in results),
+        "answers": reference,
+    }
 
 
 def _tools(server: Any, prompt: str, levels: list[int], args: argparse.Namespace) -> dict[str, Any]:
@@ -137,8 +144,10 @@ def _tools(server: Any, prompt: str, levels: list[int], args: argparse.Namespace
 
     clients = args.clients or cache_dir() / "bench-clients"
     if not (clients / "bin" / "aiperf").exists():
-        print(f"no clients' virtualenv at {clients} (bench/clients.sh makes it): perf_analyzer and AIPerf skipped",
-              file=sys.stderr)
+        print(
+            f"no clients' virtualenv at {clients} (bench/clients.sh makes it): perf_analyzer and AIPerf skipped",
+            file=sys.stderr,
+        )
         return {}
     from serving_tools import aiperf, perf_analyzer
 
@@ -146,10 +155,10 @@ def _tools(server: Any, prompt: str, levels: list[int], args: argparse.Namespace
 
     tokenizer = resolve_target_folder("HuggingFaceTB/SmolLM2-135M-Instruct")
     server.frontend = start_frontend(server, "smollm2", 0)
-    out: dict[str, Any] = {"perf_analyzer": {"client": "perf_analyzer (tritonclient 2.51.0 wheel), gRPC --streaming",
-                                             "levels": []},
-                           "aiperf": {"client": "aiperf 0.13.0, --endpoint-type chat --streaming, ignore_eos",
-                                      "levels": []}}
+    out: dict[str, Any] = {
+        "perf_analyzer": {"client": "perf_analyzer (tritonclient 2.51.0 wheel), gRPC --streaming", "levels": []},
+        "aiperf": {"client": "aiperf 0.13.0, --endpoint-type chat --streaming, ignore_eos", "levels": []},
+    }
     for c in levels:
         out["perf_analyzer"]["levels"].append(perf_analyzer(clients, server.grpc_url, prompt, c, args.tokens))
         out["aiperf"]["levels"].append(aiperf(clients, server.frontend.url, tokenizer, c, args.tokens, args.waves))
@@ -176,28 +185,48 @@ def main() -> None:
     prompts = [r.turns[0] for r in load_mtbench()][: args.prompts]
     schedule = {int(b): int(k) for b, k in (item.split(":") for item in args.schedule.split(","))}
     common = ("serving.max_batch_size=8",)
-    plans = {"schedule": (f"schedule {schedule}", (f"speculative.draft_len={max(max(schedule.values()), 1)}",
-                                                   *(f"speculative.schedule.{b}={k}" for b, k in schedule.items()),
-                                                   *common)),
-             "fixed": (f"fixed K={args.draft_len}", (f"speculative.draft_len={args.draft_len}", *common))}
+    plans = {
+        "schedule": (
+            f"schedule {schedule}",
+            (
+                f"speculative.draft_len={max(max(schedule.values()), 1)}",
+                *(f"speculative.schedule.{b}={k}" for b, k in schedule.items()),
+                *common,
+            ),
+        ),
+        "fixed": (f"fixed K={args.draft_len}", (f"speculative.draft_len={args.draft_len}", *common)),
+    }
     load = os.getloadavg()
-    runs = {label: serve_run(label, sets, prompts, args)
-            for label, sets in (plans[name] for name in args.runs.split(","))}
+    runs = {
+        label: serve_run(label, sets, prompts, args) for label, sets in (plans[name] for name in args.runs.split(","))
+    }
     answers = [run.pop("answers") for run in runs.values()]
-    path = write_result("serving", {
-        "setup": {"profile": "cpu-smollm2", "mechanism": "eagle3", "output_tokens": args.tokens,
-                  "dataset": "mt-bench", "prompts": args.prompts, "waves": args.waves,
-                  "client": "tritonclient gRPC streaming, closed loop (c requests outstanding), one warm-up wave",
-                  "server": "tritonserver 2.51 (nvidia-pytriton), reference model, decoupled",
-                  "torch_threads": os.environ.get("SPECDEPLOY_THREADS", "1") + " (SPECDEPLOY_THREADS, load_pair)",
-                  "load_avg_at_start": [round(x, 2) for x in load]},
-        "runs": runs, "same_answers_across_runs": all(a == answers[0] for a in answers), "goal_ratio": GOAL,
-        "note": "a shared 2-core machine: figures move by 10-20 % from run to run; compare runs of one file"})
+    path = write_result(
+        "serving",
+        {
+            "setup": {
+                "profile": "cpu-smollm2",
+                "mechanism": "eagle3",
+                "output_tokens": args.tokens,
+                "dataset": "mt-bench",
+                "prompts": args.prompts,
+                "waves": args.waves,
+                "client": "tritonclient gRPC streaming, closed loop (c requests outstanding), one warm-up wave",
+                "server": "tritonserver 2.51 (nvidia-pytriton), reference model, decoupled",
+                "torch_threads": os.environ.get("SPECDEPLOY_THREADS", "1") + " (SPECDEPLOY_THREADS, load_pair)",
+                "load_avg_at_start": [round(x, 2) for x in load],
+            },
+            "runs": runs,
+            "same_answers_across_runs": all(a == answers[0] for a in answers),
+            "goal_ratio": GOAL,
+            "note": "a shared 2-core machine: figures move by 10-20 % from run to run; compare runs of one file",
+        },
+    )
     print({label: run["ratio_c8_c1"] for label, run in runs.items()}, f"(goal {GOAL}x) -> {path}")
 
 
 def _ratio(levels: list[dict[str, Any]]) -> float:
-    by = {r["concurrency"]: r["tokens_per_s"] for r in levels}
+    by = {r["concurrency"]: r["output_token_throughput"] for r in levels}
     return round(by[max(by)] / by[min(by)], 2)
 
 

@@ -46,11 +46,13 @@ NOISE = 0.01
 CONTEXT = 512 + 64
 SCENARIOS = 24
 DEV_SEED, HELD_OUT_SEED = 7, 8
-SETS = {"development": f"scenarios 0-{SCENARIOS - 1}, efficiencies from seed {DEV_SEED}: the strategy was tuned "
-                       "against these (in-sample)",
-        "held_out": f"the first {SCENARIOS} ids from {SCENARIOS} up whose GPU x pair x acceptance x objective is not "
-                    f"a development one, efficiencies from seed {HELD_OUT_SEED}, noise seeded by id; defined before "
-                    "the strategy changes and never looked at while tuning"}
+SETS = {
+    "development": f"scenarios 0-{SCENARIOS - 1}, efficiencies from seed {DEV_SEED}: the strategy was tuned "
+    "against these (in-sample)",
+    "held_out": f"the first {SCENARIOS} ids from {SCENARIOS} up whose GPU x pair x acceptance x objective is not "
+    f"a development one, efficiencies from seed {HELD_OUT_SEED}, noise seeded by id; defined before "
+    "the strategy changes and never looked at while tuning",
+}
 PAIRS = [  # (target, drafter, mechanism, chain)
     ("meta-llama/Llama-3.1-8B-Instruct", "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", "eagle3", True),
     ("meta-llama/Llama-3.3-70B-Instruct", "meta-llama/Llama-3.2-1B-Instruct", "draft_target", True),
@@ -89,8 +91,17 @@ def combination(i: int) -> dict[str, Any]:
     prof = list(PROFILES)[(i // 2) % len(PROFILES)]
     objective = ("throughput", "throughput", "latency", "goodput")[i % 4] if i >= 8 else "throughput"
     tp = 2 if "70B" in target and gpu in ("a100-80gb", "l40s", "h100-sxm") else 1
-    return {"id": i, "target": target, "draft": draft, "mechanism": mech, "chain": chain, "gpu": gpu, "tp": tp,
-            "acceptance": prof, "objective": objective}
+    return {
+        "id": i,
+        "target": target,
+        "draft": draft,
+        "mechanism": mech,
+        "chain": chain,
+        "gpu": gpu,
+        "tp": tp,
+        "acceptance": prof,
+        "objective": objective,
+    }
 
 
 def combo_key(i: int) -> tuple[Any, ...]:
@@ -98,8 +109,12 @@ def combo_key(i: int) -> tuple[Any, ...]:
 
 
 def scenario(i: int, rng: random.Random) -> dict[str, Any]:
-    eff = Efficiency(compute=rng.uniform(0.45, 0.85), bandwidth=rng.uniform(0.55, 0.9),
-                     step_overhead_s=rng.uniform(30e-6, 400e-6), layer_overhead_s=rng.uniform(0, 4e-6))
+    eff = Efficiency(
+        compute=rng.uniform(0.45, 0.85),
+        bandwidth=rng.uniform(0.55, 0.9),
+        step_overhead_s=rng.uniform(30e-6, 400e-6),
+        layer_overhead_s=rng.uniform(0, 4e-6),
+    )
     return combination(i) | {"eff": eff, "draft_scale": rng.uniform(0.7, 1.6)}
 
 
@@ -115,18 +130,39 @@ def scenario_sets() -> dict[str, list[dict[str, Any]]]:
 
 def build(sc: dict[str, Any], seed: int) -> tuple[World, TuneSetup, Any, ModelBackend]:
     gpu = GPUS[sc["gpu"]]
-    make = lambda eff: AnalyticTimer(spec(sc["target"]), gpu, mechanism=sc["mechanism"], draft=spec(sc["draft"]),  # noqa: E731
-                                     tp=sc["tp"], context=CONTEXT, eff=eff)
+    make = lambda eff: AnalyticTimer(  # noqa: E731
+        spec(sc["target"]),
+        gpu,
+        mechanism=sc["mechanism"],
+        draft=spec(sc["draft"]),
+        tp=sc["tp"],
+        context=CONTEXT,
+        eff=eff,
+    )
     truth = make(sc["eff"])
     profile = PROFILES[sc["acceptance"]] or prior_profile(sc["mechanism"])
-    world = World(TrueTimer(truth, sc["draft_scale"]), profile,
-                  lambda c: forward_cost(truth.target, gpu, batch=c, tokens=512, context=512, tp=sc["tp"],
-                                         eff=sc["eff"]).total_s)
+    world = World(
+        TrueTimer(truth, sc["draft_scale"]),
+        profile,
+        lambda c: forward_cost(truth.target, gpu, batch=c, tokens=512, context=512, tp=sc["tp"], eff=sc["eff"]).total_s,
+    )
     itl = None
     if sc["objective"] == "goodput":  # an SLA that binds somewhere in the middle of the range
-        itl = 1.6 * world.point(16, 0)["itl_p99_ms"]
-    setup = TuneSetup(f"scenario-{sc['id']}", sc["mechanism"], sc["chain"], CONCURRENCY, KS, sc["objective"],
-                      p99_itl_ms=itl, repeats=REPEATS, prompts=32, output_len=128, line="1.3", max_batch_size=64)
+        itl = 1.6 * world.point(16, 0)["itl_ms"]
+    setup = TuneSetup(
+        f"scenario-{sc['id']}",
+        sc["mechanism"],
+        sc["chain"],
+        CONCURRENCY,
+        KS,
+        sc["objective"],
+        p99_itl_ms=itl,
+        repeats=REPEATS,
+        prompts=32,
+        output_len=128,
+        line="1.3",
+        max_batch_size=64,
+    )
     return world, setup, prior_for(make), ModelBackend(world, noise=NOISE, seed=seed, prompts=32, output_len=128)
 
 
@@ -140,8 +176,7 @@ def run_one(sc: dict[str, Any], tmp: Path) -> dict[str, Any]:
     oracle = {c: max(truth_obj(world, setup, c, k) for k in (0, *KS)) for c in CONCURRENCY}
     off = {c: truth_obj(world, setup, c, 0) for c in CONCURRENCY}
     described = {k: v for k, v in sc.items() if k != "eff"} | {"efficiency": sc["eff"].to_dict()}
-    out: dict[str, Any] = {"scenario": described,
-                           "sweep_cost_s": sweep_cost}
+    out: dict[str, Any] = {"scenario": described, "sweep_cost_s": sweep_cost}
     budget = None
     for name in ("factorized", "grid", "hillclimb", "sweep"):
         _, _, prior, backend = build(sc, seed=sc["id"] * 7 + len(name))
@@ -153,8 +188,14 @@ def run_one(sc: dict[str, Any], tmp: Path) -> dict[str, Any]:
         chosen = {c: d.k for c, d in strategy.decisions().items()}
         quality = {c: truth_obj(world, setup, c, k) / oracle[c] if oracle[c] else 1.0 for c, k in chosen.items()}
         slower = [c for c, k in chosen.items() if truth_obj(world, setup, c, k) < 0.99 * off[c]]
-        out[name] = {"chosen": chosen, "quality": quality, "min_quality": min(quality.values()),
-                     "slower_than_off": slower, "cost_s": cost, "cost_fraction": cost / sweep_cost}
+        out[name] = {
+            "chosen": chosen,
+            "quality": quality,
+            "min_quality": min(quality.values()),
+            "slower_than_off": slower,
+            "cost_s": cost,
+            "cost_fraction": cost / sweep_cost,
+        }
     out["oracle_k"] = {c: max((0, *KS), key=lambda k: truth_obj(world, setup, c, k)) for c in CONCURRENCY}
     return out
 
@@ -163,12 +204,14 @@ def aggregate(rows: list[dict[str, Any]]) -> dict[str, Any]:
     agg = {}
     for name in ("factorized", "grid", "hillclimb", "sweep"):
         qs = [r[name]["min_quality"] for r in rows]
-        agg[name] = {"scenarios_min_quality_ge_98pct": sum(q >= 0.98 for q in qs), "worst_min_quality": min(qs),
-                     "mean_quality": sum(sum(r[name]["quality"].values()) / len(r[name]["quality"])
-                                         for r in rows) / len(rows),
-                     "points_slower_than_off_gt_1pct": sum(len(r[name]["slower_than_off"]) for r in rows),
-                     "max_cost_fraction": max(r[name]["cost_fraction"] for r in rows),
-                     "mean_cost_fraction": sum(r[name]["cost_fraction"] for r in rows) / len(rows)}
+        agg[name] = {
+            "scenarios_min_quality_ge_98pct": sum(q >= 0.98 for q in qs),
+            "worst_min_quality": min(qs),
+            "mean_quality": sum(sum(r[name]["quality"].values()) / len(r[name]["quality"]) for r in rows) / len(rows),
+            "points_slower_than_off_gt_1pct": sum(len(r[name]["slower_than_off"]) for r in rows),
+            "max_cost_fraction": max(r[name]["cost_fraction"] for r in rows),
+            "mean_cost_fraction": sum(r[name]["cost_fraction"] for r in rows) / len(rows),
+        }
     return agg
 
 
@@ -192,8 +235,14 @@ def main() -> None:
         path = args.out or RESULTS / f"tuner-reference-{args.clock}{'-quick' if args.quick else ''}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         loads = {"before_1_5_15_min": load, "after_1_5_15_min": os.getloadavg(), "cores": os.cpu_count()}
-        path.write_text(json.dumps({"benchmark": "tuner-reference", "machine": machine() | {"load": loads},
-                                    **reference}, indent=2, default=str) + "\n")
+        path.write_text(
+            json.dumps(
+                {"benchmark": "tuner-reference", "machine": machine() | {"load": loads}, **reference},
+                indent=2,
+                default=str,
+            )
+            + "\n"
+        )
         print(path)
         show_reference(reference)
         return
@@ -201,11 +250,21 @@ def main() -> None:
         rows = {part: [run_one(sc, Path(tmp)) for sc in scs] for part, scs in scenario_sets().items()}
         reference = None if args.skip_reference else reference_suite(Path(tmp), args.rounds, args.clock, args.device)
     agg = {part: aggregate(r) for part, r in rows.items()}
-    payload = {"settings": {"concurrency": CONCURRENCY, "draft_lens": KS, "noise_sigma": NOISE, "repeats": REPEATS,
-                            "outlier_p": 0.03, "scenarios": {part: len(r) for part, r in rows.items()},
-                            "sets": SETS,
-                            "budget": "grid and hillclimb get the device-seconds factorized spent"},
-               "summary": agg, "reference_runtime": reference or "skipped (--skip-reference)", "scenarios": rows}
+    payload = {
+        "settings": {
+            "concurrency": CONCURRENCY,
+            "draft_lens": KS,
+            "noise_sigma": NOISE,
+            "repeats": REPEATS,
+            "outlier_p": 0.03,
+            "scenarios": {part: len(r) for part, r in rows.items()},
+            "sets": SETS,
+            "budget": "grid and hillclimb get the device-seconds factorized spent",
+        },
+        "summary": agg,
+        "reference_runtime": reference or "skipped (--skip-reference)",
+        "scenarios": rows,
+    }
     print(write_result("tuner", payload))
     for part, parts in agg.items():
         for name, a in parts.items():

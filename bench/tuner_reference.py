@@ -51,13 +51,22 @@ ROUNDS = 10
 strategies run; the first REPEATS rounds are an exhaustive sweep that decides as the tuner would, the rest are
 the truth the choices are scored on (median per point)."""
 BOOT = 500
-REF_SETTINGS = {"pair": "random Llama (8 layers, hidden 64) + its first layer as drafter, runtime CPU kernels",
-                "prompts": 8, "prompt_tokens": 24, "output_len": 48, "concurrency": [1, 2, 4],
-                "draft_lens": list(range(0, 9)), "repeats": REPEATS, "rounds": ROUNDS, "threads": 1,
-                "clock": "end-to-end tok/s per process-CPU-second (shared cores); step-cost probes and cost_s are "
-                         "wall time",
-                "truth": f"median of rounds {REPEATS}..{ROUNDS - 1} (shuffled order per round); the sweep row "
-                         f"decides on rounds 0..{REPEATS - 1} with the selection policy, as a 3-repeat sweep would"}
+REF_SETTINGS = {
+    "pair": "random Llama (8 layers, hidden 64) + its first layer as drafter, runtime CPU kernels",
+    "prompts": 8,
+    "prompt_tokens": 24,
+    "output_len": 48,
+    "concurrency": [1, 2, 4],
+    "draft_lens": list(range(0, 9)),
+    "repeats": REPEATS,
+    "rounds": ROUNDS,
+    "threads": 1,
+    "clock": "end-to-end tok/s per process-CPU-second (shared cores); step-cost probes and cost_s are wall time",
+    "truth": f"median of rounds {REPEATS}..{ROUNDS - 1} (shuffled order per round); the sweep row "
+    f"decides on rounds 0..{REPEATS - 1} with the selection policy, as a 3-repeat sweep would",
+}
+
+
 def tiny_pair(folder: Path, device: str | None = None) -> tuple[Any, list[tuple[str, list[int]]]]:
     """8-layer random Llama (hidden 64, init 0.07) and its first layer as drafter (cheap, agrees often), saved and
     loaded through the runtime's `load_pair` so it decodes on the runtime's own CPU kernels."""
@@ -69,9 +78,17 @@ def tiny_pair(folder: Path, device: str | None = None) -> tuple[Any, list[tuple[
     from specdeploy.engines.reference.runtime import load_pair
 
     torch.manual_seed(0)
-    cfg = LlamaConfig(vocab_size=128, hidden_size=64, intermediate_size=128, num_hidden_layers=8, num_attention_heads=4,
-                      num_key_value_heads=2, max_position_embeddings=512, tie_word_embeddings=True,
-                      initializer_range=0.07)
+    cfg = LlamaConfig(
+        vocab_size=128,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=8,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=512,
+        tie_word_embeddings=True,
+        initializer_range=0.07,
+    )
     target = LlamaForCausalLM(cfg).eval()
     drafter = copy.deepcopy(target)
     drafter.model.layers = drafter.model.layers[:1]
@@ -86,7 +103,7 @@ def tiny_pair(folder: Path, device: str | None = None) -> tuple[Any, list[tuple[
 def rounds_of(backend: Any, points: list[tuple[int, int]], rounds: range) -> list[dict[tuple[int, int], Any]]:
     """Every point once per round, in a fresh shuffled order each round, so load drift does not follow K. Each run
     carries both clocks' figures, `cpu_tps` and `wall_tps` (the tiny pair has no EOS: every run makes the same
-    number of tokens), whichever one `system_tps` is."""
+    number of tokens), whichever one `output_token_throughput` is."""
     import time
 
     from specdeploy.tune.types import Request
@@ -107,11 +124,17 @@ def rounds_of(backend: Any, points: list[tuple[int, int]], rounds: range) -> lis
 def ref_score(chosen: dict[int, int], truth: dict[tuple[int, int], float]) -> dict[str, Any]:
     best = {c: max(v for (cc, _), v in truth.items() if cc == c) for c in chosen}
     quality = {c: truth[(c, k)] / best[c] for c, k in chosen.items()}
-    return {"chosen": chosen, "quality": quality, "min_quality": min(quality.values()),
-            "slower_than_off": [c for c, k in chosen.items() if truth[(c, k)] < 0.99 * truth[(c, 0)]]}
+    return {
+        "chosen": chosen,
+        "quality": quality,
+        "min_quality": min(quality.values()),
+        "slower_than_off": [c for c, k in chosen.items() if truth[(c, k)] < 0.99 * truth[(c, 0)]],
+    }
 
 
-def medians(rounds: list[dict[tuple[int, int], Any]], key: str = "system_tps") -> dict[tuple[int, int], float]:
+def medians(
+    rounds: list[dict[tuple[int, int], Any]], key: str = "output_token_throughput"
+) -> dict[tuple[int, int], float]:
     import statistics
 
     return {p: statistics.median(r[p][key] for r in rounds) for p in rounds[0]}
@@ -119,8 +142,10 @@ def medians(rounds: list[dict[tuple[int, int], Any]], key: str = "system_tps") -
 
 def best_k(truth: dict[tuple[int, int], float]) -> dict[int, int]:
     """Each concurrency's best K (the smallest on a tie)."""
-    return {c: max(sorted(k for cc, k in truth if cc == c), key=lambda k: truth[(c, k)])
-            for c in sorted({c for c, _ in truth})}
+    return {
+        c: max(sorted(k for cc, k in truth if cc == c), key=lambda k: truth[(c, k)])
+        for c in sorted({c for c, _ in truth})
+    }
 
 
 def clock_comparison(rounds: list[dict[tuple[int, int], Any]], clock: str) -> dict[str, Any]:
@@ -139,8 +164,12 @@ def clock_comparison(rounds: list[dict[tuple[int, int], Any]], clock: str) -> di
             boot = best_k(medians([rng.choice(rounds) for _ in rounds], key))
             for c in top:
                 same[c] += boot[c] == top[c]
-        out[name] = {"per_run_rel_mad_median": statistics.median(spread), "per_run_rel_mad_max": max(spread),
-                     "best_k": top, "best_k_stable": {c: n / BOOT for c, n in same.items()}}
+        out[name] = {
+            "per_run_rel_mad_median": statistics.median(spread),
+            "per_run_rel_mad_max": max(spread),
+            "best_k": top,
+            "best_k_stable": {c: n / BOOT for c, n in same.items()},
+        }
     return out
 
 
@@ -160,13 +189,16 @@ def bootstrap(rounds: list[dict[tuple[int, int], Any]], chosen: dict[str, dict[i
         for c in top:
             same[c] += boot[c] == top[c]
     pct = lambda xs, q: sorted(xs)[int(q * (len(xs) - 1))]  # noqa: E731
-    return {"min_quality_p5": {n: pct(v, 0.05) for n, v in worst.items()},
-            "min_quality_p50": {n: pct(v, 0.5) for n, v in worst.items()},
-            "best_k_stable": {c: n / BOOT for c, n in same.items()}}
+    return {
+        "min_quality_p5": {n: pct(v, 0.05) for n, v in worst.items()},
+        "min_quality_p50": {n: pct(v, 0.5) for n, v in worst.items()},
+        "best_k_stable": {c: n / BOOT for c, n in same.items()},
+    }
 
 
-def reference_suite(tmp: Path, rounds_total: int = ROUNDS, clock: str = "cpu", device: str | None = None,
-                    quick: bool = False) -> dict[str, Any]:
+def reference_suite(
+    tmp: Path, rounds_total: int = ROUNDS, clock: str = "cpu", device: str | None = None, quick: bool = False
+) -> dict[str, Any]:
     """The real-runtime comparison; `quick` (the GPU kit's) measures c in {1, 4}, K in 0..4, 4 prompts, 16 tokens."""
     import statistics
 
@@ -178,8 +210,16 @@ def reference_suite(tmp: Path, rounds_total: int = ROUNDS, clock: str = "cpu", d
     pair, prompts = tiny_pair(tmp, device)
     concurrency, ks = ((1, 4), (1, 2, 3, 4)) if quick else (REF_CONCURRENCY, KS)
     prompts = prompts[:4] if quick else prompts
-    setup = TuneSetup("reference-tiny", "draft_target", True, concurrency, ks, repeats=REPEATS, prompts=len(prompts),
-                      output_len=16 if quick else 48)
+    setup = TuneSetup(
+        "reference-tiny",
+        "draft_target",
+        True,
+        concurrency,
+        ks,
+        repeats=REPEATS,
+        prompts=len(prompts),
+        output_len=16 if quick else 48,
+    )
     backend = ReferenceBackend(None, setup, pair=pair, prompts=prompts, clock=clock)
     prior = lambda plain: (ConstantTimer(min(plain.values()), 0.15), None)  # noqa: E731 - probes correct it
     points = [(c, k) for c in concurrency for k in (0, *ks)]
@@ -192,8 +232,11 @@ def reference_suite(tmp: Path, rounds_total: int = ROUNDS, clock: str = "cpu", d
         drive(strategy, rec, budget_s=budget)
         budget = budget or spent(rec)
         decisions = strategy.decisions()
-        out[name] = {"chosen": {c: d.k for c, d in decisions.items()}, "cost_s": spent(rec),
-                     "why": {c: f"{d.reason}; measured {d.candidates}" for c, d in decisions.items()}}
+        out[name] = {
+            "chosen": {c: d.k for c, d in decisions.items()},
+            "cost_s": spent(rec),
+            "why": {c: f"{d.reason}; measured {d.candidates}" for c, d in decisions.items()},
+        }
     rounds = before + rounds_of(backend, points, range(rounds_total // 2, rounds_total))
     sweep, truth_rounds = rounds[:REPEATS], rounds[REPEATS:]  # the sweep decides on its own rounds only
     book = Book(setup)
@@ -203,29 +246,54 @@ def reference_suite(tmp: Path, rounds_total: int = ROUNDS, clock: str = "cpu", d
     truth = medians(truth_rounds)
     for row in out.values():
         row.update(ref_score(row["chosen"], truth), cost_fraction=row["cost_s"] / sweep_cost)
-    spread = {p: statistics.median(abs(r[p]["system_tps"] / truth[p] - 1) for r in truth_rounds) for p in points}
-    noise = {"per_run_rel_mad_median": statistics.median(spread.values()), "per_run_rel_mad_max": max(spread.values()),
-             "truth_rounds": len(truth_rounds), **bootstrap(truth_rounds, {n: r["chosen"] for n, r in out.items()})}
-    settings = REF_SETTINGS | {"concurrency": list(concurrency), "draft_lens": [0, *ks], "prompts": len(prompts),
-                               "output_len": setup.output_len, "rounds": rounds_total, "device": str(pair.device),
-                               "clock": CLOCKS[clock],
-                               "truth": f"median of rounds {REPEATS}..{rounds_total - 1} (shuffled order per round); "
-                                        f"the sweep row decides on rounds 0..{REPEATS - 1} with the selection policy"}
-    return {"settings": settings, "clock_comparison": clock_comparison(truth_rounds, clock), **out,
-            "oracle_k": best_k(truth),
-            "noise": noise, "truth_tps": {f"{c}/{k}": v for (c, k), v in truth.items()},
-            "truth_measuring_s": sum(v["cost_s"] for r in rounds for v in r.values())}
+    spread = {
+        p: statistics.median(abs(r[p]["output_token_throughput"] / truth[p] - 1) for r in truth_rounds) for p in points
+    }
+    noise = {
+        "per_run_rel_mad_median": statistics.median(spread.values()),
+        "per_run_rel_mad_max": max(spread.values()),
+        "truth_rounds": len(truth_rounds),
+        **bootstrap(truth_rounds, {n: r["chosen"] for n, r in out.items()}),
+    }
+    settings = REF_SETTINGS | {
+        "concurrency": list(concurrency),
+        "draft_lens": [0, *ks],
+        "prompts": len(prompts),
+        "output_len": setup.output_len,
+        "rounds": rounds_total,
+        "device": str(pair.device),
+        "clock": CLOCKS[clock],
+        "truth": f"median of rounds {REPEATS}..{rounds_total - 1} (shuffled order per round); "
+        f"the sweep row decides on rounds 0..{REPEATS - 1} with the selection policy",
+    }
+    return {
+        "settings": settings,
+        "clock_comparison": clock_comparison(truth_rounds, clock),
+        **out,
+        "oracle_k": best_k(truth),
+        "noise": noise,
+        "truth_tps": {f"{c}/{k}": v for (c, k), v in truth.items()},
+        "truth_measuring_s": sum(v["cost_s"] for r in rounds for v in r.values()),
+    }
 
 
-CLOCKS = {"cpu": "end-to-end tok/s per process-CPU-second (shared cores); step-cost probes and cost_s are wall time",
-          "wall": "end-to-end tok/s per wall second"}
+CLOCKS = {
+    "cpu": "end-to-end tok/s per process-CPU-second (shared cores); step-cost probes and cost_s are wall time",
+    "wall": "end-to-end tok/s per wall second",
+}
 
 
 def show_reference(reference: dict[str, Any]) -> None:
     for name in ("factorized", "grid", "hillclimb", "sweep"):
         r, p5 = reference[name], reference["noise"]["min_quality_p5"][name]
-        print(f"reference {name:10s} min_quality {r['min_quality']:.3f} (p5 {p5:.3f}) cost {r['cost_fraction']:.2f} "
-              f"slower {r['slower_than_off']} chosen {r['chosen']}")
-    print("reference oracle", reference["oracle_k"], "noise", {k: v for k, v in reference["noise"].items()
-                                                               if not k.startswith("min_quality")})
+        print(
+            f"reference {name:10s} min_quality {r['min_quality']:.3f} (p5 {p5:.3f}) cost {r['cost_fraction']:.2f} "
+            f"slower {r['slower_than_off']} chosen {r['chosen']}"
+        )
+    print(
+        "reference oracle",
+        reference["oracle_k"],
+        "noise",
+        {k: v for k, v in reference["noise"].items() if not k.startswith("min_quality")},
+    )
     print("clocks", reference["clock_comparison"])

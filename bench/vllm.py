@@ -49,24 +49,40 @@ def engines() -> list[tuple[str, int, dict[str, Any] | None, str]]:
     """Most telling first: a run cut short (results are written after every engine) keeps those."""
     eagle, draft = str(eagle3_folder()), str(draft_model_folder())
     eagle3 = {k: {"method": "eagle3", "model": eagle, "num_speculative_tokens": k} for k in (1, 2, 3)}
-    return [("plain", 0, None, "float32"),
-            ("ngram+schedule", 3, {"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4,
-                                   "prompt_lookup_min": 2, "num_speculative_tokens_per_batch_size": SCHEDULE},
-             "float32"),
-            ("eagle3", 3, eagle3[3], "float32"), ("draft_model", 3, {"model": draft, "num_speculative_tokens": 3},
-                                                  "float32"),
-            ("eagle3", 1, eagle3[1], "float32"), ("eagle3", 2, eagle3[2], "float32"),
-            ("plain-bf16", 0, None, "bfloat16"), ("eagle3-bf16", 3, eagle3[3], "bfloat16")]
+    return [
+        ("plain", 0, None, "float32"),
+        (
+            "ngram+schedule",
+            3,
+            {
+                "method": "ngram",
+                "num_speculative_tokens": 3,
+                "prompt_lookup_max": 4,
+                "prompt_lookup_min": 2,
+                "num_speculative_tokens_per_batch_size": SCHEDULE,
+            },
+            "float32",
+        ),
+        ("eagle3", 3, eagle3[3], "float32"),
+        ("draft_model", 3, {"model": draft, "num_speculative_tokens": 3}, "float32"),
+        ("eagle3", 1, eagle3[1], "float32"),
+        ("eagle3", 2, eagle3[2], "float32"),
+        ("plain-bf16", 0, None, "bfloat16"),
+        ("eagle3-bf16", 3, eagle3[3], "bfloat16"),
+    ]
 
 
 def first_difference(ours: list[list[int]], theirs: list[list[int]]) -> list[int | None]:
     """Per answer, the index of the first token that differs (None: identical)."""
-    return [next((i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y), None)
-            for a, b in zip(ours, theirs, strict=True)]
+    return [
+        next((i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y), None)
+        for a, b in zip(ours, theirs, strict=True)
+    ]
 
 
-def row(name: str, k: int, spec: dict[str, Any] | None, dtype: str, result: Result,
-        plain: dict[str, Result]) -> dict[str, Any]:
+def row(
+    name: str, k: int, spec: dict[str, Any] | None, dtype: str, result: Result, plain: dict[str, Result]
+) -> dict[str, Any]:
     """Speed and acceptance per concurrency, compared with plain decoding in the same dtype (and, for bf16 plain,
     with fp32 plain)."""
     points = []
@@ -81,19 +97,28 @@ def row(name: str, k: int, spec: dict[str, Any] | None, dtype: str, result: Resu
             d["speedup"] = round(p.output_tok_s / base.points[i].output_tok_s, 3)
         points.append(d)
     spec_out = {k2: v for k2, v in (spec or {}).items() if k2 != "model"}
-    return {"engine": name, "K": k, "dtype": dtype, "speculative_config": spec_out,
-            "start_s": round(result.start_s, 1), "points": points}
+    return {
+        "engine": name,
+        "K": k,
+        "dtype": dtype,
+        "speculative_config": spec_out,
+        "start_s": round(result.start_s, 1),
+        "points": points,
+    }
 
 
 def merge(updates: dict[str, Any]) -> Path:
     """vllm.json with `updates` and every other key kept (each part of the benchmark writes its own)."""
     existing = RESULTS / "vllm.json"
     kept = json.loads(existing.read_text()) if existing.is_file() else {}
-    note = {"shared_machine": "2 cores shared with up to 6 other sessions: every part records the load average "
-                              "(os.getloadavg, 1/5/15 min) it ran at; the tune figures count tokens per CPU second "
-                              "of vLLM's worker beside wall-clock tokens per second"}
-    return write_result("vllm", {**{k: v for k, v in kept.items() if k not in ("benchmark", "machine")}, **note,
-                                 **updates})
+    note = {
+        "shared_machine": "2 cores shared with up to 6 other sessions: every part records the load average "
+        "(os.getloadavg, 1/5/15 min) it ran at; the tune figures count tokens per CPU second "
+        "of vLLM's worker beside wall-clock tokens per second"
+    }
+    return write_result(
+        "vllm", {**{k: v for k, v in kept.items() if k not in ("benchmark", "machine")}, **note, **updates}
+    )
 
 
 def tune_figures(args: argparse.Namespace) -> None:
@@ -121,8 +146,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--prompts", type=int, default=8)
     ap.add_argument("--max-tokens", type=int, default=64)
-    ap.add_argument("--compile", action="store_true",
-                    help="let vLLM compile the model (torch.compile; minutes per start here) instead of running eager")
+    ap.add_argument(
+        "--compile",
+        action="store_true",
+        help="let vLLM compile the model (torch.compile; minutes per start here) instead of running eager",
+    )
     ap.add_argument("--only", help="comma-separated engine names (compare with plain: name it too)")
     ap.add_argument("--starts", action="store_true", help="engine start and speed, eager vs compiled")
     ap.add_argument("--tune", action="store_true", help="time `specdeploy build` of the CPU profile (it tunes)")
@@ -149,12 +177,26 @@ def main() -> None:
         if spec is None:
             plain[dtype] = result
         rows.append(row(name, k, spec, dtype, result, plain))
-        merge({"setup": {
-            "vllm": result.vllm_version, "target": "HuggingFaceTB/SmolLM2-135M-Instruct",
-            "prompts": f"{len(prompts)} MT-Bench first turns", "max_tokens": args.max_tokens, "ignore_eos": True,
-            "temperature": 0.0, "concurrency": list(CONCURRENCY), "enforce_eager": not args.compile,
-            "VLLM_CPU_KVCACHE_SPACE_GiB": 1, "load_average": {"start": load, "now": os.getloadavg()[0]},
-            "engine_starts": len(rows)}, "engines": rows, "wall_s": round(time.monotonic() - began, 1)})
+        merge(
+            {
+                "setup": {
+                    "vllm": result.vllm_version,
+                    "target": "HuggingFaceTB/SmolLM2-135M-Instruct",
+                    "prompts": f"{len(prompts)} MT-Bench first turns",
+                    "max_tokens": args.max_tokens,
+                    "ignore_eos": True,
+                    "temperature": 0.0,
+                    "concurrency": list(CONCURRENCY),
+                    "enforce_eager": not args.compile,
+                    "VLLM_CPU_KVCACHE_SPACE_GiB": 1,
+                    "load_average": {"start": load, "now": os.getloadavg()[0]},
+                    "engine_starts": len(rows),
+                },
+                "engines": rows,
+                "wall_s": round(time.monotonic() - began, 1),
+            }
+        )
+
 
 if __name__ == "__main__":
     main()

@@ -45,12 +45,15 @@ def cases(root: Path) -> dict[str, Any]:
     drafter = config_folder(packaged_model("specdeploy/smollm2-135m-drafter") or Path(), root / "drafter")
     limits = ServeLimits(max_num_seqs=8, max_model_len=2048)
     common = {"target": str(target), "limits": limits, "line": line}
-    return {"plain": emit(None, {}, 0, **common),
-            "ngram+schedule": emit("ngram", {}, 4, schedule={1: 4, 4: 2}, max_concurrency=6, **common),
-            "draft_model": emit("draft_target", {}, 2, drafter=str(drafter), **common),
-            "eagle3": emit("eagle3", {}, 3, drafter=str(head), **common),
-            "broken: prompt_lookup_min > max": emit("ngram", {"max_matching_ngram_size": 2, "prompt_lookup_min": 5},
-                                                    3, **common)}
+    return {
+        "plain": emit(None, {}, 0, **common),
+        "ngram+schedule": emit("ngram", {}, 4, schedule={1: 4, 4: 2}, max_concurrency=6, **common),
+        "draft_model": emit("draft_target", {}, 2, drafter=str(drafter), **common),
+        "eagle3": emit("eagle3", {}, 3, drafter=str(head), **common),
+        "broken: prompt_lookup_min > max": emit(
+            "ngram", {"max_matching_ngram_size": 2, "prompt_lookup_min": 5}, 3, **common
+        ),
+    }
 
 
 def main() -> None:
@@ -71,8 +74,8 @@ def main() -> None:
         "configs_per_batch": len(emitted),
         "verdicts": {name: batches[-1].results[i].error or "accepted" for i, name in enumerate(emitted)},
         "note": "warm figures: the first check of an architecture vLLM never inspected on this machine starts one "
-                "more interpreter (its model registry; 60-125 s measured under load), then vLLM caches the result "
-                "in ~/.cache/vllm/modelinfos",
+        "more interpreter (its model registry; 60-125 s measured under load), then vLLM caches the result "
+        "in ~/.cache/vllm/modelinfos",
     }
     path = RESULTS / "vllm.json"
     doc = json.loads(path.read_text()) if path.is_file() else {"benchmark": "vllm"}
@@ -81,8 +84,10 @@ def main() -> None:
     tmp_path = path.with_suffix(".json.tmp")
     tmp_path.write_text(json.dumps(doc, indent=2) + "\n")
     os.replace(tmp_path, path)
-    print(f"EngineArgs import median {section['engine_args_import']['median_s']:.1f} s; "
-          f"{len(emitted)} configs checked in {section['batch_wall']['median_s']:.1f} s (load {load_before:.1f})")
+    print(
+        f"EngineArgs import median {section['engine_args_import']['median_s']:.1f} s; "
+        f"{len(emitted)} configs checked in {section['batch_wall']['median_s']:.1f} s (load {load_before:.1f})"
+    )
 
 
 if __name__ == "__main__":

@@ -50,8 +50,11 @@ def _speeds(points: list[Any]) -> dict[str, Any]:
         for clock, get in (("cpu", lambda p: p.tokens_per_cpu_s), ("wall", lambda p: p.output_tok_s)):
             xs = [get(p) for p in points if p.concurrency == c]
             mid = statistics.median(xs)
-            row[clock] = {"median_tps": round(mid, 2), "runs": [round(x, 2) for x in xs],
-                          "rel_mad": round(statistics.median(abs(x - mid) for x in xs) / mid, 4) if mid else None}
+            row[clock] = {
+                "median_tps": round(mid, 2),
+                "runs": [round(x, 2) for x in xs],
+                "rel_mad": round(statistics.median(abs(x - mid) for x in xs) / mid, 4) if mid else None,
+            }
         row["al"] = round(next(p.acceptance_length for p in points if p.concurrency == c), 3)
         out[str(c)] = row
     return out
@@ -69,14 +72,24 @@ def starts(rounds: int = 2) -> dict[str, Any]:
         backend = _backend(Path(tmp), rounds)
         for k in (0, 3):
             empty = {"VLLM_CACHE_ROOT": f"{tmp}/vllm-k{k}", "TORCHINDUCTOR_CACHE_DIR": f"{tmp}/inductor-k{k}"}
-            modes = {"eager": (True, {}), "compiled, AOT (vLLM's default)": (False, {"VLLM_USE_AOT_COMPILE": "1"}),
-                     "compiled, no AOT, empty caches": (False, empty),
-                     "compiled, no AOT (specdeploy's)": (False, {})}
+            modes = {
+                "eager": (True, {}),
+                "compiled, AOT (vLLM's default)": (False, {"VLLM_USE_AOT_COMPILE": "1"}),
+                "compiled, no AOT, empty caches": (False, empty),
+                "compiled, no AOT (specdeploy's)": (False, {}),
+            }
             for mode, (eager, extra) in modes.items():
                 job = replace(backend.job(k), enforce_eager=eager)
                 run = measure(env.require().python, job, Path(tmp) / "log", env_extra=extra)
-                rows.append({"k": k, "mode": mode, "start_s": round(run.start_s, 1), "load_average": _load(),
-                             "speed": _speeds(run.points)})
+                rows.append(
+                    {
+                        "k": k,
+                        "mode": mode,
+                        "start_s": round(run.start_s, 1),
+                        "load_average": _load(),
+                        "speed": _speeds(run.points),
+                    }
+                )
                 print(f"[vllm bench] start K={k} {mode}: {run.start_s:.1f} s", flush=True)
     return {"rounds": rounds, "engines": rows}
 
@@ -84,22 +97,47 @@ def starts(rounds: int = 2) -> dict[str, Any]:
 def tune(out: Path) -> dict[str, Any]:
     """`specdeploy build PROFILE` (it tunes: draft_len auto), timed; what the tune chose and what it cost."""
     load, began = _load(), time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "specdeploy", "build", str(PROFILE), "--out", str(out)],
-                          capture_output=True, text=True, env={**os.environ, "NO_COLOR": "1"}, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "specdeploy", "build", str(PROFILE), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1"},
+        check=False,
+    )
     wall = time.monotonic() - began
     art = out / PROFILE.stem
     if done.returncode != 0:
         return {"exit": done.returncode, "wall_s": round(wall, 1), "tail": (done.stdout + done.stderr)[-2000:]}
     res = json.loads((art / "tune" / "result.json").read_text())
     engines = [{"k": m["request"]["k"], "run_s": round(m["cost_s"], 1)} for m in res["measurements"] if m["cost_s"]]
-    return {"exit": 0, "wall_s": round(wall, 1), "load_average": {"start": load, "end": _load()},
-            "device_s": round(res["cost"]["device_s"], 1), "engine_runs": engines, "strategy": res["strategy"],
-            "setup": {k: res["setup"][k] for k in ("concurrency", "draft_lens", "prompts", "output_len", "repeats",
-                                                   "probe_draft_lens", "time_budget_s")},
-            "stopped": res["stopped"], "schedule": res["schedule"],
-            "decisions": {str(d["concurrency"]): {"k": d["k"], "k_emitted": d["k_emitted"], "reason": d["reason"]}
-                          for d in res["decisions"]}, "mixed": res["mixed"],
-            "vllm_serve_speculative_config": json.loads((art / "speculative_config.json").read_text())}
+    return {
+        "exit": 0,
+        "wall_s": round(wall, 1),
+        "load_average": {"start": load, "end": _load()},
+        "device_s": round(res["cost"]["device_s"], 1),
+        "engine_runs": engines,
+        "strategy": res["strategy"],
+        "setup": {
+            k: res["setup"][k]
+            for k in (
+                "concurrency",
+                "draft_lens",
+                "prompts",
+                "output_len",
+                "repeats",
+                "probe_draft_lens",
+                "time_budget_s",
+            )
+        },
+        "stopped": res["stopped"],
+        "schedule": res["schedule"],
+        "decisions": {
+            str(d["concurrency"]): {"k": d["k"], "k_emitted": d["k_emitted"], "reason": d["reason"]}
+            for d in res["decisions"]
+        },
+        "mixed": res["mixed"],
+        "vllm_serve_speculative_config": json.loads((art / "speculative_config.json").read_text()),
+    }
 
 
 def sweep(rounds: int, ks: tuple[int, ...] = SWEEP_KS) -> dict[str, Any]:
@@ -110,8 +148,12 @@ def sweep(rounds: int, ks: tuple[int, ...] = SWEEP_KS) -> dict[str, Any]:
         for k in ks:
             load, began = _load(), time.monotonic()
             run, _ = backend.engine(k)
-            points[str(k)] = {"start_s": round(run.start_s, 1), "run_s": round(time.monotonic() - began, 1),
-                              "load_average": [load, _load()], "speed": _speeds(run.points)}
+            points[str(k)] = {
+                "start_s": round(run.start_s, 1),
+                "run_s": round(time.monotonic() - began, 1),
+                "load_average": [load, _load()],
+                "speed": _speeds(run.points),
+            }
             print(f"[vllm bench] sweep K={k}: {points[str(k)]['speed']}", flush=True)
     return {"ks": list(ks), "rounds": rounds, "clock": backend.clock, "points": points}
 
@@ -128,12 +170,25 @@ def best_schedule(swept: dict[str, Any]) -> dict[str, Any]:
         backend = _backend(Path(tmp), swept["rounds"])
         run, spent = backend.run(backend.job(max(best.values()), best), "best", max(best.values()))
     speed = _speeds(run.points)
-    per = {str(c): {"k": k, "tps": speed[str(c)][clock]["median_tps"], "al": speed[str(c)]["al"],
-                    "plain_tps": points["0"]["speed"][str(c)][clock]["median_tps"],
-                    "k_engine_tps": points[str(k)]["speed"][str(c)][clock]["median_tps"]} for c, k in best.items()}
+    per = {
+        str(c): {
+            "k": k,
+            "tps": speed[str(c)][clock]["median_tps"],
+            "al": speed[str(c)]["al"],
+            "plain_tps": points["0"]["speed"][str(c)][clock]["median_tps"],
+            "k_engine_tps": points[str(k)]["speed"][str(c)][clock]["median_tps"],
+        }
+        for c, k in best.items()
+    }
     mean = {name: round(statistics.mean(v[name] for v in per.values()), 2) for name in ("tps", "plain_tps")}
-    return {"schedule": best, "run_s": round(spent, 1), "load_average": _load(), "speed": speed,
-            "per_concurrency": per, "mean_system_tps": mean}
+    return {
+        "schedule": best,
+        "run_s": round(spent, 1),
+        "load_average": _load(),
+        "speed": speed,
+        "per_concurrency": per,
+        "mean_system_tps": mean,
+    }
 
 
 def quality(tuned: dict[str, Any], swept: dict[str, Any]) -> dict[str, Any]:
@@ -145,10 +200,14 @@ def quality(tuned: dict[str, Any], swept: dict[str, Any]) -> dict[str, Any]:
         best = max(truth, key=truth.__getitem__)
         # after the replay's fallback, what the build serves (a run recorded before k_emitted: its schedule says)
         served = decision.get("k_emitted", decision["k"] if tuned["schedule"]["speculation"] else 0)
-        out["per_concurrency"][c] = {"decided": decision["k"], "served": served, "sweep_best": best,
-                                     "quality": round(truth[decision["k"]] / truth[best], 4),
-                                     "quality_served": round(truth[served] / truth[best], 4),
-                                     "truth_tps": {str(k): v for k, v in truth.items()}}
+        out["per_concurrency"][c] = {
+            "decided": decision["k"],
+            "served": served,
+            "sweep_best": best,
+            "quality": round(truth[decision["k"]] / truth[best], 4),
+            "quality_served": round(truth[served] / truth[best], 4),
+            "truth_tps": {str(k): v for k, v in truth.items()},
+        }
     for name in ("quality", "quality_served"):
         out[f"min_{name}"] = min(v[name] for v in out["per_concurrency"].values())
     return out

@@ -5,20 +5,28 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from specdeploy.errors import UsageError
 from specdeploy.issues import Issue, ProfileError
 from specdeploy.profile.loader import load_profile
-from specdeploy.resolve.resolver import Resolved, resolve
+from specdeploy.resolve.resolved import Resolved
+from specdeploy.resolve.resolver import resolve
 
 if TYPE_CHECKING:  # `validate` never needs these modules
+    from types import FrameType
+
     from specdeploy.deploy.render import DeployReport
     from specdeploy.execute.runner import BuildResult
+    from specdeploy.execute.verify import VerifyReport
     from specdeploy.plan.model import Plan
+    from specdeploy.plugin.engine import Generation
+    from specdeploy.plugin.matrix import MatrixRow
+    from specdeploy.profile.shipped import ShippedProfile
     from specdeploy.render.check_pbtxt import RepoCheck
     from specdeploy.render.writer import RenderReport
-    from specdeploy.resolve.probe import EnvironmentProbe
+    from specdeploy.resolve.probe import DoctorReport, EnvironmentProbe
+    from specdeploy.serve.client import Answer
     from specdeploy.tune.result import TuneResult
 
 
@@ -34,16 +42,20 @@ class Validation:
     def ok(self) -> bool:
         return not self.errors
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"source": self.source, "ok": self.ok, "errors": [i.to_dict() for i in self.errors],
-                "notes": [n.to_dict() for n in self.notes]}
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "source": self.source,
+            "ok": self.ok,
+            "errors": [i.to_dict() for i in self.errors],
+            "notes": [n.to_dict() for n in self.notes],
+        }
 
 
-def load_and_resolve(source: str, sets: tuple[str, ...] = (), *, probe: EnvironmentProbe | None = None,
-                     online: bool = False, fast: bool = True) -> Resolved:
-    """Load, validate and resolve a profile; raises ProfileError with every located error. A well-formed
-    profile is held as Records decided without pydantic, for every command (`fast=False`: the models decide)."""
-    return resolve(load_profile(source, sets, fast=fast), probe=probe, online=online)
+def load_and_resolve(
+    source: str, sets: tuple[str, ...] = (), *, probe: EnvironmentProbe | None = None, online: bool = False
+) -> Resolved:
+    """Load, validate and resolve a profile; raises ProfileError with every located error."""
+    return resolve(load_profile(source, sets), probe=probe, online=online)
 
 
 def validate(sources: list[str], sets: tuple[str, ...] = ()) -> list[Validation]:
@@ -67,8 +79,9 @@ def plan(source: str, sets: tuple[str, ...] = ()) -> tuple[Resolved, Plan]:
     return resolved, make_plan(resolved)
 
 
-def dry_run(source: str, sets: tuple[str, ...] = (), *, only: tuple[str, ...] = (), start: str | None = None
-            ) -> tuple[Resolved, Plan, dict[str, str], list[str]]:
+def dry_run(
+    source: str, sets: tuple[str, ...] = (), *, only: tuple[str, ...] = (), start: str | None = None
+) -> tuple[Resolved, Plan, dict[str, str], list[str]]:
     """What `build --dry-run` shows: the plan, the text of the files the emit step would write (the LLM-API
     YAML, serve.sh) and the steps `--only`/`--from` select (refused as the build refuses them); nothing written,
     nothing fetched."""
@@ -83,18 +96,10 @@ def dry_run(source: str, sets: tuple[str, ...] = (), *, only: tuple[str, ...] = 
     return resolved, the_plan, preview, [s.id for s in the_plan.steps if s.id in chosen]
 
 
-def profiles_list() -> list[dict[str, str]]:
-    from specdeploy.profile.shipped import shipped_profiles
+def profiles_list() -> list[ShippedProfile]:
+    from specdeploy.profile.shipped import listed
 
-    rows = []
-    for name, path in shipped_profiles().items():
-        description = ""
-        for line in path.read_text().splitlines():
-            if line.startswith("description:"):
-                description = line.split(":", 1)[1].strip()
-                break
-        rows.append({"name": name, "path": str(path), "description": description})
-    return rows
+    return listed()
 
 
 def profile_show(name: str) -> str:
@@ -123,60 +128,69 @@ def profile_copy(name: str, dest: Path, *, force: bool = False) -> Path:
             raise UsageError(f"{target} exists", hint="pass --force to overwrite")
         write_bytes_atomic(target, path.read_bytes())
     except OSError as exc:
-        raise UsageError(f"cannot write {str(dest)[:200]}: {exc.strerror or exc}",
-                         hint="DEST must be a folder (or a .yaml file) in a writable place") from None
+        raise UsageError(
+            f"cannot write {str(dest)[:200]}: {exc.strerror or exc}",
+            hint="DEST must be a folder (or a .yaml file) in a writable place",
+        ) from None
     return target
 
 
-def doctor() -> dict[str, Any]:
-    """Versions and what this machine can do: NVML/GPUs, TRT-LLM, tritonserver, the reference runtime.
-
-    `missing` lists what a GPU build needs and this machine lacks (the CLI exits 1 when it is not empty);
-    CPU-only use (the reference runtime) needs none of it.
-    """
+def doctor() -> DoctorReport:
+    """Versions and what this machine can do: NVML/GPUs, each engine, tritonserver, the Triton Python stub."""
     import platform
 
     from specdeploy import __version__
     from specdeploy.plugin.registry import engines
     from specdeploy.render.backends import stub_report
-    from specdeploy.resolve.probe import probe_environment
+    from specdeploy.resolve.probe import DoctorReport, probe_environment
 
     probe = probe_environment()
-    found: dict[str, Any] = {}
+    found: dict[str, str] = {}
     lacking: list[str] = []
     for engine in engines().values():
         lines, needs = engine.doctor(probe)
         found.update(lines)
         lacking += needs
-    missing = [*([] if probe.driver else ["NVIDIA driver"]), *([] if probe.gpu_names else ["NVIDIA GPU"]),
-               *dict.fromkeys(lacking)]
-    return {
-        "specdeploy": __version__, "python": platform.python_version(),
-        "gpus": [{"name": n, "memory_gib": round(m / 1024**3, 1)} for n, m in
-                 zip(probe.gpu_names, probe.gpu_memory_bytes, strict=True)],
-        "driver": probe.driver or "no NVIDIA driver", "nvml": probe.nvml_error or "ok",
-        **found,
-        "tritonserver": probe.tritonserver or "not found (pip install 'specdeploy[triton]')",
-        "triton_python_stub": stub_report(),
-        "gpu_builds": "ready" if not missing else "not on this machine", "missing": missing,
-    }
+    missing = [
+        *([] if probe.driver else ["NVIDIA driver"]),
+        *([] if probe.gpu_names else ["NVIDIA GPU"]),
+        *dict.fromkeys(lacking),
+    ]
+    return DoctorReport(
+        specdeploy=__version__,
+        python=platform.python_version(),
+        gpus=[
+            {"name": n, "memory_gib": round(m / 1024**3, 1)}
+            for n, m in zip(probe.gpu_names, probe.gpu_memory_bytes, strict=True)
+        ],
+        driver=probe.driver or "no NVIDIA driver",
+        nvml=probe.nvml_error or "ok",
+        engines=found,
+        tritonserver=probe.tritonserver or "not found (pip install 'specdeploy[triton]')",
+        triton_python_stub=stub_report(),
+        missing=missing,
+    )
 
 
-def mechanisms() -> list[dict[str, Any]]:
+def mechanisms() -> list[MatrixRow]:
     """The mechanism x backend x version matrix, from the installed plugins."""
-    from specdeploy.plugin.registry import engines, registry
+    from specdeploy.plugin.matrix import matrix
 
-    installed = engines()
-    return [{"name": name, "summary": cls.summary, "needs_draft_model": cls.needs_draft_model,
-             "support": {b: list(v) for b, v in cls.supported().items()}, "max_draft_len": cls.max_draft_len,
-             "trtllm_ranges": {b: installed[b].range_notes(name, tuple(v)) for b, v in cls.supported().items()
-                               if b in installed and installed[b].version_field},
-             "source": f"{cls.__module__}:{cls.__qualname__}"} for name, cls in sorted(registry().items())]
+    return matrix()
 
 
-def build(source: str, sets: tuple[str, ...] = (), *, out: Path = Path("artifacts"), only: tuple[str, ...] = (),
-          start: str | None = None, keep_going: bool = False, tune: bool = False, lock_timeout: float | None = None,
-          report: Callable[[str], None] | None = None) -> BuildResult:
+def build(
+    source: str,
+    sets: tuple[str, ...] = (),
+    *,
+    out: Path = Path("artifacts"),
+    only: tuple[str, ...] = (),
+    start: str | None = None,
+    keep_going: bool = False,
+    tune: bool = False,
+    lock_timeout: float | None = None,
+    report: Callable[[str], None] | None = None,
+) -> BuildResult:
     """Run a profile's plan into `out/<profile>/` (cached steps reused); `report` hears each step's progress."""
     from specdeploy.execute.artifact import check_folder
     from specdeploy.execute.build import run_build
@@ -193,13 +207,24 @@ def build(source: str, sets: tuple[str, ...] = (), *, out: Path = Path("artifact
     the_plan = make_plan(resolved)
     force = tuple(s.id for s in the_plan.steps if s.stage.value == "tune") if tune else ()
     if tune and not force:
-        raise UsageError("--tune: this profile has no tune step (draft_len is fixed or a schedule is given)",
-                         hint="set speculative.draft_len: auto and drop speculative.schedule")
-    return run_build(the_plan, resolved, out, only=only, start=start, keep_going=keep_going, force=force,
-                     lock_timeout=lock_timeout, report=report or (lambda _: None))
+        raise UsageError(
+            "--tune: this profile has no tune step (draft_len is fixed or a schedule is given)",
+            hint="set speculative.draft_len: auto and drop speculative.schedule",
+        )
+    return run_build(
+        the_plan,
+        resolved,
+        out,
+        only=only,
+        start=start,
+        keep_going=keep_going,
+        force=force,
+        lock_timeout=lock_timeout,
+        report=report or (lambda _: None),
+    )
 
 
-def verify(artifact_dir: Path) -> dict[str, Any]:
+def verify(artifact_dir: Path) -> VerifyReport:
     """The artifact folder's integrity: a valid manifest of a build that succeeded, every file as recorded and
     none unlisted, a lock that belongs to it; lists drift and problems."""
     from specdeploy.execute.verify import verify as verify_artifacts
@@ -207,8 +232,9 @@ def verify(artifact_dir: Path) -> dict[str, Any]:
     return verify_artifacts(artifact_dir)
 
 
-def render(source: str, sets: tuple[str, ...] = (), *, out: Path = Path("artifacts"),
-           pretend: bool = False) -> RenderReport:
+def render(
+    source: str, sets: tuple[str, ...] = (), *, out: Path = Path("artifacts"), pretend: bool = False
+) -> RenderReport:
     """Render the profile's Triton repository into `out/<profile>/triton` (as `build --out out` does), from what a
     build or tune of this very profile recorded there; checked, swapped in atomically under the folder's lock.
     Returns the RenderReport (per-file create/identical/changed/delete)."""
@@ -227,12 +253,19 @@ def render(source: str, sets: tuple[str, ...] = (), *, out: Path = Path("artifac
             f"speculative.draft_len is auto, which only a tune decides: this render serves a fixed K = "
             f"{resolved.draft_len} (the most the profile plans for) with no schedule. `specdeploy build` (or `tune`) "
             "into the same --out records the tuned schedule, which render then uses; or set speculative.draft_len "
-            "(or --set speculative.draft_len=N) to choose K")
+            "(or --set speculative.draft_len=N) to choose K"
+        )
     return report
 
 
-def render_deploy(source: str, targets: tuple[str, ...], sets: tuple[str, ...] = (), *, out: Path = Path("artifacts"),
-                  pretend: bool = False) -> DeployReport:
+def render_deploy(
+    source: str,
+    targets: tuple[str, ...],
+    sets: tuple[str, ...] = (),
+    *,
+    out: Path = Path("artifacts"),
+    pretend: bool = False,
+) -> DeployReport:
     """Render deploy targets (container, k8s, slurm) into `out/<profile>/deploy/<target>/` (as `build` does),
     checked offline when the checkers are installed; returns the DeployReport."""
     from specdeploy.deploy.actions import render_deploy_resolved
@@ -252,14 +285,18 @@ def check_deploy(path: Path) -> list[str]:
     if not path.is_dir():
         raise UsageError(f"{path} is not a folder")
     if (path / MANIFEST).is_file():
-        raise UsageError(f"{path} is a Triton repository, not rendered deploy files",
-                         hint="pass OUT/<profile>/deploy (what `render --target` and `build` write); "
-                         "`specdeploy check-repo` checks a Triton repository")
+        raise UsageError(
+            f"{path} is a Triton repository, not rendered deploy files",
+            hint="pass OUT/<profile>/deploy (what `render --target` and `build` write); "
+            "`specdeploy check-repo` checks a Triton repository",
+        )
     files = {p.relative_to(path).as_posix(): p.read_bytes() for p in sorted(walk(path)) if p.is_file()}
     problems, checked = check_files(files) if files else ([], "")
     if not checked:  # nothing there is a deploy file: "no problems" would be untrue
-        raise UsageError(f"{path} holds no deploy files (Kubernetes YAML, shell scripts, a Dockerfile)",
-                         hint="run `specdeploy render PROFILE --target ...`, or pass the folder it wrote")
+        raise UsageError(
+            f"{path} holds no deploy files (Kubernetes YAML, shell scripts, a Dockerfile)",
+            hint="run `specdeploy render PROFILE --target ...`, or pass the folder it wrote",
+        )
     return problems
 
 
@@ -273,10 +310,20 @@ def check_repo(path: Path) -> RepoCheck:
     return RepoCheck(path, tuple(check(path)))
 
 
-def tune(source: str, sets: tuple[str, ...] = (), *, backend: str = "auto", out: Path = Path("artifacts"),
-         strategy: str = "factorized", fresh: bool = False, progress: bool = False,
-         say: Callable[[str], None] | None = None, warn: Callable[[str], None] | None = None,
-         ray: bool = False, ray_address: str | None = None) -> TuneResult:
+def tune(
+    source: str,
+    sets: tuple[str, ...] = (),
+    *,
+    backend: str = "auto",
+    out: Path = Path("artifacts"),
+    strategy: str = "factorized",
+    fresh: bool = False,
+    progress: bool = False,
+    say: Callable[[str], None] | None = None,
+    warn: Callable[[str], None] | None = None,
+    ray: bool = False,
+    ray_address: str | None = None,
+) -> TuneResult:
     """Tune the draft length per concurrency into `out/<profile>/tune/result.json` (+ report) and
     specdeploy.lock; resumes from the checkpoint unless `fresh`. Raises StepFailed (exit 1) after writing
     when the SLA is unreachable or the schedule collapses under mixed concurrency. `progress`: a live bar;
@@ -292,55 +339,78 @@ def tune(source: str, sets: tuple[str, ...] = (), *, backend: str = "auto", out:
     check_tune(resolved, backend, strategy)  # before the folder is made: a refused tune leaves nothing behind
     artifact_dir = artifact_folder(out, name)
     with artifact_lock(artifact_dir, name, report=say or (lambda _: None)):  # a build into it waits, and vice versa
-        res = tune_resolved(resolved, artifact_dir, backend=backend, strategy=strategy, fresh=fresh,
-                            progress=progress, say=say, warn=warn, ray=ray, ray_address=ray_address)
+        res = tune_resolved(
+            resolved,
+            artifact_dir,
+            backend=backend,
+            strategy=strategy,
+            fresh=fresh,
+            progress=progress,
+            say=say,
+            warn=warn,
+            ray=ray,
+            ray_address=ray_address,
+        )
         record_in_lock(res, artifact_dir)
     raise_problems(res)
     return res
 
 
-def serve(path: Path, *, report: Any = None, openai_port: int | None = 8000) -> None:
-    """Serve a rendered repository on 127.0.0.1 until Ctrl-C, SIGTERM or SIGHUP (a closed terminal), or until
-    the server dies, then stop it cleanly (tritonserver also gets a parent-death signal, for SIGKILL). An
-    OpenAI-compatible endpoint fronts the entry model on `openai_port` (None: none)."""
+def serve(
+    path: Path,
+    *,
+    report: Callable[[str], None] | None = None,
+    openai_port: int | None = 8000,
+    engine_args: tuple[str, ...] = (),
+) -> None:
+    """Serve a built artifact or rendered repository on 127.0.0.1 until Ctrl-C, SIGTERM or SIGHUP (a closed
+    terminal), or until the server dies, then stop it cleanly (it also gets a parent-death signal, for SIGKILL).
+    tritonserver, with an OpenAI-compatible endpoint fronting the entry model on `openai_port` (None: none), or
+    the engine's own server where the engine serves itself (vLLM's, on `openai_port`, given `engine_args`)."""
     import signal
     import time
 
     from specdeploy.errors import StepFailed
-    from specdeploy.serve.local import start, stop
+    from specdeploy.serve.own import start
 
     say = report or (lambda _: None)
     stops = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
     previous = {sig: signal.signal(sig, _interrupt) for sig in stops}
     try:
-        repo, server = start(path, report=say, openai_port=openai_port)
-        openai = f", OpenAI API {server.frontend.url}" if server.frontend is not None else ""
-        say(f"serving {', '.join(repo.models)} ({repo.layout} layout): grpc {server.grpc_url}, "
-            f"http 127.0.0.1:{server.http_port}{openai}; Ctrl-C stops")
+        running = start(path, report=say, openai_port=openai_port, engine_args=engine_args)
+        say(running.summary)
         try:
-            while server.process.poll() is None:
+            while running.process.poll() is None:
                 time.sleep(0.5)
-            raise StepFailed(f"tritonserver exited ({server.process.returncode})", hint=server.log()[-2000:])
+            raise StepFailed(f"{running.what} exited ({running.process.returncode})", hint=running.log()[-2000:])
         except KeyboardInterrupt:
-            say("stopping tritonserver ...")
+            say(f"stopping {running.what} ...")
         finally:
-            stop(repo, server)
+            running.stop()
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
 
 
-def _interrupt(_signum: int, _frame: Any) -> None:
+def _interrupt(_signum: int, _frame: FrameType | None) -> None:
     """SIGTERM (a service manager, `kill`) and SIGHUP (the terminal closed) stop `serve` the way Ctrl-C does."""
     raise KeyboardInterrupt
 
 
-def ask(prompt: str, *, artifact: Path | None = None, url: str | None = None, model: str | None = None,
-        max_tokens: int = 64, draft_len: int | None = None) -> dict[str, Any]:
+def ask(
+    prompt: str,
+    *,
+    artifact: Path | None = None,
+    url: str | None = None,
+    model: str | None = None,
+    max_tokens: int = 64,
+    draft_len: int | None = None,
+) -> Answer:
     """Send one prompt to a model served by `specdeploy serve` (found through ARTIFACT) or at URL; `draft_len`
     overrides the served draft length for this request (reference layout)."""
     from specdeploy.serve.client import ask as send
     from specdeploy.serve.local import endpoint_of, entry_model
+    from specdeploy.serve.own import answer
 
     if not prompt.strip():
         raise UsageError("the prompt is empty")
@@ -351,11 +421,18 @@ def ask(prompt: str, *, artifact: Path | None = None, url: str | None = None, mo
         except UsageError:
             if url is None:
                 raise
-            raise UsageError(f"--url needs --model: no `specdeploy serve` recorded under {artifact or Path()} names "
-                             "the model at that endpoint", hint=f"e.g. --url {url} --model smollm2") from None
-        url = url or str(state["grpc"])
+            raise UsageError(
+                f"--url needs --model: no `specdeploy serve` recorded under {artifact or Path()} names "
+                "the model at that endpoint",
+                hint=f"e.g. --url {url} --model smollm2",
+            ) from None
         models = [str(m) for m in state["models"]]  # type: ignore[attr-defined]
         model = model or entry_model(models)
+        if url is None:
+            spoken = answer(state, prompt, model=model, max_tokens=max_tokens, draft_len=draft_len)
+            if spoken is not None:
+                return spoken
+            url = str(state["grpc"])
     return send(url, model, prompt, max_tokens=max_tokens, draft_len=draft_len)
 
 
@@ -367,8 +444,9 @@ def _check_utf8(prompt: str) -> None:
         raise UsageError(f"the prompt is not valid UTF-8 text (byte {exc.start})") from None
 
 
-def generate(source: str, prompt: str, sets: tuple[str, ...] = (), *, artifact: Path | None = None,
-             max_tokens: int = 64) -> dict[str, Any]:
+def generate(
+    source: str, prompt: str, sets: tuple[str, ...] = (), *, artifact: Path | None = None, max_tokens: int = 64
+) -> Generation:
     """Answer PROMPT with the reference runtime in this process: the same call the reference Triton model makes.
 
     The draft length is the tuned one when ARTIFACT (a build of this profile) holds a tune result, else the
@@ -384,8 +462,10 @@ def generate(source: str, prompt: str, sets: tuple[str, ...] = (), *, artifact: 
     profile = resolved.profile
     engine = get_engine(profile.runtime.backend)
     if not engine.in_process:
-        raise UsageError(f"`generate` runs the CPU reference runtime; {source} uses the {profile.runtime.backend} "
-                         "backend", hint="serve it with `specdeploy serve` on a GPU machine and use `specdeploy ask`")
+        raise UsageError(
+            f"`generate` runs the CPU reference runtime; {source} uses the {profile.runtime.backend} backend",
+            hint="serve it with `specdeploy serve` on a GPU machine and use `specdeploy ask`",
+        )
     spec, mechanism = profile.speculative, resolved.loaded.mechanism
     k = spec.draft_len if isinstance(spec.draft_len, int) else (mechanism.default_draft_len if mechanism else 0)
     lock = artifact / "specdeploy.lock" if artifact else None
@@ -397,6 +477,4 @@ def generate(source: str, prompt: str, sets: tuple[str, ...] = (), *, artifact: 
         schedule = {int(c): int(v) for c, v in (tuned.get("schedule") or {}).items()}
         k = schedule[min(schedule)] if schedule else k
     name = spec.mechanism if k > 0 else "none"
-    answer = engine.generate(resolved, prompt, mechanism=name, draft_len=k, max_tokens=max_tokens)
-    return {"text": answer["text"], "tokens": answer["tokens"], "mechanism": name, "draft_len": k,
-            "stats": answer["stats"]}
+    return engine.generate(resolved, prompt, mechanism=name, draft_len=k, max_tokens=max_tokens)

@@ -35,8 +35,9 @@ _TOKENS = re.compile(r'"(?:[^"\\\n]|\\.)*"|[\[{\]}\n]|-?Infinity|NaN')
 class InputError(ValueError):
     """Input that cannot be read as what it should be: `str()` is `SOURCE:LINE:COLUMN: problem`."""
 
-    def __init__(self, problem: str, source: str | None = None, line: int | None = None,
-                 col: int | None = None) -> None:
+    def __init__(
+        self, problem: str, source: str | None = None, line: int | None = None, col: int | None = None
+    ) -> None:
         self.problem, self.source, self.line, self.col = problem, source, line, col
         where = ":".join(str(part) for part in (source, line, col) if part) if source else None
         super().__init__(f"{where}: {problem}" if where else problem)
@@ -127,8 +128,9 @@ class BoundedLoader(yaml.SafeLoader):
         self.depth += level
         try:
             if self.depth > MAX_DEPTH:
-                raise yaml.composer.ComposerError(None, None, f"nested deeper than {MAX_DEPTH} levels",
-                                                  self.peek_event().start_mark)
+                raise yaml.composer.ComposerError(
+                    None, None, f"nested deeper than {MAX_DEPTH} levels", self.peek_event().start_mark
+                )
             return super().compose_node(parent, index)  # type: ignore[no-any-return]
         finally:
             self.depth -= level
@@ -148,8 +150,9 @@ def loads_yaml(text: str, source: str = "YAML", *, documents: bool = False) -> A
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "invalid YAML"
-        raise InputError(f"not valid YAML: {problem}", source, *((mark.line + 1, mark.column + 1) if mark else ())
-                         ) from None
+        raise InputError(
+            f"not valid YAML: {problem}", source, *((mark.line + 1, mark.column + 1) if mark else ())
+        ) from None
     except yaml.YAMLError as exc:
         raise InputError(f"not valid YAML: {exc}", source) from None
     finally:
@@ -202,8 +205,10 @@ def _problem(value: Any) -> str | None:
             try:
                 item.encode("utf-8")
             except UnicodeEncodeError as exc:
-                return (f"a string holds {item[exc.start:exc.end].encode('unicode_escape').decode()}, a lone "
-                        "surrogate: not Unicode text")
+                return (
+                    f"a string holds {item[exc.start : exc.end].encode('unicode_escape').decode()}, a lone "
+                    "surrogate: not Unicode text"
+                )
     return None if not stack else f"more than {MAX_VALUES} values (aliases expand without bound)"
 
 

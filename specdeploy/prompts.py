@@ -117,9 +117,7 @@ def _record(path: Path, lineno: int, line: str) -> PromptRecord:
     turns = row["turns"]
     if not isinstance(turns, list) or not turns or not all(isinstance(t, str) and t for t in turns):
         raise UsageError(f"{where}: 'turns' must be a non-empty list of non-empty strings")
-    return PromptRecord(
-        str(row["question_id"]), str(row["category"]), tuple(turns), str(row.get("sub_category") or "")
-    )
+    return PromptRecord(str(row["question_id"]), str(row["category"]), tuple(turns), str(row.get("sub_category") or ""))
 
 
 def encode_prompt(tokenizer: Any, record: PromptRecord) -> list[int]:

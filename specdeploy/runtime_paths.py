@@ -22,8 +22,9 @@ def cache_dir() -> Path:
     except OSError as exc:
         where = f"SPECDEPLOY_CACHE={given}" if given else f"{folder} (the default, under HOME)"
         why = "a file, not a folder" if folder.exists() and not folder.is_dir() else exc.strerror or exc
-        raise UsageError(f"specdeploy's cache folder {where} is not usable: {why}",
-                         hint="set SPECDEPLOY_CACHE to a writable folder") from None
+        raise UsageError(
+            f"specdeploy's cache folder {where} is not usable: {why}", hint="set SPECDEPLOY_CACHE to a writable folder"
+        ) from None
     return folder
 
 
@@ -50,7 +51,7 @@ def tritonserver_binary() -> Path | None:
 def packaged_model(ref: str) -> Path | None:
     """`specdeploy/<name>` names a model shipped inside specdeploy (the reference runtime's drafters)."""
     prefix = "specdeploy/"
-    if not ref.startswith(prefix) or "/" in ref[len(prefix):]:
+    if not ref.startswith(prefix) or "/" in ref[len(prefix) :]:
         return None
-    folder = Path(__file__).resolve().parent / "engines" / "reference" / "runtime" / "drafters" / ref[len(prefix):]
+    folder = Path(__file__).resolve().parent / "engines" / "reference" / "runtime" / "drafters" / ref[len(prefix) :]
     return folder if (folder / "config.json").is_file() else None

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 Range = tuple[int, int, int]
+Schedule = Mapping[int, int] | Sequence[Sequence[int]]
+"""A draft-length schedule: `{concurrency_lo: K}` lower bounds, or canonical `[lo, hi, K]` ranges."""
 
 
 def ranges_from_lower_bounds(schedule: Mapping[int, int], upper: int) -> list[Range]:
@@ -48,8 +50,9 @@ def draft_len_at(ranges: Sequence[Range], batch: int) -> int:
     return next((k for lo, hi, k in ranges if lo <= batch <= hi), 0)
 
 
-def canonical(schedule: Mapping[int, int] | Sequence[Sequence[int]], *, max_concurrency: int | None = None,
-              max_batch_size: int | None = None) -> list[Range]:
+def canonical(
+    schedule: Schedule, *, max_concurrency: int | None = None, max_batch_size: int | None = None
+) -> list[Range]:
     """Ranges from either form; a lower-bound map is closed at max_concurrency, else max_batch_size."""
     if isinstance(schedule, Mapping):
         upper = max_concurrency or max_batch_size
@@ -63,7 +66,7 @@ def canonical(schedule: Mapping[int, int] | Sequence[Sequence[int]], *, max_conc
     return ranges
 
 
-def max_draft_len(schedule: Mapping[int, int] | Sequence[Sequence[int]]) -> int:
+def max_draft_len(schedule: Schedule) -> int:
     """The largest K a schedule uses (the buffers TRT-LLM must size)."""
     if isinstance(schedule, Mapping):
         return max(int(v) for v in schedule.values())

@@ -9,8 +9,12 @@ import pytest
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--update-golden", action="store_true", default=False,
-                     help="Rewrite golden files under tests/golden/ instead of comparing against them.")
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        default=False,
+        help="Rewrite golden files under tests/golden/ instead of comparing against them.",
+    )
 
 
 @pytest.fixture
@@ -30,4 +34,3 @@ def _isolation(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPat
     if "SPECDEPLOY_CACHE" not in os.environ:
         # the converted SmolLM2 copy is expensive to rebuild: share one per machine, never the user's home
         monkeypatch.setenv("SPECDEPLOY_CACHE", str(Path(os.environ.get("TMPDIR", "/tmp")) / "specdeploy-test-cache"))
-

@@ -14,7 +14,10 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from specdeploy.serve.client import Answer
 
 PROFILE = "cpu-smollm2"
 QUESTION = "In two sentences: why does speculative decoding make LLM inference faster?"
@@ -76,23 +79,24 @@ def run_demo(out: Path = Path("artifacts")) -> dict[str, Any]:
     # speculative, else speculation at the best K the tuner measured. Greedy speculation is lossless: same text.
     other_k = 0 if served_k else int(measured.get("best_speculative_k") or 1)
 
-    def ask_both() -> tuple[dict[str, Any], dict[str, Any]]:
+    def ask_both() -> tuple[Answer, Answer]:
         api.ask("Hi", artifact=artifact, max_tokens=4)  # warm-up: the first request pays one-off allocations
         served = api.ask(QUESTION, artifact=artifact, max_tokens=MAX_TOKENS)
-        say(f"served (draft length {served_k}): {served.get('tokens_per_s', 0):.1f} tokens/s")
+        say(f"served (draft length {served_k}): {served.outputs.get('tokens_per_s', 0):.1f} tokens/s")
         return served, api.ask(QUESTION, artifact=artifact, max_tokens=MAX_TOKENS, draft_len=other_k)
 
     repo, server = timed(phases, "start tritonserver and load the model", lambda: start(artifact, report=say))
     try:
-        served, other = timed(phases, f"ask (the chat request through Triton, at draft length {served_k} and "
-                                      f"{other_k})", ask_both)
+        served, other = timed(
+            phases, f"ask (the chat request through Triton, at draft length {served_k} and {other_k})", ask_both
+        )
     finally:
         stop(repo, server)
     return {
         "question": QUESTION,
-        "answer": served.get("text_output"),
+        "answer": served.outputs.get("text_output"),
         "served": _side(served),
-        "other": {**_side(other), "same_text": other.get("text_output") == served.get("text_output")},
+        "other": {**_side(other), "same_text": other.outputs.get("text_output") == served.outputs.get("text_output")},
         "mechanism": result.get("setup", {}).get("mechanism"),
         "measured": measured,
         "schedule": schedule,
@@ -104,30 +108,43 @@ def run_demo(out: Path = Path("artifacts")) -> dict[str, Any]:
     }
 
 
-def _side(answer: dict[str, Any]) -> dict[str, Any]:
+def _side(answer: Answer) -> dict[str, Any]:
     """What one Triton response says about its own decoding."""
-    return {"draft_len": answer.get("draft_len"), "tokens_per_s": answer.get("tokens_per_s"),
-            "acceptance": answer.get("acceptance_rate")}
+    out = answer.outputs
+    return {
+        "draft_len": out.get("draft_len"),
+        "tokens_per_s": out.get("tokens_per_s"),
+        "acceptance": out.get("acceptance_rate"),
+    }
 
 
 def show(summary: dict[str, Any]) -> None:
     m, served, other = summary["measured"], summary["served"], summary["other"]
     print(f"\nQ: {summary['question']}\nA: {summary['answer']}\n")
     if m and m["best_speculative_k"]:
-        print(f"the tuner measured at concurrency {m['concurrency']} ({m['prompts']} {m['dataset']} prompts, "
-              f"repeated): {m['tokens_per_s_plain']:.1f} tokens/s without speculation, "
-              f"{m['tokens_per_s_speculative']:.1f} with {summary['mechanism']} at K = {m['best_speculative_k']} "
-              f"({m['speedup']:.2f}x); it chose K = {m['chosen_k']} ({m['reason']})")
+        print(
+            f"the tuner measured at concurrency {m['concurrency']} ({m['prompts']} {m['dataset']} prompts, "
+            f"repeated): {m['tokens_per_s_plain']:.1f} tokens/s without speculation, "
+            f"{m['tokens_per_s_speculative']:.1f} with {summary['mechanism']} at K = {m['best_speculative_k']} "
+            f"({m['speedup']:.2f}x); it chose K = {m['chosen_k']} ({m['reason']})"
+        )
     plain, spec = sorted((served, other), key=lambda side: side["draft_len"])
-    print(f"this request through Triton: {spec['tokens_per_s']:.1f} tokens/s at K = {spec['draft_len']} (acceptance "
-          f"{spec['acceptance']:.2f}), {plain['tokens_per_s']:.1f} without speculation; "
-          f"{'identical' if other['same_text'] else 'DIFFERENT'} answers; served default K = {served['draft_len']} "
-          "(one request each: noisy, the tuner's runs are the measurement)")
-    print(f"schedule (concurrency -> draft length): {summary['schedule']}; "
-          f"speculation off above: {summary['max_concurrency']}")
+    print(
+        f"this request through Triton: {spec['tokens_per_s']:.1f} tokens/s at K = {spec['draft_len']} (acceptance "
+        f"{spec['acceptance']:.2f}), {plain['tokens_per_s']:.1f} without speculation; "
+        f"{'identical' if other['same_text'] else 'DIFFERENT'} answers; served default K = {served['draft_len']} "
+        "(one request each: noisy, the tuner's runs are the measurement)"
+    )
+    print(
+        f"schedule (concurrency -> draft length): {summary['schedule']}; "
+        f"speculation off above: {summary['max_concurrency']}"
+    )
     print(f"report: {summary['report']}\nartifact: {summary['artifact']}")
-    print("phases: " + ", ".join(f"{k} {v:.0f} s" for k, v in summary["phases_s"].items())
-          + f"; total {summary['total_s']:.0f} s")
+    print(
+        "phases: "
+        + ", ".join(f"{k} {v:.0f} s" for k, v in summary["phases_s"].items())
+        + f"; total {summary['total_s']:.0f} s"
+    )
 
 
 if __name__ == "__main__":

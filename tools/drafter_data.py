@@ -20,10 +20,48 @@ from pathlib import Path
 
 import torch
 
-OPENERS = ["", "", "", "Write", "Compose", "Draft", "Imagine", "Pretend", "Act as", "Describe", "Explain",
-           "What", "How", "Why", "Which", "Suppose", "Solve", "Given", "Calculate", "Implement", "Extract",
-           "Summarize", "Rewrite", "Compare", "Discuss", "Evaluate", "Can you", "Please", "I", "In", "Identify",
-           "List", "Create", "Help", "You are", "Consider", "Analyze", "Edit", "Tell me", "Craft"]
+OPENERS = [
+    "",
+    "",
+    "",
+    "Write",
+    "Compose",
+    "Draft",
+    "Imagine",
+    "Pretend",
+    "Act as",
+    "Describe",
+    "Explain",
+    "What",
+    "How",
+    "Why",
+    "Which",
+    "Suppose",
+    "Solve",
+    "Given",
+    "Calculate",
+    "Implement",
+    "Extract",
+    "Summarize",
+    "Rewrite",
+    "Compare",
+    "Discuss",
+    "Evaluate",
+    "Can you",
+    "Please",
+    "I",
+    "In",
+    "Identify",
+    "List",
+    "Create",
+    "Help",
+    "You are",
+    "Consider",
+    "Analyze",
+    "Edit",
+    "Tell me",
+    "Craft",
+]
 
 
 def log(msg: str) -> None:
@@ -31,8 +69,9 @@ def log(msg: str) -> None:
 
 
 def chat_ids(tokenizer, prompt: str) -> list[int]:
-    ids = tokenizer.apply_chat_template([{"role": "user", "content": prompt}], add_generation_prompt=True,
-                                        tokenize=True)
+    ids = tokenizer.apply_chat_template(
+        [{"role": "user", "content": prompt}], add_generation_prompt=True, tokenize=True
+    )
     if isinstance(ids, dict) or hasattr(ids, "input_ids"):
         ids = ids["input_ids"]
     return list(ids)
@@ -46,8 +85,15 @@ def user_header(tokenizer) -> str:
 
 
 @torch.no_grad()
-def magpie_prompts(pair, n: int, rng: random.Random, concurrency: int, temperature: float = 0.8,
-                   max_len: int = 64, exclude: frozenset[str] = frozenset()) -> list[str]:
+def magpie_prompts(
+    pair,
+    n: int,
+    rng: random.Random,
+    concurrency: int,
+    temperature: float = 0.8,
+    max_len: int = 64,
+    exclude: frozenset[str] = frozenset(),
+) -> list[str]:
     """Up to n distinct user messages sampled from the target; unfinished (no end of turn within max_len) and
     very short ones are dropped."""
     from specdeploy.engines.reference.runtime import generate
@@ -55,9 +101,16 @@ def magpie_prompts(pair, n: int, rng: random.Random, concurrency: int, temperatu
     tok = pair.tokenizer
     header = user_header(tok)
     openers = [rng.choice(OPENERS) for _ in range(n)]
-    outs, _ = generate(pair, [tok(header + o, add_special_tokens=False)["input_ids"] for o in openers],
-                       mechanism="none", draft_len=1, concurrency=concurrency, max_new_tokens=max_len,
-                       temperature=temperature, seed=rng.randrange(2**31))
+    outs, _ = generate(
+        pair,
+        [tok(header + o, add_special_tokens=False)["input_ids"] for o in openers],
+        mechanism="none",
+        draft_len=1,
+        concurrency=concurrency,
+        max_new_tokens=max_len,
+        temperature=temperature,
+        seed=rng.randrange(2**31),
+    )
     kept, seen = [], set(exclude)
     for opener, out in zip(openers, outs, strict=True):
         if not out or out[-1] not in pair.eos_token_ids:
@@ -76,12 +129,14 @@ def answer(pair, prompts: list[str], concurrency: int, max_new: int) -> list[dic
 
     enc = [chat_ids(pair.tokenizer, p) for p in prompts]
     outs, _ = generate(pair, enc, mechanism="none", draft_len=1, concurrency=concurrency, max_new_tokens=max_new)
-    return [{"prompt": p, "prompt_ids": ids, "answer_ids": list(a)} for p, ids, a in zip(prompts, enc, outs,
-                                                                                          strict=True)]
+    return [
+        {"prompt": p, "prompt_ids": ids, "answer_ids": list(a)} for p, ids, a in zip(prompts, enc, outs, strict=True)
+    ]
 
 
-def generate_runtime_answers(pair, prompts: list[str], minutes: float, concurrency: int, max_new: int,
-                             path: Path) -> None:
+def generate_runtime_answers(
+    pair, prompts: list[str], minutes: float, concurrency: int, max_new: int, path: Path
+) -> None:
     """Answers to fixed prompts, in chunks of 4x the concurrency (in-flight batching keeps the batch full);
     appending to a file never answers the same prompt twice."""
     deadline = time.time() + minutes * 60
@@ -94,8 +149,9 @@ def generate_runtime_answers(pair, prompts: list[str], minutes: float, concurren
         append(path, answer(pair, todo[start : start + chunk], concurrency, max_new))
 
 
-def generate_magpie_answers(pair, minutes: float, concurrency: int, max_new: int, path: Path,
-                            rng: random.Random, exclude: frozenset[str]) -> None:
+def generate_magpie_answers(
+    pair, minutes: float, concurrency: int, max_new: int, path: Path, rng: random.Random, exclude: frozenset[str]
+) -> None:
     """Rounds of sampled prompts, then their answers, until the budget is spent."""
     deadline = time.time() + minutes * 60
     seen = {r["prompt"].lower() for r in load_answers(path)} if path.exists() else set()
@@ -136,8 +192,9 @@ def main() -> None:
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     pair = load_pair(SMOLLM2_REF, device="cpu")  # the target as served (its CPU kernels)
-    generate_magpie_answers(pair, args.minutes, args.concurrency, args.max_new, args.out,
-                            random.Random(args.seed), evaluation_prompts())
+    generate_magpie_answers(
+        pair, args.minutes, args.concurrency, args.max_new, args.out, random.Random(args.seed), evaluation_prompts()
+    )
 
 
 if __name__ == "__main__":

@@ -29,8 +29,12 @@ SAME = {"path": "str", "object|null": "object", "set[int]": "list[int]"}
 def kind(annotation: Any) -> str:
     """A pydantic annotation in the tables' type vocabulary."""
     text = str(annotation).replace("typing.", "")
-    for pattern, name in (("dict[int, int]", "dict[int,int]"), ("list[list[int]]", "list[list[int]]"),
-                          ("set[int]", "list[int]"), ("list[int]", "list[int]")):
+    for pattern, name in (
+        ("dict[int, int]", "dict[int,int]"),
+        ("list[list[int]]", "list[list[int]]"),
+        ("set[int]", "list[int]"),
+        ("list[int]", "list[int]"),
+    ):
         if pattern in text.lower():
             return name
     if "dict[" in text.lower() or "Dict[" in text:
@@ -64,18 +68,29 @@ def _literal(cls: Any) -> str:
 def introspect(module: Any) -> dict[str, Any]:
     """The installed llm_args in the tables' shape (no sources: those are a person's to write)."""
     base = module.DecodingBaseConfig
-    decoding = {_literal(cls): {"fields": fields(cls, set(base.model_fields))}
-                for cls in vars(module).values()
-                if isinstance(cls, type) and issubclass(cls, base) and cls is not base}
-    return {"decoding_base": fields(base), "decoding": decoding, "llm_args": fields(module.TorchLlmArgs),
-            "nested": {"kv_cache_config": fields(module.KvCacheConfig),
-                       "cuda_graph_config": fields(module.CudaGraphConfig)}}
+    decoding = {
+        _literal(cls): {"fields": fields(cls, set(base.model_fields))}
+        for cls in vars(module).values()
+        if isinstance(cls, type) and issubclass(cls, base) and cls is not base
+    }
+    return {
+        "decoding_base": fields(base),
+        "decoding": decoding,
+        "llm_args": fields(module.TorchLlmArgs),
+        "nested": {
+            "kv_cache_config": fields(module.KvCacheConfig),
+            "cuda_graph_config": fields(module.CudaGraphConfig),
+        },
+    }
 
 
 def _compare(where: str, installed: dict[str, Any], table: dict[str, Any]) -> list[str]:
     table = {k: v for k, v in table.items() if k != "decoding_type" and "alias_of" not in v}
-    lines = [f"+ {where}.{k} ({v['type']}): in the installed class, not in the table"
-             for k, v in installed.items() if k not in table]
+    lines = [
+        f"+ {where}.{k} ({v['type']}): in the installed class, not in the table"
+        for k, v in installed.items()
+        if k not in table
+    ]
     lines += [f"- {where}.{k}: in the table, not in the installed class" for k in table if k not in installed]
     for name in sorted(set(installed) & set(table)):
         mine, theirs = table[name], installed[name]
@@ -142,9 +157,16 @@ def main() -> int:
         return 2
     table = table_for(line)
     lines = diff(introspect(llm_args), table) + (cli_diff(table) if args.cli else [])
-    print(json.dumps(lines, indent=1) if args.json else "\n".join(
-        [f"TensorRT-LLM {version}: contract range {line.range} (table {line.table}); {len(lines)} differences",
-         *lines]))
+    print(
+        json.dumps(lines, indent=1)
+        if args.json
+        else "\n".join(
+            [
+                f"TensorRT-LLM {version}: contract range {line.range} (table {line.table}); {len(lines)} differences",
+                *lines,
+            ]
+        )
+    )
     return 1 if lines else 0
 
 

@@ -77,8 +77,10 @@ def doc_chats(tok, held_out: bool, seq_len: int) -> list[list[int]]:
         for i, part in enumerate(text.split("\n\n\n")):
             if len(part) < 200:
                 continue
-            msgs = [{"role": "user", "content": f"Explain '{name}' in Python ({i + 1})."},
-                    {"role": "assistant", "content": part.strip()}]
+            msgs = [
+                {"role": "user", "content": f"Explain '{name}' in Python ({i + 1})."},
+                {"role": "assistant", "content": part.strip()},
+            ]
             ids = tok.apply_chat_template(msgs, tokenize=False)
             ids = tok.encode(ids)
             seqs += [ids[j : j + seq_len] for j in range(0, len(ids) - seq_len // 4, seq_len)]
@@ -199,8 +201,11 @@ def build_drafter(target, layers: int, vocab_ids: torch.Tensor, init_from: Path 
     if init_from is not None:  # layers + norm of an earlier drafter (its vocabulary is not reused)
         from safetensors.torch import load_file
 
-        own = {k: v.to(torch.float32) for k, v in load_file(str(init_from / "model.safetensors")).items()
-               if k.startswith("model.")}
+        own = {
+            k: v.to(torch.float32)
+            for k, v in load_file(str(init_from / "model.safetensors")).items()
+            if k.startswith("model.")
+        }
         missing, unexpected = drafter.load_state_dict(own, strict=False)
         assert not unexpected and all("embed_tokens" in k or "lm_head" in k for k in missing), (missing, unexpected)
     share_embeddings(drafter, target, vocab_ids)
@@ -259,9 +264,13 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--threads", type=int, default=1, help="1 beats 2 on a box shared with other jobs")
     sd = ap.add_argument_group("self-distillation on the target's own greedy answers")
-    sd.add_argument("--answers", type=Path, default=None,
-                    help="jsonl of {prompt, prompt_ids, answer_ids}; generated (appended) when --gen-minutes > 0, "
-                    "else read; enables the self-distillation recipe")
+    sd.add_argument(
+        "--answers",
+        type=Path,
+        default=None,
+        help="jsonl of {prompt, prompt_ids, answer_ids}; generated (appended) when --gen-minutes > 0, "
+        "else read; enables the self-distillation recipe",
+    )
     sd.add_argument("--gen-prompts", type=int, default=600, help="instruction prompts to build (chat_prompts)")
     sd.add_argument("--gen-max-new", type=int, default=96)
     sd.add_argument("--gen-concurrency", type=int, default=8)
@@ -291,15 +300,32 @@ def answer_vocab(tok, code, docs, rows, size: int) -> list[int]:
     return vocab
 
 
-def self_distill_record(args, vocab_ids, held_cov, train_rec, held_rec, records, code, step, tokens,  # noqa: PLR0913
-                        answer_tokens, t0, train_start, train_minutes, answer_agree, code_agree) -> dict:
+def self_distill_record(
+    args,
+    vocab_ids,
+    held_cov,
+    train_rec,
+    held_rec,
+    records,
+    code,
+    step,
+    tokens,  # noqa: PLR0913
+    answer_tokens,
+    t0,
+    train_start,
+    train_minutes,
+    answer_agree,
+    code_agree,
+) -> dict:
     return {
         "target": SMOLLM2_REF,
         "recipe": "self-distillation on the target's own greedy answers",
         "layers": args.layers,
-        "init": (f"layers + norm of {args.init_from.name if args.init_from else 'the target'}"
-                 + ("" if args.init_from else f" (layers 0..{args.layers - 1})")
-                 + "; embedding borrowed; head = target head cut to the draft vocabulary"),
+        "init": (
+            f"layers + norm of {args.init_from.name if args.init_from else 'the target'}"
+            + ("" if args.init_from else f" (layers 0..{args.layers - 1})")
+            + "; embedding borrowed; head = target head cut to the draft vocabulary"
+        ),
         "draft_vocab": len(vocab_ids),
         "draft_vocab_coverage_held_out_answers": round(held_cov, 4),
         "data": {
@@ -311,11 +337,12 @@ def self_distill_record(args, vocab_ids, held_cov, train_rec, held_rec, records,
             "answer_tokens_train": sum(len(r["answer_ids"]) for r in train_rec),
             "max_new_tokens": max((len(r["answer_ids"]) for r in records), default=0),
             "generation": "specdeploy.engines.reference.runtime.generate(mechanism='none', concurrency=8), greedy, "
-                          "chat template",
+            "chat template",
             "stdlib_code_chunks": len(code),
             "mix": f"every {args.code_every}th step a stdlib-code batch, else prompt+answer batches "
-            f"(answer positions weight 1.0, prompt positions {args.prompt_weight})" if args.code_every else
-            f"prompt+answer batches only (prompt weight {args.prompt_weight})",
+            f"(answer positions weight 1.0, prompt positions {args.prompt_weight})"
+            if args.code_every
+            else f"prompt+answer batches only (prompt weight {args.prompt_weight})",
         },
         "steps": step,
         "batch": args.batch,
@@ -339,11 +366,15 @@ def self_distill(args) -> None:
     target.requires_grad_(False)
     train_files, held_files = stdlib_files(False), stdlib_files(True)
     if args.gen_minutes > 0:
-        prompts = (wide_prompts(train_files, args.gen_prompts, random.Random(args.seed), vocab_words(tok))
-                   if args.gen_wide else chat_prompts(train_files, args.gen_prompts, random.Random(args.seed)))
+        prompts = (
+            wide_prompts(train_files, args.gen_prompts, random.Random(args.seed), vocab_words(tok))
+            if args.gen_wide
+            else chat_prompts(train_files, args.gen_prompts, random.Random(args.seed))
+        )
         served = load_pair(SMOLLM2_REF, device="cpu")  # the answers of the target as served (its CPU kernels)
-        generate_runtime_answers(served, prompts, args.gen_minutes, args.gen_concurrency, args.gen_max_new,
-                                 args.answers)
+        generate_runtime_answers(
+            served, prompts, args.gen_minutes, args.gen_concurrency, args.gen_max_new, args.answers
+        )
     if args.gen_only:
         return
     records = load_answers(args.answers)
@@ -359,8 +390,10 @@ def self_distill(args) -> None:
     vset = set(vocab)
     ans_tokens = [t for r in held_rec for t in r["answer_ids"]]
     held_cov = sum(t in vset for t in ans_tokens) / max(1, len(ans_tokens))
-    log(f"data: {len(rows)} train answers ({sum(len(r['answer_ids']) for r in train_rec)} answer tokens), "
-        f"{len(held_rows)} held out (vocab covers {held_cov:.1%} of their tokens), {len(code)} code chunks")
+    log(
+        f"data: {len(rows)} train answers ({sum(len(r['answer_ids']) for r in train_rec)} answer tokens), "
+        f"{len(held_rows)} held out (vocab covers {held_cov:.1%} of their tokens), {len(code)} code chunks"
+    )
     drafter = build_drafter(target, args.layers, vocab_ids, args.init_from)
     params = [p for n, p in drafter.named_parameters() if p.requires_grad and "lm_head" not in n]
     opt = torch.optim.AdamW(params, lr=args.lr, weight_decay=0.0)
@@ -400,8 +433,23 @@ def self_distill(args) -> None:
     train_minutes = (time.time() - train_start) / 60
     answer_agree = evaluate_answers(cache, drafter, held_rows, vocab_ids, args.batch)
     code_agree = evaluate(target, drafter, held_code, vocab_ids, max(1, args.batch // 2), args.seq_len)
-    record = self_distill_record(args, vocab_ids, held_cov, train_rec, held_rec, records, code, step, tokens,
-                                 answer_tokens, t0, train_start, train_minutes, answer_agree, code_agree)
+    record = self_distill_record(
+        args,
+        vocab_ids,
+        held_cov,
+        train_rec,
+        held_rec,
+        records,
+        code,
+        step,
+        tokens,
+        answer_tokens,
+        t0,
+        train_start,
+        train_minutes,
+        answer_agree,
+        code_agree,
+    )
     save(drafter, args.out, record)
     log(f"done: {json.dumps(record)}")
 

@@ -59,8 +59,14 @@ def extract(target, layers: tuple[int, ...], records: list[dict], max_len: int) 
             logits = target(input_ids=torch.tensor([ids])).logits[0]
             answer = torch.zeros(len(ids), dtype=torch.bool)
             answer[len(r["prompt_ids"]) :] = True
-            out.append({"ids": torch.tensor(ids), "feats": tap.features()[0].float().clone(),
-                        "argmax": logits.argmax(-1), "answer": answer})
+            out.append(
+                {
+                    "ids": torch.tensor(ids),
+                    "feats": tap.features()[0].float().clone(),
+                    "argmax": logits.argmax(-1),
+                    "answer": answer,
+                }
+            )
     finally:
         tap.close()
     return out
@@ -117,8 +123,9 @@ def two_steps(head: EagleHead, tokens, feats, mask):
     e2 = head.inputs(tokens, own, False)
     width = tokens.shape[1]
     positions = torch.arange(width).repeat(2)[None].expand(len(tokens), -1)
-    both = head.body.model(inputs_embeds=torch.cat([e1, e2], 1), attention_mask=step2_mask(mask, e1.dtype),
-                           position_ids=positions).last_hidden_state
+    both = head.body.model(
+        inputs_embeds=torch.cat([e1, e2], 1), attention_mask=step2_mask(mask, e1.dtype), position_ids=positions
+    ).last_hidden_state
     return head.body.lm_head(h1), head.body.lm_head(both[:, width:])
 
 
@@ -186,8 +193,12 @@ def main() -> None:
     ap.add_argument("--code", type=int, default=0, help="also N chunks of CPython stdlib source (idem)")
     ap.add_argument("--features", type=Path, default=None, help="per-record cache of extracted features (grows)")
     ap.add_argument("--init-from", type=Path, default=None, help="continue from a saved head's own tensors")
-    ap.add_argument("--vocab", choices=("drafter", "answers"), default="drafter",
-                    help="draft vocabulary: the small drafter's, or that plus every token of the training answers")
+    ap.add_argument(
+        "--vocab",
+        choices=("drafter", "answers"),
+        default="drafter",
+        help="draft vocabulary: the small drafter's, or that plus every token of the training answers",
+    )
     args = ap.parse_args()
     torch.manual_seed(args.seed)
     rng = random.Random(args.seed)
@@ -222,8 +233,11 @@ def main() -> None:
     fp32 = load_pair(SMOLLM2_REF, cpu_kernels=False).target
     head = build_head(fp32, vocab_ids, layers)
     if args.init_from is not None:
-        own = {k: v.float() for k, v in load_file(str(args.init_from / "model.safetensors")).items()
-               if not k.endswith("draft_vocab_ids")}
+        own = {
+            k: v.float()
+            for k, v in load_file(str(args.init_from / "model.safetensors")).items()
+            if not k.endswith("draft_vocab_ids")
+        }
         head.load_state_dict(own, strict=False)
     params = [p for p in head.parameters() if p.requires_grad]  # the borrowed embedding and cut head are frozen
     opt = torch.optim.AdamW(params, lr=args.lr, weight_decay=0.0)
@@ -248,19 +262,30 @@ def main() -> None:
         log(f"epoch {epoch}: held-out agreement step1/step2 {agreement(head, held, local, args.batch)}")
     a1, a2 = agreement(head, held, local, args.batch)
     record = {
-        "data": {"sequences": len(train_rec), "pydoc_chats": args.docs, "stdlib_code_chunks": args.code,
-                 "held_out_answers": len(held_rec),
-                 "held_out_rule": f"sha1(prompt_ids) % 1000 < {HELD_PER_MILLE}",
-                 "answer_tokens_train": sum(len(r["answer_ids"]) for r in train_rec),
-                 "answers_files": [p.name for p in args.answers],
-                 "source": "the target's greedy answers to instruction prompts from tools/drafter_data.py (sampled "
-                           "from the target, Magpie) or tools/drafter_prompts.py (templates); no MT-Bench or "
-                           "HumanEval prompt"},
+        "data": {
+            "sequences": len(train_rec),
+            "pydoc_chats": args.docs,
+            "stdlib_code_chunks": args.code,
+            "held_out_answers": len(held_rec),
+            "held_out_rule": f"sha1(prompt_ids) % 1000 < {HELD_PER_MILLE}",
+            "answer_tokens_train": sum(len(r["answer_ids"]) for r in train_rec),
+            "answers_files": [p.name for p in args.answers],
+            "source": "the target's greedy answers to instruction prompts from tools/drafter_data.py (sampled "
+            "from the target, Magpie) or tools/drafter_prompts.py (templates); no MT-Bench or "
+            "HumanEval prompt",
+        },
         "init_from": str(args.init_from) if args.init_from else "target's last layer",
         "draft_vocab": {"source": args.vocab, "tokens": len(vocab_ids)},
-        "feature_layers": list(layers), "epochs": epoch, "steps": step, "minutes": args.minutes, "lr": args.lr,
-        "held_out_top1_agreement": {"over": "every answer position (out-of-vocabulary = miss)", "step1": a1,
-                                    "step2_run_time_context": a2},
+        "feature_layers": list(layers),
+        "epochs": epoch,
+        "steps": step,
+        "minutes": args.minutes,
+        "lr": args.lr,
+        "held_out_top1_agreement": {
+            "over": "every answer position (out-of-vocabulary = miss)",
+            "step1": a1,
+            "step2_run_time_context": a2,
+        },
         "hardware": "CPU, 1 torch thread, shared with other jobs",
     }
     save_eagle(head, args.out, SMOLLM2_REF)

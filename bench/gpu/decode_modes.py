@@ -32,8 +32,9 @@ def in_mode(pair: ModelPair, mode: str) -> ModelPair | str:
         return exc.message
 
 
-def timed(pair: ModelPair, prompts: list[list[int]], mechanism: str, k: int, concurrency: int,
-          max_new: int) -> tuple[list[list[int]], Any, float]:
+def timed(
+    pair: ModelPair, prompts: list[list[int]], mechanism: str, k: int, concurrency: int, max_new: int
+) -> tuple[list[list[int]], Any, float]:
     """(outputs, stats, warm-up seconds): capture modes warm over the whole run, eager and static over a sliver."""
     began = time.monotonic()
     if pair.decode in CAPTURING:
@@ -45,8 +46,16 @@ def timed(pair: ModelPair, prompts: list[list[int]], mechanism: str, k: int, con
     return outputs, stats, warm
 
 
-def plain_modes(pair: ModelPair, prompts: list[list[int]], plan: dict, modes: tuple[str, ...], deadline: float,
-                rows: list[dict], eager: dict[int, list[list[int]]], save: Callable[[], None]) -> None:
+def plain_modes(
+    pair: ModelPair,
+    prompts: list[list[int]],
+    plan: dict,
+    modes: tuple[str, ...],
+    deadline: float,
+    rows: list[dict],
+    eager: dict[int, list[list[int]]],
+    save: Callable[[], None],
+) -> None:
     """Plain decoding per mode and concurrency into `rows`; `eager` collects eager's outputs (the reference)."""
     last = 0.0
     for mode in modes:
@@ -88,13 +97,18 @@ def failure(exc: BaseException) -> str:
     return " <- during: ".join(causes)
 
 
-def measure(pair: ModelPair, prompts: list[list[int]], concurrency: int, max_new: int,
-            eager: dict[int, list[list[int]]]) -> dict:
+def measure(
+    pair: ModelPair, prompts: list[list[int]], concurrency: int, max_new: int, eager: dict[int, list[list[int]]]
+) -> dict:
     outputs, stats, warm = timed(pair, prompts, "none", 0, concurrency, max_new)
     if pair.decode == "eager":
         eager[concurrency] = outputs
-    row = {"tokens_per_s": stats.tokens_per_s, "ms_per_step": 1e3 * stats.wall_time_s / max(stats.steps, 1),
-           "warmup_s": warm, "identical_to_eager": outputs == eager[concurrency] if concurrency in eager else None}
+    row = {
+        "tokens_per_s": stats.tokens_per_s,
+        "ms_per_step": 1e3 * stats.wall_time_s / max(stats.steps, 1),
+        "warmup_s": warm,
+        "identical_to_eager": outputs == eager[concurrency] if concurrency in eager else None,
+    }
     if concurrency == 1:
         row["goal_470_met"] = stats.tokens_per_s >= GOAL_TOKENS_PER_S
     return row
@@ -103,7 +117,8 @@ def measure(pair: ModelPair, prompts: list[list[int]], concurrency: int, max_new
 def best_mode(rows: list[dict]) -> str:
     """The fastest mode at c = 1 whose output equalled eager's at every concurrency it ran (eager if none)."""
     exact = {r["mode"] for r in rows if "tokens_per_s" in r} - {
-        r["mode"] for r in rows if r.get("identical_to_eager") is False}
+        r["mode"] for r in rows if r.get("identical_to_eager") is False
+    }
     timed_c1 = [r for r in rows if r["mode"] in exact and r["concurrency"] == 1 and "tokens_per_s" in r]
     return max(timed_c1, key=lambda r: r["tokens_per_s"])["mode"] if timed_c1 else "eager"
 
@@ -114,6 +129,8 @@ def table(rows: list[dict]) -> str:
         if "skipped" in r:
             lines.append(f"  {r['mode']:<11} {r['concurrency']:>2}  skipped: {r['skipped'][:90]}")
         else:
-            lines.append(f"  {r['mode']:<11} {r['concurrency']:>2}  {r['tokens_per_s']:<9.1f} {r['ms_per_step']:<8.2f} "
-                         f"{r['warmup_s']:<10.1f} {r['identical_to_eager']}")
+            lines.append(
+                f"  {r['mode']:<11} {r['concurrency']:>2}  {r['tokens_per_s']:<9.1f} {r['ms_per_step']:<8.2f} "
+                f"{r['warmup_s']:<10.1f} {r['identical_to_eager']}"
+            )
     return "\n".join(lines)

@@ -117,8 +117,14 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     began = time.monotonic()
     name = torch.cuda.get_device_name() if args.device == "cuda" else "cpu"
-    result: dict = {"check": "specdeploy.graphs-check/1", "device": args.device, "device_name": name,
-                    "torch": torch.__version__, "transformers": transformers.__version__, "rows": []}
+    result: dict = {
+        "check": "specdeploy.graphs-check/1",
+        "device": args.device,
+        "device_name": name,
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "rows": [],
+    }
     slug = "".join(ch if ch.isalnum() else "-" for ch in name.lower())
     path = args.out / f"graphs-check-{slug}.json"
 

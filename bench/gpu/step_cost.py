@@ -29,10 +29,22 @@ sys.path.insert(0, str(REPO))  # the device machine runs a copy of the tree, spe
 import runtime_e2e  # noqa: E402
 
 SHAPES = {
-    "llama-3.1-8b": {"hidden": 4096, "heads": 32, "kv_heads": 8, "head_dim": 128, "intermediate": 14336,
-                     "vocab": 128256},
-    "llama-3.1-70b": {"hidden": 8192, "heads": 64, "kv_heads": 8, "head_dim": 128, "intermediate": 28672,
-                      "vocab": 128256},
+    "llama-3.1-8b": {
+        "hidden": 4096,
+        "heads": 32,
+        "kv_heads": 8,
+        "head_dim": 128,
+        "intermediate": 14336,
+        "vocab": 128256,
+    },
+    "llama-3.1-70b": {
+        "hidden": 8192,
+        "heads": 64,
+        "kv_heads": 8,
+        "head_dim": 128,
+        "intermediate": 28672,
+        "vocab": 128256,
+    },
 }
 TINY = {"tiny": {"hidden": 64, "heads": 8, "kv_heads": 2, "head_dim": 8, "intermediate": 128, "vocab": 256}}
 GRID = {"batch": [1, 4, 16, 64], "tokens": [1, 2, 4, 8, 16, 17, 24, 32, 33, 48, 64, 65], "context": [1024, 4096]}
@@ -127,8 +139,13 @@ def measure(args: argparse.Namespace, device: str) -> dict:
     }
     torch.manual_seed(0)
     for name, spec in shapes.items():
-        entry = {"name": name, "layers": args.layers, "lm_head": False, "spec": {**spec, "layers": args.layers},
-                 "points": []}
+        entry = {
+            "name": name,
+            "layers": args.layers,
+            "lm_head": False,
+            "spec": {**spec, "layers": args.layers},
+            "points": [],
+        }
         result["shapes"].append(entry)
         for batch in grid["batch"]:
             for context in grid["context"]:

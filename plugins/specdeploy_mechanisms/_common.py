@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from specdeploy.issues import Issue
@@ -26,8 +25,8 @@ def tree_depth(choices: list[list[int]] | None) -> int:
 
 
 def options(model: str) -> Any:
-    """A model of `_options.py` as a plugin's `Options`: imported on first use, its table read by the fast path."""
-    return lazy_options(f"specdeploy_mechanisms._options:{model}", Path(__file__).with_name("_options.fast.json"))
+    """A model of `_options.py` as a plugin's `Options`, imported on first use."""
+    return lazy_options(f"specdeploy_mechanisms._options:{model}")
 
 
 def tree_choices(tree: list[list[int]] | None) -> str:

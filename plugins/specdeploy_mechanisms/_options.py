@@ -1,7 +1,6 @@
 """The built-in mechanisms' options models, in one module so that importing a plugin does not import pydantic.
 
-Each plugin names its model with `_common.options()`; `make schema` writes their tables to
-`_options.fast.json`, which every command uses instead of these models for a well-formed profile.
+Each plugin names its model with `_common.options()`: this module is imported when a profile names a mechanism.
 """
 
 from __future__ import annotations
@@ -25,12 +24,13 @@ class DsparkOptions(BaseModel):
         None,
         ge=1,
         description="vLLM `dspark_draft_topk`: score only the top-k base-logit candidates in the Markov projection "
-        "(Qwen3 and Qwen3-Omni DSpark drafters only; draft tensor parallelism 1); unset: the drafter config's value.",
+        "(Qwen3 and Qwen3-Omni DSpark drafters only; draft tensor parallelism 1); unset: the drafter config's value. "
+        "vLLM only: refused on TensorRT-LLM.",
     )
     adaptive_verification: bool = Field(
         False,
         description="vLLM `enable_adaptive_verification`: size each request's verification from the drafter's "
-        "confidence.",
+        "confidence. vLLM only: refused on TensorRT-LLM.",
     )
 
 
@@ -40,8 +40,10 @@ class EagleOptions(BaseModel):
         4, ge=1, le=16, description="Tree depth the engine is built for (`--num_eagle_layers`)."
     )
     max_non_leaves_per_layer: int = Field(
-        10, ge=1, description="Non-leaf nodes kept per tree level (the EAGLE converter's "
-        "`--max_non_leaves_per_layer`; default 10 there)."
+        10,
+        ge=1,
+        description="Non-leaf nodes kept per tree level (the EAGLE converter's "
+        "`--max_non_leaves_per_layer`; default 10 there).",
     )
     choices: list[list[int]] | None = Field(
         None, description="Static tree (`eagle_choices`); depth <= num_eagle_layers."
@@ -104,11 +106,35 @@ class NgramOptions(BaseModel):
     is_public_pool: bool = Field(True, description="One pool shared by all requests.")
 
 
+class SuffixOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    max_tree_depth: int = Field(
+        24,
+        ge=1,
+        description="vLLM `suffix_decoding_max_tree_depth`: depth of the prompt and global suffix trees; the prefix "
+        "match plus the speculation never exceeds it (draft_len must not either).",
+    )
+    max_cached_requests: int = Field(
+        10000,
+        ge=0,
+        description="vLLM `suffix_decoding_max_cached_requests`: past responses kept in the global tree (FIFO "
+        "eviction); 0 turns the global tree off, the per-prompt trees stay.",
+    )
+    max_spec_factor: float = Field(
+        1.0,
+        ge=0.0,
+        description="vLLM `suffix_decoding_max_spec_factor`: at most this many tokens speculated per token of prefix "
+        "match.",
+    )
+    min_token_prob: float = Field(
+        0.1,
+        ge=0.0,
+        le=1.0,
+        description="vLLM `suffix_decoding_min_token_prob`: speculate only tokens whose estimated probability "
+        "(frequency counts in the tree) is at least this.",
+    )
+
+
 class RedrafterOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     num_beams: int = Field(5, ge=1, le=32, description="Beams drafted per step (`--redrafter_num_beams`).")
-
-
-MODELS: tuple[type[BaseModel], ...] = (DflashOptions, DsparkOptions, EagleOptions, Eagle3Options, LookaheadOptions,
-                                       MedusaOptions, MtpOptions, NgramOptions, RedrafterOptions)
-"""What `make schema` writes tables for."""

@@ -21,15 +21,23 @@ class Dflash(Mechanism):
     Options = options("DflashOptions")
     needs_draft_model = True
     chain = False
-    engines = {"pytorch": TrtllmDecoding(decoding_type={"1.3": "DFlash"}, since={"1.3": "1.3.0rc14"},
-                                         unconfirmed=("1.3.dflash_sa_since",),
-                                         sources={"decoding_type": "S2, D27 (absent from S1)"})}
+    engines = {
+        "pytorch": TrtllmDecoding(
+            decoding_type={"1.3": "DFlash"},
+            since={"1.3": "1.3.0rc14"},
+            unconfirmed=("1.3.dflash_sa_since",),
+            sources={"decoding_type": "S2, D27 (absent from S1)"},
+        )
+    }
     max_draft_len = 63
     default_draft_len = 7
     drafting = "one_pass"
     training = "trained block drafter per target"
-    prior = AcceptancePrior(rates=(0.88,), basis="i.i.d. alpha = 0.88 (6.17x on Qwen3-8B, ~2.5x EAGLE-3's)",
-                            source="z-lab.ai/projects/dflash; arXiv 2602.06036")
+    prior = AcceptancePrior(
+        rates=(0.88,),
+        basis="i.i.d. alpha = 0.88 (6.17x on Qwen3-8B, ~2.5x EAGLE-3's)",
+        source="z-lab.ai/projects/dflash; arXiv 2602.06036",
+    )
 
     def check(self, ctx: CheckContext) -> Iterator[Issue]:
         opts: DflashOptions = ctx.options

@@ -19,20 +19,30 @@ class DraftTarget(Mechanism):
     needs_draft_model = True
     engines = {
         "pytorch": TrtllmDecoding(
-            decoding_type={"1.2": "DraftTarget", "1.3": "Draft_Target"}, overlap=lambda _o: False,
+            decoding_type={"1.2": "DraftTarget", "1.3": "Draft_Target"},
+            overlap=lambda _o: False,
             unconfirmed=("1.3.draft_target_alias",),
-            sources={"decoding_type": "P121 from_dict map; Literal['Draft_Target'] in S1, S2, P14"}),
+            sources={"decoding_type": "P121 from_dict map; Literal['Draft_Target'] in S1, S2, P14"},
+        ),
         "tensorrt": TrtllmEngineBuild(
-            decoding_type={"1.2": "DraftTarget"}, mode="draft_tokens_external", draft_engine=True, modelopt=True,
+            decoding_type={"1.2": "DraftTarget"},
+            mode="draft_tokens_external",
+            draft_engine=True,
+            modelopt=True,
             unconfirmed=("1.2.build_plugin_flags",),
-            sources={"mode": "trtllm-build --speculative_decoding_mode choices (tables/trtllm-1.2.1.json)"}),
-        "reference": ReferenceDrafter("specdeploy.engines.reference.runtime.drafters:ModelDrafter", needs_model=True),
+            sources={"mode": "trtllm-build --speculative_decoding_mode choices (tables/trtllm-1.2.1.json)"},
+        ),
+        "reference": ReferenceDrafter("specdeploy.engines.reference.runtime.drafters:ModelDrafter", reads="model"),
         "vllm": VllmMethod("draft_model", "required"),
     }
     default_draft_len = 4
     training = "none (off-the-shelf small model, same tokenizer)"
-    prior = AcceptancePrior(rates=(0.70,), basis="i.i.d. alpha = 0.70; the record's draft-target rows publish "
-                            "speedups without draft length or AL, so no AL to derive it from", source="assumed")
+    prior = AcceptancePrior(
+        rates=(0.70,),
+        basis="i.i.d. alpha = 0.70; the record's draft-target rows publish "
+        "speedups without draft length or AL, so no AL to derive it from",
+        source="assumed",
+    )
 
     def check(self, ctx: CheckContext) -> Iterator[Issue]:
         yield from same_vocabulary(ctx)

@@ -23,26 +23,45 @@ class Eagle(Mechanism):
     chain = False
     engines = {
         "tensorrt": TrtllmEngineBuild(
-            decoding_type={"1.2": "Eagle"}, mode="eagle",
-            convert=("eagle/convert_checkpoint.py", lambda r: [
-                "--eagle_model_dir", "${fetch.draft.path}", "--max_draft_len", str(r.draft_len),
-                "--num_eagle_layers", str(r.loaded.options.num_eagle_layers),
-                "--max_non_leaves_per_layer", str(r.loaded.options.max_non_leaves_per_layer)]),
+            decoding_type={"1.2": "Eagle"},
+            mode="eagle",
+            convert=(
+                "eagle/convert_checkpoint.py",
+                lambda r: [
+                    "--eagle_model_dir",
+                    "${fetch.draft.path}",
+                    "--max_draft_len",
+                    str(r.draft_len),
+                    "--num_eagle_layers",
+                    str(r.loaded.options.num_eagle_layers),
+                    "--max_non_leaves_per_layer",
+                    str(r.loaded.options.max_non_leaves_per_layer),
+                ],
+            ),
             triton=lambda o: {"decoding_mode": "eagle", "eagle_choices": tree_choices(o.choices)},
             unconfirmed=("1.2.build_plugin_flags",),
-            sources={"mode": "trtllm-build --speculative_decoding_mode choices (tables/trtllm-1.2.1.json)",
-                     "max_non_leaves": "examples/eagle/convert_checkpoint.py @ 65b31db1: --max_non_leaves_per_layer "
-                                       "(int, default 10), written to the checkpoint config"}),
+            sources={
+                "mode": "trtllm-build --speculative_decoding_mode choices (tables/trtllm-1.2.1.json)",
+                "max_non_leaves": "examples/eagle/convert_checkpoint.py @ 65b31db1: --max_non_leaves_per_layer "
+                "(int, default 10), written to the checkpoint config",
+            },
+        ),
         "vllm": VllmMethod(
-            "eagle", "required",
-            ignored={"num_eagle_layers": "a TensorRT-LLM engine build setting",
-                     "max_non_leaves_per_layer": "a TensorRT-LLM engine build setting"},
-            refused={"choices": (None, "vLLM 0.32 drafts a chain of num_speculative_tokens, no static tree")}),
+            "eagle",
+            "required",
+            ignored={
+                "num_eagle_layers": "a TensorRT-LLM engine build setting",
+                "max_non_leaves_per_layer": "a TensorRT-LLM engine build setting",
+            },
+            refused={"choices": (None, "vLLM 0.32 drafts a chain of num_speculative_tokens, no static tree")},
+        ),
     }
     max_draft_len = 63
     training = "trained drafter head per target"
-    prior = AcceptancePrior(row="l31-8b-eagle-k3-vllm-a100", note=" (MT-bench, vLLM's chain, EAGLE-1 head; the old "
-                            "alpha = 0.75 rested on EAGLE-2's tree speed-ups)")
+    prior = AcceptancePrior(
+        row="l31-8b-eagle-k3-vllm-a100",
+        note=" (MT-bench, vLLM's chain, EAGLE-1 head; the old alpha = 0.75 rested on EAGLE-2's tree speed-ups)",
+    )
 
     def check(self, ctx: CheckContext) -> Iterator[Issue]:
         opts: EagleOptions = ctx.options

@@ -26,22 +26,35 @@ class Eagle3(Mechanism):
     needs_draft_model = True
     engines = {
         "pytorch": TrtllmDecoding(
-            decoding_type={"1.2": "Eagle", "1.3": "Eagle3"}, fields=lambda o, line: _fields(o, line),
-            overlap=lambda o: bool(getattr(o, "one_model", True)), refuse=lambda o, line: _refused(o, line),
-            range_notes=lambda line: [] if line.eagle3_two_model == "supported" else
-            [f"two-model {line.eagle3_two_model}"],
+            decoding_type={"1.2": "Eagle", "1.3": "Eagle3"},
+            fields=lambda o, line: _fields(o, line),
+            overlap=lambda o: bool(getattr(o, "one_model", True)),
+            refuse=lambda o, line: _refused(o, line),
+            range_notes=lambda line: (
+                [] if line.eagle3_two_model == "supported" else [f"two-model {line.eagle3_two_model}"]
+            ),
             one_model=lambda o, line: line.name == "1.2" and bool(getattr(o, "one_model", True)),
             unconfirmed=("1.3.eagle3_two_model_rc24_rc26",),
-            sources={"decoding_type": "P121 from_dict maps 'Eagle' (no Eagle3); Eagle3 literal P14",
-                     "two_model": "VersionLine.eagle3_two_model of each range (its sources)"}),
-        "reference": ReferenceDrafter("specdeploy.engines.reference.runtime.eagle:EagleDrafter", needs_model=True),
+            sources={
+                "decoding_type": "P121 from_dict maps 'Eagle' (no Eagle3); Eagle3 literal P14",
+                "two_model": "VersionLine.eagle3_two_model of each range (its sources)",
+            },
+        ),
+        "reference": ReferenceDrafter("specdeploy.engines.reference.runtime.eagle:EagleDrafter", reads="head"),
         "vllm": VllmMethod(
-            "eagle3", "required",
+            "eagle3",
+            "required",
             ignored={"one_model": "vLLM always runs the EAGLE-3 head in the target's process"},
-            refused={"layers_to_capture": (None, "vLLM reads the captured layers from the head's config.json "
-                                                 "(eagle_aux_hidden_state_layer_ids), not from the speculative config"),
-                     "dynamic_tree": (False, "vLLM 0.32 drafts a chain, no dynamic tree"),
-                     "dynamic_tree_max_topk": (None, "vLLM 0.32 drafts a chain, no dynamic tree")}),
+            refused={
+                "layers_to_capture": (
+                    None,
+                    "vLLM reads the captured layers from the head's config.json "
+                    "(eagle_aux_hidden_state_layer_ids), not from the speculative config",
+                ),
+                "dynamic_tree": (False, "vLLM 0.32 drafts a chain, no dynamic tree"),
+                "dynamic_tree_max_topk": (None, "vLLM 0.32 drafts a chain, no dynamic tree"),
+            },
+        ),
     }
     default_draft_len = 3
     training = "trained drafter head per target"
@@ -70,11 +83,13 @@ class Eagle3(Mechanism):
                     "use the EAGLE-3 drafter trained for this target",
                 )
         if opts.layers_to_capture and ctx.profile.runtime.backend == "reference":
-            yield Issue(("speculative", "options", "layers_to_capture"),
-                        "ignored on the reference backend: its EAGLE head reads the target layers it was trained on "
-                        "(recorded in the drafter's specdeploy_drafter.json); this option is TensorRT-LLM's",
-                        "drop it for the reference backend, or train a head on these layers (tools/train_eagle.py "
-                        "--layers)", severity="warning")
+            yield Issue(
+                ("speculative", "options", "layers_to_capture"),
+                "ignored on the reference backend: its EAGLE head reads the target layers it was trained on "
+                "(recorded in the drafter's specdeploy_drafter.json); this option is TensorRT-LLM's",
+                "drop it for the reference backend, or train a head on these layers (tools/train_eagle.py --layers)",
+                severity="warning",
+            )
         elif ctx.target and opts.layers_to_capture:
             bad = [i for i in opts.layers_to_capture if not -ctx.target.layers <= i < ctx.target.layers]
             if bad:
@@ -88,16 +103,23 @@ class Eagle3(Mechanism):
         return float(k * ctx.forward(ctx.layer(ctx.draft or ctx.target), batch=batch, lm_vocab=head))
 
 
-def _refused(opts: Any, line: Any) -> str | None:
+def _refused(opts: Any, line: Any) -> Issue | None:
+    """Two-model EAGLE-3 where the TensorRT-LLM range refuses it or nobody read it (its `eagle3_two_model` rule)."""
     if not getattr(opts, "one_model", True) and line.eagle3_two_model in ("refused", "unknown"):
-        return f"two-model EAGLE-3 is {line.eagle3_two_model} on TensorRT-LLM {line.range}"
+        return Issue(
+            ("speculative", "options", "one_model"),
+            f"two-model EAGLE-3 is {line.eagle3_two_model} on "
+            f"TensorRT-LLM {line.range} ({line.sources.get('eagle3_two_model', 'UNKNOWN')})",
+            "set options.one_model: true, or pin runtime.trtllm_version: 1.3.0rc23 or 1.2.1",
+        )
     return None
 
 
 def _fields(opts: Any, line: Any) -> dict[str, Any]:
     """One- or two-model, the target layers captured, the dynamic tree (its keys per range)."""
-    cfg: dict[str, Any] = {"eagle3_one_model": bool(getattr(opts, "one_model", True))} \
-        if line.eagle3_two_model != "refused" else {}
+    cfg: dict[str, Any] = (
+        {"eagle3_one_model": bool(getattr(opts, "one_model", True))} if line.eagle3_two_model != "refused" else {}
+    )
     if getattr(opts, "layers_to_capture", None):
         cfg["eagle3_layers_to_capture"] = sorted(set(opts.layers_to_capture))
     if getattr(opts, "dynamic_tree", False):
@@ -108,16 +130,16 @@ def _fields(opts: Any, line: Any) -> dict[str, Any]:
 
 
 def _two_model(ctx: CheckContext, opts: Eagle3Options) -> Iterator[Issue]:
-    """Two-model EAGLE-3 where the TensorRT-LLM range refuses or deprecates it (its `eagle3_two_model` rule)."""
+    """Two-model EAGLE-3 where the TensorRT-LLM range deprecates it (where it refuses it: `_refused`, which the
+    core reports)."""
     line = ctx.line
     if line is None or opts.one_model:
         return
     version = ctx.profile.runtime.trtllm_version
-    if line.eagle3_two_model in ("refused", "unknown"):
-        yield Issue(("speculative", "options", "one_model"),
-                    f"two-model EAGLE-3 is {line.eagle3_two_model} on TensorRT-LLM {version} (range "
-                    f"{line.range}: {line.sources.get('eagle3_two_model', 'UNKNOWN')})",
-                    "set options.one_model: true, or pin runtime.trtllm_version: 1.3.0rc23 or 1.2.1")
-    elif line.eagle3_two_model == "deprecated":
-        yield Issue(("speculative", "options", "one_model"), f"two-model EAGLE-3 is deprecated on TensorRT-LLM "
-                    f"{version} (removed from 1.3.0rc27)", "set options.one_model: true", severity="warning")
+    if line.eagle3_two_model == "deprecated":
+        yield Issue(
+            ("speculative", "options", "one_model"),
+            f"two-model EAGLE-3 is deprecated on TensorRT-LLM {version} (removed from 1.3.0rc27)",
+            "set options.one_model: true",
+            severity="warning",
+        )

@@ -26,18 +26,24 @@ class Lookahead(Mechanism):
     chain = False
     engines = {
         "tensorrt": TrtllmEngineBuild(
-            decoding_type={"1.2": "Lookahead"}, mode="lookahead_decoding", modelopt=True,
-            triton=lambda o: {"decoding_mode": "lookahead",
-                              "lookahead": (o.window_size, o.ngram_size, o.verification_set_size)},
+            decoding_type={"1.2": "Lookahead"},
+            mode="lookahead_decoding",
+            modelopt=True,
+            triton=lambda o: {
+                "decoding_mode": "lookahead",
+                "lookahead": (o.window_size, o.ngram_size, o.verification_set_size),
+            },
             repo_draft_len=lambda p: _repo_draft_len(p),
             unconfirmed=("1.2.build_plugin_flags",),
-            sources={"mode": "trtllm-build --speculative_decoding_mode choices (tables/trtllm-1.2.1.json)"}),
+            sources={"mode": "trtllm-build --speculative_decoding_mode choices (tables/trtllm-1.2.1.json)"},
+        ),
     }
     max_draft_len = 4096
     drafting = "none"
     training = "none"
-    prior = AcceptancePrior(rates=(0.45, 0.45), basis="i.i.d. alpha = 0.45 (1.5-2.3x on one GPU)",
-                            source="lmsys blog 2023-11-21")
+    prior = AcceptancePrior(
+        rates=(0.45, 0.45), basis="i.i.d. alpha = 0.45 (1.5-2.3x on one GPU)", source="lmsys blog 2023-11-21"
+    )
 
     def fixed_draft_len(self, options: LookaheadOptions) -> int:
         return lookahead_draft_len(options.window_size, options.ngram_size, options.verification_set_size)

@@ -22,19 +22,31 @@ class Medusa(Mechanism):
     chain = False
     engines = {
         "tensorrt": TrtllmEngineBuild(
-            decoding_type={"1.2": "Medusa"}, mode="medusa",
-            convert=("medusa/convert_checkpoint.py", lambda r: ["--medusa_model_dir", "${fetch.draft.path}",
-                                                                "--num_medusa_heads", str(r.loaded.options.num_heads)]),
+            decoding_type={"1.2": "Medusa"},
+            mode="medusa",
+            convert=(
+                "medusa/convert_checkpoint.py",
+                lambda r: [
+                    "--medusa_model_dir",
+                    "${fetch.draft.path}",
+                    "--num_medusa_heads",
+                    str(r.loaded.options.num_heads),
+                ],
+            ),
             triton=lambda o: {"decoding_mode": "medusa", "medusa_choices": tree_choices(o.choices)},
             unconfirmed=("1.2.build_plugin_flags",),
-            sources={"mode": "trtllm-build --speculative_decoding_mode choices (tables/trtllm-1.2.1.json)"}),
+            sources={"mode": "trtllm-build --speculative_decoding_mode choices (tables/trtllm-1.2.1.json)"},
+        ),
     }
     max_draft_len = 63
     default_draft_len = 4
     drafting = "one_pass"
     training = "trained heads per target"
-    prior = AcceptancePrior(rates=(0.60, 0.55, 0.50), basis="alpha 0.60 falling by 0.05 per head (Medusa 2.2-3.6x)",
-                            source="arXiv 2401.10774")
+    prior = AcceptancePrior(
+        rates=(0.60, 0.55, 0.50),
+        basis="alpha 0.60 falling by 0.05 per head (Medusa 2.2-3.6x)",
+        source="arXiv 2401.10774",
+    )
 
     def fixed_draft_len(self, options: MedusaOptions) -> int | None:
         """The engine's max_draft_len is the number of tree nodes when a tree is given."""

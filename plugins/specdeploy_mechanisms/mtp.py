@@ -21,26 +21,33 @@ class Mtp(Mechanism):
     Options = options("MtpOptions")
     engines = {
         "pytorch": TrtllmDecoding(
-            decoding_type={"1.2": "MTP", "1.3": "MTP"}, length_keys=lambda line: line.mtp_length_keys,
+            decoding_type={"1.2": "MTP", "1.3": "MTP"},
+            length_keys=lambda line: line.mtp_length_keys,
             fields=lambda o, _line: _fields(o),
             range_notes=lambda line: ["K in " + " = ".join(line.mtp_length_keys)],
             one_model=lambda _o, line: line.name == "1.2",  # 1.2.1 docs: MTP is one-model only
             unconfirmed=("1.3.mtp_rc15_rc22",),
-            sources={"decoding_type": "P121 from_dict map; S1, S2, P14 Literal", "length": "mtp_length sources"}),
+            sources={"decoding_type": "P121 from_dict map; S1, S2, P14 Literal", "length": "mtp_length sources"},
+        ),
         "vllm": VllmMethod(
-            "mtp", "none",
-            ignored={"vanilla": "vLLM runs each MTP layer it has and reuses them when K exceeds their count (K must "
-                                "then be a multiple of it)",
-                     "relaxed_topk": "only meaningful with relaxed acceptance",
-                     "relaxed_delta": "only meaningful with relaxed acceptance"},
+            "mtp",
+            "none",
+            ignored={
+                "vanilla": "vLLM runs each MTP layer it has and reuses them when K exceeds their count (K must "
+                "then be a multiple of it)",
+                "relaxed_topk": "only meaningful with relaxed acceptance",
+                "relaxed_delta": "only meaningful with relaxed acceptance",
+            },
             refused={"relaxed_acceptance": (False, "vLLM 0.32 has no relaxed acceptance")},
-            note="the target's own MTP layers draft; only targets whose model_type vLLM maps to an MTP model type"),
+            note="the target's own MTP layers draft; only targets whose model_type vLLM maps to an MTP model type",
+        ),
     }
     max_draft_len = 16
     default_draft_len = 3
     training = "none (built into the target)"
-    prior = AcceptancePrior(sweep=("dsr1-mtp1-b200", "dsr1-mtp2-b200", "dsr1-mtp3-b200", "dsr1-mtp4-b200",
-                                   "dsr1-mtp5-b200"))
+    prior = AcceptancePrior(
+        sweep=("dsr1-mtp1-b200", "dsr1-mtp2-b200", "dsr1-mtp3-b200", "dsr1-mtp4-b200", "dsr1-mtp5-b200")
+    )
 
     def check(self, ctx: CheckContext) -> Iterator[Issue]:
         opts: MtpOptions = ctx.options
@@ -71,6 +78,7 @@ class Mtp(Mechanism):
 def _fields(opts: Any) -> dict[str, Any]:
     cfg: dict[str, Any] = {"use_mtp_vanilla": bool(getattr(opts, "vanilla", False))}
     if getattr(opts, "relaxed_acceptance", False):
-        cfg.update(use_relaxed_acceptance_for_thinking=True, relaxed_topk=opts.relaxed_topk,
-                   relaxed_delta=opts.relaxed_delta)
+        cfg.update(
+            use_relaxed_acceptance_for_thinking=True, relaxed_topk=opts.relaxed_topk, relaxed_delta=opts.relaxed_delta
+        )
     return cfg

@@ -22,14 +22,19 @@ class Ngram(Mechanism):
     chain = False
     engines = {
         "pytorch": TrtllmDecoding(
-            decoding_type={"1.2": "NGram", "1.3": "NGram"}, overlap=lambda _o: False,
+            decoding_type={"1.2": "NGram", "1.3": "NGram"},
+            overlap=lambda _o: False,
             fields=lambda o, _line: {name: getattr(o, name) for name in MATCHING},
-            sources={"decoding_type": "P121 from_dict map; S1, S2, P14 Literal"}),
+            sources={"decoding_type": "P121 from_dict map; S1, S2, P14 Literal"},
+        ),
         "reference": ReferenceDrafter("specdeploy.engines.reference.runtime.drafters:NgramDrafter"),
         "vllm": VllmMethod(
-            "ngram", "none", fields={"max_matching_ngram_size": "prompt_lookup_max"},
+            "ngram",
+            "none",
+            fields={"max_matching_ngram_size": "prompt_lookup_max"},
             ignored={"is_keep_all": TRT_POOL, "is_use_oldest": TRT_POOL, "is_public_pool": TRT_POOL},
-            note="prompt_lookup_min defaults to prompt_lookup_max"),
+            note="prompt_lookup_min defaults to prompt_lookup_max",
+        ),
     }
     max_draft_len = 32
     default_draft_len = 4

@@ -16,14 +16,16 @@ class Pard(Mechanism):
     summary = "parallel draft model: K positions in one drafter forward; TRT-LLM 1.3 line"
     needs_draft_model = True
     chain = False
-    engines = {"pytorch": TrtllmDecoding(decoding_type={"1.3": "PARD"},
-                                         sources={"decoding_type": "Literal in S1, S2, P14"})}
+    engines = {
+        "pytorch": TrtllmDecoding(decoding_type={"1.3": "PARD"}, sources={"decoding_type": "Literal in S1, S2, P14"})
+    }
     max_draft_len = 16
     default_draft_len = 4
     drafting = "one_pass"
     training = "adapted draft model"
-    prior = AcceptancePrior(rates=(0.75,), basis="i.i.d. alpha = 0.75 (parallel draft model; no published figure)",
-                            source="assumed")
+    prior = AcceptancePrior(
+        rates=(0.75,), basis="i.i.d. alpha = 0.75 (parallel draft model; no published figure)", source="assumed"
+    )
 
     def check(self, ctx: CheckContext) -> Iterator[Issue]:
         yield from same_vocabulary(ctx)

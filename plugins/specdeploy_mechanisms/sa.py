@@ -12,9 +12,14 @@ class SuffixAutomaton(Mechanism):
     name = "sa"
     summary = "suffix-automaton lookup over prompt and output; free drafting; TRT-LLM 1.3 line"
     chain = False
-    engines = {"pytorch": TrtllmDecoding(decoding_type={"1.3": "SA"}, since={"1.3": "1.3.0rc14"},
-                                         unconfirmed=("1.3.dflash_sa_since",),
-                                         sources={"decoding_type": "S2, D27 (absent from S1)"})}
+    engines = {
+        "pytorch": TrtllmDecoding(
+            decoding_type={"1.3": "SA"},
+            since={"1.3": "1.3.0rc14"},
+            unconfirmed=("1.3.dflash_sa_since",),
+            sources={"decoding_type": "S2, D27 (absent from S1)"},
+        )
+    }
     max_draft_len = 32
     default_draft_len = 4
     drafting = "none"

@@ -32,8 +32,14 @@ def _error(code: int, exc: BaseException | None, message: str, hint: str | None 
         location = {"option": exc.param.opts[0] if exc.param.opts else exc.param.name}
     elif isinstance(exc, click.NoSuchOption):
         location = {"option": exc.option_name}
-    return {"code": code, "type": type(exc).__name__ if exc else "Interrupted", "message": message,
-            "hint": hint, "location": location, "issues": issues}
+    return {
+        "code": code,
+        "type": type(exc).__name__ if exc else "Interrupted",
+        "message": message,
+        "hint": hint,
+        "location": location,
+        "issues": issues,
+    }
 
 
 def _failed(exc: SpecdeployError) -> tuple[int, dict[str, Any]]:
@@ -65,14 +71,19 @@ def _run(args: list[str]) -> tuple[int, dict[str, Any] | None]:
         return 130, _error(130, None, "interrupted")
     except Exception as exc:  # noqa: BLE001 - the last line of defence: an internal error, reported as such
         if isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:  # only a user's name is that long
-            return _failed(UsageError(f"file name too long: {str(exc.filename)[:80]}...",
-                                      hint="a path argument or profile value longer than the OS allows"))
+            return _failed(
+                UsageError(
+                    f"file name too long: {str(exc.filename)[:80]}...",
+                    hint="a path argument or profile value longer than the OS allows",
+                )
+            )
         console().error(f"internal error in specdeploy {__version__} (please report it):")
         import traceback
 
         traceback.print_exc()
-        return ExitCode.INTERNAL, _error(ExitCode.INTERNAL, exc, f"internal error: {exc!r}",
-                                         "please report it with --debug output")
+        return ExitCode.INTERNAL, _error(
+            ExitCode.INTERNAL, exc, f"internal error: {exc!r}", "please report it with --debug output"
+        )
     return ExitCode.OK, None
 
 

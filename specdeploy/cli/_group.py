@@ -37,10 +37,16 @@ def _turn_on(_ctx: click.Context, param: click.Parameter, value: bool) -> None:
 
 def _shared_options() -> list[click.Parameter]:
     return [
-        click.Option(["--json", "json_mode"], is_flag=True, expose_value=False, callback=_turn_on,
-                     help="Machine-readable output on stdout (one JSON document; on failure {\"error\": ...})."),
-        click.Option(["--debug"], is_flag=True, expose_value=False, callback=_turn_on,
-                     help="Show tracebacks for errors."),
+        click.Option(
+            ["--json", "json_mode"],
+            is_flag=True,
+            expose_value=False,
+            callback=_turn_on,
+            help='Machine-readable output on stdout (one JSON document; on failure {"error": ...}).',
+        ),
+        click.Option(
+            ["--debug"], is_flag=True, expose_value=False, callback=_turn_on, help="Show tracebacks for errors."
+        ),
     ]
 
 
@@ -70,19 +76,30 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "doctor": ("core", "Versions, NVIDIA driver and GPUs, TensorRT-LLM and tritonserver availability."),
     "mechanisms": ("core", "The drafter mechanisms installed, and where each runs (backend: TRT-LLM lines)."),
     "build": ("build", "Build PROFILE into OUT/<name>/: fetch, emit or compile, render; cached steps are reused."),
-    "verify": ("build", "Check ARTIFACT_DIR against its manifest: a successful build, every file as recorded and "
-                        "none unlisted, a lock that matches; exit 1 on any drift or problem."),
+    "verify": (
+        "build",
+        "Check ARTIFACT_DIR against its manifest: a successful build, every file as recorded and "
+        "none unlisted, a lock that matches; exit 1 on any drift or problem.",
+    ),
     "tune": ("tune", "Measure and choose the draft length per concurrency; write the result, report and lock."),
-    "render": ("render", "Render PROFILE's Triton model repository (or --target deploy files), check it, and swap "
-                         "it into place."),
-    "check-deploy": ("render", "Check rendered deploy files offline: Kubernetes and LeaderWorkerSet schemas, "
-                               "shellcheck, the Dockerfile."),
+    "render": (
+        "render",
+        "Render PROFILE's Triton model repository (or --target deploy files), check it, and swap it into place.",
+    ),
+    "check-deploy": (
+        "render",
+        "Check rendered deploy files offline: Kubernetes and LeaderWorkerSet schemas, shellcheck, the Dockerfile.",
+    ),
     "check-repo": ("render", "Check the Triton model repository REPO against Triton's schema and load-time rules."),
-    "serve": ("serve", "Start a local tritonserver for ARTIFACT_DIR's rendered repository (the models its manifest "
-                       "names) and an OpenAI-compatible endpoint in front of its entry model; Ctrl-C, SIGTERM or "
-                       "SIGHUP stops both. A built artifact must pass `verify` first; tritonserver serves a "
-                       "private copy of what passed and takes no load or unload request (docs/serving.md). A folder "
-                       "already served is refused with where it is served."),
+    "serve": (
+        "serve",
+        "Start a local tritonserver for ARTIFACT_DIR's rendered repository (the models its manifest "
+        "names) and an OpenAI-compatible endpoint in front of its entry model, or, for an engine that "
+        "serves itself (vLLM), the engine's own OpenAI server; Ctrl-C, SIGTERM or SIGHUP stops it. A "
+        "built artifact must pass `verify` first; the server runs a private copy of what passed "
+        "(tritonserver takes no load or unload request; docs/serving.md). A folder already served is "
+        "refused with where it is served. ENGINE_ARGS after `--` go to the engine's own server.",
+    ),
     "ask": ("serve", "Send PROMPT to a served model and print its answer."),
     "generate": ("serve", "Answer PROMPT with PROFILE's reference runtime in this process (no server)."),
 }
@@ -113,8 +130,9 @@ class LazyGroup(Group):
         names = self.list_commands(ctx)
         limit = formatter.width - 6 - max(len(name) for name in names)
         with formatter.section("Commands"):
-            formatter.write_dl([(name, click.Command(name, help=COMMANDS[name][1]).get_short_help_str(limit))
-                                for name in names])
+            formatter.write_dl(
+                [(name, click.Command(name, help=COMMANDS[name][1]).get_short_help_str(limit)) for name in names]
+            )
 
 
 def command(name: str | None = None) -> Any:
@@ -127,8 +145,9 @@ def group() -> Any:
     return click.group(cls=Group)
 
 
-@click.group(cls=LazyGroup, epilog=EPILOG,
-             context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(
+    cls=LazyGroup, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100}
+)
 @click.version_option(__version__, prog_name="specdeploy")
 def cli() -> None:
     """Plan, build, tune and serve LLMs with speculative decoding (TensorRT-LLM, Triton)."""
@@ -146,5 +165,9 @@ def profile_argument(name: str = "profile", **kwargs: Any) -> Any:
 
 
 set_option = click.option(
-    "--set", "sets", multiple=True, metavar="KEY=VALUE",
-    help="Override a profile value, e.g. --set speculative.draft_len=4 (typed; unknown keys are errors).")
+    "--set",
+    "sets",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Override a profile value, e.g. --set speculative.draft_len=4 (typed; unknown keys are errors).",
+)

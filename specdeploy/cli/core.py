@@ -30,8 +30,10 @@ def validate(profiles: tuple[str, ...], sets: tuple[str, ...]) -> None:
         out.data([r.to_dict() for r in results])
     failed = sum(not r.ok for r in results)
     if failed:
-        raise UsageError(f"{failed} of {len(results)} profile{'s' if len(results) > 1 else ''} invalid",
-                         issues=[i for r in results for i in r.errors])
+        raise UsageError(
+            f"{failed} of {len(results)} profile{'s' if len(results) > 1 else ''} invalid",
+            issues=[i for r in results for i in r.errors],
+        )
 
 
 @command()
@@ -51,8 +53,8 @@ def profiles() -> None:
 def profiles_list() -> None:
     """List shipped profiles."""
     rows = api.profiles_list()
-    width = max(len(r["name"]) for r in rows)
-    console().data(rows, text="\n".join(f"{r['name']:<{width}}  {r['description']}" for r in rows))
+    width = max(len(r.name) for r in rows)
+    console().data([r.to_dict() for r in rows], text="\n".join(f"{r.name:<{width}}  {r.description}" for r in rows))
 
 
 @profiles.command("show")
@@ -78,12 +80,17 @@ def doctor() -> None:
     """Exits 0 when GPU builds can run here (driver, GPU, TensorRT-LLM), else 1 after the report names what is
     missing: a CI preflight. CPU-only use (the reference runtime) needs none of it."""
     report = api.doctor()
-    shown = {**report, "gpus": ", ".join(f"{g['name']} ({g['memory_gib']} GiB)" for g in report["gpus"]) or "none",
-             "missing": ", ".join(report["missing"]) or "nothing"}
-    console().data(report, text="\n".join(f"{k:<18} {v}" for k, v in shown.items()))
-    if report["missing"]:
-        raise MissingDependency(f"GPU builds cannot run here: no {', no '.join(report['missing'])}",
-                                hint="validate, plan, render and the CPU reference runtime still work")
+    shown = {
+        **report.entries(),
+        "missing": ", ".join(report.missing) or "nothing",
+        "gpus": ", ".join(f"{g['name']} ({g['memory_gib']} GiB)" for g in report.gpus) or "none",
+    }
+    console().data(report.to_dict(), text="\n".join(f"{k:<18} {v}" for k, v in shown.items()))
+    if report.missing:
+        raise MissingDependency(
+            f"GPU builds cannot run here: no {', no '.join(report.missing)}",
+            hint="validate, plan, render and the CPU reference runtime still work",
+        )
 
 
 @command()
@@ -91,9 +98,13 @@ def mechanisms() -> None:
     rows = api.mechanisms()
     lines = []
     for row in rows:
-        where = "; ".join(f"{backend} {'/'.join(lines_)}" for backend, lines_ in row["support"].items())
-        lines.append(f"{row['name']:<13} {where:<38} {row['summary']}")
-        lines += [f"{'':<15}{backend} {r['range']}: {r['decoding_type']}" + "".join(f"; {n}" for n in r["notes"])
-                  + (" (UNKNOWN: " + ", ".join(r["unknown"]) + ")" if r["unknown"] else "")
-                  for backend, ranges in row["trtllm_ranges"].items() for r in ranges]
-    console().data(rows, text="\n".join(lines))
+        where = "; ".join(f"{backend} {'/'.join(lines_)}" for backend, lines_ in row.support.items())
+        lines.append(f"{row.name:<13} {where:<38} {row.summary}")
+        lines += [
+            f"{'':<15}{backend} {r['range']}: {r['decoding_type']}"
+            + "".join(f"; {n}" for n in r["notes"])
+            + (" (UNKNOWN: " + ", ".join(r["unknown"]) + ")" if r["unknown"] else "")
+            for backend, ranges in row.trtllm_ranges.items()
+            for r in ranges
+        ]
+    console().data([row.to_dict() for row in rows], text="\n".join(lines))

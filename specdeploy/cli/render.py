@@ -16,12 +16,22 @@ from specdeploy.render.writer import RenderReport
 
 @command()
 @profile_argument()
-@click.option("--out", type=click.Path(path_type=Path), default=Path("artifacts"), show_default=True,
-              help="Artifacts root, as for build and tune: writes OUT/<profile name>/triton/ (with --target: "
-                   "OUT/<profile name>/deploy/<target>/), using what a build or tune recorded there.")
-@click.option("--target", "targets", multiple=True, type=click.Choice(["container", "k8s", "slurm"]),
-              help="Render this deployment target instead of the Triton repository (repeatable): a Dockerfile, "
-                   "Kubernetes objects (a LeaderWorkerSet beyond one node), a Slurm batch script.")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=Path("artifacts"),
+    show_default=True,
+    help="Artifacts root, as for build and tune: writes OUT/<profile name>/triton/ (with --target: "
+    "OUT/<profile name>/deploy/<target>/), using what a build or tune recorded there.",
+)
+@click.option(
+    "--target",
+    "targets",
+    multiple=True,
+    type=click.Choice(["container", "k8s", "slurm"]),
+    help="Render this deployment target instead of the Triton repository (repeatable): a Dockerfile, "
+    "Kubernetes objects (a LeaderWorkerSet beyond one node), a Slurm batch script.",
+)
 @click.option("--pretend", is_flag=True, help="Render and check, report what would change, write nothing.")
 @set_option
 def render(profile: str, out: Path, targets: tuple[str, ...], pretend: bool, sets: tuple[str, ...]) -> None:

@@ -7,11 +7,12 @@ from typing import Any
 
 from specdeploy.deploy.render import DeployReport
 from specdeploy.execute.context import ActionContext
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.resolve.resolved import Resolved
 
 
-def render_deploy_resolved(resolved: Resolved, targets: list[str] | tuple[str, ...], out: Path, *,
-                           pretend: bool = False) -> DeployReport:
+def render_deploy_resolved(
+    resolved: Resolved, targets: list[str] | tuple[str, ...], out: Path, *, pretend: bool = False
+) -> DeployReport:
     """Context -> `out/<target>/` for each target, checked offline when the checkers are installed."""
     from specdeploy.deploy.check import tools_available
     from specdeploy.deploy.context import build_context
@@ -25,7 +26,7 @@ def render_deploy_resolved(resolved: Resolved, targets: list[str] | tuple[str, .
 
 
 def render_deploy(ctx: ActionContext) -> dict[str, Any]:
-    targets = list(ctx.resolved.profile.deploy.targets)
+    targets: list[str] = list(ctx.resolved.profile.deploy.targets)
     report = render_deploy_resolved(ctx.resolved, targets, ctx.write_dir / "deploy")
     for rel, status in report.files.items():
         ctx.log.write(f"{status:<9} deploy/{rel}\n")

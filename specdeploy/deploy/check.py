@@ -41,8 +41,7 @@ def _shellcheck() -> str | None:
 def check_files(files: dict[str, bytes], context: DeployContext | None = None) -> tuple[list[str], str]:
     """(problems, what was checked); raises MissingDependency when the checkers are not installed."""
     if not tools_available():
-        raise MissingDependency("the offline deploy checks need kubernetes-validate and shellcheck",
-                               hint=_INSTALL)
+        raise MissingDependency("the offline deploy checks need kubernetes-validate and shellcheck", hint=_INSTALL)
     problems: list[str] = []
     ran: dict[str, None] = {}  # what was checked, in order: said, never more ("Kubernetes ..." for a Dockerfile)
     for rel, data in sorted(files.items()):
@@ -115,8 +114,9 @@ def _lws_validator() -> Any:
     from referencing import Registry, Resource
 
     schema = json.loads((Path(__file__).parent / "schemas" / "leaderworkerset.v1.json").read_text())
-    definitions = schema_contents(f"kubernetes-json-schema/v{KUBERNETES_VERSION}.0-local-strict/_definitions.json",
-                                  KUBERNETES_VERSION)
+    definitions = schema_contents(
+        f"kubernetes-json-schema/v{KUBERNETES_VERSION}.0-local-strict/_definitions.json", KUBERNETES_VERSION
+    )
     registry = Registry().with_resources([(definitions["$id"], Resource.from_contents(definitions))])
     return jsonschema.Draft202012Validator(schema, registry=registry)
 
@@ -126,8 +126,14 @@ def shellcheck(text: str) -> list[str]:
     binary = _shellcheck()
     if binary is None:
         raise MissingDependency("shellcheck is not installed", hint=_INSTALL)
-    done = subprocess.run([binary, "--shell=bash", "--format=gcc", "-"], input=text, capture_output=True,
-                          text=True, timeout=60, check=False)
+    done = subprocess.run(
+        [binary, "--shell=bash", "--format=gcc", "-"],
+        input=text,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     if done.returncode not in (0, 1):
         return [f"shellcheck failed ({done.returncode}): {done.stderr.strip()}"]
     return [line.removeprefix("-:") for line in done.stdout.splitlines() if line.strip()]

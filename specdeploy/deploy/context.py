@@ -18,7 +18,7 @@ from specdeploy.errors import UsageError
 from specdeploy.issues import ProfileError
 from specdeploy.profile.images import image_for
 from specdeploy.profile.topology import Topology, deploy_name, gpu_product, topology, topology_issues
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.resolve.resolved import Resolved
 
 TARGETS = ("container", "k8s", "slurm")
 REPO_DIR = "/opt/specdeploy/triton"
@@ -73,8 +73,20 @@ def build_context(resolved: Resolved, targets: list[str] | tuple[str, ...]) -> D
         raise UsageError(f"unknown deploy target(s) {', '.join(unknown)}", hint=f"choose from {', '.join(TARGETS)}")
     issues = [resolved.loaded.locate(i) for i in topology_issues(profile, targets)]
     if list(targets) != list(profile.deploy.targets):  # `render --target`: the profile does not name them
-        issues = [replace(i, path=("--target",), suggestion="set runtime.backend: pytorch", file=None, line=None,
-                          col=None, snippet=None) if i.path == ("deploy", "targets") else i for i in issues]
+        issues = [
+            replace(
+                i,
+                path=("--target",),
+                suggestion="set runtime.backend: pytorch",
+                file=None,
+                line=None,
+                col=None,
+                snippet=None,
+            )
+            if i.path == ("deploy", "targets")
+            else i
+            for i in issues
+        ]
     if issues:
         raise ProfileError(issues)
     deploy, kube, slurm = profile.deploy, profile.deploy.kubernetes, profile.deploy.slurm
@@ -87,11 +99,22 @@ def build_context(resolved: Resolved, targets: list[str] | tuple[str, ...]) -> D
         base, source = "", "UNKNOWN"
     name = deploy_name(profile, resolved.loaded.name)
     return DeployContext(
-        name=name, namespace=kube.namespace, base_image=base, base_image_source=source,
-        served_image=deploy.served_image or f"{name}:specdeploy", trtllm_version=profile.runtime.trtllm_version,
-        topology=topology(profile), gpu_product=gpu_product(profile), hf_token_secret=kube.hf_token_secret,
-        hf_token_key=kube.hf_token_key, model_cache_size=kube.model_cache_size, storage_class=kube.storage_class,
-        startup_failure_threshold=-(-kube.startup_timeout_s // PROBE_PERIOD_S), ssh_secret=kube.ssh_secret,
-        slurm_partition=slurm.partition, slurm_account=slurm.account, slurm_time=slurm.time_limit,
+        name=name,
+        namespace=kube.namespace,
+        base_image=base,
+        base_image_source=source,
+        served_image=deploy.served_image or f"{name}:specdeploy",
+        trtllm_version=profile.runtime.trtllm_version,
+        topology=topology(profile),
+        gpu_product=gpu_product(profile),
+        hf_token_secret=kube.hf_token_secret,
+        hf_token_key=kube.hf_token_key,
+        model_cache_size=kube.model_cache_size,
+        storage_class=kube.storage_class,
+        startup_failure_threshold=-(-kube.startup_timeout_s // PROBE_PERIOD_S),
+        ssh_secret=kube.ssh_secret,
+        slurm_partition=slurm.partition,
+        slurm_account=slurm.account,
+        slurm_time=slurm.time_limit,
         slurm_model_cache=slurm.model_cache,
     )

@@ -30,8 +30,14 @@ class DeployReport:
     pretend: bool = False
 
     def to_dict(self) -> dict[str, object]:
-        return {"schema_version": self.schema_version, "out": str(self.out), "targets": self.targets,
-                "files": self.files, "checks": self.checks, "pretend": self.pretend}
+        return {
+            "schema_version": self.schema_version,
+            "out": str(self.out),
+            "targets": self.targets,
+            "files": self.files,
+            "checks": self.checks,
+            "pretend": self.pretend,
+        }
 
 
 def render_files(context: DeployContext, targets: list[str] | tuple[str, ...]) -> dict[str, bytes]:
@@ -65,8 +71,14 @@ def _status(old: Path, new: dict[str, bytes], target: str) -> dict[str, str]:
     return status
 
 
-def write_deploy(context: DeployContext, targets: list[str] | tuple[str, ...], out: Path, *,
-                 pretend: bool = False, check: bool = True) -> DeployReport:
+def write_deploy(
+    context: DeployContext,
+    targets: list[str] | tuple[str, ...],
+    out: Path,
+    *,
+    pretend: bool = False,
+    check: bool = True,
+) -> DeployReport:
     """Render, check (problems raise StepFailed, nothing replaced), then swap each target folder into `out`."""
     out = Path(out).absolute()
     if out.is_symlink() or (out.exists() and not out.is_dir()):
@@ -75,8 +87,9 @@ def write_deploy(context: DeployContext, targets: list[str] | tuple[str, ...], o
     report = DeployReport(out, list(targets), pretend=pretend)
     problems, report.checks = check_files(files, context) if check else ([], "not run")
     if problems:
-        raise StepFailed("the rendered deploy files fail their checks; nothing written:\n" +
-                         "\n".join(f"  {p}" for p in problems))
+        raise StepFailed(
+            "the rendered deploy files fail their checks; nothing written:\n" + "\n".join(f"  {p}" for p in problems)
+        )
     for target in targets:
         mine = {rel: data for rel, data in files.items() if rel.startswith(f"{target}/")}
         report.files.update(_status(out / target, mine, target))
@@ -86,9 +99,10 @@ def write_deploy(context: DeployContext, targets: list[str] | tuple[str, ...], o
             out.mkdir(parents=True, exist_ok=True)
             staging = Path(tempfile.mkdtemp(prefix=f".{target}.new-", dir=out))
         except OSError as exc:  # was an internal error (exit 3)
-            raise UsageError(f"cannot write the deploy files at {out}: {exc.strerror or exc}",
-                             hint="--out must be a folder in a writable place (not under a file, not read-only)"
-                             ) from None
+            raise UsageError(
+                f"cannot write the deploy files at {out}: {exc.strerror or exc}",
+                hint="--out must be a folder in a writable place (not under a file, not read-only)",
+            ) from None
         try:
             for rel, data in mine.items():
                 path = staging / rel.split("/", 1)[1]

@@ -12,9 +12,13 @@ import importlib
 import importlib.util
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from specdeploy.errors import StepFailed
+
+if TYPE_CHECKING:
+    from specdeploy.plan.model import Step
+    from specdeploy.resolve.resolved import Resolved
 
 ACTIONS: dict[str, str] = {
     "fetch": "specdeploy.execute.fetch:fetch",
@@ -53,8 +57,10 @@ def load_action(name: str) -> Action:
     except ModuleNotFoundError:
         found = None
     if found is None:
-        raise StepFailed(f"action '{name}' lives in {module_name}, which is not part of this specdeploy installation",
-                         hint="that stage is not implemented yet, or specdeploy is installed incompletely")
+        raise StepFailed(
+            f"action '{name}' lives in {module_name}, which is not part of this specdeploy installation",
+            hint="that stage is not implemented yet, or specdeploy is installed incompletely",
+        )
     module = importlib.import_module(module_name)
     func = getattr(module, function, None)
     if not callable(func):
@@ -77,7 +83,7 @@ RUNTIME_INPUTS: dict[str, str] = {
 `measuring backend changed`."""
 
 
-def runtime_inputs(step: Any, resolved: Any) -> dict[str, str]:
+def runtime_inputs(step: Step, resolved: Resolved) -> dict[str, str]:
     target = RUNTIME_INPUTS.get(step.action or "")
     if target is None:
         return {}
@@ -98,11 +104,21 @@ def code_hash(name: str | None) -> str:
         folder = _package_folder(package)
         if folder is None:
             return f"missing:{package}"
-        for path in sorted(p for pattern in ("**/*.py", "**/tables/*.json", "templates/**/*")
-                           for p in folder.glob(pattern) if "__pycache__" not in p.parts):
+        for path in sorted(
+            p
+            for pattern in ("**/*.py", "**/tables/*.json", "templates/**/*")
+            for p in folder.glob(pattern)
+            if "__pycache__" not in p.parts
+        ):
             if path.is_file():
-                digest.update(package.encode() + b":" + path.relative_to(folder).as_posix().encode() + b"\0"
-                              + path.read_bytes() + b"\0")
+                digest.update(
+                    package.encode()
+                    + b":"
+                    + path.relative_to(folder).as_posix().encode()
+                    + b"\0"
+                    + path.read_bytes()
+                    + b"\0"
+                )
     return digest.hexdigest()
 
 

@@ -13,12 +13,22 @@ from specdeploy.execute.manifest import GITIGNORE, write_lock, write_manifest
 from specdeploy.execute.needs import check_needs
 from specdeploy.execute.runner import BuildResult, NeedsChecker, Runner, select, stamped_files
 from specdeploy.plan.model import Plan
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.resolve.resolved import Resolved
 
 
-def run_build(plan: Plan, resolved: Resolved, out: Path, *, only: tuple[str, ...] = (), start: str | None = None,
-              keep_going: bool = False, force: tuple[str, ...] = (), lock_timeout: float | None = None,
-              needs: NeedsChecker = check_needs, report: Callable[[str], None] = lambda _: None) -> BuildResult:
+def run_build(
+    plan: Plan,
+    resolved: Resolved,
+    out: Path,
+    *,
+    only: tuple[str, ...] = (),
+    start: str | None = None,
+    keep_going: bool = False,
+    force: tuple[str, ...] = (),
+    lock_timeout: float | None = None,
+    needs: NeedsChecker = check_needs,
+    report: Callable[[str], None] = lambda _: None,
+) -> BuildResult:
     """Select, run and record. `lock_timeout` None waits forever; a second build (or tune) of the same profile
     waits."""
     selected = select(plan, only, start)
@@ -31,8 +41,10 @@ def run_build(plan: Plan, resolved: Resolved, out: Path, *, only: tuple[str, ...
             write_manifest(resolved, result)
             write_lock(resolved, result)
         except OSError as exc:
-            raise StepFailed(f"could not write the build's records in {artifact_dir}: {exc.strerror or exc}",
-                             hint="is the disk full or the folder read-only?") from None
+            raise StepFailed(
+                f"could not write the build's records in {artifact_dir}: {exc.strerror or exc}",
+                hint="is the disk full or the folder read-only?",
+            ) from None
     return result
 
 
@@ -51,14 +63,20 @@ def unverified(artifact_dir: Path, cache: HashCache) -> list[str]:
             same = False
         if not same:
             problems.append(f"{rel}: {'changed' if path.is_file() else 'missing'} since its step recorded it")
-    problems += [drift_line(d) for d in _unlisted(artifact_dir, {*recorded, GITIGNORE})
-                 if d["file"].split("/", 1)[0] != ".git"]  # a committed artifact's repository is not content
+    problems += [
+        drift_line(d) for d in _unlisted(artifact_dir, {*recorded, GITIGNORE}) if d["file"].split("/", 1)[0] != ".git"
+    ]  # a committed artifact's repository is not content
     return problems
 
 
 def summary(result: BuildResult) -> dict[str, Any]:
     """The machine-readable summary `build --json` prints (for CI)."""
-    return {"schema_version": result.schema_version, "ok": result.ok, "artifact_dir": str(result.artifact_dir),
-            "duration_s": result.duration_s, "problems": result.problems,
-            "manifest": str(result.artifact_dir / "manifest.json"),
-            "steps": [{k: v for k, v in s.to_dict().items() if k != "outputs"} for s in result.steps]}
+    return {
+        "schema_version": result.schema_version,
+        "ok": result.ok,
+        "artifact_dir": str(result.artifact_dir),
+        "duration_s": result.duration_s,
+        "problems": result.problems,
+        "manifest": str(result.artifact_dir / "manifest.json"),
+        "steps": [{k: v for k, v in s.to_dict().items() if k != "outputs"} for s in result.steps],
+    }

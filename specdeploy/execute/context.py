@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from specdeploy.plan.model import Plan, Step
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.resolve.resolved import Resolved
 
 if TYPE_CHECKING:
     from specdeploy.execute.hashing import HashCache
@@ -61,11 +61,23 @@ class ActionContext:
         """Where this action writes its files: the staging folder, or artifact_dir when run directly."""
         return self.out_dir or self.artifact_dir
 
-    def run(self, argv: Sequence[str], *, env: dict[str, str] | None = None, cwd: Path | None = None,
-            timeout: float | None = None) -> ProcessResult:
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        env: dict[str, str] | None = None,
+        cwd: Path | None = None,
+        timeout: float | None = None,
+    ) -> ProcessResult:
         """Run a subprocess through `run_process`, logging into this step's log."""
         from specdeploy.execute.process import child_env, run_process
 
         log_path = self.log_path or self.artifact_dir / ".specdeploy" / "logs" / f"{self.step.id}.log"
-        return run_process(argv, log_path=log_path, env=child_env(env), cwd=cwd or self.write_dir,
-                           timeout=timeout, step_id=self.step.id)
+        return run_process(
+            argv,
+            log_path=log_path,
+            env=child_env(env),
+            cwd=cwd or self.write_dir,
+            timeout=timeout,
+            step_id=self.step.id,
+        )

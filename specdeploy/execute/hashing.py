@@ -81,8 +81,9 @@ def list_files(root: Path, patterns: Iterable[str] | None = None) -> list[Path]:
     return out
 
 
-def tree_digests(root: Path, cache: HashCache, patterns: Iterable[str] | None = None, *,
-                 verify: bool = False) -> dict[str, str]:
+def tree_digests(
+    root: Path, cache: HashCache, patterns: Iterable[str] | None = None, *, verify: bool = False
+) -> dict[str, str]:
     """`relative path -> sha256` of every file under root (a single file hashes as its own name)."""
     if root.is_file():
         return {root.name: cache.digest(root, verify=verify)}

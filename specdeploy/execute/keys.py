@@ -23,12 +23,24 @@ PROFILE_PARTS = frozenset({"step definition", "profile", "TensorRT-LLM version",
 OUTPUT_OF = "output of "
 
 
-def components(step: Step, *, profile: dict[str, Any], deps: dict[str, dict[str, Any]],
-               fingerprint: dict[str, Any] | None, code: str, trtllm: str | None, gpu: str | None) -> dict[str, str]:
+def components(
+    step: Step,
+    *,
+    profile: dict[str, Any],
+    deps: dict[str, dict[str, Any]],
+    fingerprint: dict[str, Any] | None,
+    code: str,
+    trtllm: str | None,
+    gpu: str | None,
+) -> dict[str, str]:
     """Named hashes that make up a step's key (fetch steps do not depend on the rest of the profile)."""
     definition = {k: v for k, v in step.to_dict().items() if k != "description"}
-    parts = {"step definition": canonical_hash(definition), "code": code,
-             "TensorRT-LLM version": canonical_hash(trtllm), "GPU arch": canonical_hash(gpu)}
+    parts = {
+        "step definition": canonical_hash(definition),
+        "code": code,
+        "TensorRT-LLM version": canonical_hash(trtllm),
+        "GPU arch": canonical_hash(gpu),
+    }
     if step.stage != Stage.FETCH:
         parts["profile"] = canonical_hash(profile)
     for dep_id, outputs in sorted(deps.items()):
@@ -42,8 +54,9 @@ def cache_key(parts: dict[str, str]) -> str:
     return canonical_hash(parts)
 
 
-def rebuild_reason(old: dict[str, Any], parts: dict[str, str], profile: dict[str, Any],
-                   fingerprint: dict[str, Any] | None = None) -> str:
+def rebuild_reason(
+    old: dict[str, Any], parts: dict[str, str], profile: dict[str, Any], fingerprint: dict[str, Any] | None = None
+) -> str:
     """Name what changed between the stamp and now, e.g. `profile serving.max_batch_size changed`."""
     old_parts: dict[str, str] = old.get("components", {})
     changed = sorted(k for k in set(old_parts) | set(parts) if old_parts.get(k) != parts.get(k))
@@ -52,8 +65,11 @@ def rebuild_reason(old: dict[str, Any], parts: dict[str, str], profile: dict[str
         if name == "profile":
             before, now = old.get("profile", {}), flatten(profile)
             keys = sorted(k for k in set(before) | set(now) if before.get(k) != now.get(k))
-            reasons.append(f"profile {', '.join(keys[:3]) + (' ...' if len(keys) > 3 else '')} changed"
-                           if keys else "profile changed")
+            reasons.append(
+                f"profile {', '.join(keys[:3]) + (' ...' if len(keys) > 3 else '')} changed"
+                if keys
+                else "profile changed"
+            )
         elif name == "checkpoint files":
             reasons.append(_files_reason(old.get("fingerprint") or {}, fingerprint or {}))
         else:

@@ -1,10 +1,11 @@
-"""The artifact folder's records: `manifest.json` (schema: specdeploy/schemas/manifest.v2.json) and
-`specdeploy.lock` (pinned revisions, tuned results); `verify.py` checks them."""
+"""The artifact folder's records: `manifest.json` (schema: specdeploy/schemas/manifest.v2.json),
+`specdeploy.lock` (pinned revisions, tuned results) and where the tune's result lies; `verify.py` checks them."""
 
 from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -17,17 +18,21 @@ from specdeploy.execute.hashing import canonical_hash, sha256_file
 from specdeploy.execute.needs import installed_trtllm
 from specdeploy.execute.portable import portable, profile_ref
 from specdeploy.execute.runner import BuildResult, stamped_files
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.resolve.resolved import Resolved
 
 SCHEMA_VERSION = 2
 """2: run metadata (timestamps, invocation id, statuses, logs) moved to `.specdeploy/run.json`; paths portable."""
 MANIFEST = "manifest.json"
 LOCK = "specdeploy.lock"
 RUN = Path(".specdeploy") / "run.json"
+TUNE_RESULT = Path("tune") / "result.json"
+"""The tune's full result (`specdeploy tune`, the build's tune step); the lock keeps `lock_record` of it."""
 GITIGNORE = ".gitignore"
-GITIGNORE_TEXT = ("# Written by specdeploy: .specdeploy/ is this host's build state (stamps, logs, checkpoints, run\n"
-                  "# metadata); everything else is the deployable artifact, identical when an unchanged profile is\n"
-                  "# rebuilt.\n.specdeploy/\n")
+GITIGNORE_TEXT = (
+    "# Written by specdeploy: .specdeploy/ is this host's build state (stamps, logs, checkpoints, run\n"
+    "# metadata); everything else is the deployable artifact, identical when an unchanged profile is\n"
+    "# rebuilt.\n.specdeploy/\n"
+)
 
 
 class DriftFound(SpecdeployError):
@@ -56,12 +61,19 @@ def write_manifest(resolved: Resolved, result: BuildResult) -> dict[str, Any]:
     data = {
         "schema_version": SCHEMA_VERSION,
         "specdeploy_version": __version__,
-        "profile": {"name": resolved.loaded.name, "file": profile_ref(resolved, art), "hash": profile_hash(resolved),
-                    "resolved": profile.model_dump(mode="json")},
+        "profile": {
+            "name": resolved.loaded.name,
+            "file": profile_ref(resolved, art),
+            "hash": profile_hash(resolved),
+            "resolved": profile.model_dump(mode="json"),
+        },
         "facts": resolved.to_dict(),
         "models": _models(result),
-        "trtllm": {"version": profile.runtime.trtllm_version if resolved.line else None,
-                   "line": resolved.line.name if resolved.line else None, "installed": installed_trtllm()},
+        "trtllm": {
+            "version": profile.runtime.trtllm_version if resolved.line else None,
+            "line": resolved.line.name if resolved.line else None,
+            "installed": installed_trtllm(),
+        },
         "gpu": {"name": resolved.gpu.name, "arch": resolved.gpu.sm_arch} if resolved.gpu else None,
         "backend": profile.runtime.backend,
         "ok": result.ok,
@@ -71,12 +83,19 @@ def write_manifest(resolved: Resolved, result: BuildResult) -> dict[str, Any]:
     file = resolved.loaded.file
     data = portable(data, art, {str(Path(file).resolve()): profile_ref(resolved, art)} if file else None)
     _write_public(art / MANIFEST, data)
-    _write_public(art / RUN, {"schema_version": SCHEMA_VERSION,
-                              "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                              "invocation_id": str(uuid.uuid4()), "started_at": result.started_at,
-                              "duration_s": result.duration_s, "ok": result.ok, "problems": result.problems,
-                              "steps": [{k: v for k, v in s.to_dict().items() if k != "outputs"}
-                                        for s in result.steps]})
+    _write_public(
+        art / RUN,
+        {
+            "schema_version": SCHEMA_VERSION,
+            "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "invocation_id": str(uuid.uuid4()),
+            "started_at": result.started_at,
+            "duration_s": result.duration_s,
+            "ok": result.ok,
+            "problems": result.problems,
+            "steps": [{k: v for k, v in s.to_dict().items() if k != "outputs"} for s in result.steps],
+        },
+    )
     return data
 
 
@@ -91,11 +110,19 @@ def read_lock(artifact_dir: Path) -> dict[str, Any]:
 def write_lock(resolved: Resolved, result: BuildResult) -> dict[str, Any]:
     """Pinned revisions of this build; tuned results already in the lock (or from the tune step) are kept."""
     lock = read_lock(result.artifact_dir)
-    models = {role: {k: out.get(k) for k in ("ref", "kind", "revision", "requested_revision") if k in out}
-              for role, out in _models(result).items()}
-    lock.update({"schema_version": SCHEMA_VERSION, "profile": resolved.loaded.name, "profile_hash":
-                 profile_hash(resolved), "trtllm_version": resolved.profile.runtime.trtllm_version,
-                 "models": {**lock.get("models", {}), **models}})
+    models = {
+        role: {k: out.get(k) for k in ("ref", "kind", "revision", "requested_revision") if k in out}
+        for role, out in _models(result).items()
+    }
+    lock.update(
+        {
+            "schema_version": SCHEMA_VERSION,
+            "profile": resolved.loaded.name,
+            "profile_hash": profile_hash(resolved),
+            "trtllm_version": resolved.profile.runtime.trtllm_version,
+            "models": {**lock.get("models", {}), **models},
+        }
+    )
     tuned = next((s.outputs for s in result.steps if s.stage == "tune" and s.outputs), None)
     if tuned:
         lock["tuned"] = tuned
@@ -117,3 +144,23 @@ def update_lock(artifact_dir: str | Path, *, tuned: dict[str, Any]) -> dict[str,
     lock["tuned"] = {k: v for k, v in {**lock.get("tuned", {}), **tuned}.items() if k != "updated_at"}
     _write_public(folder / LOCK, lock)
     return lock
+
+
+def lock_record(result: Mapping[str, Any], result_path: str) -> dict[str, Any]:
+    """What `specdeploy.lock` keeps under `tuned` (the full result stays in tune/result.json)."""
+    sched = result["schedule"]
+    return {
+        "format": result["format"],
+        "backend": result["backend"],
+        "evidence": result.get("evidence", "measured"),
+        "strategy": result["strategy"],
+        "draft_len": sched["draft_len"],
+        "schedule": sched["schedule"],
+        "ranges": sched["ranges"],
+        "max_concurrency": sched["max_concurrency"],
+        "emitted": sched["emitted"],
+        "notes": sched.get("notes", []),
+        "clamped": sched.get("clamped", {}),
+        "confidence": result["confidence"]["level"],
+        "result": result_path,
+    }

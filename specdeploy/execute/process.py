@@ -45,8 +45,9 @@ HEARTBEAT_S = 60.0
 """How often a running child is reported (`still running, 3 min 00 s`) to `heartbeat`."""
 
 
-def _wait(proc: subprocess.Popen[bytes], timeout: float | None, heartbeat: Callable[[float], None] | None,
-          start: float) -> int:
+def _wait(
+    proc: subprocess.Popen[bytes], timeout: float | None, heartbeat: Callable[[float], None] | None, start: float
+) -> int:
     """proc.wait(timeout) (TimeoutExpired past it), calling heartbeat(elapsed s) every HEARTBEAT_S meanwhile."""
     deadline = None if timeout is None else start + timeout
     while True:
@@ -63,9 +64,16 @@ def _wait(proc: subprocess.Popen[bytes], timeout: float | None, heartbeat: Calla
                 heartbeat(time.monotonic() - start)
 
 
-def run_process(argv: Sequence[str], *, log_path: str | os.PathLike[str], env: Mapping[str, str],
-                cwd: str | os.PathLike[str], timeout: float | None, step_id: str = "",
-                heartbeat: Callable[[float], None] | None = None) -> ProcessResult:
+def run_process(
+    argv: Sequence[str],
+    *,
+    log_path: str | os.PathLike[str],
+    env: Mapping[str, str],
+    cwd: str | os.PathLike[str],
+    timeout: float | None,
+    step_id: str = "",
+    heartbeat: Callable[[float], None] | None = None,
+) -> ProcessResult:
     """Run argv, appending stdout+stderr to `log_path`; raise StepFailed (with the log's tail) unless it exits 0.
 
     The environment is never logged (it may hold HF_TOKEN); only the argv and cwd are. `heartbeat` hears the
@@ -82,12 +90,21 @@ def run_process(argv: Sequence[str], *, log_path: str | os.PathLike[str], env: M
         handle.write(f"$ {' '.join(args)}\n# cwd: {cwd}\n".encode())
         handle.flush()
         try:
-            proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=handle, stderr=subprocess.STDOUT,
-                                    env=dict(env), cwd=str(cwd), shell=False)
+            proc = subprocess.Popen(
+                args,
+                stdin=subprocess.DEVNULL,
+                stdout=handle,
+                stderr=subprocess.STDOUT,
+                env=dict(env),
+                cwd=str(cwd),
+                shell=False,
+            )
         except OSError as exc:  # FileNotFoundError, PermissionError: the tool is not there
             handle.write(f"# could not start: {exc}\n".encode())
-            raise StepFailed(f"{label}: cannot run {args[0]!r}: {exc.strerror or exc}",
-                             hint=f"is {args[0]} installed and on PATH? log: {log}") from exc
+            raise StepFailed(
+                f"{label}: cannot run {args[0]!r}: {exc.strerror or exc}",
+                hint=f"is {args[0]} installed and on PATH? log: {log}",
+            ) from exc
         try:
             code = _wait(proc, timeout, heartbeat, start)
         except subprocess.TimeoutExpired:
@@ -95,14 +112,17 @@ def run_process(argv: Sequence[str], *, log_path: str | os.PathLike[str], env: M
             proc.wait()
             handle.write(f"\n# killed after the {timeout} s timeout\n".encode())
             handle.flush()
-            raise StepFailed(f"{label}: timed out after {timeout} s: {' '.join(args)}\n{log_tail(log)}",
-                             hint=f"full log: {log}") from None
+            raise StepFailed(
+                f"{label}: timed out after {timeout} s: {' '.join(args)}\n{log_tail(log)}", hint=f"full log: {log}"
+            ) from None
         except BaseException:
             proc.kill()  # Ctrl-C: never leave the child running
             proc.wait()
             raise
     duration = time.monotonic() - start
     if code != 0:
-        raise StepFailed(f"{label}: exit code {code}: {' '.join(args)}\n--- last lines of {log} ---\n{log_tail(log)}",
-                         hint=f"full log: {log}")
+        raise StepFailed(
+            f"{label}: exit code {code}: {' '.join(args)}\n--- last lines of {log} ---\n{log_tail(log)}",
+            hint=f"full log: {log}",
+        )
     return ProcessResult(tuple(args), code, duration, log)

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from specdeploy.errors import UsageError
-from specdeploy.execute.manifest import MANIFEST, profile_hash
+from specdeploy.execute.manifest import MANIFEST, TUNE_RESULT, lock_record, profile_hash
 from specdeploy.execute.portable import expand
-from specdeploy.plan.planner import TUNE_STEP
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.plan.model import TUNE_STEP
+from specdeploy.resolve.resolved import Resolved
 
 
 def _read(path: Path) -> dict[str, Any] | None:
@@ -29,24 +29,25 @@ def recorded_outputs(resolved: Resolved, folder: Path) -> tuple[dict[str, dict[s
     """(step id -> outputs, a note): from the folder's manifest when it records a build of this very profile, else
     the tune result of this profile there; ({}, why) when neither belongs to it."""
     from specdeploy.execute.actions import code_hash
-    from specdeploy.tune.emit import lock_record
-    from specdeploy.tune.run import RESULT
 
     wanted = profile_hash(resolved)
     manifest = _read(folder / MANIFEST)
     if manifest and isinstance(manifest.get("profile"), dict) and manifest["profile"].get("hash") == wanted:
-        outputs = {str(s.get("id")): dict(s.get("outputs") or {}) for s in manifest.get("steps", [])
-                   if isinstance(s, dict)}
+        outputs = {
+            str(s.get("id")): dict(s.get("outputs") or {}) for s in manifest.get("steps", []) if isinstance(s, dict)
+        }
         for step_id, out in outputs.items():
             if step_id.startswith("fetch.") and isinstance(out.get("path"), str):
                 out["path"] = str(expand(out["path"], folder))  # the manifest's paths are portable
         return outputs, f"from the build recorded in {folder / MANIFEST}"
-    tuned = _read(folder / RESULT)
+    tuned = _read(folder / TUNE_RESULT)
     if tuned and tuned.get("profile_hash") == wanted and tuned.get("code") == code_hash("tune"):
-        return {TUNE_STEP: lock_record(tuned, str(RESULT))}, f"the tuned schedule of {folder / RESULT}"
+        return {TUNE_STEP: lock_record(tuned, str(TUNE_RESULT))}, f"the tuned schedule of {folder / TUNE_RESULT}"
     if manifest or tuned:
-        return {}, (f"{folder} holds a build or tune of another version of this profile (other values or --set): "
-                    "its tuned schedule is not used")
+        return {}, (
+            f"{folder} holds a build or tune of another version of this profile (other values or --set): "
+            "its tuned schedule is not used"
+        )
     return {}, None
 
 
@@ -56,9 +57,11 @@ def refuse_folder(out: Path, what: str) -> None:
     old = ("triton", "deploy")  # the repository folder, or the old defaults triton/<profile>, deploy/<profile>
     looks = (out / "specdeploy-repo.json").exists() or out.name in old or out.parent.name in old
     if looks:
-        raise UsageError(f"--out {out} looks like the {what} folder itself: --out is the artifacts root, as for "
-                         f"`build` and `tune` (render writes OUT/<profile name>/{what})",
-                         hint=f"pass the folder that holds the artifact folders, e.g. --out {out.parent.parent}")
+        raise UsageError(
+            f"--out {out} looks like the {what} folder itself: --out is the artifacts root, as for "
+            f"`build` and `tune` (render writes OUT/<profile name>/{what})",
+            hint=f"pass the folder that holds the artifact folders, e.g. --out {out.parent.parent}",
+        )
 
 
 @contextmanager

@@ -53,8 +53,9 @@ def _swaps(artifact_dir: Path, folder: Path) -> list[str]:
         else:
             shutil.rmtree(entry)
             what = "the replaced" if old else "an unfinished new"
-            done.append(f"removed {_rel(entry, artifact_dir)} ({what} {_rel(home, artifact_dir)} of an interrupted "
-                        "swap)")
+            done.append(
+                f"removed {_rel(entry, artifact_dir)} ({what} {_rel(home, artifact_dir)} of an interrupted swap)"
+            )
     return done
 
 

@@ -29,7 +29,7 @@ from specdeploy.execute.needs import check_needs
 from specdeploy.execute.process import child_env, run_process
 from specdeploy.execute.workdir import resolve_argv, swap_in, verify_outputs
 from specdeploy.plan.model import Plan, Step
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.resolve.resolved import Resolved
 
 NeedsChecker = Callable[[Step, Resolved], None]
 
@@ -51,10 +51,14 @@ class StepResult:
 
     def line(self) -> str:
         """`id  status in 12.3 s (reason)`: a step that ran says how long it took."""
-        ran = self.status if self.status not in ("built", "rebuilt", "failed") else f"{self.status} in " + (
-            elapsed(self.duration_s))
+        ran = (
+            self.status
+            if self.status not in ("built", "rebuilt", "failed")
+            else f"{self.status} in " + (elapsed(self.duration_s))
+        )
         text = {"reused": "reused (key unchanged)", "rebuilt": f"{ran} (reason: {self.reason})"}.get(
-            self.status, ran if not self.reason else f"{ran} ({self.reason})")
+            self.status, ran if not self.reason else f"{ran} ({self.reason})"
+        )
         return f"{self.id:<20} {text}"
 
 
@@ -104,8 +108,10 @@ def select(plan: Plan, only: tuple[str, ...] = (), start: str | None = None) -> 
     for selector in (*only, *([start] if start else [])):
         if not any(_matches(s, selector) for s in plan.steps):
             stages = sorted({s.stage.value for s in plan.steps})
-            raise UsageError(f"no step or stage '{selector}' in this plan", hint=f"steps: {', '.join(ids)}; "
-                                  f"stages: {', '.join(stages)}")
+            raise UsageError(
+                f"no step or stage '{selector}' in this plan",
+                hint=f"steps: {', '.join(ids)}; stages: {', '.join(stages)}",
+            )
     chosen = set(ids)
     if start:
         first = next(i for i, s in enumerate(plan.steps) if _matches(s, start))
@@ -132,9 +138,18 @@ def _read_stamp(path: Path) -> dict[str, Any] | None:
 
 
 class Runner:
-    def __init__(self, plan: Plan, resolved: Resolved, artifact_dir: Path, *, keep_going: bool = False,
-                 force: tuple[str, ...] = (), needs: NeedsChecker = check_needs,
-                 report: Callable[[str], None] = lambda _: None, trtllm_version: str | None = None) -> None:
+    def __init__(
+        self,
+        plan: Plan,
+        resolved: Resolved,
+        artifact_dir: Path,
+        *,
+        keep_going: bool = False,
+        force: tuple[str, ...] = (),
+        needs: NeedsChecker = check_needs,
+        report: Callable[[str], None] = lambda _: None,
+        trtllm_version: str | None = None,
+    ) -> None:
         self.plan, self.resolved, self.dir = plan, resolved, artifact_dir
         self.keep_going, self.force, self.needs, self.report = keep_going, force, needs, report
         self.state = artifact_dir / ".specdeploy"
@@ -163,15 +178,21 @@ class Runner:
                 results[step.id] = _refuse_outdated(step, {d: stale[d] for d in outdated}, results)
             elif bad:
                 cause = results[bad[0]]
-                why = f"dependency {bad[0]} {cause.status}" + (" (" + cause.reason.splitlines()[0] + ")"
-                                                              if cause.status == "failed" and cause.reason else "")
+                why = f"dependency {bad[0]} {cause.status}" + (
+                    " (" + cause.reason.splitlines()[0] + ")" if cause.status == "failed" and cause.reason else ""
+                )
                 results[step.id] = StepResult(step.id, step.stage.value, "skipped", why)
             elif unbuilt:
-                results[step.id] = StepResult(step.id, step.stage.value, "skipped", f"dependency {unbuilt[0]} "
-                                              "was never built (run without --only/--from first)")
+                results[step.id] = StepResult(
+                    step.id,
+                    step.stage.value,
+                    "skipped",
+                    f"dependency {unbuilt[0]} was never built (run without --only/--from first)",
+                )
             elif stopped:
-                results[step.id] = StepResult(step.id, step.stage.value, "skipped",
-                                              f"not run: {stopped} failed (use --keep-going)")
+                results[step.id] = StepResult(
+                    step.id, step.stage.value, "skipped", f"not run: {stopped} failed (use --keep-going)"
+                )
             else:
                 results[step.id] = self._step(step)
                 if results[step.id].status == "failed" and not self.keep_going:
@@ -190,23 +211,32 @@ class Runner:
             stale[step.id] = why
         self.outputs[step.id] = stamp.get("outputs", {}) if stamp else {}
         self.files[step.id] = _digests(stamp)
-        return StepResult(step.id, step.stage.value, "not-selected", key=stamp.get("key") if stamp else None,
-                          outputs=self.outputs[step.id])
+        return StepResult(
+            step.id,
+            step.stage.value,
+            "not-selected",
+            key=stamp.get("key") if stamp else None,
+            outputs=self.outputs[step.id],
+        )
 
     def _stamp_path(self, step: Step) -> Path:
         return self.state / "steps" / f"{step.id}.json"
 
     def _components(self, step: Step, fingerprint: dict[str, Any] | None, code: str) -> dict[str, str]:
         deps = {d: {"outputs": self.outputs.get(d, {}), "files": self.files.get(d, {})} for d in step.depends_on}
-        return keys.components(step, profile=self.profile, deps=deps, fingerprint=fingerprint, code=code,
-                               trtllm=self.trtllm, gpu=self.gpu)
+        return keys.components(
+            step, profile=self.profile, deps=deps, fingerprint=fingerprint, code=code, trtllm=self.trtllm, gpu=self.gpu
+        )
 
     def _stale(self, step: Step, stamp: dict[str, Any]) -> str | None:
         """Why a step's recorded output no longer fits this profile and its inputs' recorded outputs (None: it
         does). A new specdeploy version, other checkpoint bytes or another measuring machine do not count: the
         recorded output still belongs to this profile."""
-        now = {k: v for k, v in self._components(step, None, "").items() if k in keys.PROFILE_PARTS
-               or k.startswith(keys.OUTPUT_OF)}
+        now = {
+            k: v
+            for k, v in self._components(step, None, "").items()
+            if k in keys.PROFILE_PARTS or k.startswith(keys.OUTPUT_OF)
+        }
         before = {k: v for k, v in stamp.get("components", {}).items() if k in now}
         if before == now:
             return None
@@ -239,8 +269,11 @@ class Runner:
                     return result
                 reason = f"output {damaged} changed or missing"
             elif stamp:
-                reason = "forced" if forced and stamp.get("key") == key else keys.rebuild_reason(
-                    stamp, parts, self.profile, fingerprint)
+                reason = (
+                    "forced"
+                    if forced and stamp.get("key") == key
+                    else keys.rebuild_reason(stamp, parts, self.profile, fingerprint)
+                )
             else:
                 reason = ""
             self.needs(step, self.resolved)
@@ -249,9 +282,18 @@ class Runner:
             log_path.parent.mkdir(parents=True, exist_ok=True)
             log_path.write_text(f"# step {step.id} ({step.description}) at {result.started_at}\n")
             outputs, files = self._execute(step, key, log_path, forced)
-            stamp_data = {"schema_version": 1, "step": step.id, "key": key, "components": parts,
-                          "profile": keys.flatten(self.profile), "fingerprint": fingerprint, "outputs": outputs,
-                          "files": files, "finished_at": _now(), "log": str(log_path)}
+            stamp_data = {
+                "schema_version": 1,
+                "step": step.id,
+                "key": key,
+                "components": parts,
+                "profile": keys.flatten(self.profile),
+                "fingerprint": fingerprint,
+                "outputs": outputs,
+                "files": files,
+                "finished_at": _now(),
+                "log": str(log_path),
+            }
             write_json_atomic(self._stamp_path(step), stamp_data)  # last: the step now counts as done
             if stamp:
                 _remove_stale(self.dir, stamp.get("files", {}), files)
@@ -272,9 +314,19 @@ class Runner:
         try:
             if step.action:
                 action = load_action(step.action)
-                ctx = ActionContext(self.resolved, self.plan, step, self.dir, _FileLog(log_path), dict(self.outputs),
-                                    out_dir=staging, log_path=log_path, force=forced, hash_cache=self.cache,
-                                    report=self.report)
+                ctx = ActionContext(
+                    self.resolved,
+                    self.plan,
+                    step,
+                    self.dir,
+                    _FileLog(log_path),
+                    dict(self.outputs),
+                    out_dir=staging,
+                    log_path=log_path,
+                    force=forced,
+                    hash_cache=self.cache,
+                    report=self.report,
+                )
                 outputs = action(ctx)
                 if not isinstance(outputs, dict):
                     raise StepFailed(f"action '{step.action}' returned {type(outputs).__name__}, not a dict")
@@ -297,8 +349,15 @@ class Runner:
         (staging / rel).mkdir(parents=True)
         argv = resolve_argv(step.argv, out=staging / rel, artifact_dir=self.dir, outputs=self.outputs)
         timeout = step.params.get("timeout_s")
-        run_process(argv, log_path=log_path, env=child_env(step.env), cwd=staging, timeout=timeout, step_id=step.id,
-                    heartbeat=lambda s: self.report(f"{step.id:<20} still running ({elapsed(s)})"))
+        run_process(
+            argv,
+            log_path=log_path,
+            env=child_env(step.env),
+            cwd=staging,
+            timeout=timeout,
+            step_id=step.id,
+            heartbeat=lambda s: self.report(f"{step.id:<20} still running ({elapsed(s)})"),
+        )
         return {"dir": rel, "argv": [a.replace(str(staging / rel), str(self.dir / rel)) for a in argv]}
 
 
@@ -307,9 +366,11 @@ def _refuse_outdated(step: Step, outdated: dict[str, str], results: dict[str, St
     error), else skipped, so the artifact never claims the new profile over outputs built for another."""
     why = "; ".join(f"{d}: {reason}" for d, reason in outdated.items())
     if not any(r.status in ("built", "rebuilt", "failed") for r in results.values()):
-        raise UsageError(f"{step.id} would build on out-of-date recorded outputs ({why}), and the artifact would "
-                         "claim the new profile", hint=f"select those steps too (--only {' --only '.join(outdated)}"
-                         "), or build without --only/--from")
+        raise UsageError(
+            f"{step.id} would build on out-of-date recorded outputs ({why}), and the artifact would "
+            "claim the new profile",
+            hint=f"select those steps too (--only {' --only '.join(outdated)}), or build without --only/--from",
+        )
     return StepResult(step.id, step.stage.value, "skipped", f"dependency out of date ({why})")
 
 
@@ -333,4 +394,3 @@ def _digests(stamp: dict[str, Any] | None) -> dict[str, str]:
 
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
-

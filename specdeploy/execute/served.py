@@ -28,20 +28,22 @@ def served_by(owner: Path) -> dict[str, object] | None:
     return None
 
 
-def alive(pid: object) -> bool:
-    """Whether `pid` is a running (not zombie) tritonserver."""
-    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+def alive(pid: object, process: object = "tritonserver") -> bool:
+    """Whether `pid` is a running (not zombie) process whose command line holds `process` (the server the record
+    names: tritonserver, or the fragment an engine's own server recorded)."""
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0 or not isinstance(process, str) or not process:
         return False
     try:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except (OSError, IndexError):
         return False
-    return state != "Z" and b"tritonserver" in cmdline
+    return state != "Z" and process.encode() in cmdline
 
 
 def recorded(owner: Path) -> dict[str, object] | None:
-    """The live endpoint recorded under `owner`; a stale or garbage record is removed (None)."""
+    """The live endpoint recorded under `owner` (tritonserver's gRPC, or an engine's own OpenAI server); a stale
+    or garbage record is removed (None)."""
     state = owner / STATE
     try:
         data = read_json(state)
@@ -49,8 +51,13 @@ def recorded(owner: Path) -> dict[str, object] | None:
         return None
     except (OSError, ValueError):
         data = None
-    if isinstance(data, dict) and alive(data.get("pid")) and isinstance(data.get("grpc"), str) and isinstance(
-            data.get("models"), list) and data["models"]:
+    if (
+        isinstance(data, dict)
+        and alive(data.get("pid"), data.get("process", "tritonserver"))
+        and any(isinstance(data.get(k), str) for k in ("grpc", "openai"))
+        and isinstance(data.get("models"), list)
+        and data["models"]
+    ):
         return data
     try:
         state.unlink(missing_ok=True)

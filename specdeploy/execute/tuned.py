@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from specdeploy.execute.context import ActionContext
+from specdeploy.plan.model import TUNE_STEP
 
-TUNE_STEP = "tune.draft_len"
+if TYPE_CHECKING:
+    from specdeploy.resolve.resolved import Resolved
 
 
 def chosen_schedule(ctx: ActionContext) -> tuple[int, Any, int | None]:
@@ -15,7 +17,7 @@ def chosen_schedule(ctx: ActionContext) -> tuple[int, Any, int | None]:
     return schedule_from(ctx.resolved, ctx.output_of(TUNE_STEP))
 
 
-def schedule_from(resolved: Any, tuned: dict[str, Any]) -> tuple[int, Any, int | None]:
+def schedule_from(resolved: Resolved, tuned: dict[str, Any]) -> tuple[int, Any, int | None]:
     """The tune step's outputs may hold `draft_len`, `schedule` (lower-bound map; JSON keys are strings) or
     `ranges` (canonical `[lo, hi, K]`), and `max_concurrency`; without them, the profile's."""
     spec = resolved.profile.speculative
@@ -24,8 +26,7 @@ def schedule_from(resolved: Any, tuned: dict[str, Any]) -> tuple[int, Any, int |
         schedule = [tuple(r) for r in tuned["ranges"]]
     elif tuned.get("schedule"):
         schedule = {int(k): int(v) for k, v in tuned["schedule"].items()}
-    return int(tuned.get("draft_len", resolved.draft_len)), schedule, tuned.get("max_concurrency",
-                                                                                 spec.max_concurrency)
+    return int(tuned.get("draft_len", resolved.draft_len)), schedule, tuned.get("max_concurrency", spec.max_concurrency)
 
 
 def write_output(folder: Path, name: str, text: str, mode: int = 0o644) -> str:

@@ -9,8 +9,9 @@ one the LLM-API YAML carries.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, ClassVar
 
 from specdeploy.boundedio import InputError, read_json, read_yaml, walk
 from specdeploy.errors import UsageError
@@ -20,8 +21,42 @@ from specdeploy.execute.portable import expand
 
 INTERNAL = ".specdeploy"  # logs, stamps, locks, serve state: the tool's own bookkeeping, not the artifact
 _JSON_TYPES: dict[str, type | tuple[type, ...]] = {
-    "object": dict, "array": list, "string": str, "integer": int, "number": (int, float), "boolean": bool,
-    "null": type(None)}
+    "object": dict,
+    "array": list,
+    "string": str,
+    "integer": int,
+    "number": (int, float),
+    "boolean": bool,
+    "null": type(None),
+}
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    """What `verify` found in an artifact folder: files that drifted from the manifest and other problems."""
+
+    schema_version: ClassVar[int] = 1
+    artifact_dir: Path
+    checked: int
+    """Files hashed against the manifest."""
+    drift: list[dict[str, str]]
+    """One record per file that differs (`drift_line` says it): file, path, expected, actual."""
+    problems: list[str]
+
+    @property
+    def ok(self) -> bool:
+        """The manifest is valid, the build succeeded and nothing drifted."""
+        return not self.drift and not self.problems
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "schema_version": self.schema_version,
+            "artifact_dir": str(self.artifact_dir),
+            "checked": self.checked,
+            "drift": self.drift,
+            "problems": self.problems,
+            "ok": self.ok,
+        }
 
 
 def schema_errors(value: Any, schema: dict[str, Any], path: str = "$") -> list[str]:  # noqa: C901
@@ -30,8 +65,10 @@ def schema_errors(value: Any, schema: dict[str, Any], path: str = "$") -> list[s
     kinds = schema.get("type")
     if kinds:
         names = kinds if isinstance(kinds, list) else [kinds]
-        if not any(isinstance(value, _JSON_TYPES[n]) and not (n in ("integer", "number") and isinstance(value, bool))
-                   for n in names):
+        if not any(
+            isinstance(value, _JSON_TYPES[n]) and not (n in ("integer", "number") and isinstance(value, bool))
+            for n in names
+        ):
             return [f"{path}: {value!r:.40} is not {' or '.join(names)}"]
     errors: list[str] = []
     if "enum" in schema and value not in schema["enum"]:
@@ -71,42 +108,40 @@ def _read_json(path: Path) -> Any:
         return exc
 
 
-def verify(artifact_dir: str | Path) -> dict[str, Any]:
+def verify(artifact_dir: str | Path) -> VerifyReport:
     """Check an artifact folder; `ok` only when the manifest is valid, the build succeeded and nothing drifted."""
     folder = Path(artifact_dir)
     manifest = _read_json(folder / MANIFEST)
     if manifest is _ABSENT:
-        raise UsageError(f"{folder} has no {MANIFEST}", hint="pass the folder `specdeploy build` wrote "
-                         "(DIR/<profile>)")
+        raise UsageError(f"{folder} has no {MANIFEST}", hint="pass the folder `specdeploy build` wrote (DIR/<profile>)")
     if isinstance(manifest, Exception):
         raise UsageError(f"{folder / MANIFEST} is not readable JSON: {manifest}") from None
     problems = [f"{MANIFEST}: {e}" for e in schema_errors(manifest, manifest_schema())]
     if problems:  # nothing else in it can be trusted (or even read)
-        return _report(folder, 0, [], problems)
+        return VerifyReport(folder, 0, [], problems)
     if not manifest["ok"]:
         run = _read_json(folder / RUN)  # the statuses are this host's run metadata, not the manifest's content
         steps = run.get("steps", []) if isinstance(run, dict) and isinstance(run.get("steps"), list) else []
         failed = [str(s.get("id")) for s in steps if isinstance(s, dict) and s.get("status") == "failed"]
         problems.append(f"{MANIFEST}: records a failed build (steps failed: {', '.join(failed) or 'unknown'})")
-    outside = [f"{MANIFEST}: {label} {rel!r} is outside the artifact folder" for label, rel in _entries(manifest)
-               if not _inside(rel)]
+    outside = [
+        f"{MANIFEST}: {label} {rel!r} is outside the artifact folder"
+        for label, rel in _entries(manifest)
+        if not _inside(rel)
+    ]
     if outside:  # a build never records one: reading it would check (or serve) a file of someone else's choosing
-        return _report(folder, 0, [], problems + outside)
+        return VerifyReport(folder, 0, [], problems + outside)
     drift, checked = _hash_drift(folder, manifest)
     drift += _unlisted(folder, set(manifest["files"]))
     problems += lock_problems(folder, manifest)
-    return _report(folder, checked, drift, problems)
-
-
-def _report(folder: Path, checked: int, drift: list[dict[str, str]], problems: list[str]) -> dict[str, Any]:
-    return {"artifact_dir": str(folder), "checked": checked, "drift": drift, "problems": problems,
-            "ok": not drift and not problems}
+    return VerifyReport(folder, checked, drift, problems)
 
 
 def _entries(manifest: dict[str, Any]) -> list[tuple[str, str]]:
     """Every relative path the manifest records: the artifact's files and each model's files in its folder."""
     return [("files entry", rel) for rel in manifest["files"]] + [
-        (f"models.{role} file", rel) for role, model in manifest["models"].items() for rel in model["files"]]
+        (f"models.{role} file", rel) for role, model in manifest["models"].items() for rel in model["files"]
+    ]
 
 
 def _inside(rel: str) -> bool:
@@ -136,8 +171,13 @@ def _hash_drift(folder: Path, manifest: dict[str, Any]) -> tuple[list[dict[str, 
     drift = []
     for label, path, digest, linked in expected:
         try:  # a FIFO or device in a recorded file's place would be read forever: only regular files are hashed
-            actual = ("a symbolic link (the build wrote a file)" if linked else
-                      cache.digest(path, verify=True) if path.is_file() or not path.exists() else "not a regular file")
+            actual = (
+                "a symbolic link (the build wrote a file)"
+                if linked
+                else cache.digest(path, verify=True)
+                if path.is_file() or not path.exists()
+                else "not a regular file"
+            )
         except OSError:
             actual = None
         if actual != digest:
@@ -147,16 +187,22 @@ def _hash_drift(folder: Path, manifest: dict[str, Any]) -> tuple[list[dict[str, 
 
 def drift_line(entry: dict[str, str]) -> str:
     """One drift record as a line: what it is and how it differs (digests shortened, other values whole)."""
+
     def short(value: str) -> str:
         return value[:12] if len(value) == 64 else value
 
-    how = ("not listed in the manifest" + BYTECODE * _bytecode(entry["file"]) if entry["actual"] == "unlisted"
-           else f"expected {short(entry['expected'])}, now {short(entry['actual'])}")
+    how = (
+        "not listed in the manifest" + BYTECODE * _bytecode(entry["file"])
+        if entry["actual"] == "unlisted"
+        else f"expected {short(entry['expected'])}, now {short(entry['actual'])}"
+    )
     return f"{entry['file']} ({entry['path']}): {how}"
 
 
-BYTECODE = (": Python bytecode, which an import runs instead of the listed source beside it when its header "
-            "carries the source's mtime and size (a build writes none, `serve` never writes any)")
+BYTECODE = (
+    ": Python bytecode, which an import runs instead of the listed source beside it when its header "
+    "carries the source's mtime and size (a build writes none, `serve` never writes any)"
+)
 
 
 def _bytecode(rel: str) -> bool:
@@ -186,15 +232,19 @@ def lock_problems(folder: Path, manifest: dict[str, Any]) -> list[str]:
     problems = []
     profile = manifest["profile"]
     if (lock.get("profile"), lock.get("profile_hash")) != (profile["name"], profile["hash"]):
-        problems.append(f"{LOCK}: records profile {lock.get('profile')!r} hash {str(lock.get('profile_hash'))[:12]}, "
-                        f"the manifest {profile['name']!r} hash {profile['hash'][:12]}")
+        problems.append(
+            f"{LOCK}: records profile {lock.get('profile')!r} hash {str(lock.get('profile_hash'))[:12]}, "
+            f"the manifest {profile['name']!r} hash {profile['hash'][:12]}"
+        )
     models = lock.get("models")
     for role, model in manifest["models"].items():
         pinned = models.get(role) if isinstance(models, dict) else None
         pinned = pinned if isinstance(pinned, dict) else {}
         if (pinned.get("ref"), pinned.get("revision")) != (model["ref"], model["revision"]):
-            problems.append(f"{LOCK}: models.{role} pins {pinned.get('ref')!r}@{pinned.get('revision')}, the "
-                            f"build fetched {model['ref']!r}@{model['revision']}")
+            problems.append(
+                f"{LOCK}: models.{role} pins {pinned.get('ref')!r}@{pinned.get('revision')}, the "
+                f"build fetched {model['ref']!r}@{model['revision']}"
+            )
     return problems + _schedule_problems(folder, lock.get("tuned"))
 
 
@@ -219,6 +269,8 @@ def _schedule_problems(folder: Path, tuned: Any) -> list[str]:
     if want != have:
         problems.append(f"{LOCK}: tuned draft_len_schedule {want} but {options.name} carries {have or 'none'}")
     if emitted.get("max_concurrency") != spec.get("max_concurrency"):
-        problems.append(f"{LOCK}: tuned max_concurrency {emitted.get('max_concurrency')} but {options.name} "
-                        f"carries {spec.get('max_concurrency')}")
+        problems.append(
+            f"{LOCK}: tuned max_concurrency {emitted.get('max_concurrency')} but {options.name} "
+            f"carries {spec.get('max_concurrency')}"
+        )
     return problems

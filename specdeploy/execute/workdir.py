@@ -26,10 +26,14 @@ CONTAINERS = frozenset({"engines", "checkpoints"})
 DEFAULT_EXAMPLES = "/app/tensorrt_llm/examples"
 
 
-def resolve_argv(argv: Sequence[str], *, out: Path, artifact_dir: Path,
-                 outputs: dict[str, dict[str, Any]]) -> list[str]:
-    fixed = {"out": str(out), "python": sys.executable,
-             "trtllm_examples": os.environ.get("SPECDEPLOY_TRTLLM_EXAMPLES", DEFAULT_EXAMPLES)}
+def resolve_argv(
+    argv: Sequence[str], *, out: Path, artifact_dir: Path, outputs: dict[str, dict[str, Any]]
+) -> list[str]:
+    fixed = {
+        "out": str(out),
+        "python": sys.executable,
+        "trtllm_examples": os.environ.get("SPECDEPLOY_TRTLLM_EXAMPLES", DEFAULT_EXAMPLES),
+    }
 
     def one(match: re.Match[str]) -> str:
         name = match[1]
@@ -70,21 +74,28 @@ def _replaced(src: Path, dest: Path) -> list[Path]:
         return [p for child in sorted(src.iterdir()) for p in _replaced(child, dest / child.name)]
     if not dest.is_dir() or dest.is_symlink() or not src.is_dir():
         return []
-    return [p for p in sorted(walk(dest)) if (p.is_file() or p.is_symlink())
-            and not (src / p.relative_to(dest)).exists()]
+    return [
+        p for p in sorted(walk(dest)) if (p.is_file() or p.is_symlink()) and not (src / p.relative_to(dest)).exists()
+    ]
 
 
-def swap_in(staging: Path, artifact_dir: Path, cache: HashCache, recorded: set[str] | frozenset[str] = frozenset()
-            ) -> dict[str, list[Any]]:
+def swap_in(
+    staging: Path, artifact_dir: Path, cache: HashCache, recorded: set[str] | frozenset[str] = frozenset()
+) -> dict[str, list[Any]]:
     """Move a finished step's files into place; returns `rel -> [size, mtime_ns, sha256]` for its stamp. A file the
     swap would delete that no step recorded (`recorded`) is someone else's: refused, naming it, nothing moved."""
-    foreign = [rel for entry in sorted(staging.iterdir()) for p in _replaced(entry, artifact_dir / entry.name)
-               if (rel := p.relative_to(artifact_dir).as_posix()) not in recorded]
+    foreign = [
+        rel
+        for entry in sorted(staging.iterdir())
+        for p in _replaced(entry, artifact_dir / entry.name)
+        if (rel := p.relative_to(artifact_dir).as_posix()) not in recorded
+    ]
     if foreign:
         shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
-        raise StepFailed(f"replacing {foreign[0].split('/')[0]}/ would delete files no build step wrote: {shown}",
-                         hint="specdeploy rewrites that folder whole: move them out of the artifact folder, then "
-                         "build again")
+        raise StepFailed(
+            f"replacing {foreign[0].split('/')[0]}/ would delete files no build step wrote: {shown}",
+            hint="specdeploy rewrites that folder whole: move them out of the artifact folder, then build again",
+        )
     rels = _files(staging)
     for entry in sorted(staging.iterdir()):
         _move(entry, artifact_dir / entry.name)
@@ -96,8 +107,9 @@ def swap_in(staging: Path, artifact_dir: Path, cache: HashCache, recorded: set[s
     return record
 
 
-def verify_outputs(artifact_dir: Path, files: dict[str, list[Any]], cache: HashCache, *,
-                   verify: bool = False) -> str | None:
+def verify_outputs(
+    artifact_dir: Path, files: dict[str, list[Any]], cache: HashCache, *, verify: bool = False
+) -> str | None:
     """The first recorded output that is missing or whose content changed, else None."""
     for rel, (size, _mtime, digest) in sorted(files.items()):
         path = artifact_dir / rel

@@ -41,8 +41,10 @@ class AcceptanceProfile:
         previous = 1.0
         for i, a in enumerate(self.prefix, 1):
             if not 0.0 <= a <= previous + 1e-9:
-                raise UsageError(f"acceptance profile: a_{i} = {a} must lie in [0, a_{i - 1} = {previous}]",
-                                 hint="prefix acceptance can only fall with the position")
+                raise UsageError(
+                    f"acceptance profile: a_{i} = {a} must lie in [0, a_{i - 1} = {previous}]",
+                    hint="prefix acceptance can only fall with the position",
+                )
             previous = a
 
     @property
@@ -51,7 +53,7 @@ class AcceptanceProfile:
 
     def expected_al(self, k: int) -> float:
         """E[AL](K): tokens one step emits with K drafted tokens, the bonus token included."""
-        return 1.0 + sum(self.prefix[:max(0, k)])
+        return 1.0 + sum(self.prefix[: max(0, k)])
 
     def marginal(self, k: int) -> float:
         """a_(K+1): what drafting one more token adds to E[AL]."""
@@ -84,8 +86,9 @@ class AcceptanceProfile:
         return cls(tuple(min(1.0, sum(shares[i:])) for i in range(1, len(shares))), source)
 
     @classmethod
-    def from_conditional(cls, alphas: Sequence[float], source: str = "conditional rates",
-                         prior: bool = False) -> AcceptanceProfile:
+    def from_conditional(
+        cls, alphas: Sequence[float], source: str = "conditional rates", prior: bool = False
+    ) -> AcceptanceProfile:
         prefix, running = [], 1.0
         for alpha in alphas:
             running *= alpha
@@ -98,8 +101,13 @@ class AcceptanceProfile:
         return cls.from_conditional([alpha] * k_max, source or f"i.i.d. alpha = {alpha}", prior)
 
     @classmethod
-    def from_user(cls, al: dict[int, float] | None = None, rates: Sequence[float] | None = None,
-                  positions: int = 64, where: str = "profile") -> AcceptanceProfile | None:
+    def from_user(
+        cls,
+        al: dict[int, float] | None = None,
+        rates: Sequence[float] | None = None,
+        positions: int = 64,
+        where: str = "profile",
+    ) -> AcceptanceProfile | None:
         """A user's own measurement (profile keys tune.acceptance_rates / tune.acceptance_al, given `where`: the
         profile, `--set`, `file:line`): per-position rates a_1, a_2, ... as engines report them, else one i.i.d.
         alpha fitted to the (K, AL) pairs (least squares over a 1/1000 grid of alpha); None when neither is given."""
@@ -108,15 +116,17 @@ class AcceptanceProfile:
         if not al:
             return None
         if len(al) == 1:
-            (k, value), = al.items()
+            ((k, value),) = al.items()
             alpha = iid_alpha(value, k)
         else:
-            alpha = min((i / 1000 for i in range(1001)),
-                        key=lambda a: sum((iid_al(a, k) - v) ** 2 for k, v in al.items()))
+            alpha = min(
+                (i / 1000 for i in range(1001)), key=lambda a: sum((iid_al(a, k) - v) ** 2 for k, v in al.items())
+            )
         pairs = ", ".join(f"AL {v:g} at K = {k}" for k, v in sorted(al.items()))
         return cls.iid(alpha, positions, f"measured {pairs} ({where}): i.i.d. alpha = {alpha:.3f}")
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AcceptanceProfile:
-        return cls(tuple(float(a) for a in data["prefix"]), str(data.get("source", "measured")),
-                   bool(data.get("prior", False)))
+        return cls(
+            tuple(float(a) for a in data["prefix"]), str(data.get("source", "measured")), bool(data.get("prior", False))
+        )

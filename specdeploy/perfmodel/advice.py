@@ -63,10 +63,19 @@ class Advice:
         """Predicted plain and speculative tokens/s per concurrency (the best K there), one record each."""
         plain = {p.concurrency: p for p in self.curves.points if p.k == 0}
         err = band(self.setup["mechanism"], self.setup["gpu"])
-        return [{"concurrency": c, "k": p.k, "plain_system_tps": plain[c].system_tps, "spec_system_tps": p.system_tps,
-                 "plain_user_tps": plain[c].user_tps, "spec_user_tps": p.user_tps, "speedup": p.speedup,
-                 "speedup_max_abs_err": err["max_abs_err"] if err else None}
-                for c, p in sorted(self.curves.best.items())]
+        return [
+            {
+                "concurrency": c,
+                "k": p.k,
+                "plain_system_tps": plain[c].system_tps,
+                "spec_system_tps": p.system_tps,
+                "plain_user_tps": plain[c].user_tps,
+                "spec_user_tps": p.user_tps,
+                "speedup": p.speedup,
+                "speedup_max_rel_err": err["max_rel_err"] if err else None,
+            }
+            for c, p in sorted(self.curves.best.items())
+        ]
 
     def lines(self) -> list[str]:
         s, g = self.setup, self.guidelines
@@ -102,13 +111,24 @@ class Advice:
             f"{m['cost']:.1%})" + (" — k_max reached" if m["at_k_max"] else "")
             for c, m in g["4"].items()
         )
-        out.append("schedule: " + schedule_text(self.curves) + (
-            f" (K = {', '.join(map(str, s['draft_lens']))} tried; each capped at c = {min(self.curves.best)}'s: "
-            "this TensorRT-LLM line's schedule starts at its largest K)" if s["clamped_to_first"] else
-            f" (K = {', '.join(map(str, s['draft_lens']))} tried)"))
-        out.append("tokens/s (plain → speculative): " + "; ".join(
-            f"c = {t['concurrency']}: {t['plain_system_tps']:.0f} → {t['spec_system_tps']:.0f} (K = {t['k']})"
-            for t in self.throughput()) + f"; speedups {self.band()}")
+        out.append(
+            "schedule: "
+            + schedule_text(self.curves)
+            + (
+                f" (K = {', '.join(map(str, s['draft_lens']))} tried; each capped at c = {min(self.curves.best)}'s: "
+                "this TensorRT-LLM line's schedule starts at its largest K)"
+                if s["clamped_to_first"]
+                else f" (K = {', '.join(map(str, s['draft_lens']))} tried)"
+            )
+        )
+        out.append(
+            "tokens/s (plain → speculative): "
+            + "; ".join(
+                f"c = {t['concurrency']}: {t['plain_system_tps']:.0f} → {t['spec_system_tps']:.0f} (K = {t['k']})"
+                for t in self.throughput()
+            )
+            + f"; speedups {self.band()}"
+        )
         out.append("G5: mechanisms (prior acceptance unless measured; draft c = draft/target step at c = 1):")
         out.extend(
             f"  {m['mechanism']:<13} K*={m['best_k_low']:<2} speedup {m['speedup_low']:.2f}× at c = "
@@ -122,19 +142,64 @@ class Advice:
     def records(self) -> list[dict[str, Any]]:
         """The same findings as `lines()`, one record per guideline and concurrency, for machines (`plan --json`)."""
         g, k_max, mech = self.guidelines, self.setup["k_max"], self.setup["mechanism"]
-        out = [_record("G1", mech, c, min(k, k_max), ridge_tokens=g["1"]["ridge_tokens"], memory_bound_k=k,
-                       ridge_flop_per_byte=g["1"]["ridge_flop_per_byte"]) for c, k in g["1"]["memory_bound_k"].items()]
-        out += [_record("G2", mech, c, g["2"]["plateau_d"], group=g["2"]["group"], attention_share=share,
-                        mla=g["2"]["mla"]) for c, share in g["2"]["attention_share"].items()]
+        out = [
+            _record(
+                "G1",
+                mech,
+                c,
+                min(k, k_max),
+                ridge_tokens=g["1"]["ridge_tokens"],
+                memory_bound_k=k,
+                ridge_flop_per_byte=g["1"]["ridge_flop_per_byte"],
+            )
+            for c, k in g["1"]["memory_bound_k"].items()
+        ]
+        out += [
+            _record("G2", mech, c, g["2"]["plateau_d"], group=g["2"]["group"], attention_share=share, mla=g["2"]["mla"])
+            for c, share in g["2"]["attention_share"].items()
+        ]
         out.append(_record("G3", mech, None, None, group=g["2"]["group"], aligned=g["3"]["aligned"], k_max=k_max))
-        out += [_record("G4", mech, c, m["k"], gain=m["gain"], cost=m["cost"], at_k_max=m["at_k_max"])
-                for c, m in g["4"].items()]
-        out += [_record("schedule", mech, c, p.k, speedup=p.speedup, acceptance_length=p.al, itl_s=p.itl_s,
-                        user_tps=p.user_tps, max_concurrency=self.curves.max_concurrency)
-                for c, p in sorted(self.curves.best.items())]
-        out += [_record("G5", m["mechanism"], m["low"], m["best_k_low"], **{
-                    k: m[k] for k in ("speedup_low", "high", "best_k_high", "speedup_high", "al", "draft_ratio",
-                                      "max_concurrency", "training", "prior")}) for m in self.mechanisms]
+        out += [
+            _record("G4", mech, c, m["k"], gain=m["gain"], cost=m["cost"], at_k_max=m["at_k_max"])
+            for c, m in g["4"].items()
+        ]
+        out += [
+            _record(
+                "schedule",
+                mech,
+                c,
+                p.k,
+                speedup=p.speedup,
+                acceptance_length=p.al,
+                itl_s=p.itl_s,
+                user_tps=p.user_tps,
+                max_concurrency=self.curves.max_concurrency,
+            )
+            for c, p in sorted(self.curves.best.items())
+        ]
+        out += [
+            _record(
+                "G5",
+                m["mechanism"],
+                m["low"],
+                m["best_k_low"],
+                **{
+                    k: m[k]
+                    for k in (
+                        "speedup_low",
+                        "high",
+                        "best_k_high",
+                        "speedup_high",
+                        "al",
+                        "draft_ratio",
+                        "max_concurrency",
+                        "training",
+                        "prior",
+                    )
+                },
+            )
+            for m in self.mechanisms
+        ]
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -154,8 +219,14 @@ class Advice:
 
 def _record(guideline: str, mechanism: str, concurrency: int | None, k: int | None, **numbers: Any) -> dict[str, Any]:
     """One advice record: predicted by the performance model, never a measurement."""
-    return {"guideline": guideline, "mechanism": mechanism, "concurrency": concurrency, "k": k, "numbers": numbers,
-            "source": "performance model (predicted)"}
+    return {
+        "guideline": guideline,
+        "mechanism": mechanism,
+        "concurrency": concurrency,
+        "k": k,
+        "numbers": numbers,
+        "source": "performance model (predicted)",
+    }
 
 
 def _jsonable(value: Any) -> Any:

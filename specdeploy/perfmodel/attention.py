@@ -61,9 +61,17 @@ def attended_length(model: ModelSpec, context: int) -> int:
     return min(context, model.sliding_window) if model.sliding_window else context
 
 
-def attention_work(model: ModelSpec, *, batch: int, tokens: int, context: int, tp: int = 1,
-                   kv_dtype_bytes: float = 2.0, tile_rows: int | None = TILE_ROWS,
-                   gqa_packed: bool = True) -> AttentionWork:
+def attention_work(
+    model: ModelSpec,
+    *,
+    batch: int,
+    tokens: int,
+    context: int,
+    tp: int = 1,
+    kv_dtype_bytes: float = 2.0,
+    tile_rows: int | None = TILE_ROWS,
+    gqa_packed: bool = True,
+) -> AttentionWork:
     """Work on one GPU of a TP group for B sequences, T new tokens each, over `context` cached positions."""
     length = attended_length(model, context)
     if model.is_mla:

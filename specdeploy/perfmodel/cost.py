@@ -147,8 +147,9 @@ def forward_work(
     return Work(
         gemm_flops=2.0 * m * active / tp,
         gemm_bytes=(read * bpp + act) / tp,
-        attention=attention_work(model, batch=batch, tokens=tokens, context=context, tp=tp, tile_rows=tile_rows,
-                                 gqa_packed=gqa_packed),
+        attention=attention_work(
+            model, batch=batch, tokens=tokens, context=context, tp=tp, tile_rows=tile_rows, gqa_packed=gqa_packed
+        ),
         comm_bytes=comm,
         allreduces=allreduces,
         layers=model.layers,
@@ -175,8 +176,12 @@ def step_time(work: Work, gpu: GpuSpec, eff: Efficiency) -> StepCost:
         else 0.0
     )
     comm_s += work.alltoalls * eff.alltoall_latency_s
-    overhead_s = (eff.step_overhead_s + work.layers * eff.layer_overhead_s + work.cache_slots * eff.cache_overhead_s
-                  + work.tokens * eff.token_overhead_s)
+    overhead_s = (
+        eff.step_overhead_s
+        + work.layers * eff.layer_overhead_s
+        + work.cache_slots * eff.cache_overhead_s
+        + work.tokens * eff.token_overhead_s
+    )
     return StepCost(
         max(compute_s, memory_s),
         attention_s,

@@ -31,12 +31,20 @@ class DraftContext:
     tp: int = 1
     context: int = 2048
 
-    def forward(self, model: ModelSpec, *, batch: int, tokens: int = 1, lm_vocab: int | None = None,
-                separate: bool = False) -> float:
+    def forward(
+        self, model: ModelSpec, *, batch: int, tokens: int = 1, lm_vocab: int | None = None, separate: bool = False
+    ) -> float:
         """One drafter forward; only a `separate` model (its own launches) pays the per-step overhead."""
         eff = self.eff if separate else replace(self.eff, step_overhead_s=0.0)
-        work = forward_work(model, batch=batch, tokens=tokens, context=self.context, quantization=self.quantization,
-                            tp=self.tp, lm_vocab=lm_vocab)
+        work = forward_work(
+            model,
+            batch=batch,
+            tokens=tokens,
+            context=self.context,
+            quantization=self.quantization,
+            tp=self.tp,
+            lm_vocab=lm_vocab,
+        )
         return step_time(work, self.gpu, eff).total_s
 
     @staticmethod

@@ -64,17 +64,29 @@ class Tree:
     def acceptance(self, chain: AcceptanceProfile, gamma: float | None = None) -> AcceptanceProfile:
         """The tree's acceptance from its drafter's chain: widened per depth, no deeper than its nodes."""
         wide = chain.widened(self.effective_width(gamma))
-        return AcceptanceProfile(wide.prefix[:self.depth()], f"{wide.source}, at most {self.depth()} deep",
-                                 chain.prior)
+        return AcceptanceProfile(
+            wide.prefix[: self.depth()], f"{wide.source}, at most {self.depth()} deep", chain.prior
+        )
 
 
 class AnalyticTimer:
     """The cost model as a timer: drafter (by mechanism) + target verification of B x (K + 1) tokens, or of a
     tree's nodes when `tree` is given (K is then the tree's depth)."""
 
-    def __init__(self, target: ModelSpec, gpu: GpuSpec, *, mechanism: str = "none", draft: ModelSpec | None = None,
-                 quantization: str = "none", tp: int = 1, context: int = 2048, eff: Efficiency | None = None,
-                 ep: int = 1, tree: Tree | None = None) -> None:
+    def __init__(
+        self,
+        target: ModelSpec,
+        gpu: GpuSpec,
+        *,
+        mechanism: str = "none",
+        draft: ModelSpec | None = None,
+        quantization: str = "none",
+        tp: int = 1,
+        context: int = 2048,
+        eff: Efficiency | None = None,
+        ep: int = 1,
+        tree: Tree | None = None,
+    ) -> None:
         self.target, self.gpu, self.mechanism, self.ep, self.tree = target, gpu, mechanism, ep, tree
         self.eff = eff or Efficiency()
         self.ctx = DraftContext(target, draft, gpu, self.eff, quantization, tp, context)
@@ -90,15 +102,23 @@ class AnalyticTimer:
 
     def verify(self, batch: int, k: int) -> StepCost:
         tokens = self.tree.tokens if self.tree and k > 0 else k + 1
-        return forward_cost(self.target, self.gpu, batch=batch, tokens=tokens, context=self.ctx.context,
-                            quantization=self.ctx.quantization, tp=self.ctx.tp, eff=self.eff, ep=self.ep)
+        return forward_cost(
+            self.target,
+            self.gpu,
+            batch=batch,
+            tokens=tokens,
+            context=self.ctx.context,
+            quantization=self.ctx.quantization,
+            tp=self.ctx.tp,
+            eff=self.eff,
+            ep=self.ep,
+        )
 
     def draft_seconds(self, batch: int, k: int) -> float:
         if k <= 0 or self.mechanism == "none":
             return 0.0
         rows = batch * (self.tree.topk if self.tree else 1)
-        return (_drafting(self.mechanism, self.ctx, rows, k)
-                + draft_passes(self.mechanism, k) * self.eff.draft_pass_s)
+        return _drafting(self.mechanism, self.ctx, rows, k) + draft_passes(self.mechanism, k) * self.eff.draft_pass_s
 
     def _step_seconds(self, batch: int, k: int) -> float:
         return self.draft_seconds(batch, k) + self.verify(batch, k).total_s
@@ -123,8 +143,9 @@ def point(timer: StepTimer, profile: AcceptanceProfile, concurrency: int, k: int
     step = timer.step_seconds(concurrency, k)
     al = profile.expected_al(k) if k else 1.0
     user = al / step
-    return Point(concurrency, k, step, al, step / al, user, concurrency * user,
-                 al * timer.step_seconds(concurrency, 0) / step)
+    return Point(
+        concurrency, k, step, al, step / al, user, concurrency * user, al * timer.step_seconds(concurrency, 0) / step
+    )
 
 
 def best(points: list[Point], tie_tolerance: float = 0.0) -> Point:
@@ -172,8 +193,13 @@ class Curves:
         return replace(self, best={c: at[(c, min(p.k, cap))] for c, p in self.best.items()})
 
 
-def predict(timer: StepTimer, profile: AcceptanceProfile, concurrency: list[int], k_values: list[int],
-            tie_tolerance: float = 0.0) -> Curves:
+def predict(
+    timer: StepTimer,
+    profile: AcceptanceProfile,
+    concurrency: list[int],
+    k_values: list[int],
+    tie_tolerance: float = 0.0,
+) -> Curves:
     ks = sorted({0, *k_values})
     points = [point(timer, profile, c, k) for c in concurrency for k in ks]
     chosen = {c: best([p for p in points if p.concurrency == c], tie_tolerance) for c in concurrency}

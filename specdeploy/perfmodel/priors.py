@@ -35,17 +35,28 @@ def from_sweep(mechanism: str, ids: tuple[str, ...]) -> PublishedAcceptance:
     als = [row(i)["al"] for i in ids]
     prefix = tuple(b - a for a, b in zip((1.0, *als[:-1]), als))
     src = row(ids[0])["source"]
-    return PublishedAcceptance(mechanism, _cond_from_prefix(prefix),
-                               "a_i = AL(K=i) - AL(K=i-1) from the published sweep AL = " + ", ".join(
-                                   f"{a:.2f}" for a in als) + "; the last rate repeats", src, ids)
+    return PublishedAcceptance(
+        mechanism,
+        _cond_from_prefix(prefix),
+        "a_i = AL(K=i) - AL(K=i-1) from the published sweep AL = "
+        + ", ".join(f"{a:.2f}" for a in als)
+        + "; the last rate repeats",
+        src,
+        ids,
+    )
 
 
 def from_one(mechanism: str, row_id: str, note: str = "") -> PublishedAcceptance:
     """i.i.d. alpha fitted to one published AL at one K."""
     r = row(row_id)
     alpha = iid_alpha(r["al"], r["k"])
-    return PublishedAcceptance(mechanism, (alpha,), f"i.i.d. alpha = {alpha:.3f}, the rate whose chain of "
-                               f"K = {r['k']} gives the published AL {r['al']}{note}", r["source"], (row_id,))
+    return PublishedAcceptance(
+        mechanism,
+        (alpha,),
+        f"i.i.d. alpha = {alpha:.3f}, the rate whose chain of K = {r['k']} gives the published AL {r['al']}{note}",
+        r["source"],
+        (row_id,),
+    )
 
 
 def _cond_from_prefix(prefix: tuple[float, ...]) -> tuple[float, ...]:

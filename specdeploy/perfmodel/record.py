@@ -32,8 +32,9 @@ def validate(data: dict[str, Any]) -> list[dict[str, Any]]:
     for row in rows:
         missing = [k for k in REQUIRED if k not in row]
         if missing or row["source"] not in sources or row["id"] in seen:
-            raise UsageError(f"{RECORD.name}: row {row.get('id')} is malformed (missing {missing}, unknown source "
-                             "or duplicate id)")
+            raise UsageError(
+                f"{RECORD.name}: row {row.get('id')} is malformed (missing {missing}, unknown source or duplicate id)"
+            )
         if all(row.get(k) is None for k in RESULTS):
             raise UsageError(f"{RECORD.name}: row {row['id']} carries no published figure")
         seen.add(row["id"])
@@ -93,18 +94,27 @@ def band(mechanism: str, gpu: str) -> dict[str, Any] | None:
     """The benchmark's error on speedup for rows like these: this mechanism and GPU class, else this mechanism,
     else every row; None when the benchmark has no row at all."""
     table = bands().get("speedup", {})
-    for key, scope in ((f"{mechanism}/{gpu_class(gpu)}", "this mechanism and GPU class"),
-                       (mechanism, "this mechanism, other GPUs"), ("*", "any mechanism (none of this one)")):
+    for key, scope in (
+        (f"{mechanism}/{gpu_class(gpu)}", "this mechanism and GPU class"),
+        (mechanism, "this mechanism, other GPUs"),
+        ("*", "any mechanism (none of this one)"),
+    ):
         if key in table and table[key]["rows"]:
             return {**table[key], "scope": scope, "key": key}
     return None
 
 
 def band_text(mechanism: str, gpu: str) -> str:
-    b = band(mechanism, gpu)
+    return describe_band(band(mechanism, gpu))
+
+
+def describe_band(b: dict[str, Any] | None) -> str:
+    """`±65% (median 21%) over 30 published rows of ...`: the largest and the median relative error."""
     if b is None:
         return "no published row to compare with"
     rows = f"{b['rows']} published row{'s' if b['rows'] != 1 else ''}"
     fitted = f", {b['fitted_rows']} of them fitted on" if b.get("fitted_rows") else ""
-    return (f"±{b['max_abs_err']:.0%} (median {b['median_abs_err']:.0%}) over {rows} of {b['scope']}{fitted} "
-            "(bench/perfmodel_published.py)")
+    return (
+        f"±{b['max_rel_err']:.0%} (median {b['median_rel_err']:.0%}) over {rows} of {b['scope']}{fitted} "
+        "(bench/perfmodel_published.py)"
+    )

@@ -20,6 +20,10 @@ class Stage(str, Enum):
     CHECK = "check"
 
 
+TUNE_STEP = "tune.draft_len"
+"""The id of the step that chooses K per concurrency; emit and render read its outputs (`execute.tuned`)."""
+
+
 @dataclass(frozen=True)
 class Step:
     """One unit of work with a stable id (`engine.target`, `emit.llm_api`, `render.triton`).
@@ -72,7 +76,13 @@ class Plan:
         raise KeyError(step_id)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"schema_version": 1, "profile": self.profile_name, "values": list(self.values),
-                "resolved": self.resolved, "steps": [s.to_dict() for s in self.steps],
-                "advice": list(self.advice_records), "advice_text": list(self.advice),
-                "throughput": list(self.throughput)}
+        return {
+            "schema_version": 1,
+            "profile": self.profile_name,
+            "values": list(self.values),
+            "resolved": self.resolved,
+            "steps": [s.to_dict() for s in self.steps],
+            "advice": list(self.advice_records),
+            "advice_text": list(self.advice),
+            "throughput": list(self.throughput),
+        }

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from specdeploy.plan.model import Plan
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.resolve.resolved import Resolved
 
 GIB = 1024**3
 BUILD_RECORDS = ("manifest.json", "specdeploy.lock", ".gitignore")
@@ -38,7 +38,7 @@ def plan_text(resolved: Resolved, plan: Plan) -> str:
         g = resolved.gpu
         lines.append(
             f"gpu     {g.marketing_name}: {g.memory_bytes / GIB:.0f} GiB, {g.hbm_bandwidth / 1e12:.2f} TB/s, "
-            f"{g.bf16_flops / 1e12:.0f} TFLOP/s bf16, ridge {g.ridge_point:.0f} FLOP/byte"
+            f"{g.bf16_flops / 1e12:.0f} TFLOP/s bf16, ridge {g.ridge_point:.0f} FLOP/byte" + f"  [{g.source}]"
         )
     if resolved.fit:
         lines.append(f"fit     {resolved.fit.summary()}")
@@ -58,14 +58,17 @@ def plan_text(resolved: Resolved, plan: Plan) -> str:
 def _draft_lines(resolved: Resolved) -> list[str]:
     """The K range (the one `tune` searches, for draft_len: auto) and the line's clamp rule."""
     ks = resolved.draft_lens
-    searched = f"K = {ks[0]}..{ks[-1]} (draft_len: auto; `tune` searches these)" if ks else \
-        f"up to K = {resolved.draft_len}"
+    searched = (
+        f"K = {ks[0]}..{ks[-1]} (draft_len: auto; `tune` searches these)" if ks else f"up to K = {resolved.draft_len}"
+    )
     from specdeploy.plugin.registry import get_engine
 
     product = get_engine(resolved.profile.runtime.backend).product
     line = f"; {product} line {resolved.line.name}" if resolved.line else ""
-    return [f"draft   {searched}; max_num_tokens {resolved.max_num_tokens}{line}",
-            *([f"note    {resolved.clamp_rule}"] if resolved.clamp_rule else [])]
+    return [
+        f"draft   {searched}; max_num_tokens {resolved.max_num_tokens}{line}",
+        *([f"note    {resolved.clamp_rule}"] if resolved.clamp_rule else []),
+    ]
 
 
 def _step_lines(plan: Plan) -> list[str]:

@@ -5,14 +5,9 @@ the built-in ones in `plugins/specdeploy_mechanisms/` use exactly that door. Lat
 call the hooks below (emission per TRT-LLM version, Triton parameters, drafter cost).
 
 Options: `Options` is a pydantic model with `extra="forbid"` and a description on every field. Set it to
-the class, or name it with `lazy_options("pkg.module:Model")` so that importing the plugin does not import
-pydantic. Commands decide a profile without pydantic only when the plugin also ships a table
-of its options generated from the model (`lazy_options(..., tables=path)`, the file written by
-`specdeploy.profile.table.tables_json([Model])`; regenerate it whenever the model changes, as the
-built-ins' `make schema` and drift test do). Without a table, or with `parse_options` overridden, the model
-validates the profile: correct, only slower (pydantic's import and model construction, ~0.3 s). Hooks read
-`ctx.options` by attribute: it is an `Options` instance, or on that fast path a read-only
-`specdeploy.profile.record.Record` with the same attributes and defaults, so do not `isinstance`-check it.
+the class, or name it with `lazy_options("pkg.module:Model")` so that importing the plugin (`specdeploy
+mechanisms`, `--help`) does not import the model's module: only a profile that names the mechanism does.
+Hooks read `ctx.options`, the validated `Options` instance.
 """
 
 from __future__ import annotations
@@ -20,38 +15,33 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from specdeploy.issues import Issue
 from specdeploy.issues import Path as KeyPath
-from specdeploy.profile.fast import PROFILE_TABLES, load_tables
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from specdeploy.profile.record import Record
     from specdeploy.profile.schema import Profile
     from specdeploy.resolve.gpus import GpuSpec
     from specdeploy.resolve.model_spec import ModelSpec
 
 
 class _LazyOptions:
-    """Reads as the options model class, imported on first access; knows where its generated table is."""
+    """Reads as the options model class, imported on first access."""
 
-    def __init__(self, ref: str, tables: str | None) -> None:
+    def __init__(self, ref: str) -> None:
         self.module, _, self.name = ref.partition(":")
-        self.tables = tables
 
     def __get__(self, obj: object, owner: type | None = None) -> type[BaseModel]:
         model: type[BaseModel] = getattr(importlib.import_module(self.module), self.name)
         return model
 
 
-def lazy_options(ref: str, tables: str | Path | None = None) -> Any:
-    """`Options = lazy_options("pkg.module:Model", tables=...)`: the model without importing it (or pydantic)
-    with the plugin; `tables` is the JSON file `{model name: table}` that `tables_json` generated from it."""
-    return _LazyOptions(ref, str(tables) if tables is not None else None)
+def lazy_options(ref: str) -> Any:
+    """`Options = lazy_options("pkg.module:Model")`: the model, its module imported when first read."""
+    return _LazyOptions(ref)
 
 
 def __getattr__(name: str) -> Any:  # `specdeploy.plugin.base.NoOptions` stays importable, lazily
@@ -66,10 +56,10 @@ def __getattr__(name: str) -> Any:  # `specdeploy.plugin.base.NoOptions` stays i
 class CheckContext:
     """What a mechanism's rules may look at; model specs are None when they could not be resolved."""
 
-    profile: Profile | Record
+    profile: Profile
     options: Any
-    """The validated options (an `Options` instance or a `Record`); None when they are invalid, and then
-    the mechanism's `check` is not called."""
+    """The validated options (the mechanism's `Options` instance); None when they are invalid, and then the
+    mechanism's `check` is not called."""
     target: ModelSpec | None
     draft: ModelSpec | None
     line: Any
@@ -98,12 +88,21 @@ class AcceptancePrior:
     source: str = ""
 
 
+@dataclass(frozen=True)
+class Unsupported:
+    """An `engines` entry for an engine the mechanism does not run on, saying why (no release of it has the
+    mechanism, say): validation reports it beside the generic refusal, with the engine named only here."""
+
+    reason: str
+    suggestion: str | None = None
+
+
 class Mechanism:
     """Base class of drafter mechanisms. Subclasses set the class variables and may override hooks."""
 
     name: ClassVar[str]
     summary: ClassVar[str] = ""
-    Options: ClassVar[type[BaseModel]] = lazy_options("specdeploy.plugin.options:NoOptions", PROFILE_TABLES)
+    Options: ClassVar[type[BaseModel]] = lazy_options("specdeploy.plugin.options:NoOptions")
     needs_draft_model: ClassVar[bool] = False
     chain: ClassVar[bool] = True
     """A K-token draft is the first K tokens of a K_max draft, so one K_max run gives AL for every K."""
@@ -116,8 +115,8 @@ class Mechanism:
     """What `draft_len: auto` starts from before tuning."""
     engines: ClassVar[dict[str, Any]] = {}
     """engine name -> what the mechanism emits there, as a value of the type that engine's package defines
-    (`specdeploy.engines.trtllm.declare.TrtllmDecoding` / `TrtllmEngineBuild`, `...reference.declare.ReferenceDrafter`).
-    An engine refuses a mechanism that declares nothing for it."""
+    (`specdeploy.engines.trtllm.declare.TrtllmDecoding` / `TrtllmEngineBuild`, `...reference.declare.ReferenceDrafter`),
+    or `Unsupported(reason)`. An engine refuses a mechanism that declares nothing (or `Unsupported`) for it."""
     drafting: ClassVar[str] = "sequential"
     """How the drafter proposes K tokens: `sequential` (K passes), `one_pass` (all K at once), `none` (host-side
     matching, no forward); the performance model charges a launch per pass."""
@@ -128,15 +127,6 @@ class Mechanism:
 
     def parse_options(self, raw: dict[str, Any]) -> BaseModel:
         return self.Options.model_validate(raw)
-
-    @classmethod
-    def options_table(cls) -> dict[str, Any] | None:
-        """The generated table of `Options` (the fast path validates with it); None when none ships, or when
-        the plugin parses its options its own way (`parse_options` overridden)."""
-        ref = options_ref(cls)
-        if ref is None or cls.parse_options is not Mechanism.parse_options:
-            return None
-        return load_tables(ref[0]).get(ref[1])
 
     def fixed_draft_len(self, options: Any) -> int | None:
         """A draft length the options force (lookahead derives it from W, N, G); None when free."""
@@ -170,13 +160,15 @@ class Mechanism:
     def supported(cls) -> dict[str, tuple[str, ...]]:
         """engine -> the release lines it runs on: its `engines` declarations' lines, else `support`."""
         if cls.engines:
-            return {engine: tuple(declared.lines) for engine, declared in cls.engines.items()}
+            return {
+                engine: tuple(declared.lines)
+                for engine, declared in cls.engines.items()
+                if not isinstance(declared, Unsupported)
+            }
         return dict(cls.support)
 
-
-def options_ref(mechanism: type[Mechanism]) -> tuple[str, str] | None:
-    """(table file, model name) when `mechanism` names its options with `lazy_options(..., tables=...)`."""
-    declared = next(k.__dict__["Options"] for k in mechanism.__mro__ if "Options" in k.__dict__)
-    if isinstance(declared, _LazyOptions) and declared.tables:
-        return declared.tables, declared.name
-    return None
+    @classmethod
+    def unsupported(cls, engine: str) -> Unsupported | None:
+        """Why it does not run on `engine`, when its `engines` says so."""
+        declared = cls.engines.get(engine)
+        return declared if isinstance(declared, Unsupported) else None

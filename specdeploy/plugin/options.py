@@ -1,5 +1,5 @@
-"""The pydantic side of the plugin interface, imported only when a model is needed (an invalid profile, a plugin
-without a table)."""
+"""The pydantic side of the plugin interface, imported only when a model is needed (a profile names a mechanism
+without options)."""
 
 from __future__ import annotations
 

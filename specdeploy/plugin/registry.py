@@ -16,6 +16,7 @@ from specdeploy.errors import SpecdeployError, UsageError
 from specdeploy.plugin.base import Mechanism
 from specdeploy.plugin.engine import Engine
 from specdeploy.plugin.entrypoints import EntryPoint, entry_points
+from specdeploy.plugin.layout import TritonLayout
 
 GROUP = "specdeploy.mechanisms"
 ENGINES = "specdeploy.engines"
@@ -55,8 +56,9 @@ def _load(group: str, name: str) -> type:
     if not (isinstance(cls, type) and issubclass(cls, base)):
         raise PluginError(f"entry point '{name}' ({ep.value}) is not a specdeploy.plugin.{base.__name__} subclass")
     if getattr(cls, "name", None) != name:
-        raise PluginError(f"plugin {ep.value} defines its name as '{getattr(cls, 'name', None)}' but is "
-                          f"registered as '{name}'")
+        raise PluginError(
+            f"plugin {ep.value} defines its name as '{getattr(cls, 'name', None)}' but is registered as '{name}'"
+        )
     return cls
 
 
@@ -82,8 +84,9 @@ def mechanism_names() -> list[str]:
 
 def _unknown(kind: str, name: str, known: list[str]) -> UsageError:
     close = get_close_matches(name, known, n=1)
-    return UsageError(f"unknown {kind} '{name}'; known: {', '.join(known)}",
-                      hint=f"did you mean '{close[0]}'?" if close else None)
+    return UsageError(
+        f"unknown {kind} '{name}'; known: {', '.join(known)}", hint=f"did you mean '{close[0]}'?" if close else None
+    )
 
 
 def get_mechanism(name: str) -> Mechanism:
@@ -114,3 +117,27 @@ def engines() -> dict[str, Engine]:
 def engine_for_layout(layout: str) -> Engine | None:
     """The engine whose Triton layout a rendered repository is (None: no installed engine serves it)."""
     return next((e for e in engines().values() if layout in e.layouts), None)
+
+
+@cache
+def layout_named(layout: str) -> TritonLayout | None:
+    """The named Triton layout, from the engine that declares it (None: no installed engine serves it)."""
+    engine = engine_for_layout(layout)
+    if engine is None:
+        return None
+    try:
+        found = engine.triton_layout(layout)
+    except NotImplementedError:
+        found = None
+    if not (isinstance(found, TritonLayout) and found.name == layout):
+        raise PluginError(
+            f"engine '{engine.name}' declares the Triton layout '{layout}' but its triton_layout "
+            f"does not return a specdeploy.plugin.TritonLayout named '{layout}'"
+        )
+    return found
+
+
+def triton_layouts() -> list[TritonLayout]:
+    """Every installed engine's Triton layouts, in engine order (imports them all: `check-repo` runs their checks)."""
+    names = dict.fromkeys(name for engine in engines().values() for name in engine.layouts)
+    return [found for name in names if (found := layout_named(name)) is not None]

@@ -1,14 +1,9 @@
-"""Value checks beyond types and bounds, written once without pydantic.
+"""Value checks beyond types and bounds, which the schema's fields name through `AfterValidator`.
 
-The schema's fields name these through `AfterValidator` (the pydantic path, with its messages), and the
-fast path reads the names from its generated table (`specdeploy.profile.fast`) and calls the same
-functions. Each takes a type-valid value, returns it (possibly normalised) or raises ValueError.
+Each takes a type-valid value, returns it (possibly normalised) or raises ValueError (its message is the error's).
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable
-from typing import Any
 
 
 def known_line(value: str) -> str:
@@ -97,8 +92,10 @@ def acceptance_al(value: dict[int, float] | None) -> dict[int, float] | None:
     if value is None:
         return None
     if not value or any(k < 1 or not 1.0 <= al <= k + 1 for k, al in value.items()):
-        raise ValueError("acceptance_al maps a draft length K >= 1 to the mean tokens per step, "
-                         "1 <= AL <= K + 1 (the bonus token included)")
+        raise ValueError(
+            "acceptance_al maps a draft length K >= 1 to the mean tokens per step, "
+            "1 <= AL <= K + 1 (the bonus token included)"
+        )
     return dict(sorted(value.items()))
 
 
@@ -121,9 +118,12 @@ def _match(pattern: str, value: str | None, what: str) -> str | None:
 
 def k8s_name(value: str | None) -> str | None:
     """A DNS-1123 label (Kubernetes object, Secret, namespace names): it also keeps YAML and shell plain."""
-    return _match(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?", value,
-                  "a valid Kubernetes name (lowercase letters, digits and '-', at most 63, "
-                  "starting and ending with a letter or digit)")
+    return _match(
+        r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?",
+        value,
+        "a valid Kubernetes name (lowercase letters, digits and '-', at most 63, "
+        "starting and ending with a letter or digit)",
+    )
 
 
 def k8s_key(value: str) -> str:
@@ -138,8 +138,10 @@ def label_value(value: str | None) -> str | None:
 
 def quantity(value: str) -> str:
     """A storage quantity such as `500Gi` or `2Ti`."""
-    return _match(r"[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?", value,
-                  "a Kubernetes quantity (e.g. 500Gi)") or value
+    return (
+        _match(r"[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?", value, "a Kubernetes quantity (e.g. 500Gi)")
+        or value
+    )
 
 
 def slurm_word(value: str | None) -> str | None:
@@ -159,8 +161,11 @@ def safe_path(value: str) -> str:
 
 def image_ref(value: str | None) -> str | None:
     """A container image reference (`registry/name:tag` or `name@sha256:...`)."""
-    return _match(r"[a-z0-9][-a-zA-Z0-9._/:]*(@sha256:[0-9a-f]{64})?", value,
-                  "a container image reference (e.g. nvcr.io/nvidia/tritonserver:26.07-trtllm-python-py3)")
+    return _match(
+        r"[a-z0-9][-a-zA-Z0-9._/:]*(@sha256:[0-9a-f]{64})?",
+        value,
+        "a container image reference (e.g. nvcr.io/nvidia/tritonserver:26.07-trtllm-python-py3)",
+    )
 
 
 HUB_ID = r"(?:[A-Za-z0-9_](?:[-A-Za-z0-9_.]*[A-Za-z0-9_])?/)?[A-Za-z0-9_](?:[-A-Za-z0-9_.]{0,94}[A-Za-z0-9_])?"
@@ -179,15 +184,35 @@ def model_ref(value: str | None) -> str | None:
 
     if value is not None and not value.strip():
         raise ValueError("the model reference is empty")
-    if value is None or (re.fullmatch(HUB_ID, value) and ".." not in value and "--" not in value
-                         and not value.endswith(".git")):
+    if value is None or (
+        re.fullmatch(HUB_ID, value) and ".." not in value and "--" not in value and not value.endswith(".git")
+    ):
         return value
     if value.startswith(("/", "./", "../", "~/")) or value.count("/") > 1:
-        return _match(LOCAL_PATH, value, "a local folder path of letters, digits, spaces and '-', '_', '.', '/', "
-                                         "'~', '+', '@', '=', ',', ':' (no quotes or shell characters)")
-    raise ValueError(f"{value!r} is not a Hugging Face repo id (`org/name`: letters, digits, '-', '_', '.', "
-                     "each part starting and ending with a letter, digit or '_', no '--' or '..') nor a local "
-                     "folder path (`./name`, `/path/to/name`)")
+        return _match(
+            LOCAL_PATH,
+            value,
+            "a local folder path of letters, digits, spaces and '-', '_', '.', '/', "
+            "'~', '+', '@', '=', ',', ':' (no quotes or shell characters)",
+        )
+    raise ValueError(
+        f"{value!r} is not a Hugging Face repo id (`org/name`: letters, digits, '-', '_', '.', "
+        "each part starting and ending with a letter, digit or '_', no '--' or '..') nor a local "
+        "folder path (`./name`, `/path/to/name`)"
+    )
+
+
+def gpu_name(value: str) -> str:
+    """A GPU name: a word of letters, digits, '-', '_', '.' (which GPU it is, the table or `gpu_spec` says:
+    specdeploy.resolve.user_gpu)."""
+    return (
+        _match(
+            r"[A-Za-z0-9][-A-Za-z0-9_.]{0,63}",
+            value,
+            "a GPU name (letters, digits, '-', '_', '.'; e.g. h200, or rtx-4090 with hardware.gpu_spec)",
+        )
+        or value
+    )
 
 
 def unique(value: list[str]) -> list[str]:
@@ -195,12 +220,3 @@ def unique(value: list[str]) -> list[str]:
     if len(set(value)) != len(value):
         raise ValueError("names a target twice")
     return value
-
-
-CHECKS: dict[str, Callable[[Any], Any]] = {
-    f.__name__: f for f in (known_line, known_vllm_release, known_backend, known_layout, draft_len, schedule,
-                            positive_sorted, acceptance_al, acceptance_rates,
-                            parallel, k8s_name, k8s_key, label_value, quantity, slurm_word, slurm_time, safe_path,
-                            image_ref, model_ref, unique)
-}
-"""name -> check, as the generated tables spell them."""

@@ -9,8 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 REPOSITORY = "nvcr.io/nvidia/tritonserver"
-_MATRIX = ("triton-inference-server/server docs/introduction/compatibility.md "
-           "(commit 0f963c9a8c6913aa4cd9b57ee04f9c2b76ee8d2a), 'Container Name: trtllm-python-py3'")
+_MATRIX = (
+    "triton-inference-server/server docs/introduction/compatibility.md "
+    "(commit 0f963c9a8c6913aa4cd9b57ee04f9c2b76ee8d2a), 'Container Name: trtllm-python-py3'"
+)
 
 
 @dataclass(frozen=True)

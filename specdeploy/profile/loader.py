@@ -1,8 +1,7 @@
 """Load a profile: resolve `extends` chains, apply `--set`, validate the schema and the mechanism options.
 
-Every problem is collected and located (`file:line:col key.path`) before anything is raised. One decision serves
-every command: a well-formed profile is decided from the tables generated from the models, without importing
-pydantic (`specdeploy.profile.fast`); anything else, and every error, goes through the models.
+Every problem is collected and located (`file:line:col key.path`) before anything is raised. One validator serves
+every command: the pydantic models (`specdeploy.profile.validation`) decide a profile and word every error.
 """
 
 from __future__ import annotations
@@ -20,16 +19,16 @@ from specdeploy.errors import UsageError
 from specdeploy.issues import Issue, Path, ProfileError
 from specdeploy.plugin.registry import get_mechanism
 from specdeploy.profile import overrides
-from specdeploy.profile.fast import PROFILE_TABLES, fast_profile, load_tables
+from specdeploy.profile.gpu import gpu_issues
+from specdeploy.profile.schema import Profile
 from specdeploy.profile.shipped import find_shipped, shipped_profiles
+from specdeploy.profile.validation import validate_models
 from specdeploy.profile.yamlmarks import PROFILE_SUFFIXES, Document, load_document
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from specdeploy.plugin.base import Mechanism
-    from specdeploy.profile.record import Record
-    from specdeploy.profile.schema import Profile
 
 Origins = dict[Path, tuple[Document | None, int, int]]
 
@@ -41,17 +40,14 @@ MAX_REPORTED = 100
 
 @dataclass
 class LoadedProfile:
-    """A schema-valid profile plus where each value came from.
-
-    `profile` and `options` are the pydantic models' instances, or on the fast path read-only Records with
-    the same attributes and `model_dump`; `options` is None when the mechanism's options are invalid.
-    """
+    """A schema-valid profile plus where each value came from; `options` (the mechanism's `Options` instance) is
+    None when the mechanism's options are invalid."""
 
     name: str
     file: str
-    profile: Profile | Record
+    profile: Profile
     mechanism: Mechanism | None
-    options: BaseModel | Record | None
+    options: BaseModel | None
     origins: Origins = field(default_factory=dict)
     chain: list[str] = field(default_factory=list)
     pending: list[Issue] = field(default_factory=list)
@@ -65,7 +61,8 @@ class LoadedProfile:
     def source_of(self, path: Path) -> str:
         """'file:line', '--set' or 'default' for the value at `path` (plan prints this)."""
         origin = self.origins.get(path) or self.origins.get(  # a mapping's integer keys, e.g. tune.acceptance_al.4
-            tuple(int(p) if isinstance(p, str) and p.isdigit() else p for p in path))
+            tuple(int(p) if isinstance(p, str) and p.isdigit() else p for p in path)
+        )
         if origin is None:
             return "default"
         doc, line, _ = origin
@@ -73,8 +70,13 @@ class LoadedProfile:
 
 
 def _locate(issue: Issue, origins: Origins, file: str) -> Issue:
-    if issue.path and issue.path not in origins and any(  # a mapping only --set gave (`schedule.8=2`)
-            origin[0] is None and path[:len(issue.path)] == issue.path for path, origin in origins.items()):
+    if (
+        issue.path
+        and issue.path not in origins
+        and any(  # a mapping only --set gave (`schedule.8=2`)
+            origin[0] is None and path[: len(issue.path)] == issue.path for path, origin in origins.items()
+        )
+    ):
         return replace(issue, file="--set")
     for cut in range(len(issue.path), -1, -1):
         origin = origins.get(issue.path[:cut])
@@ -124,7 +126,7 @@ def _origins(docs: list[Document]) -> Origins:
             value = _value_at(doc.data, key)
             dropped = index > 0 and value is None and overrides.null_drops(key)
             if dropped or not isinstance(value, dict) or (index > 0 and overrides.is_table(key)):
-                for hidden in [p for p in origins if len(p) > len(key) and p[:len(key)] == key]:
+                for hidden in [p for p in origins if len(p) > len(key) and p[: len(key)] == key]:
                     del origins[hidden]
             if dropped:
                 origins.pop(key, None)
@@ -150,8 +152,9 @@ def _value_at(data: Any, path: Path) -> Any:
     return data
 
 
-def _load_chain(path: FsPath, seen: list[FsPath], issues: list[Issue],
-                child: Issue | None = None) -> tuple[dict[str, Any], list[Document]]:
+def _load_chain(
+    path: FsPath, seen: list[FsPath], issues: list[Issue], child: Issue | None = None
+) -> tuple[dict[str, Any], list[Document]]:
     """Data of `path` merged over its `extends` ancestors, and the documents in merge order. `child` locates
     the `extends` that named `path`: an ancestor outside the first profile's folder (not shipped) or one that is
     not a profile never has its content shown (`extends: /etc/shadow` printed the file's lines)."""
@@ -161,8 +164,9 @@ def _load_chain(path: FsPath, seen: list[FsPath], issues: list[Issue],
     if doc is None:
         return {}, []
     if child is not None and not trusted and not set(doc.data) <= _sections():
-        issues.append(replace(child, message=f"extends '{path}': not a profile (its top-level keys are not "
-                              "profile sections)"))
+        issues.append(
+            replace(child, message=f"extends '{path}': not a profile (its top-level keys are not profile sections)")
+        )
         return {}, []
     parent_ref = doc.data.pop("extends", None)
     if parent_ref is None:
@@ -188,8 +192,12 @@ def _load_chain(path: FsPath, seen: list[FsPath], issues: list[Issue],
         issues.append(replace(located, message=missing[0], suggestion=missing[1]))
         return doc.data, [doc]
     if parent.suffix not in PROFILE_SUFFIXES:
-        issues.append(replace(located, message=f"extends '{parent_ref}': not a profile (a .yaml or .yml file, or "
-                              "a shipped profile name)"))
+        issues.append(
+            replace(
+                located,
+                message=f"extends '{parent_ref}': not a profile (a .yaml or .yml file, or a shipped profile name)",
+            )
+        )
         return doc.data, [doc]
     base, docs = _load_chain(parent, [*seen, resolved], issues, located)
     return _merge(base, doc.data), [*docs, doc]
@@ -207,15 +215,14 @@ def _extends_hint(ref: str, folder: FsPath, *, from_here: bool = False) -> str:
     return f"did you mean '{names[close[0]]}'?" if close else "a file path, or a name from `specdeploy profiles list`"
 
 
-def load_profile(source: str, sets: tuple[str, ...] = (), *, fast: bool = True) -> LoadedProfile:
-    """Load, merge, override and validate; raise ProfileError with every located issue. `fast=False` has the
-    models decide alone (what the differential tests compare the tables' decision with)."""
+def load_profile(source: str, sets: tuple[str, ...] = ()) -> LoadedProfile:
+    """Load, merge, override and validate; raise ProfileError with every located issue."""
     path = resolve_source(source)
     issues: list[Issue] = []
     data, docs = _load_chain(path, [_real(path)], issues)
     origins = _origins(docs)
     _apply_sets(sets, data, origins, issues)
-    if not docs and issues and issues[0].message == "file not found":  # `h200-eagle`: a shipped name misspelt?
+    if not docs and issues and issues[0].message == "file not found":  # a shipped profile's name misspelt?
         issues[0] = replace(issues[0], suggestion=_extends_hint(source, path.parent, from_here=True))
     if not docs or any(i.path == ("extends",) for i in issues):
         raise ProfileError(issues)  # without its parent the profile's other errors would be noise ("Field required")
@@ -224,22 +231,17 @@ def load_profile(source: str, sets: tuple[str, ...] = (), *, fast: bool = True) 
         issues.append(Issue((), name_problem, "rename the profile file", file=str(path)))
     raw_spec = data.get("speculative")
     mechanism, name_issues = _mechanism_of(raw_spec if isinstance(raw_spec, dict) else {})
-    chain = [d.file for d in docs]
-    if fast and not issues and not name_issues:
-        decided = fast_profile(data, mechanism)
-        if decided is not None:
-            return LoadedProfile(path.stem, str(path), decided[0], mechanism, decided[1], origins, chain)
-    from specdeploy.profile.validation import validate_models
-
+    name_issues += gpu_issues(data.get("hardware"))
     profile, options, schema_issues, option_issues = validate_models(data, mechanism, lambda at: _typed(origins, at))
     issues[:0] = schema_issues
     option_issues[:0] = name_issues
     if issues or profile is None:  # the profile is None exactly when it has schema issues
         issues.extend(option_issues)
         located = [_locate(i, origins, str(path)) if i.file is None else i for i in issues]
-        raise ProfileError(_capped(sorted(located, key=lambda i: (i.file != "--set", i.file or "", i.line or 0,
-                                                                  i.col or 0))))
-    loaded = LoadedProfile(path.stem, str(path), profile, mechanism, options, origins, chain)
+        raise ProfileError(
+            _capped(sorted(located, key=lambda i: (i.file != "--set", i.file or "", i.line or 0, i.col or 0)))
+        )
+    loaded = LoadedProfile(path.stem, str(path), profile, mechanism, options, origins, [d.file for d in docs])
     loaded.pending = [loaded.locate(i) for i in option_issues]
     return loaded
 
@@ -252,7 +254,7 @@ def _apply_sets(sets: tuple[str, ...], data: dict[str, Any], origins: Origins, i
             issues.append(problem)
             continue
         given = overrides.apply(data, key, value)
-        for stale in [p for p in origins if p[:len(key)] == key]:  # the file's marks inside what --set replaced
+        for stale in [p for p in origins if p[: len(key)] == key]:  # the file's marks inside what --set replaced
             del origins[stale]
         if given:  # every key inside a mapping it gave (`--set tune.sla={p99_itl_ms: 20}`), none it did not
             origins.update({at: (None, 0, 0) for at in _paths_in(value, key)})
@@ -270,12 +272,14 @@ def check_name(name: str) -> str | None:
     `Path('...yaml').stem` is '..', and a build of it wrote outside --out."""
     if SAFE_NAME.fullmatch(name) and ".." not in name:
         return None
-    return (f"the profile's name {name!r} (its file name) is not a safe artifact folder name: use letters, "
-            "digits, '.', '_', '+' or '-', starting with a letter or digit")
+    return (
+        f"the profile's name {name!r} (its file name) is not a safe artifact folder name: use letters, "
+        "digits, '.', '_', '+' or '-', starting with a letter or digit"
+    )
 
 
 def _sections() -> set[str]:
-    return {"extends", *load_tables(str(PROFILE_TABLES))["Profile"]["properties"]}
+    return {"extends", *Profile.model_fields}
 
 
 def _is_shipped(path: FsPath) -> bool:
@@ -303,8 +307,15 @@ def _capped(issues: list[Issue]) -> list[Issue]:
     if len(issues) <= MAX_REPORTED:
         return issues
     more = len(issues) - MAX_REPORTED
-    return [*issues[:MAX_REPORTED], Issue((), f"... and {more} more error{'s' if more > 1 else ''} not shown "
-                                          f"(only the first {MAX_REPORTED} are reported)", file=issues[0].file)]
+    return [
+        *issues[:MAX_REPORTED],
+        Issue(
+            (),
+            f"... and {more} more error{'s' if more > 1 else ''} not shown "
+            f"(only the first {MAX_REPORTED} are reported)",
+            file=issues[0].file,
+        ),
+    ]
 
 
 def _mechanism_of(raw: dict[str, Any]) -> tuple[Mechanism | None, list[Issue]]:

@@ -2,73 +2,93 @@
 
 from __future__ import annotations
 
+import types
+import typing
 from difflib import get_close_matches
 from typing import Any
 
 import yaml
+from pydantic import BaseModel
 
 from specdeploy.issues import Issue, Path
-from specdeploy.profile.fast import PROFILE_TABLES, load_tables
+from specdeploy.profile.schema import Profile
 from specdeploy.profile.yamlmarks import ProfileLoader, yaml_problem
 
+SCALARS = (int, float, str, bool)
 
-def _section(schema: dict[str, Any]) -> dict[str, Any] | None:
-    """The object a key leads into: a section (with `properties`), a map (free keys), or None for a value."""
-    for candidate in (schema, *schema.get("anyOf", ())):
-        if candidate.get("type") == "object":
-            return candidate
+
+def _members(annotation: Any) -> tuple[Any, ...]:
+    """The types a field's annotation admits: its union's members, without `Annotated` constraints."""
+    while typing.get_origin(annotation) is typing.Annotated:
+        annotation = typing.get_args(annotation)[0]
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return tuple(m for arg in typing.get_args(annotation) for m in _members(arg))
+    return (annotation,)
+
+
+def _section(annotation: Any) -> type[BaseModel] | dict[Any, Any] | None:
+    """What a key leads into: a section (a model), a map (free keys, `dict`), or None for a value."""
+    for member in _members(annotation):
+        if isinstance(member, type) and issubclass(member, BaseModel):
+            return member
+        if typing.get_origin(member) is dict:
+            return {}
     return None
 
 
-def check_path(parts: list[str]) -> tuple[str | None, dict[str, Any]]:
-    """(None, the key's schema) when `parts` names a settable profile key, else (an error message with a
-    suggestion, {}).
+def check_path(parts: list[str]) -> tuple[str | None, Any]:
+    """(None, the key's annotation) when `parts` names a settable profile key, else (an error message with a
+    suggestion, None).
 
-    Map keys (`speculative.options.*`, `speculative.schedule.*`) are free here: the mechanism's options
+    Map keys (`speculative.options.*`, `speculative.schedule.*`) are free here (`Any`): the mechanism's options
     model and the schedule's integer keys check them with the rest of the profile.
     """
-    schema: dict[str, Any] = load_tables(str(PROFILE_TABLES))["Profile"]
-    section: dict[str, Any] | None = schema
+    annotation: Any = Profile
+    section: type[BaseModel] | dict[Any, Any] | None = Profile
     walked: list[str] = []
     for part in parts:
         if section is None:
-            return f"'{'.'.join(walked)}' is a value, not a section; cannot set '{part}' inside it", {}
-        fields = section.get("properties")
-        if fields is None:
-            return None, {}
+            return f"'{'.'.join(walked)}' is a value, not a section; cannot set '{part}' inside it", None
+        if isinstance(section, dict):
+            return None, Any
+        fields = section.model_fields
         if part not in fields:
             close = get_close_matches(part, list(fields), n=1)
             where = ".".join(walked) or "the profile"
             hint = f"; did you mean '{'.'.join([*walked, close[0]])}'?" if close else ""
-            return f"unknown key '{part}' in {where}{hint}", {}
-        schema = fields[part]
-        section = _section(schema)
+            return f"unknown key '{part}' in {where}{hint}", None
+        annotation = fields[part].annotation
+        section = _section(annotation)
         walked.append(part)
-    return None, schema
+    return None, annotation
 
 
-def _text_only(schema: dict[str, Any]) -> bool:
+def _text_only(annotation: Any) -> bool:
     """Whether the key takes a string and nothing YAML would read a bare word as (a version, a name)."""
-    kinds = {s.get("type") for s in (schema, *schema.get("anyOf", ())) if "type" in s}
-    return "string" in kinds and kinds <= {"string", "null"} and "enum" not in schema
+    members = set(_members(annotation))
+    return str in members and members <= {str, type(None)}
 
 
 def null_drops(path: Path) -> bool:
     """Whether `key: null` (in an `extends` child, or `--set KEY=null`) drops the value back to its default: so on
     a key that cannot be null. On a nullable key null is a value (`hf_token_secret: null` is "no token", not the
     default `hf-token`); an unknown key is kept for the schema to report; a key inside a free map drops."""
-    problem, schema = check_path([str(part) for part in path])
-    return problem is None and not any(s.get("type") == "null" for s in (schema, *schema.get("anyOf", ())))
+    problem, annotation = check_path([str(part) for part in path])
+    return problem is None and type(None) not in _members(annotation)
 
 
 def is_table(path: Path) -> bool:
     """Whether the key holds one value that is a mapping of scalars (`speculative.schedule`: concurrency -> K), which
     a later file replaces whole, where sections and free maps (`speculative.options`) merge key by key."""
-    problem, schema = check_path([str(part) for part in path])
+    problem, annotation = check_path([str(part) for part in path])
     return problem is None and any(
-        s.get("type") == "object" and "properties" not in s and isinstance(s.get("additionalProperties"), dict)
-        and s["additionalProperties"].get("type") in ("integer", "number", "string", "boolean")
-        for s in (schema, *schema.get("anyOf", ())))
+        typing.get_origin(m) is dict and _scalar(typing.get_args(m)[1]) for m in _members(annotation)
+    )
+
+
+def _scalar(annotation: Any) -> bool:
+    members = _members(annotation)
+    return len(members) == 1 and (members[0] in SCALARS or typing.get_origin(members[0]) is typing.Literal)
 
 
 def parse_override(text: str) -> tuple[Path, Any, Issue | None]:
@@ -76,24 +96,38 @@ def parse_override(text: str) -> tuple[Path, Any, Issue | None]:
     key, sep, raw = text.partition("=")
     parts = key.strip().split(".")
     if not sep or not key.strip():
-        return (), None, Issue((), f"--set '{text}' is not KEY=VALUE", "e.g. --set speculative.draft_len=4",
-                               file="--set")
+        return (
+            (),
+            None,
+            Issue((), f"--set '{text}' is not KEY=VALUE", "e.g. --set speculative.draft_len=4", file="--set"),
+        )
     if "" in parts:  # `serving..max_seq_len` set serving.max_seq_len
-        return (), None, Issue((), f"--set '{key.strip()}' has an empty key between its dots",
-                               "e.g. --set serving.max_seq_len=4096", file="--set")
-    problem, schema = check_path(parts)
+        return (
+            (),
+            None,
+            Issue(
+                (),
+                f"--set '{key.strip()}' has an empty key between its dots",
+                "e.g. --set serving.max_seq_len=4096",
+                file="--set",
+            ),
+        )
+    problem, annotation = check_path(parts)
     path: Path = tuple(int(p) if p.isdigit() else p for p in parts)
     if problem:
         return path, None, Issue(path, problem, file="--set")
-    text_only = _text_only(schema)
+    text_only = _text_only(annotation)
     try:
         value = yaml.load(raw, Loader=ProfileLoader) if raw.strip() else ""  # noqa: S506 - ProfileLoader is safe
     except yaml.YAMLError as exc:  # the problem and its column, not the parser's multi-line dump
         if text_only:  # `description=a: b: c`
             return path, raw.strip(), None
         shown = raw if len(raw) <= 60 else f"{raw[:60]}..."  # a value 3000 brackets deep is not worth printing
-        return path, None, Issue(path, f"--set value '{shown}' is not valid YAML: {yaml_problem(exc, line=False)}",
-                                 file="--set")
+        return (
+            path,
+            None,
+            Issue(path, f"--set value '{shown}' is not valid YAML: {yaml_problem(exc, line=False)}", file="--set"),
+        )
     if text_only and _typed_as_text(value, raw):
         value = raw.strip()
     return path, value, None

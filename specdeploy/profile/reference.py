@@ -7,7 +7,7 @@ fails when they drift from the models; `make schema` regenerates them.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import BaseModel
 
@@ -23,6 +23,7 @@ def json_schema() -> str:
 
 def _type_text(info: Any) -> str:
     text = str(info.annotation).replace("typing.", "").replace("<class '", "").replace("'>", "")
+    text = text.replace("specdeploy.profile.schema.", "")
     return text.replace("Annotated[bool, Strict(strict=True)]", "bool").replace(
         "Annotated[str, Strict(strict=True)]", "str"
     )
@@ -43,6 +44,17 @@ def _section(name: str, model: type[BaseModel], lines: list[str]) -> None:
     lines.append("")
 
 
+def _sections(prefix: str, model: type[BaseModel], lines: list[str]) -> None:
+    """A section per nested model (`hardware`, then `hardware.gpu_spec`), depth first."""
+    for field, info in model.model_fields.items():
+        nested = [
+            a for a in (info.annotation, *get_args(info.annotation)) if isinstance(a, type) and issubclass(a, BaseModel)
+        ]
+        if nested:
+            _section(f"{prefix}{field}", nested[0], lines)
+            _sections(f"{prefix}{field}.", nested[0], lines)
+
+
 def markdown_reference() -> str:
     from specdeploy.plugin.registry import registry
 
@@ -58,10 +70,7 @@ def markdown_reference() -> str:
         "(`deploy.kubernetes.hf_token_secret: null` is no token); chains allowed, cycles are errors).",
         "",
     ]
-    for field, info in Profile.model_fields.items():
-        annotation = info.annotation
-        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-            _section(field, annotation, lines)
+    _sections("", Profile, lines)
     lines += ["## `speculative.options` per mechanism", ""]
     for name, cls in sorted(registry().items()):
         fields = cls.Options.model_fields

@@ -3,10 +3,8 @@
 Strings are strict so a YAML 1.1 boolean (`on`, `no`) in a string slot is an error, not a silent
 `True`; numbers stay lax so `2e-5` (a string to YAML 1.1) still reads as a number.
 
-These models are the single source of truth. Checks beyond types and bounds are `AfterValidator`s naming
-functions of `checks` (no other validators: `make schema` refuses them), so a well-formed profile can be
-decided from the tables generated from these models without importing pydantic (`specdeploy.profile.fast`);
-anything else comes here.
+These models are the single source of truth and the one validator every command uses. Checks beyond types and
+bounds are `AfterValidator`s naming functions of `checks`.
 """
 
 from __future__ import annotations
@@ -26,7 +24,6 @@ from pydantic import (
 
 from specdeploy.profile import checks
 
-GPU_NAMES = ("h200", "h100-sxm", "h100-pcie", "b200", "a100-80gb", "a100-40gb", "l40s", "l4")
 QUANTIZATIONS = ("none", "fp8", "nvfp4", "int4_awq", "w4a8_awq", "int8_sq")
 
 
@@ -61,7 +58,8 @@ class Target(Section):
     """The model to serve."""
 
     model: Annotated[StrictStr, AfterValidator(checks.model_ref)] = Field(
-        description="Hugging Face repo id (`org/name`) or a local folder holding `config.json`.")
+        description="Hugging Face repo id (`org/name`) or a local folder holding `config.json`."
+    )
     revision: StrictStr | None = Field(
         default=None,
         description="Hub revision (branch, tag or commit); a build pins it to a commit in `specdeploy.lock`.",
@@ -78,14 +76,46 @@ class Target(Section):
     )
 
 
+class GpuFigures(Section):
+    """A GPU the built-in table lacks, described from its datasheet (dense figures: halve a sparse one)."""
+
+    memory_gib: float = Field(gt=0, le=4096, description="Memory of one GPU, GiB.")
+    memory_bandwidth_tb_s: float = Field(
+        gt=0, le=100, description="Memory (HBM or GDDR) bandwidth of one GPU, TB/s (10^12 bytes/s)."
+    )
+    bf16_tflops: float = Field(
+        gt=0,
+        le=100_000,
+        description="Dense FP16/BF16 tensor throughput, TFLOP/s (a datasheet's figure \"with "
+        'sparsity" is twice the dense one).',
+    )
+    fp8: StrictBool = Field(description="Whether it has FP8 tensor cores (Ada, Hopper and later: yes; Ampere: no).")
+    fp8_tflops: float | None = Field(
+        default=None,
+        gt=0,
+        le=100_000,
+        description="Dense FP8 tensor throughput, TFLOP/s; given exactly when `fp8` is true.",
+    )
+    interconnect_gb_s: float = Field(
+        gt=0,
+        le=100_000,
+        description="GPU-to-GPU bandwidth, GB/s, as the datasheet gives it (NVLink, else PCIe); "
+        "tensor parallelism's all-reduce runs over it.",
+    )
+
+
 class Hardware(Section):
     """Where it runs: GPU model, count and parallelism."""
 
-    gpu: Literal["auto", "cpu", "h200", "h100-sxm", "h100-pcie", "b200", "a100-80gb", "a100-40gb", "l40s", "l4"] = (
-        Field(
-            default="auto",
-            description="Target GPU; `auto` detects it through NVML, `cpu` is for the reference backend only.",
-        )
+    gpu: Annotated[StrictStr, AfterValidator(checks.gpu_name)] = Field(
+        default="auto",
+        description="Target GPU: one the built-in table knows (h200, h100-sxm, h100-pcie, b200, a100-80gb, "
+        "a100-40gb, l40s, l4), `auto` (detected through NVML at build time), `cpu` (the reference backend), or a "
+        "name of your own for a GPU you describe in `gpu_spec`.",
+    )
+    gpu_spec: GpuFigures | None = Field(
+        default=None,
+        description="The figures of a GPU the table lacks, which `gpu` names (`plan` labels them user-given).",
     )
     count: int = Field(default=1, ge=1, le=64, description="GPUs available to one deployment.")
     tensor_parallel: int = Field(default=1, ge=1, le=64, description="Tensor-parallel degree.")
@@ -96,12 +126,14 @@ class Runtime(Section):
     """Which engine (backend) and which of its releases the artifacts target."""
 
     trtllm_version: Annotated[StrictStr, AfterValidator(checks.known_line)] = Field(
-        default="1.2.1", description="TensorRT-LLM release the artifacts are emitted for (`1.2.x` or the `1.3` line, "
-        "e.g. `1.3.0rc23`); it selects the contract range whose rules apply (`specdeploy mechanisms` lists them)."
+        default="1.2.1",
+        description="TensorRT-LLM release the artifacts are emitted for (`1.2.x` or the `1.3` line, "
+        "e.g. `1.3.0rc23`); it selects the contract range whose rules apply (`specdeploy mechanisms` lists them).",
     )
     vllm_version: Annotated[StrictStr, AfterValidator(checks.known_vllm_release)] = Field(
-        default="0.32.0", description="vLLM release the artifacts are emitted for (backend `vllm`; the `0.32` line); "
-        "it selects the contract table whose rules apply."
+        default="0.32.0",
+        description="vLLM release the artifacts are emitted for (backend `vllm`; the `0.32` line); "
+        "it selects the contract table whose rules apply.",
     )
     backend: Annotated[StrictStr, AfterValidator(checks.known_backend)] = Field(
         default="pytorch",
@@ -182,9 +214,12 @@ class Tune(Section):
         description="Built-in dataset (`mt-bench`, `humaneval`) or a SPEED-Bench JSONL path (`question_id`, "
         "`category`, `turns`; relative to the current folder), checked by `validate`.",
     )
-    prompts: int = Field(default=32, ge=1, le=100_000,
-                         description="Prompts drawn from the dataset, spread evenly over it (MT-Bench: 8 or more "
-                                     "cover every category).")
+    prompts: int = Field(
+        default=32,
+        ge=1,
+        le=100_000,
+        description="Prompts drawn from the dataset, spread evenly over it (MT-Bench: 8 or more cover every category).",
+    )
     output_len: int = Field(default=128, ge=1, le=65_536, description="Tokens generated per prompt.")
     concurrency: Annotated[list[int], AfterValidator(checks.positive_sorted)] = Field(
         default_factory=lambda: [1, 2, 4, 8, 16, 32, 64], description="Concurrency levels the schedule is tuned for."
@@ -227,8 +262,9 @@ class Triton(Section):
 
     layout: Annotated[StrictStr, AfterValidator(checks.known_layout)] = Field(
         default="auto",
-        description="Repository layout (one an installed engine serves: llmapi, engine, reference); `auto` follows "
-        "the backend (pytorch -> llmapi, tensorrt -> engine).",
+        description="Repository layout (one an installed engine serves: llmapi, engine, reference, vllm); `auto` "
+        "follows the backend (pytorch -> llmapi, tensorrt -> engine); a vLLM build renders the vllm layout only when "
+        "named here (vLLM serves itself).",
     )
     model_name: StrictStr = Field(default="tensorrt_llm", description="Name of the served model in the repository.")
     instances: int = Field(default=1, ge=1, le=64, description="Model instances.")
@@ -261,7 +297,9 @@ class Kubernetes(Section):
         description="`nvidia.com/gpu.product` node label to select; none: the GPU table's label for hardware.gpu.",
     )
     startup_timeout_s: int = Field(
-        default=3600, ge=60, le=86_400,
+        default=3600,
+        ge=60,
+        le=86_400,
         description="How long the startupProbe waits for the engine to load before Kubernetes restarts the pod.",
     )
     ssh_secret: Annotated[StrictStr, AfterValidator(checks.k8s_name)] = Field(

@@ -2,9 +2,25 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from specdeploy._resources import data_dir
+
+
+@dataclass(frozen=True)
+class ShippedProfile:
+    """One row of `specdeploy profiles list`."""
+
+    schema_version: ClassVar[int] = 1
+    name: str
+    path: Path
+    description: str
+    """The profile's top-level `description:` line; empty when it has none."""
+
+    def to_dict(self) -> dict[str, str]:
+        return {"name": self.name, "path": str(self.path), "description": self.description}
 
 
 def shipped_profiles() -> dict[str, Path]:
@@ -24,3 +40,19 @@ def shipped_hint(name: str) -> str:
 
     close = get_close_matches(Path(name).stem, list(shipped_profiles()), n=1)
     return f"did you mean '{close[0]}'? (`specdeploy profiles list`)" if close else "see `specdeploy profiles list`"
+
+
+def listed() -> list[ShippedProfile]:
+    """Every shipped profile with its description, read without parsing the YAML."""
+    rows = []
+    for name, path in shipped_profiles().items():
+        description = next(
+            (
+                line.split(":", 1)[1].strip()
+                for line in path.read_text().splitlines()
+                if line.startswith("description:")
+            ),
+            "",
+        )
+        rows.append(ShippedProfile(name, path, description))
+    return rows

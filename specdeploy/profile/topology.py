@@ -12,10 +12,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from specdeploy.issues import Issue
-from specdeploy.plugin.registry import get_engine
+from specdeploy.plugin.registry import get_engine, layout_named
+
+if TYPE_CHECKING:
+    from specdeploy.profile.schema import Profile
 
 NODE_GPUS: dict[str, tuple[int, str]] = {
     "h200": (8, "NVIDIA-H200"),
@@ -57,21 +60,21 @@ class Topology:
         return self.world > self.node_gpus
 
 
-def node_gpus(profile: Any) -> int | None:
+def node_gpus(profile: Profile) -> int | None:
     """deploy.gpus_per_node, else the GPU table's node size; None when the GPU is not named."""
     if profile.deploy.gpus_per_node is not None:
         return int(profile.deploy.gpus_per_node)
     return NODE_GPUS[profile.hardware.gpu][0] if profile.hardware.gpu in NODE_GPUS else None
 
 
-def gpu_product(profile: Any) -> str | None:
+def gpu_product(profile: Profile) -> str | None:
     kube = profile.deploy.kubernetes
     if kube.gpu_product is not None:
         return str(kube.gpu_product)
     return NODE_GPUS[profile.hardware.gpu][1] if profile.hardware.gpu in NODE_GPUS else None
 
 
-def deploy_name(profile: Any, profile_name: str) -> str:
+def deploy_name(profile: Profile, profile_name: str) -> str:
     """deploy.name, else the profile's name made a DNS-1123 label."""
     if profile.deploy.name:
         return str(profile.deploy.name)
@@ -79,43 +82,61 @@ def deploy_name(profile: Any, profile_name: str) -> str:
     return name or "specdeploy"
 
 
-def topology_issues(profile: Any, targets: list[str] | tuple[str, ...]) -> Iterator[Issue]:
+def topology_issues(profile: Profile, targets: list[str] | tuple[str, ...]) -> Iterator[Issue]:
     """Every reason these targets cannot be rendered for this profile (located at the field to change)."""
     if not targets:
         return
-    layout = profile.triton.layout
-    if (get_engine(profile.runtime.backend).layouts[0] if layout == "auto" else layout) != "llmapi":
-        yield Issue(("deploy", "targets"), f"deploy targets serve the llmapi Triton layout (PyTorch backend); this "
-                    f"profile uses the {profile.runtime.backend} backend, whose repository names build-machine paths",
-                    "set runtime.backend: pytorch, or remove deploy.targets")
+    name = profile.triton.layout
+    layout = layout_named(get_engine(profile.runtime.backend).layouts[0] if name == "auto" else name)
+    if layout is None or not layout.portable:
+        yield Issue(
+            ("deploy", "targets"),
+            f"deploy targets serve the llmapi Triton layout (PyTorch backend); this "
+            f"profile uses the {profile.runtime.backend} backend, whose repository names build-machine paths",
+            "set runtime.backend: pytorch, or remove deploy.targets",
+        )
     from specdeploy.profile.images import image_for, known_releases
 
     if "container" in targets and profile.deploy.image is None and image_for(profile.runtime.trtllm_version) is None:
-        yield Issue(("runtime", "trtllm_version"), f"no published Triton + TensorRT-LLM image is known to ship "
-                    f"TensorRT-LLM {profile.runtime.trtllm_version} (known: {', '.join(known_releases())})",
-                    "set deploy.image to the image you serve it with")
+        yield Issue(
+            ("runtime", "trtllm_version"),
+            f"no published Triton + TensorRT-LLM image is known to ship "
+            f"TensorRT-LLM {profile.runtime.trtllm_version} (known: {', '.join(known_releases())})",
+            "set deploy.image to the image you serve it with",
+        )
     if not {"k8s", "slurm"} & set(targets):
         return
     size = node_gpus(profile)
     if size is None:
-        yield Issue(("deploy", "gpus_per_node"), f"the node size of hardware.gpu '{profile.hardware.gpu}' is "
-                    "unknown", "set deploy.gpus_per_node (or name the GPU in hardware.gpu)")
+        yield Issue(
+            ("deploy", "gpus_per_node"),
+            f"the node size of hardware.gpu '{profile.hardware.gpu}' is unknown",
+            "set deploy.gpus_per_node (or name the GPU in hardware.gpu)",
+        )
         return
     hw = profile.hardware
     world = hw.tensor_parallel * hw.pipeline_parallel
     if world <= size:
         return
     if world % size:
-        yield Issue(("hardware", "pipeline_parallel"), f"tensor_parallel x pipeline_parallel = {world} GPUs do not "
-                    f"fill whole nodes of {size} GPUs", f"use a multiple of {size} (or deploy.gpus_per_node)")
+        yield Issue(
+            ("hardware", "pipeline_parallel"),
+            f"tensor_parallel x pipeline_parallel = {world} GPUs do not fill whole nodes of {size} GPUs",
+            f"use a multiple of {size} (or deploy.gpus_per_node)",
+        )
     if hw.tensor_parallel > size or size % hw.tensor_parallel:
-        yield Issue(("hardware", "tensor_parallel"), f"tensor_parallel {hw.tensor_parallel} does not fit inside "
-                    f"one node of {size} GPUs: TensorRT-LLM's Triton LLM-API backend runs no tensor-parallel "
-                    "group across nodes", f"use tensor_parallel: {size} and pipeline_parallel: {world // size}"
-                    if world % size == 0 else f"use a tensor_parallel that divides {size}")
+        yield Issue(
+            ("hardware", "tensor_parallel"),
+            f"tensor_parallel {hw.tensor_parallel} does not fit inside "
+            f"one node of {size} GPUs: TensorRT-LLM's Triton LLM-API backend runs no tensor-parallel "
+            "group across nodes",
+            f"use tensor_parallel: {size} and pipeline_parallel: {world // size}"
+            if world % size == 0
+            else f"use a tensor_parallel that divides {size}",
+        )
 
 
-def topology(profile: Any) -> Topology:
+def topology(profile: Profile) -> Topology:
     """The Topology of a profile that passed topology_issues."""
     hw = profile.hardware
     size = node_gpus(profile) or hw.tensor_parallel * hw.pipeline_parallel

@@ -1,6 +1,6 @@
-"""The pydantic path: validate with the models, and turn their errors into located, suggested Issues.
+"""Validate with the models, and turn their errors into located, suggested Issues.
 
-Every profile error comes from here (the fast path only ever accepts), so messages are worded once.
+Every profile error comes from here, so messages are worded once.
 """
 
 from __future__ import annotations
@@ -20,9 +20,11 @@ if TYPE_CHECKING:
     from specdeploy.plugin.base import Mechanism
 
 
-def validate_models(data: dict[str, Any], mechanism: Mechanism | None,
-                    typed: Callable[[Path], str | None] = lambda _path: None,
-                    ) -> tuple[Profile | None, BaseModel | None, list[Issue], list[Issue]]:
+def validate_models(
+    data: dict[str, Any],
+    mechanism: Mechanism | None,
+    typed: Callable[[Path], str | None] = lambda _path: None,
+) -> tuple[Profile | None, BaseModel | None, list[Issue], list[Issue]]:
     """(profile, options, schema issues, option issues); a part is None when it has issues. `typed`: the text
     the user typed for the value at a path, when known (a hint quotes it)."""
     profile, options, schema_issues, option_issues = None, None, [], []
@@ -32,8 +34,10 @@ def validate_models(data: dict[str, Any], mechanism: Mechanism | None,
         try:
             options = mechanism.parse_options(raw)
         except ValidationError as exc:
-            option_issues = [_schema_issue(e, typed, mechanism.Options, ("speculative", "options"))
-                             for e in _merge_unions(exc.errors())]
+            option_issues = [
+                _schema_issue(e, typed, mechanism.Options, ("speculative", "options"))
+                for e in _merge_unions(exc.errors())
+            ]
     try:
         profile = Profile.model_validate(data)
     except ValidationError as exc:
@@ -50,6 +54,7 @@ def _merge_unions(errors: list[ErrorDetails]) -> list[ErrorDetails]:
     """One error at the key for a value no member of a union accepts (`int | Literal['auto']` gave two, located
     at `draft_len.int` and `draft_len.literal['auto']`, neither a key): 'an integer or 'auto'', with the first
     member's detail and the literal's suggestion."""
+
     def parent(err: ErrorDetails) -> tuple[Any, ...] | None:
         tag = err["loc"][-1] if err["loc"] else None
         member = isinstance(tag, str) and _UNION_TAG.match(tag) and err["type"] != "extra_forbidden"
@@ -67,13 +72,18 @@ def _merge_unions(errors: list[ErrorDetails]) -> list[ErrorDetails]:
         if len(group) < 2:  # not a union (an unknown key named `int` is an ordinary error)
             merged.append(err)
         elif group[0] is err:
-            kinds = [_KINDS.get(str(e["loc"][-1]), str(e.get("ctx", {}).get("expected", e["loc"][-1])))
-                     for e in group]
+            kinds = [_KINDS.get(str(e["loc"][-1]), str(e.get("ctx", {}).get("expected", e["loc"][-1]))) for e in group]
             detail = next((e["msg"].partition(", ")[2] for e in group if ", " in e["msg"]), "")
             expected = [e.get("ctx", {}).get("expected", "") for e in group if e["type"] == "literal_error"]
-            merged.append({**err, "loc": err["loc"][:-1], "type": "union_merged",
-                           "ctx": {"expected": " ".join(expected)},
-                           "msg": f"Input should be {' or '.join(kinds)}" + (f", {detail}" if detail else "")})
+            merged.append(
+                {
+                    **err,
+                    "loc": err["loc"][:-1],
+                    "type": "union_merged",
+                    "ctx": {"expected": " ".join(expected)},
+                    "msg": f"Input should be {' or '.join(kinds)}" + (f", {detail}" if detail else ""),
+                }
+            )
     return merged
 
 
@@ -84,8 +94,9 @@ def _model_of(annotation: Any) -> type[BaseModel] | None:
     return None
 
 
-def _schema_issue(err: ErrorDetails, typed: Callable[[Path], str | None], root: type[BaseModel] = Profile,
-                  prefix: Path = ()) -> Issue:
+def _schema_issue(
+    err: ErrorDetails, typed: Callable[[Path], str | None], root: type[BaseModel] = Profile, prefix: Path = ()
+) -> Issue:
     """A pydantic error as an Issue; `root` is the model the error's location is relative to."""
     path: Path = (*prefix, *err["loc"])
     message, hint = err["msg"].removeprefix("Value error, "), None
@@ -95,9 +106,7 @@ def _schema_issue(err: ErrorDetails, typed: Callable[[Path], str | None], root: 
         model: Any = root
         for part in err["loc"][:-1]:
             model = (
-                _model_of(model.model_fields[part].annotation)
-                if part in getattr(model, "model_fields", {})
-                else None
+                _model_of(model.model_fields[part].annotation) if part in getattr(model, "model_fields", {}) else None
             )
             if model is None:
                 break

@@ -29,8 +29,9 @@ class ProfileLoader(BoundedLoader):
 
     def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node | None:  # type: ignore[override]
         if self.check_event(yaml.AliasEvent):
-            raise yaml.composer.ComposerError(None, None, "aliases (*name, <<: *name) are not allowed in a profile",
-                                              self.peek_event().start_mark)
+            raise yaml.composer.ComposerError(
+                None, None, "aliases (*name, <<: *name) are not allowed in a profile", self.peek_event().start_mark
+            )
         return super().compose_node(parent, index)
 
 
@@ -60,8 +61,9 @@ class Document:
         return f"  {line:4d} | {text}\n         {' ' * max(0, col - 1)}^"
 
 
-def _issue_at(file: str, lines: list[str], mark: yaml.Mark | None, message: str,
-              suggestion: str | None = None, path: Path = ()) -> Issue:
+def _issue_at(
+    file: str, lines: list[str], mark: yaml.Mark | None, message: str, suggestion: str | None = None, path: Path = ()
+) -> Issue:
     issue = Issue(path, message, suggestion, file=file)
     if mark is None:
         return issue
@@ -78,9 +80,16 @@ def _walk(node: yaml.Node, path: Path, doc: Document, issues: list[Issue]) -> No
                 continue
             key = str(key_node.value)
             if key in seen:
-                issues.append(_issue_at(doc.file, doc.lines, key_node.start_mark,
-                                        f"duplicate key '{key}' (first defined on line {seen[key].line + 1})",
-                                        "remove one of the two; YAML would silently keep the last", (*path, key)))
+                issues.append(
+                    _issue_at(
+                        doc.file,
+                        doc.lines,
+                        key_node.start_mark,
+                        f"duplicate key '{key}' (first defined on line {seen[key].line + 1})",
+                        "remove one of the two; YAML would silently keep the last",
+                        (*path, key),
+                    )
+                )
                 continue
             seen[key] = key_node.start_mark
             sub = (*path, _as_key(key_node))
@@ -112,14 +121,21 @@ def load_document(path: FsPath, *, show_lines: bool = True) -> tuple[Document | 
     try:
         data = read_regular(path, MAX_BYTES, "profile").decode("utf-8")
     except FileNotFoundError:
-        return None, [Issue((), "file not found", "check the path, or `specdeploy profiles list` for shipped ones",
-                            file=file)]
+        return None, [
+            Issue((), "file not found", "check the path, or `specdeploy profiles list` for shipped ones", file=file)
+        ]
     except UnicodeDecodeError as exc:
         return None, [Issue((), f"not a UTF-8 text file (byte {exc.start})", file=file)]
     except InputError as exc:
         folder = "directory" in exc.problem  # `validate profiles/`: the shell expands what it should take
-        return None, [Issue((), exc.problem, f"pass its profiles: {path}/*.yaml (shipped ones: profiles/*/*.yaml)"
-                            if folder else None, file=file)]
+        return None, [
+            Issue(
+                (),
+                exc.problem,
+                f"pass its profiles: {path}/*.yaml (shipped ones: profiles/*/*.yaml)" if folder else None,
+                file=file,
+            )
+        ]
     except OSError as exc:
         return None, [Issue((), f"cannot read: {exc.strerror or exc}", file=file)]
     return parse_document(data, file, show_lines=show_lines and path.suffix in PROFILE_SUFFIXES)
@@ -142,10 +158,15 @@ def _yaml_issue(exc: yaml.MarkedYAMLError, file: str, lines: list[str]) -> Issue
     began = exc.context_mark if exc.problem and exc.context else None
     if began is not None and (exc.problem_mark is None or began.line != exc.problem_mark.line):
         problem += f" ({exc.context} that began at line {began.line + 1}, column {began.column + 1})"
-    hint = ("only plain YAML is allowed; tags like !!python/object are refused"
-            if "constructor" in type(exc).__name__.lower() else
-            "write the value out; anchors and aliases can expand without bound" if "aliases" in problem else
-            "indent with spaces: YAML does not allow tabs" if "'\\t'" in problem else None)
+    hint = (
+        "only plain YAML is allowed; tags like !!python/object are refused"
+        if "constructor" in type(exc).__name__.lower()
+        else "write the value out; anchors and aliases can expand without bound"
+        if "aliases" in problem
+        else "indent with spaces: YAML does not allow tabs"
+        if "'\\t'" in problem
+        else None
+    )
     return _issue_at(file, lines, exc.problem_mark, f"YAML error: {problem}", hint)
 
 
@@ -176,7 +197,10 @@ def parse_document(text: str, file: str, *, show_lines: bool = True) -> tuple[Do
         if loader is not None:
             loader.dispose()
     if not isinstance(data, dict):  # not a profile: its content stays out of the message
-        return None, [_issue_at(file, [], node.start_mark,
-                                f"a profile must be a mapping of sections, not a {type(data).__name__}")]
+        return None, [
+            _issue_at(
+                file, [], node.start_mark, f"a profile must be a mapping of sections, not a {type(data).__name__}"
+            )
+        ]
     doc.data = data
     return doc, issues

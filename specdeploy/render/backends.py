@@ -27,10 +27,40 @@ from specdeploy.errors import MissingDependency, StepFailed
 from specdeploy.runtime_paths import pytriton_root
 
 NUMPY = "numpy<2"
-KEPT = ("HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "NO_PROXY", "no_proxy", "HTTP_PROXY",
-        "http_proxy", "HTTPS_PROXY", "https_proxy", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE")
-KEPT_PREFIXES = ("LC_", "XDG_", "HF_", "SPECDEPLOY_", "CUDA_", "NVIDIA_", "NCCL_", "TRTLLM_", "TLLM_", "OMP_",
-                 "MKL_", "TOKENIZERS_", "TRANSFORMERS_", "TORCH_")
+KEPT = (
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "LANG",
+    "LANGUAGE",
+    "TZ",
+    "TMPDIR",
+    "NO_PROXY",
+    "no_proxy",
+    "HTTP_PROXY",
+    "http_proxy",
+    "HTTPS_PROXY",
+    "https_proxy",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "REQUESTS_CA_BUNDLE",
+)
+KEPT_PREFIXES = (
+    "LC_",
+    "XDG_",
+    "HF_",
+    "SPECDEPLOY_",
+    "CUDA_",
+    "NVIDIA_",
+    "NCCL_",
+    "TRTLLM_",
+    "TLLM_",
+    "OMP_",
+    "MKL_",
+    "TOKENIZERS_",
+    "TRANSFORMERS_",
+    "TORCH_",
+)
 """What tritonserver and the stub see of this process's environment: locale, caches (hub, specdeploy), GPUs,
 threads, proxies. Never PYTHON*, VIRTUAL_ENV, CONDA_*, LD_PRELOAD or BASH_ENV (bash runs it before the stub)."""
 
@@ -58,7 +88,8 @@ def stub_python(version: str | None = None) -> Path:
     /usr/bin/python3.11 for /usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0), else this Python's base."""
     version = version or system_python_version()
     for found in sorted(Path("/usr/lib").glob(f"*/libpython{version}.so.1.0")) + [
-            Path(f"/usr/lib/libpython{version}.so.1.0")]:
+        Path(f"/usr/lib/libpython{version}.so.1.0")
+    ]:
         if found.is_file() and Path(f"/usr/bin/python{version}").is_file():
             return Path(f"/usr/bin/python{version}")
     return Path(sys.base_prefix) / "bin" / f"python{version}"
@@ -70,8 +101,11 @@ def stub_env(extra: dict[str, str] | None = None, *, environ: dict[str, str] | N
     libraries, then `extra` (a repository's `server_env`)."""
     source = dict(os.environ if environ is None else environ)
     env = {k: v for k, v in source.items() if k in KEPT or k.startswith(KEPT_PREFIXES)}
-    paths = [p for p in source.get("PATH", os.defpath).split(os.pathsep)
-             if p and not (Path(p).parent / "pyvenv.cfg").is_file()]
+    paths = [
+        p
+        for p in source.get("PATH", os.defpath).split(os.pathsep)
+        if p and not (Path(p).parent / "pyvenv.cfg").is_file()
+    ]
     env["PATH"] = os.pathsep.join(dict.fromkeys([str(stub_python().parent), *paths]))
     libs = bundle().parent / "nvidia_pytriton.libs"
     env["LD_LIBRARY_PATH"] = os.pathsep.join(p for p in (str(libs), source.get("LD_LIBRARY_PATH", "")) if p)
@@ -100,8 +134,9 @@ def stub_report() -> str:
     if seen != version:
         return f"BROKEN: the stub links Python {version} but its PATH leads to Python {seen} ({prefix.strip()})"
     dropped = sorted(k for k in os.environ if k not in env and k.startswith(("PYTHON", "VIRTUAL_ENV", "CONDA")))
-    return (f"Python {version}, standard library of {prefix.strip()}; environment from an allowlist"
-            + (f" (without {', '.join(dropped)})" if dropped else ""))
+    return f"Python {version}, standard library of {prefix.strip()}; environment from an allowlist" + (
+        f" (without {', '.join(dropped)})" if dropped else ""
+    )
 
 
 def _sources(version: str, extra: dict[str, Path]) -> dict[str, Path]:
@@ -110,8 +145,10 @@ def _sources(version: str, extra: dict[str, Path]) -> dict[str, Path]:
     stub = root / "python_backend_stubs" / version / "triton_python_backend_stub"
     if not stub.is_file():
         raise MissingDependency(f"nvidia-pytriton has no python backend stub for Python {version}")
-    files = {f"python/{name}": root / "backends" / "python" / name
-             for name in ("libtriton_python.so", "triton_python_backend_utils.py")}
+    files = {
+        f"python/{name}": root / "backends" / "python" / name
+        for name in ("libtriton_python.so", "triton_python_backend_utils.py")
+    }
     files["python/triton_python_backend_stub"] = stub
     files.update({f"{name}/model.py": model_py for name, model_py in extra.items()})
     return files
@@ -148,8 +185,10 @@ def prepare_backends(cache: Path, *, python_version: str | None = None, extra: d
             if not folder.is_dir():  # another start won the race: theirs is as good as ours
                 raise
     except OSError as exc:
-        raise StepFailed(f"could not prepare the Triton backend folder under {cache}: {exc}",
-                         hint="set SPECDEPLOY_CACHE to a writable folder") from None
+        raise StepFailed(
+            f"could not prepare the Triton backend folder under {cache}: {exc}",
+            hint="set SPECDEPLOY_CACHE to a writable folder",
+        ) from None
     finally:
         shutil.rmtree(building, ignore_errors=True)
     return folder
@@ -158,6 +197,17 @@ def prepare_backends(cache: Path, *, python_version: str | None = None, extra: d
 def _install_numpy(target: Path, version: str, *, log_path: Path) -> None:
     from specdeploy.execute.process import child_env, run_process
 
-    argv = [sys.executable, "-m", "pip", "install", "--quiet", "--target", str(target), "--python-version", version,
-            "--only-binary=:all:", NUMPY]
+    argv = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--target",
+        str(target),
+        "--python-version",
+        version,
+        "--only-binary=:all:",
+        NUMPY,
+    ]
     run_process(argv, log_path=log_path, env=child_env(), cwd=target, timeout=600, step_id="backends.numpy")

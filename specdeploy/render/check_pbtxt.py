@@ -42,8 +42,11 @@ class RepoCheck:
         return not self.issues
 
     def to_dict(self) -> dict[str, Any]:
-        return {"schema_version": self.schema_version, "repo": str(self.repo),
-                "issues": [i.to_dict() for i in self.issues]}
+        return {
+            "schema_version": self.schema_version,
+            "repo": str(self.repo),
+            "issues": [i.to_dict() for i in self.issues],
+        }
 
 
 def line_of(text: str, needle: str, after: int = 0) -> int | None:
@@ -69,8 +72,9 @@ def model_config_pb2() -> Any:
         module_spec.loader.exec_module(module)  # type: ignore[union-attr]
         return module
     except (ImportError, RuntimeError) as exc:
-        raise MissingDependency("checking config.pbtxt needs Triton's schema (tritonclient[grpc])",
-                                hint="pip install 'specdeploy[triton]'") from exc
+        raise MissingDependency(
+            "checking config.pbtxt needs Triton's schema (tritonclient[grpc])", hint="pip install 'specdeploy[triton]'"
+        ) from exc
 
 
 def parse_config(text: str, file: str) -> tuple[Any | None, RepoIssue | None]:
@@ -125,8 +129,13 @@ def load_models(root: Path) -> tuple[dict[str, Model], list[RepoIssue]]:
         assert config is not None  # parse_config returns (config, None) or (None, issue)
         model = Model(folder.name, file, text, config)
         if config.name != folder.name:
-            issues.append(RepoIssue(file, model.line("name:"), f"name '{config.name}' differs from its folder "
-                                    f"'{folder.name}' (Triton requires them equal)"))
+            issues.append(
+                RepoIssue(
+                    file,
+                    model.line("name:"),
+                    f"name '{config.name}' differs from its folder '{folder.name}' (Triton requires them equal)",
+                )
+            )
         if not any(v.is_dir() and v.name.isdigit() for v in folder.iterdir()):
             issues.append(RepoIssue(folder.name, None, "no version folder (e.g. 1/): Triton loads no version"))
         if not config.backend and not config.platform:

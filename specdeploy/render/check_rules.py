@@ -1,13 +1,15 @@
-"""The individual repository rules behind `check_repo` (each returns a list of RepoIssue)."""
+"""The rules behind `check_repo` that hold for every layout (each returns a list of RepoIssue): ensembles, GPUs
+and instance groups as Triton and the GPU backends read them. A layout's own rules are its `TritonLayout.check`.
+
+Sources: triton-inference-server/tensorrtllm_backend @ c2e65b8 (TB) and NVIDIA/TensorRT-LLM `triton_backend/` (TL)
+at the commit given per rule; docs/design/upstream-audit.md §B.
+"""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from specdeploy.boundedio import InputError, loads_yaml, read_json
 from specdeploy.render.check_pbtxt import Model, RepoIssue, model_config_pb2, params
-from specdeploy.render.context import MANIFEST as MANIFEST_FILE
 
 KIND_GPU = 1
 
@@ -46,69 +48,88 @@ def _ensemble(ens: Model, models: dict[str, Model]) -> list[RepoIssue]:  # noqa:
             line = ens.line(f'key: "{key}" value: "{value}"')
             used.add(value)
             if key not in inputs:
-                issues.append(RepoIssue(file, line, f"input_map key '{key}' is not an input of model "
-                                        f"'{step.model_name}' (mapping to non-existing input)"))
+                issues.append(
+                    RepoIssue(
+                        file,
+                        line,
+                        f"input_map key '{key}' is not an input of model "
+                        f"'{step.model_name}' (mapping to non-existing input)",
+                    )
+                )
                 continue
             if value not in produced:
-                issues.append(RepoIssue(file, line, f"tensor '{value}' is not produced by any earlier step "
-                                        "or ensemble input"))
+                issues.append(
+                    RepoIssue(file, line, f"tensor '{value}' is not produced by any earlier step or ensemble input")
+                )
                 continue
             dtype, dims, source = produced[value]
             want = inputs[key]
             if dtype != want.data_type:
-                issues.append(RepoIssue(file, line, f"inconsistent data type: '{value}' is {_dtype(dtype)} "
-                                        f"({source}), {step.model_name}.{key} expects {_dtype(want.data_type)}"))
+                issues.append(
+                    RepoIssue(
+                        file,
+                        line,
+                        f"inconsistent data type: '{value}' is {_dtype(dtype)} "
+                        f"({source}), {step.model_name}.{key} expects {_dtype(want.data_type)}",
+                    )
+                )
             elif not _dims_agree(dims, list(want.dims)):
-                issues.append(RepoIssue(file, line, f"inconsistent shape: '{value}' is {dims} ({source}), "
-                                        f"{step.model_name}.{key} expects {list(want.dims)}"))
+                issues.append(
+                    RepoIssue(
+                        file,
+                        line,
+                        f"inconsistent shape: '{value}' is {dims} ({source}), "
+                        f"{step.model_name}.{key} expects {list(want.dims)}",
+                    )
+                )
         for key, value in step.output_map.items():
             line = ens.line(f'key: "{key}" value: "{value}"')
             if key not in outputs:
-                issues.append(RepoIssue(file, line, f"output_map key '{key}' is not an output of model "
-                                        f"'{step.model_name}'"))
+                issues.append(
+                    RepoIssue(file, line, f"output_map key '{key}' is not an output of model '{step.model_name}'")
+                )
                 continue
             produced[value] = (outputs[key].data_type, list(outputs[key].dims), f"{step.model_name}.{key}")
             written.add(value)
         if model.config.max_batch_size and cfg.max_batch_size > model.config.max_batch_size:
-            issues.append(RepoIssue(file, ens.line("max_batch_size"), f"ensemble max_batch_size "
-                                    f"{cfg.max_batch_size} exceeds step '{step.model_name}' max_batch_size "
-                                    f"{model.config.max_batch_size}"))
+            issues.append(
+                RepoIssue(
+                    file,
+                    ens.line("max_batch_size"),
+                    f"ensemble max_batch_size "
+                    f"{cfg.max_batch_size} exceeds step '{step.model_name}' max_batch_size "
+                    f"{model.config.max_batch_size}",
+                )
+            )
     for tensor in cfg.input:
         if tensor.name not in used:
-            issues.append(RepoIssue(file, ens.line(f'"{tensor.name}"'), f"ensemble input '{tensor.name}' is "
-                                    "not used by any step"))
+            issues.append(
+                RepoIssue(file, ens.line(f'"{tensor.name}"'), f"ensemble input '{tensor.name}' is not used by any step")
+            )
     for tensor in cfg.output:
         line = ens.line(f'"{tensor.name}"')
         if tensor.name not in written:
             issues.append(RepoIssue(file, line, f"ensemble output '{tensor.name}' is not written by any step"))
         elif produced[tensor.name][0] != tensor.data_type:
-            issues.append(RepoIssue(file, line, f"inconsistent data type: ensemble output '{tensor.name}' is "
-                                    f"{_dtype(tensor.data_type)}, {produced[tensor.name][2]} produces "
-                                    f"{_dtype(produced[tensor.name][0])}"))
+            issues.append(
+                RepoIssue(
+                    file,
+                    line,
+                    f"inconsistent data type: ensemble output '{tensor.name}' is "
+                    f"{_dtype(tensor.data_type)}, {produced[tensor.name][2]} produces "
+                    f"{_dtype(produced[tensor.name][0])}",
+                )
+            )
     derived = any(models[s.model_name].decoupled for s in cfg.ensemble_scheduling.step if s.model_name in models)
     if cfg.HasField("model_transaction_policy") and ens.decoupled != derived:
-        issues.append(RepoIssue(file, ens.line("decoupled"), f"ensemble decoupled: {str(ens.decoupled).lower()} "
-                                f"but its steps make it {'decoupled' if derived else 'not decoupled'}"))
-    return issues
-
-
-def check_decoupled(models: dict[str, Model]) -> list[RepoIssue]:
-    """Streaming needs a decoupled tensorrt_llm AND a decoupled BLS; draft/target cannot stream at all."""
-    issues = []
-    bls = models.get("tensorrt_llm_bls")
-    if bls is None:
-        return []
-    bls_params = params(bls.config)
-    target = models.get(bls_params.get("tensorrt_llm_model_name") or "tensorrt_llm")
-    if target is not None and target.decoupled != bls.decoupled:
-        issues.append(RepoIssue(bls.file, bls.line("decoupled"), f"decoupled mismatch: tensorrt_llm_bls is "
-                                f"{str(bls.decoupled).lower()}, {target.name} is {str(target.decoupled).lower()} "
-                                "(streaming needs both decoupled)"))
-    draft = models.get(bls_params.get("tensorrt_llm_draft_model_name", ""))
-    if draft is not None and (draft.decoupled or bls.decoupled):
-        issues.append(RepoIssue(bls.file, bls.line("decoupled"), "draft/target through the BLS cannot be "
-                                "decoupled (batch 1, no streaming): set decoupled: false on the BLS and both "
-                                "tensorrt_llm models"))
+        issues.append(
+            RepoIssue(
+                file,
+                ens.line("decoupled"),
+                f"ensemble decoupled: {str(ens.decoupled).lower()} "
+                f"but its steps make it {'decoupled' if derived else 'not decoupled'}",
+            )
+        )
     return issues
 
 
@@ -122,99 +143,13 @@ def check_instances(models: dict[str, Model], manifest: dict[str, Any]) -> list[
             line = model.line("KIND_GPU")
             bad = [g for g in group.gpus if g >= gpus]
             if bad:
-                issues.append(RepoIssue(model.file, line, f"KIND_GPU instance on GPU {bad} but the profile has "
-                                        f"{gpus} GPU(s)"))
+                issues.append(
+                    RepoIssue(model.file, line, f"KIND_GPU instance on GPU {bad} but the profile has {gpus} GPU(s)")
+                )
             elif not group.gpus and group.count > gpus:
-                issues.append(RepoIssue(model.file, line, f"KIND_GPU count {group.count} exceeds the profile's "
-                                        f"{gpus} GPU(s)"))
-    return issues
-
-
-def check_llmapi(root: Path, models: dict[str, Model], manifest: dict[str, Any]) -> list[RepoIssue]:
-    """model.yaml's triton_config must say what config.pbtxt says (only one of them counts per launch style)."""
-    issues = []
-    for model in models.values():
-        path = root / model.name / "1" / "model.yaml"
-        if not path.is_file():
-            continue
-        file = f"{model.name}/1/model.yaml"
-        text = path.read_text(encoding="utf-8")
-        try:
-            data = loads_yaml(text, file) or {}
-        except InputError as exc:
-            issues.append(RepoIssue(file, exc.line, exc.problem))
-            continue
-        if not isinstance(data, dict):
-            issues.append(RepoIssue(file, None, f"must be a mapping, not a {type(data).__name__}"))
-            continue
-        triton = data.get("triton_config")
-        if not isinstance(triton, dict) or "decoupled" not in triton:
-            issues.append(RepoIssue(file, None, "triton_config.decoupled is missing (the model's initialize "
-                                    "raises KeyError)"))
-            continue
-        line = next((n for n, s in enumerate(text.splitlines(), 1) if s.strip().startswith("decoupled:")), None)
-        if bool(triton["decoupled"]) != model.decoupled:
-            issues.append(RepoIssue(file, line, f"decoupled mismatch: model.yaml triton_config.decoupled is "
-                                    f"{str(bool(triton['decoupled'])).lower()}, config.pbtxt says "
-                                    f"{str(model.decoupled).lower()}"))
-        if int(triton.get("max_batch_size", 0)) != model.config.max_batch_size:
-            issues.append(RepoIssue(file, None, f"max_batch_size mismatch: model.yaml triton_config says "
-                                    f"{triton.get('max_batch_size', 0)}, config.pbtxt {model.config.max_batch_size}"))
-        world = int(data.get("tensor_parallel_size", 1)) * int(data.get("pipeline_parallel_size", 1))
-        want = int(manifest.get("tensor_parallel", 1)) * int(manifest.get("pipeline_parallel", 1))
-        if manifest and world != want:
-            issues.append(RepoIssue(file, None, f"tensor_parallel_size x pipeline_parallel_size = {world}, the "
-                                    f"profile's TP x PP is {want}"))
-    return issues
-
-
-def _engine_max_draft_len(model: Model, manifest: dict[str, Any]) -> int | None:
-    """The engine's own config.json when it is there, else what the build recorded in the manifest."""
-    engine = Path(params(model.config).get("gpt_model_path", "")) / "config.json"
-    if engine.is_file():
-        try:
-            value = read_json(engine).get("build_config", {}).get("max_draft_len")
-        except (InputError, OSError, AttributeError):  # unreadable: what the build recorded decides
-            value = None
-        if value is not None:
-            return int(value)
-    value = manifest.get("engine_max_draft_len")
-    return None if value is None else int(value)
-
-
-def check_draft_tokens(models: dict[str, Model], manifest: dict[str, Any]) -> list[RepoIssue]:
-    """What the backend refuses at request time: more draft tokens than the engine was built for."""
-    from specdeploy.plugin.registry import engine_for_layout
-
-    target = models.get("tensorrt_llm")
-    if target is None or "gpt_model_path" not in params(target.config):
-        return []
-    limit = _engine_max_draft_len(target, manifest)
-    if limit is None:
-        return []
-    issues = []
-    p = params(target.config)
-    engine = engine_for_layout(str(manifest.get("layout", "engine")))
-    needed = engine.repo_draft_len(p) if engine is not None else None  # what the mechanism's parameters ask
-    if needed is not None and needed[0] > limit:
-        count, what, key = needed
-        issues.append(RepoIssue(target.file, target.line(f'"{key}"'), f"{what} needs {count} draft tokens, more "
-                                f"than the engine's max_draft_len {limit}"))
-    for key in ("medusa_choices", "eagle_choices"):
-        count = p.get(key, "").count("{")
-        if count > limit:
-            issues.append(RepoIssue(target.file, target.line(f'"{key}"'), f"{key} has {count} nodes, more than "
-                                    f"the engine's max_draft_len {limit}"))
-    bls = models.get("tensorrt_llm_bls")
-    requested = params(bls.config).get("num_draft_tokens", "0") if bls else "0"
-    if bls and requested.isdigit() and int(requested) > limit:
-        issues.append(RepoIssue(bls.file, bls.line('"num_draft_tokens" value'), f"Number of draft tokens "
-                                f"({requested}) is larger than maximum number of draft tokens ({limit}) of the "
-                                "tensorrt_llm engine"))
-    for concurrency, k in (manifest.get("schedule") or {}).items():
-        if int(k) > limit:
-            issues.append(RepoIssue(MANIFEST_FILE, None, f"schedule asks for {k} draft tokens at concurrency "
-                                    f"{concurrency}, more than the engine's max_draft_len {limit}"))
+                issues.append(
+                    RepoIssue(model.file, line, f"KIND_GPU count {group.count} exceeds the profile's {gpus} GPU(s)")
+                )
     return issues
 
 
@@ -239,12 +174,47 @@ def check_parallel(models: dict[str, Model], manifest: dict[str, Any]) -> list[R
                 issues.append(RepoIssue(model.file, line, f"gpu_device_ids '{ids}' is not like '0,1;2,3'"))
                 break
             if per_world is not None and len(members) != per_world:
-                issues.append(RepoIssue(model.file, line, f"gpu_device_ids group '{group}' has {len(members)} "
-                                        f"GPU(s), TP x PP = {world}"))
+                issues.append(
+                    RepoIssue(
+                        model.file, line, f"gpu_device_ids group '{group}' has {len(members)} GPU(s), TP x PP = {world}"
+                    )
+                )
             seen += members
         if gpus is not None and any(i >= gpus for i in seen):
-            issues.append(RepoIssue(model.file, line, f"gpu_device_ids '{ids}' names a GPU beyond the profile's "
-                                    f"{gpus}"))
+            issues.append(
+                RepoIssue(model.file, line, f"gpu_device_ids '{ids}' names a GPU beyond the profile's {gpus}")
+            )
         if len(seen) != len(set(seen)):
             issues.append(RepoIssue(model.file, line, f"gpu_device_ids '{ids}' uses a GPU twice"))
+    return issues
+
+
+def instance_count(model: Model) -> int:
+    """The model's instances over all its instance groups (a group without a count has one)."""
+    return sum(int(g.count or 1) for g in model.config.instance_group) or 1
+
+
+def gpu_groups(ids: str) -> list[set[int]]:
+    """The GPUs of each `;` group of a gpu_device_ids string."""
+    return [{int(g) for g in group.split(",") if g.strip().isdigit()} for group in ids.split(";") if group.strip()]
+
+
+def check_instance_groups(models: dict[str, Model]) -> list[RepoIssue]:
+    """One `;` group of gpu_device_ids per instance (instance i takes group i; TB model_instance_state.cc
+    :715-718 wraps around, TL llmapi model.py @ 044a90d refuses an instance without a group)."""
+    issues = []
+    for model in models.values():
+        ids = params(model.config).get("gpu_device_ids", "")
+        if not ids or model.config.platform == "ensemble":
+            continue
+        groups, count = len(gpu_groups(ids)), instance_count(model)
+        if count != groups:
+            issues.append(
+                RepoIssue(
+                    model.file,
+                    model.line("instance_group"),
+                    f"instance_group count {count} but "
+                    f"gpu_device_ids '{ids}' has {groups} group(s): one instance per group",
+                )
+            )
     return issues

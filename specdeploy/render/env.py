@@ -49,6 +49,11 @@ def to_yaml(value: Any) -> str:
     return yaml.safe_dump(value, sort_keys=False, default_flow_style=False, allow_unicode=True, width=1000)
 
 
+def to_json(value: Any) -> str:
+    """A JSON document in the given key order (ASCII; NaN refused): what a backend `json.load`s."""
+    return json.dumps(value, indent=2, ensure_ascii=True, allow_nan=False)
+
+
 def yaml_str(value: Any) -> str:
     """A double-quoted YAML scalar (JSON's string syntax, which YAML reads the same): never a key, never a tag."""
     return json.dumps("" if value is None else str(value), ensure_ascii=True)
@@ -67,8 +72,16 @@ def line(value: Any) -> str:
     return text
 
 
-FILTERS = {"pbtxt_str": pbtxt_str, "pbtxt_bool": pbtxt_bool, "choices": choices, "to_yaml": to_yaml,
-           "yaml_str": yaml_str, "sh": sh, "line": line}
+FILTERS = {
+    "pbtxt_str": pbtxt_str,
+    "pbtxt_bool": pbtxt_bool,
+    "choices": choices,
+    "to_yaml": to_yaml,
+    "to_json": to_json,
+    "yaml_str": yaml_str,
+    "sh": sh,
+    "line": line,
+}
 
 
 @lru_cache(maxsize=1)
@@ -80,8 +93,11 @@ def environment() -> jinja2.Environment:
 
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(data_dir("templates"))),
-        undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True,
-        trim_blocks=True, lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
     )
     env.filters.update(FILTERS)
     return env

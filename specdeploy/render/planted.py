@@ -63,8 +63,11 @@ def planted(root: Path, listed: list[str] | None) -> list[RepoIssue]:
         if entry.is_file():  # Triton reads only folders at the top
             continue
         if listed is not None and entry.name not in listed:
-            issues.append(RepoIssue(entry.name, None, f"model folder not named in {MANIFEST}: not rendered by "
-                                    "specdeploy, never served"))
+            issues.append(
+                RepoIssue(
+                    entry.name, None, f"model folder not named in {MANIFEST}: not rendered by specdeploy, never served"
+                )
+            )
             continue
         issues += _model_folder(root, entry)
     return issues
@@ -79,11 +82,23 @@ def _model_folder(root: Path, folder: Path) -> list[RepoIssue]:
         elif entry.name == VERSION and entry.is_dir():
             issues += _tree(root, entry)
         elif entry.is_dir() and entry.name.isdigit():
-            issues.append(RepoIssue(rel, None, f"version folder {entry.name}/ not rendered by specdeploy (it "
-                                    f"renders {VERSION}/ only): Triton would serve the highest version"))
+            issues.append(
+                RepoIssue(
+                    rel,
+                    None,
+                    f"version folder {entry.name}/ not rendered by specdeploy (it "
+                    f"renders {VERSION}/ only): Triton would serve the highest version",
+                )
+            )
         elif entry.name != "config.pbtxt":
-            issues.append(RepoIssue(rel, None, f"not rendered by specdeploy (a model folder holds config.pbtxt and "
-                                    f"{VERSION}/): Triton and the python stub load backends and modules from here"))
+            issues.append(
+                RepoIssue(
+                    rel,
+                    None,
+                    f"not rendered by specdeploy (a model folder holds config.pbtxt and "
+                    f"{VERSION}/): Triton and the python stub load backends and modules from here",
+                )
+            )
     return issues
 
 
@@ -96,9 +111,15 @@ def _tree(root: Path, top: Path) -> list[RepoIssue]:
         if path.is_symlink() or not (path.is_dir() or path.is_file()):
             issues += _odd(root, path)
         elif path.name == "__pycache__" or path.name.endswith(".pyc"):
-            issues.append(RepoIssue(path.relative_to(root).as_posix(), None, "Python bytecode: an import runs "
-                                    "it instead of the source beside it when its header matches the source's "
-                                    "mtime and size; render writes none"))
+            issues.append(
+                RepoIssue(
+                    path.relative_to(root).as_posix(),
+                    None,
+                    "Python bytecode: an import runs "
+                    "it instead of the source beside it when its header matches the source's "
+                    "mtime and size; render writes none",
+                )
+            )
     return issues
 
 
@@ -108,8 +129,17 @@ def _odd(root: Path, path: Path) -> list[RepoIssue]:
         try:
             path.resolve(strict=True)
         except (OSError, RuntimeError):
-            return [RepoIssue(rel, None, "a symbolic link that resolves nowhere (a loop, or dangling): render "
-                                         "writes no links")]
-        return [RepoIssue(rel, None, f"a symbolic link (to {path.readlink()}): render writes no links, and "
-                                     "Triton would follow it out of the repository")]
+            return [
+                RepoIssue(
+                    rel, None, "a symbolic link that resolves nowhere (a loop, or dangling): render writes no links"
+                )
+            ]
+        return [
+            RepoIssue(
+                rel,
+                None,
+                f"a symbolic link (to {path.readlink()}): render writes no links, and "
+                "Triton would follow it out of the repository",
+            )
+        ]
     return [RepoIssue(rel, None, "not a regular file or folder (a FIFO, socket or device)")]

@@ -28,7 +28,7 @@ SITE_PACKAGES_ENV = "SPECDEPLOY_SITE_PACKAGES"
 """Where a reference model's stub finds specdeploy when its config names no site_packages: ours."""
 
 
-def _die_with(parent: int) -> Callable[[], None] | None:
+def die_with(parent: int) -> Callable[[], None] | None:
     """A preexec hook: SIGTERM this child when `parent` dies (Linux prctl; elsewhere None: no hook), and exit at once
     when the parent is already gone (it died between fork and prctl). libc is looked up here, in the parent:
     the child only makes the call."""
@@ -112,8 +112,14 @@ class TritonServer:
 
 
 def start_server(
-    repo: Path, backends: Path, log_path: Path, *, extra_args: tuple[str, ...] = (), timeout: float = 60.0,
-    env: dict[str, str] | None = None, sealed: bool = False,
+    repo: Path,
+    backends: Path,
+    log_path: Path,
+    *,
+    extra_args: tuple[str, ...] = (),
+    timeout: float = 60.0,
+    env: dict[str, str] | None = None,
+    sealed: bool = False,
 ) -> TritonServer:
     """tritonserver on 127.0.0.1 (free ports), waits until live. By default explicit model control, nothing loaded
     yet (the test tier loads what it tests). `sealed` (what `serve` runs): every model of `repo` loaded at start
@@ -142,12 +148,20 @@ def start_server(
     log_path.parent.mkdir(parents=True, exist_ok=True)
     log = log_path.open("wb")
     try:
-        process = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, env=stub_env(env),
-                                   start_new_session=True, preexec_fn=_die_with(os.getpid()))
+        process = subprocess.Popen(
+            argv,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=stub_env(env),
+            start_new_session=True,
+            preexec_fn=die_with(os.getpid()),
+        )
     except OSError as exc:  # not executable, not a binary for this machine
         log.close()
-        raise MissingDependency(f"cannot run the bundled tritonserver {binary}: {exc.strerror or exc}",
-                                hint="reinstall it: pip install --force-reinstall nvidia-pytriton==0.7.0") from None
+        raise MissingDependency(
+            f"cannot run the bundled tritonserver {binary}: {exc.strerror or exc}",
+            hint="reinstall it: pip install --force-reinstall nvidia-pytriton==0.7.0",
+        ) from None
     server = TritonServer(process, http, grpc, log_path, repo, log)
     try:
         server.wait_live(timeout)

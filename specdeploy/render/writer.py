@@ -18,8 +18,9 @@ from specdeploy.boundedio import walk
 from specdeploy.errors import StepFailed, UsageError
 from specdeploy.render.check import check_repo
 from specdeploy.render.check_pbtxt import RepoIssue
-from specdeploy.render.context import MANIFEST, VERSION, RepoContext
+from specdeploy.render.context import MANIFEST, VERSION, triton_layout
 from specdeploy.render.env import render_template
+from specdeploy.render.model import RepoContext
 
 _RENAME_EXCHANGE = 2
 
@@ -37,14 +38,21 @@ class RenderReport:
     warnings: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, object]:
-        return {"schema_version": self.schema_version, "out": str(self.out), "layout": self.layout,
-                "pretend": self.pretend, "files": self.files, "issues": [i.to_dict() for i in self.issues],
-                "warnings": self.warnings}
+        return {
+            "schema_version": self.schema_version,
+            "out": str(self.out),
+            "layout": self.layout,
+            "pretend": self.pretend,
+            "files": self.files,
+            "issues": [i.to_dict() for i in self.issues],
+            "warnings": self.warnings,
+        }
 
 
 def render_files(context: RepoContext) -> dict[str, bytes]:
     """Relative path -> content: `*.j2` rendered with the strict env, other files copied as they are."""
-    base = data_dir("templates") / "triton" / context.layout
+    folder = triton_layout(context.layout).template_folder
+    base = data_dir("templates") / folder
     manifest = replace(context.manifest, models=tuple(sorted(context.folders.values())))
     files: dict[str, bytes] = {MANIFEST: manifest.to_json().encode()}
     for template_folder, model_folder in context.folders.items():
@@ -53,7 +61,7 @@ def render_files(context: RepoContext) -> dict[str, bytes]:
             if not path.is_file() or any(part.startswith(("_", ".")) or part == "__pycache__" for part in rel.parts):
                 continue
             if path.suffix == ".j2":
-                name = f"triton/{context.layout}/{template_folder}/{rel.as_posix()}"
+                name = f"{folder}/{template_folder}/{rel.as_posix()}"
                 files[f"{model_folder}/{rel.with_suffix('').as_posix()}"] = render_template(name, context).encode()
             else:
                 files[f"{model_folder}/{rel.as_posix()}"] = path.read_bytes()
@@ -99,8 +107,10 @@ def _guard(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise UsageError(f"refusing to render into {out}: it is not a folder")
     if out.is_dir() and any(out.iterdir()) and not (out / MANIFEST).is_file():
-        raise UsageError(f"refusing to replace {out}: it is not empty and not a repository specdeploy rendered",
-                         hint="choose an empty or new folder")
+        raise UsageError(
+            f"refusing to replace {out}: it is not empty and not a repository specdeploy rendered",
+            hint="choose an empty or new folder",
+        )
     links = [p for p in walk(out) if p.is_symlink()] if out.is_dir() else []
     if links:
         raise UsageError(f"refusing to replace {out}: it contains a symbolic link ({links[0]})")
@@ -111,8 +121,10 @@ def _swap(new: Path, out: Path) -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     renameat2 = getattr(libc, "renameat2", None)
     at_fdcwd = -100
-    if renameat2 is not None and renameat2(at_fdcwd, os.fsencode(new), at_fdcwd, os.fsencode(out),
-                                           _RENAME_EXCHANGE) == 0:
+    if (
+        renameat2 is not None
+        and renameat2(at_fdcwd, os.fsencode(new), at_fdcwd, os.fsencode(out), _RENAME_EXCHANGE) == 0
+    ):
         shutil.rmtree(new)
         return
     old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=out.parent))
@@ -137,8 +149,10 @@ def write_repo(context: RepoContext, out: Path, *, pretend: bool = False, compar
             out.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-", dir=None if pretend else out.parent))
     except OSError as exc:
-        raise UsageError(f"cannot write the repository at {out}: {exc.strerror or exc}",
-                         hint="--out must be a folder in a writable place (not under a file, not read-only)") from None
+        raise UsageError(
+            f"cannot write the repository at {out}: {exc.strerror or exc}",
+            hint="--out must be a folder in a writable place (not under a file, not read-only)",
+        ) from None
     try:
         _write_tree(staging, files)
         report = RenderReport(out, context.layout, _statuses(compare or out, files), check_repo(staging), pretend)

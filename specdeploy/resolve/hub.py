@@ -77,6 +77,12 @@ def _spec(name: str, config: dict[str, Any], origin: str) -> ConfigLookup:
         return ConfigLookup(None, origin, str(exc), invalid=True)
 
 
+def looks_local(ref: str) -> bool:
+    """A reference only a local folder can be: `/x`, `./x`, `../x`, `~/x`, or more than one '/' (a hub id has at
+    most one; specdeploy.profile.checks.model_ref)."""
+    return ref.startswith(("/", "./", "../", "~")) or ref in (".", "..") or ref.count("/") > 1
+
+
 def _local(ref: str) -> ConfigLookup | None:
     """The lookup for a local folder (or a local path that cannot be one); None when `ref` is no local path."""
     from specdeploy.runtime_paths import packaged_model
@@ -87,16 +93,29 @@ def _local(ref: str) -> ConfigLookup | None:
         folder = packaged_model(ref) or Path(ref).expanduser()
         is_file = folder.exists() and not folder.is_dir()
     except (OSError, ValueError) as exc:  # ENAMETOOLONG, a NUL byte: neither a folder nor a hub id
-        return ConfigLookup(None, "none", f"{ref[:80]!r}... is not a usable model reference ({exc.__class__.__name__}: "
-                            f"{getattr(exc, 'strerror', None) or exc})"[:300], invalid=True)
+        return ConfigLookup(
+            None,
+            "none",
+            f"{ref[:80]!r}... is not a usable model reference ({exc.__class__.__name__}: "
+            f"{getattr(exc, 'strerror', None) or exc})"[:300],
+            invalid=True,
+        )
     if is_file:
-        return ConfigLookup(None, str(folder), f"{folder} is a file, not a model folder (one holding config.json)",
-                            invalid=True)
+        return ConfigLookup(
+            None, str(folder), f"{folder} is a file, not a model folder (one holding config.json)", invalid=True
+        )
     if not folder.is_dir():
+        if looks_local(ref):  # no hub id has this form: nothing else can be meant
+            return ConfigLookup(None, str(folder), f"no folder {ref!r} ({folder.absolute()})", invalid=True)
         return None
     cfg = folder / "config.json"
     if not cfg.is_file():
-        return ConfigLookup(None, str(folder), f"{folder} has no config.json")
+        return ConfigLookup(
+            None,
+            str(folder),
+            f"{ref!r} ({folder.absolute()}) has no config.json: not a model folder",
+            invalid=looks_local(ref),
+        )  # `org/name` may still mean the hub's
     try:
         return _spec(ref, _read(cfg), str(cfg))
     except (OSError, ValueError) as exc:
@@ -121,8 +140,12 @@ def lookup_config(ref: str, revision: str | None = None, *, online: bool = False
     if ref in CATALOG:
         config, source = CATALOG[ref]
         return _spec(ref, config, f"catalog ({source})")
-    return ConfigLookup(None, "none", f"no config.json for '{ref}': not a local folder, not in the Hugging Face cache"
-                        f" ({hub_cache_dir()}), not in specdeploy's catalog")
+    return ConfigLookup(
+        None,
+        "none",
+        f"no config.json for '{ref}': not a local folder, not in the Hugging Face cache"
+        f" ({hub_cache_dir()}), not in specdeploy's catalog",
+    )
 
 
 def _fetch_online(ref: str, revision: str | None) -> ConfigLookup | None:

@@ -71,40 +71,63 @@ class Fit:
 
     def to_dict(self) -> dict[str, float | int | bool | str | None]:
         g = lambda b: round(b / GIB, 2)  # noqa: E731
-        return {"gpu_memory": g(self.gpu_memory), "weights": g(self.weights),
-                "draft_weights": "unknown" if self.draft_weights is None else g(self.draft_weights),
-                "reserve": g(self.reserve), "kv_pool": g(self.kv_pool), "kv_fraction": self.kv_fraction,
-                "kv_dtype": self.kv_dtype, "kv_bytes_per_token": self.kv_bytes_per_token,
-                "kv_tokens": self.kv_tokens, "full_sequences": self.full_sequences, "max_batch": self.max_batch,
-                "max_seq": self.max_seq, "shards": self.shards, "weights_fit": self.weights_fit, "fits": self.fits,
-                "unit": "GiB"}
+        return {
+            "gpu_memory": g(self.gpu_memory),
+            "weights": g(self.weights),
+            "draft_weights": "unknown" if self.draft_weights is None else g(self.draft_weights),
+            "reserve": g(self.reserve),
+            "kv_pool": g(self.kv_pool),
+            "kv_fraction": self.kv_fraction,
+            "kv_dtype": self.kv_dtype,
+            "kv_bytes_per_token": self.kv_bytes_per_token,
+            "kv_tokens": self.kv_tokens,
+            "full_sequences": self.full_sequences,
+            "max_batch": self.max_batch,
+            "max_seq": self.max_seq,
+            "shards": self.shards,
+            "weights_fit": self.weights_fit,
+            "fits": self.fits,
+            "unit": "GiB",
+        }
 
     def summary(self) -> str:
         """One line: the budget and what the KV pool holds."""
         g = lambda b: f"{b / GIB:.1f}"  # noqa: E731
         drafter = "unknown" if self.draft_weights is None else g(self.draft_weights)
-        return (f"per GPU of {g(self.gpu_memory)} GiB: weights {g(self.weights)} + drafter {drafter} + reserve "
-                f"{g(self.reserve)} (activations, CUDA context and graphs); KV cache {self.kv_fraction:.0%} of "
-                f"the rest = {g(self.kv_pool)} GiB ({self.kv_dtype}) = {self.kv_tokens:,} tokens = "
-                f"{self.full_sequences} sequences of {self.max_seq} at once (max_batch_size {self.max_batch})")
+        return (
+            f"per GPU of {g(self.gpu_memory)} GiB: weights {g(self.weights)} + drafter {drafter} + reserve "
+            f"{g(self.reserve)} (activations, CUDA context and graphs); KV cache {self.kv_fraction:.0%} of "
+            f"the rest = {g(self.kv_pool)} GiB ({self.kv_dtype}) = {self.kv_tokens:,} tokens = "
+            f"{self.full_sequences} sequences of {self.max_seq} at once (max_batch_size {self.max_batch})"
+        )
 
     def problem(self) -> tuple[str, str, str] | None:
         """(severity, message, hint): an error only when the weights cannot load, else a warning, else None."""
         g = lambda b: f"{b / GIB:.1f} GiB"  # noqa: E731
         drafter = "unknown" if self.draft_weights is None else g(self.draft_weights)
         if not self.weights_fit:
-            return ("error", f"does not fit: weights {g(self.weights)} + drafter {drafter} + the runtime's "
-                    f"{g(RESERVE_MIN)} per GPU > {g(self.gpu_memory)}",
-                    "raise hardware.tensor_parallel or quantize (fp8, nvfp4)")
+            return (
+                "error",
+                f"does not fit: weights {g(self.weights)} + drafter {drafter} + the runtime's "
+                f"{g(RESERVE_MIN)} per GPU > {g(self.gpu_memory)}",
+                "raise hardware.tensor_parallel or quantize (fp8, nvfp4)",
+            )
         if self.fixed > self.gpu_memory or self.kv_tokens < self.max_seq:
-            return ("warning", f"may not fit: {self.summary()}; not even one {self.max_seq}-token sequence "
-                    "is certain to have KV pages", "raise hardware.tensor_parallel, quantize, or lower "
-                    "serving.max_seq_len")
+            return (
+                "warning",
+                f"may not fit: {self.summary()}; not even one {self.max_seq}-token sequence "
+                "is certain to have KV pages",
+                "raise hardware.tensor_parallel, quantize, or lower serving.max_seq_len",
+            )
         if self.full_sequences < self.max_batch:
-            return ("warning", f"KV cache is paged: {self.summary()}; beyond that, sequences wait for pages "
-                    "(shorter ones share the pool)", f"fine when sequences are shorter than max_seq_len; else "
-                    f"lower serving.max_batch_size to {self.full_sequences}, raise "
-                    "serving.kv_cache_free_gpu_memory_fraction or hardware.tensor_parallel")
+            return (
+                "warning",
+                f"KV cache is paged: {self.summary()}; beyond that, sequences wait for pages "
+                "(shorter ones share the pool)",
+                f"fine when sequences are shorter than max_seq_len; else "
+                f"lower serving.max_batch_size to {self.full_sequences}, raise "
+                "serving.kv_cache_free_gpu_memory_fraction or hardware.tensor_parallel",
+            )
         return None
 
 
@@ -118,16 +141,33 @@ def kv_bytes_per_token(spec: ModelSpec, *, tp: int, pp: int, fp8: bool = False) 
     return total * max(1, spec.kv_heads // tp) // max(1, spec.kv_heads) // pp
 
 
-def memory_fit(target: ModelSpec, draft: ModelSpec | None, gpu: GpuSpec, *, quantization: str, tp: int, pp: int,
-               max_batch: int, max_seq: int, kv_fraction: float = 0.9, has_draft: bool = False,
-               kv_fp8: bool = False) -> Fit:
+def memory_fit(
+    target: ModelSpec,
+    draft: ModelSpec | None,
+    gpu: GpuSpec,
+    *,
+    quantization: str,
+    tp: int,
+    pp: int,
+    max_batch: int,
+    max_seq: int,
+    kv_fraction: float = 0.9,
+    has_draft: bool = False,
+    kv_fp8: bool = False,
+) -> Fit:
     """The fit of one profile; `has_draft` with no `draft` spec: the drafter's size is unknown; `kv_fp8`: the
     emitted commands ask for an FP8 KV cache (`trtllm.engine.fp8_kv_cache`)."""
     draft_weights = draft.weight_bytes("none") // tp if draft else (None if has_draft else 0)
-    kv = (kv_bytes_per_token(target, tp=tp, pp=pp, fp8=kv_fp8)
-          + (kv_bytes_per_token(draft, tp=tp, pp=1) if draft else 0))
-    return Fit(gpu_memory=gpu.memory_bytes, weights=target.weight_bytes(quantization) // (tp * pp),
-               draft_weights=draft_weights, reserve=max(RESERVE_MIN, int(gpu.memory_bytes * RESERVE_FRACTION)),
-               kv_fraction=kv_fraction, kv_bytes_per_token=kv,
-               kv_dtype="fp8" if kv_fp8 else "float16" if target.dtype == "float32" else target.dtype,
-               max_batch=max_batch, max_seq=max_seq, shards=tp * pp)
+    kv = kv_bytes_per_token(target, tp=tp, pp=pp, fp8=kv_fp8) + (kv_bytes_per_token(draft, tp=tp, pp=1) if draft else 0)
+    return Fit(
+        gpu_memory=gpu.memory_bytes,
+        weights=target.weight_bytes(quantization) // (tp * pp),
+        draft_weights=draft_weights,
+        reserve=max(RESERVE_MIN, int(gpu.memory_bytes * RESERVE_FRACTION)),
+        kv_fraction=kv_fraction,
+        kv_bytes_per_token=kv,
+        kv_dtype="fp8" if kv_fp8 else "float16" if target.dtype == "float32" else target.dtype,
+        max_batch=max_batch,
+        max_seq=max_seq,
+        shards=tp * pp,
+    )

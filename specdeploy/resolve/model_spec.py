@@ -65,10 +65,6 @@ class ModelSpec:
     def is_mla(self) -> bool:
         return self.mla_kv_lora_rank > 0
 
-    @property
-    def is_eagle3_drafter(self) -> bool:
-        return "eagle3" in self.architecture.lower() or self.draft_vocab > 0
-
     def attention_params(self) -> int:
         if self.is_mla:
             q = (
@@ -137,18 +133,27 @@ def _count(config: dict[str, Any], *keys: str, default: int = 0, positive: bool 
     value = _first(config, *keys, default=default)
     if value is False:  # `sliding_window: false` and the like: not set
         value = 0
-    whole = isinstance(value, int) and not isinstance(value, bool) or (
-        isinstance(value, float) and math.isfinite(value) and value.is_integer())
+    whole = (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        or (isinstance(value, float) and math.isfinite(value) and value.is_integer())
+    )
     if not whole or value < 0 or (positive and value == 0):
-        raise ValueError(f"config.json {keys[0]}: {value!r:.40} is not a {'positive' if positive else 'non-negative'} "
-                         "whole number")
+        raise ValueError(
+            f"config.json {keys[0]}: {value!r:.40} is not a {'positive' if positive else 'non-negative'} whole number"
+        )
     if value > MAX_SIZE:  # `hidden_size: 1.06e153` is whole, and its square overflowed the cost model
         raise ValueError(f"config.json {keys[0]}: {value!r:.40} is larger than any model's (2**40 at most)")
     return int(value)
 
 
-MODELOPT_ALGOS = {"FP8": "fp8", "NVFP4": "nvfp4", "W4A16_AWQ": "int4_awq", "W4A8_AWQ": "w4a8_awq",
-                  "W8A8_SQ_PER_CHANNEL": "int8_sq"}
+MODELOPT_ALGOS = {
+    "FP8": "fp8",
+    "NVFP4": "nvfp4",
+    "W4A16_AWQ": "int4_awq",
+    "W4A8_AWQ": "w4a8_awq",
+    "W8A8_SQ_PER_CHANNEL": "int8_sq",
+}
 """Model-Optimizer `quant_algo` -> `target.quantization` (the formats the profile schema names)."""
 
 
@@ -175,8 +180,9 @@ def spec_from_config(name: str, config: dict[str, Any], source: str) -> ModelSpe
         config = {**config["text_config"], "architectures": config.get("architectures", [])}
     missing = [k for k in ("hidden_size", "num_attention_heads", "num_hidden_layers") if config.get(k) is None]
     if missing:
-        raise ValueError(f"config.json of {name} lacks a usable {missing[0]!r} (hidden_size, num_attention_heads, "
-                         "num_hidden_layers)")
+        raise ValueError(
+            f"config.json of {name} lacks a usable {missing[0]!r} (hidden_size, num_attention_heads, num_hidden_layers)"
+        )
     hidden = _count(config, "hidden_size", positive=True)
     heads = _count(config, "num_attention_heads", positive=True)
     layers = _count(config, "num_hidden_layers", positive=True)
@@ -184,11 +190,14 @@ def spec_from_config(name: str, config: dict[str, Any], source: str) -> ModelSpe
     if heads % kv_heads:
         raise ValueError(f"config.json num_attention_heads {heads} is not a multiple of num_key_value_heads {kv_heads}")
     kv_lora = _count(config, "kv_lora_rank")
-    explicit_head_dim = _first(config, "head_dim", "v_head_dim") if not kv_lora else _first(
-        config, "qk_nope_head_dim", "v_head_dim")
+    explicit_head_dim = (
+        _first(config, "head_dim", "v_head_dim") if not kv_lora else _first(config, "qk_nope_head_dim", "v_head_dim")
+    )
     if explicit_head_dim is None and hidden % heads:
-        raise ValueError(f"config.json hidden_size {hidden} is not divisible by num_attention_heads {heads} "
-                         "(and no head_dim is given)")
+        raise ValueError(
+            f"config.json hidden_size {hidden} is not divisible by num_attention_heads {heads} "
+            "(and no head_dim is given)"
+        )
     head_dim = _count({"head_dim": explicit_head_dim}, "head_dim", default=hidden // heads, positive=True)
     torch_dtype = str(_first(config, "torch_dtype", "dtype", default="bfloat16"))
     experts = _count(config, "n_routed_experts", "num_local_experts", "num_experts")
@@ -204,8 +213,9 @@ def spec_from_config(name: str, config: dict[str, Any], source: str) -> ModelSpe
         head_dim=head_dim,
         intermediate=_count(config, "intermediate_size", "ffn_dim", default=4 * hidden),
         vocab=_count(config, "vocab_size"),
-        context=_count(config, "max_position_embeddings", "max_sequence_length", "seq_length", default=2048,
-                       positive=True),
+        context=_count(
+            config, "max_position_embeddings", "max_sequence_length", "seq_length", default=2048, positive=True
+        ),
         dtype=torch_dtype if torch_dtype in BYTES_PER_PARAM else "bfloat16",
         tie_embeddings=bool(config.get("tie_word_embeddings", False)),
         experts=experts,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
+from typing import ClassVar
 
 from specdeploy.resolve.gpus import GpuSpec, gpu_from_nvml_name
 
@@ -30,6 +31,43 @@ class EnvironmentProbe:
 
     def gpu_spec(self) -> GpuSpec | None:
         return gpu_from_nvml_name(self.gpu_names[0]) if self.gpu_names else None
+
+
+@dataclass(frozen=True)
+class DoctorReport:
+    """What `doctor` says about this machine. `missing` lists what a GPU build needs and this machine lacks;
+    CPU-only use (the reference runtime) needs none of it."""
+
+    schema_version: ClassVar[int] = 1
+    specdeploy: str
+    python: str
+    gpus: list[dict[str, str | float]]
+    """{"name", "memory_gib"} per GPU NVML sees."""
+    driver: str
+    nvml: str
+    engines: dict[str, str]
+    """Each installed engine's lines (`Engine.doctor`), in the report beside the others."""
+    tritonserver: str
+    triton_python_stub: str
+    missing: list[str]
+
+    def entries(self) -> dict[str, object]:
+        """The report's lines, in the order doctor prints them."""
+        return {
+            "specdeploy": self.specdeploy,
+            "python": self.python,
+            "gpus": self.gpus,
+            "driver": self.driver,
+            "nvml": self.nvml,
+            **self.engines,
+            "tritonserver": self.tritonserver,
+            "triton_python_stub": self.triton_python_stub,
+            "gpu_builds": "ready" if not self.missing else "not on this machine",
+            "missing": self.missing,
+        }
+
+    def to_dict(self) -> dict[str, object]:
+        return {"schema_version": self.schema_version, **self.entries()}
 
 
 def _package_version(name: str) -> str | None:
@@ -70,7 +108,10 @@ def probe_environment() -> EnvironmentProbe:
 
     server = tritonserver_binary()
     return EnvironmentProbe(
-        gpu_names=names, gpu_memory_bytes=memory, driver=driver, nvml_error=error,
+        gpu_names=names,
+        gpu_memory_bytes=memory,
+        driver=driver,
+        nvml_error=error,
         trtllm_version=_package_version("tensorrt_llm") or _package_version("tensorrt-llm"),
         tritonserver=str(server) if server else shutil.which("tritonserver"),
     )

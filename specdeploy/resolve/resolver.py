@@ -2,90 +2,58 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from specdeploy.issues import Issue, ProfileError
+from specdeploy.issues import Issue, Path, ProfileError
 from specdeploy.plugin.base import CheckContext
 from specdeploy.plugin.registry import get_engine
 from specdeploy.profile.loader import LoadedProfile
 from specdeploy.profile.rules import check_rules, draft_len_candidates, planned_draft_len
-from specdeploy.resolve.gpus import GPUS, GpuSpec
-from specdeploy.resolve.hub import ConfigLookup, lookup_config
-from specdeploy.resolve.memory import Fit, memory_fit
-from specdeploy.resolve.model_spec import ModelSpec
+from specdeploy.resolve.gpus import GpuSpec
+from specdeploy.resolve.hub import lookup_config
+from specdeploy.resolve.memory import memory_fit
+from specdeploy.resolve.resolved import Resolved
+from specdeploy.resolve.user_gpu import named_gpu
 
 if TYPE_CHECKING:  # probing is for build and doctor; validate and plan take no probe
-    from specdeploy.profile.record import Record
-    from specdeploy.profile.schema import Profile
     from specdeploy.resolve.probe import EnvironmentProbe
 
 
-@dataclass(frozen=True)
-class Resolved:
-    """A valid profile and the facts it resolved to; `notes` holds warnings and skipped checks."""
+MODEL_HINT = "name a folder holding config.json, or a Hugging Face repo id (org/name)"
 
-    loaded: LoadedProfile
-    target_lookup: ConfigLookup
-    draft_lookup: ConfigLookup | None
-    gpu: GpuSpec | None
-    line: Any
-    """The engine's release line (`ReleaseLine`: TensorRT-LLM's `VersionLine`), None for an engine without."""
-    fit: Fit | None
-    draft_len: int
-    max_num_tokens: int
-    notes: tuple[Issue, ...] = field(default_factory=tuple)
-    draft_lens: tuple[int, ...] = ()
-    """draft_len: auto: the K range `tune` searches (`profile.rules.draft_len_candidates`, the one source)."""
 
-    @property
-    def profile(self) -> Profile | Record:
-        """The validated profile: a Record decided from the tables, or the models' instance (same attributes)."""
-        return self.loaded.profile
-
-    @property
-    def target(self) -> ModelSpec | None:
-        return self.target_lookup.spec
-
-    @property
-    def draft(self) -> ModelSpec | None:
-        return self.draft_lookup.spec if self.draft_lookup else None
-
-    @property
-    def clamp_rule(self) -> str | None:
-        """How the engine's release bounds a tuned schedule (TRT-LLM 1.2: K at concurrency 1 caps every other K)."""
-        if not self.draft_lens or self.line is None:
-            return None
-        return get_engine(self.profile.runtime.backend).schedule_clamp(self.line)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "target": self.target.to_dict() if self.target else {"unresolved": self.target_lookup.reason},
-            "draft": (self.draft.to_dict() if self.draft else {"unresolved": self.draft_lookup.reason})
-            if self.draft_lookup else None,
-            "gpu": self.gpu.name if self.gpu else None,
-            "trtllm_line": self.line.name if self.line else None,
-            "fit": self.fit.to_dict() if self.fit else None,
-            "draft_len": self.draft_len, "draft_lens": list(self.draft_lens), "clamp": self.clamp_rule,
-            "max_num_tokens": self.max_num_tokens,
-            "notes": [n.to_dict() for n in self.notes],
-        }
+def _given_at(loaded: LoadedProfile, path: Path) -> str:
+    """file:line (or --set) of the value at `path`, else of the keys given under it (`--set path.key=...`)."""
+    found = loaded.source_of(path)
+    if found == "default":
+        found = ", ".join(dict.fromkeys(loaded.source_of(p) for p in loaded.origins if p[: len(path)] == path))
+    return found
 
 
 def _gpu(loaded: LoadedProfile, probe: EnvironmentProbe | None) -> tuple[GpuSpec | None, list[Issue]]:
-    name = loaded.profile.hardware.gpu
-    if name == "cpu":
-        return None, []
-    if name != "auto":
-        return GPUS[name], []
+    """The GPU the profile names or describes, else the one `auto` detects, else a note why there is none."""
+    hardware = loaded.profile.hardware
+    if hardware.gpu != "auto":
+        return named_gpu(hardware, _given_at(loaded, ("hardware", "gpu_spec"))), []
     if probe is None:
-        return None, [Issue(("hardware", "gpu"), "gpu: auto is detected at build time; GPU-dependent checks "
-                            "(memory fit, FP8 support) skipped", severity="skipped")]
+        return None, [
+            Issue(
+                ("hardware", "gpu"),
+                "gpu: auto is detected at build time; GPU-dependent checks (memory fit, FP8 support) skipped",
+                severity="skipped",
+            )
+        ]
     spec = probe.gpu_spec()
     if spec is None:
         why = probe.nvml_error or f"unknown GPU {probe.gpu_names[0]!r}" if probe.gpu_names else probe.nvml_error
-        return None, [Issue(("hardware", "gpu"), f"gpu: auto found no usable GPU ({why or 'none detected'})",
-                            "name the GPU (e.g. gpu: h200) to plan for it", severity="skipped")]
+        return None, [
+            Issue(
+                ("hardware", "gpu"),
+                f"gpu: auto found no usable GPU ({why or 'none detected'})",
+                "name the GPU (e.g. gpu: h200), or describe it in hardware.gpu_spec",
+                severity="skipped",
+            )
+        ]
     return spec, []
 
 
@@ -98,33 +66,55 @@ def resolve(loaded: LoadedProfile, *, probe: EnvironmentProbe | None = None, onl
     invalid: list[Issue] = []
     target = lookup_config(profile.target.model, profile.target.revision, online=online)
     if target.invalid:
-        invalid.append(Issue(("target", "model"), str(target.reason), "name a model folder or a Hugging Face repo id"))
+        invalid.append(Issue(("target", "model"), str(target.reason), MODEL_HINT))
     elif target.spec is None:
-        notes.append(Issue(("target", "model"), f"model-dependent checks skipped: {target.reason}",
-                           "pass a local folder, or pre-fill the Hugging Face cache", severity="skipped"))
+        notes.append(
+            Issue(
+                ("target", "model"),
+                f"model-dependent checks skipped: {target.reason}",
+                "pass a local folder, or pre-fill the Hugging Face cache",
+                severity="skipped",
+            )
+        )
     draft = None
     if profile.speculative.draft_model is not None:
         draft = lookup_config(profile.speculative.draft_model, profile.speculative.draft_revision, online=online)
         if draft.invalid:
-            invalid.append(Issue(("speculative", "draft_model"), str(draft.reason)))
+            invalid.append(Issue(("speculative", "draft_model"), str(draft.reason), MODEL_HINT))
         elif draft.spec is None:
-            notes.append(Issue(("speculative", "draft_model"), f"drafter checks skipped: {draft.reason}",
-                               severity="skipped"))
+            notes.append(
+                Issue(("speculative", "draft_model"), f"drafter checks skipped: {draft.reason}", severity="skipped")
+            )
     gpu, gpu_notes = _gpu(loaded, probe)
     notes.extend(gpu_notes)
     line = engine.release_line(profile)
-    ctx = CheckContext(profile, loaded.options, target.spec, draft.spec if draft else None, line, gpu,
-                       given=lambda path: loaded.source_of(path) != "default")
+    ctx = CheckContext(
+        profile,
+        loaded.options,
+        target.spec,
+        draft.spec if draft else None,
+        line,
+        gpu,
+        given=lambda path: loaded.source_of(path) != "default",
+    )
     issues = [*invalid, *loaded.pending, *check_rules(ctx, loaded.mechanism)]
     k = planned_draft_len(ctx, loaded.mechanism)
     serving = profile.serving
     fit = None
     if target.spec is not None and gpu is not None:
-        fit = memory_fit(target.spec, draft.spec if draft else None, gpu, quantization=profile.target.quantization,
-                         tp=profile.hardware.tensor_parallel, pp=profile.hardware.pipeline_parallel,
-                         max_batch=serving.max_batch_size, max_seq=serving.max_seq_len,
-                         kv_fraction=serving.kv_cache_free_gpu_memory_fraction, has_draft=draft is not None,
-                         kv_fp8=engine.kv_cache_fp8(profile))
+        fit = memory_fit(
+            target.spec,
+            draft.spec if draft else None,
+            gpu,
+            quantization=profile.target.quantization,
+            tp=profile.hardware.tensor_parallel,
+            pp=profile.hardware.pipeline_parallel,
+            max_batch=serving.max_batch_size,
+            max_seq=serving.max_seq_len,
+            kv_fraction=serving.kv_cache_free_gpu_memory_fraction,
+            has_draft=draft is not None,
+            kv_fp8=engine.kv_cache_fp8(profile),
+        )
         problem = fit.problem()
         if problem is not None:
             severity, message, hint = problem
@@ -137,6 +127,18 @@ def resolve(loaded: LoadedProfile, *, probe: EnvironmentProbe | None = None, onl
     notes.extend(i for i in issues if i.severity != "error")
     max_num_tokens = serving.max_num_tokens or max(8192, serving.max_batch_size * (1 + k))
     auto = profile.speculative.draft_len == "auto" and profile.speculative.schedule is None
-    return Resolved(loaded, target, draft, gpu, line, fit, k, max_num_tokens,
-                    tuple(loaded.locate(n) for n in notes),
-                    draft_len_candidates(profile, loaded.mechanism) if auto else ())
+    draft_lens = draft_len_candidates(profile, loaded.mechanism) if auto else ()
+    clamp = engine.schedule_clamp(line) if draft_lens and line is not None else None
+    return Resolved(
+        loaded,
+        target,
+        draft,
+        gpu,
+        line,
+        fit,
+        k,
+        max_num_tokens,
+        tuple(loaded.locate(n) for n in notes),
+        draft_lens,
+        clamp,
+    )

@@ -2,16 +2,34 @@
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from specdeploy.errors import StepFailed, UsageError
 
 _MAX_TOKENS = ("max_tokens", "sampling_param_max_tokens", "request_output_len")
 
+Scalar = str | int | float | bool
+"""One element of a model's output: decoded text, or a number."""
 
-def ask(url: str, model: str, prompt: str, *, max_tokens: int = 64, draft_len: int | None = None,
-        timeout: float = 300.0) -> dict[str, Any]:
-    """Send `prompt`; return every output of the response (text decoded), plus the model name.
+
+@dataclass(frozen=True)
+class Answer:
+    """A served model's response to one prompt: each of its outputs by name, a single value when the model
+    declares it one element, else the list."""
+
+    schema_version: ClassVar[int] = 1
+    model: str
+    outputs: dict[str, Scalar | list[Scalar]]
+
+    def to_dict(self) -> dict[str, object]:
+        return {"schema_version": self.schema_version, "model": self.model, **self.outputs}
+
+
+def ask(
+    url: str, model: str, prompt: str, *, max_tokens: int = 64, draft_len: int | None = None, timeout: float = 300.0
+) -> Answer:
+    """Send `prompt`; return every output of the response (text decoded).
 
     `draft_len` overrides the served draft length for this request (0: no speculation); only models that take a
     `draft_len` input (the reference layout) can, and asking another one is an error rather than a silent no-op.
@@ -40,22 +58,27 @@ def ask(url: str, model: str, prompt: str, *, max_tokens: int = 64, draft_len: i
                 break
         if draft_len is not None:
             if "draft_len" not in names:
-                raise UsageError(f"model {model} takes no per-request draft length",
-                                 hint="only the reference layout does; rebuild to change a served draft length")
+                raise UsageError(
+                    f"model {model} takes no per-request draft length",
+                    hint="only the reference layout does; rebuild to change a served draft length",
+                )
             add("draft_len", np.array([draft_len], dtype=np.int32), "INT32")
         decoupled = bool(config.get("model_transaction_policy", {}).get("decoupled"))
-        result = streamed(client, model, inputs, timeout) if decoupled else client.infer(model, inputs,
-                                                                                          client_timeout=timeout)
+        result = (
+            streamed(client, model, inputs, timeout)
+            if decoupled
+            else client.infer(model, inputs, client_timeout=timeout)
+        )
     except InferenceServerException as exc:
         raise StepFailed(f"request to {model} at {url} failed: {exc.message()}") from None
-    out: dict[str, Any] = {"model": model}
+    out: dict[str, Scalar | list[Scalar]] = {}
     for output in config.get("output", []):
         value = result.as_numpy(output["name"])
         if value is None:
             continue
         flat = [v.decode("utf-8", "replace") if isinstance(v, bytes) else v.item() for v in value.reshape(-1)]
         out[output["name"]] = flat[0] if len(flat) == 1 and output.get("dims") in (["1"], [1]) else flat
-    return out
+    return Answer(model, out)
 
 
 def streamed(client: Any, model: str, inputs: list[Any], timeout: float) -> Any:

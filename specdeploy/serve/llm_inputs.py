@@ -23,8 +23,21 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 ALIASES = {"min_length": "min_tokens", "random_seed": "seed", "stop_words": "stop"}
-SCALARS = ("max_tokens", "draft_len", "stream", "exclude_input_in_output", "min_tokens", "min_length", "temperature",
-           "top_p", "top_k", "seed", "random_seed", "end_id", "chat_template")
+SCALARS = (
+    "max_tokens",
+    "draft_len",
+    "stream",
+    "exclude_input_in_output",
+    "min_tokens",
+    "min_length",
+    "temperature",
+    "top_p",
+    "top_k",
+    "seed",
+    "random_seed",
+    "end_id",
+    "chat_template",
+)
 # vLLM SamplingParams fields honoured from `sampling_parameters`; any other key is refused by name
 SAMPLING_KEYS = ("max_tokens", "min_tokens", "temperature", "top_p", "top_k", "seed", "stop", "ignore_eos", "n")
 
@@ -64,12 +77,13 @@ def parse(inputs: Mapping[str, Any], default_max_tokens: int) -> LlmRequest:
     stop = [_text(v) for v in inputs["stop_words"].reshape(-1)] if "stop_words" in inputs else []
     bad = [_text(v) for v in inputs["bad_words"].reshape(-1)] if "bad_words" in inputs else []
     if any(bad):
-        raise BadRequest("bad_words is not supported by this model (the reference runtime bans no words); "
-                         "send the request without it")
+        raise BadRequest(
+            "bad_words is not supported by this model (the reference runtime bans no words); "
+            "send the request without it"
+        )
     if "sampling_parameters" in inputs:
         stop += _sampling(given, _first(inputs["sampling_parameters"], "sampling_parameters"))
-    request = LlmRequest(prompt, int(given.pop("max_tokens", default_max_tokens)),
-                         stop=tuple(s for s in stop if s))
+    request = LlmRequest(prompt, int(given.pop("max_tokens", default_max_tokens)), stop=tuple(s for s in stop if s))
     return _check(replace(request, **_typed(given)))
 
 
@@ -113,8 +127,10 @@ def _sampling(given: dict[str, Any], raw: Any) -> list[str]:
         raise BadRequest("sampling_parameters must be a JSON object")
     unknown = sorted(set(params) - set(SAMPLING_KEYS))
     if unknown:
-        raise BadRequest(f"sampling_parameters {', '.join(unknown)} not supported by this model "
-                         f"(supported: {', '.join(SAMPLING_KEYS)})")
+        raise BadRequest(
+            f"sampling_parameters {', '.join(unknown)} not supported by this model "
+            f"(supported: {', '.join(SAMPLING_KEYS)})"
+        )
     if "n" in params and _number(params.pop("n"), "n", int) != 1:
         raise BadRequest("sampling_parameters n must be 1: this model answers one sequence per request")
     stop = params.pop("stop", [])
@@ -126,8 +142,12 @@ def _sampling(given: dict[str, Any], raw: Any) -> list[str]:
         if params["min_tokens"] is None:
             raise BadRequest("sampling_parameters ignore_eos needs max_tokens")
     for name, value in params.items():
-        _put(given, "top_k" if name == "top_k" else name, 0 if name == "top_k" and value in (-1, "-1") else value,
-             f"sampling_parameters {name}")
+        _put(
+            given,
+            "top_k" if name == "top_k" else name,
+            0 if name == "top_k" and value in (-1, "-1") else value,
+            f"sampling_parameters {name}",
+        )
     return stop
 
 

@@ -2,13 +2,13 @@
 vllm serve do: the whole `messages` list goes through the tokenizer's `apply_chat_template(...,
 add_generation_prompt=True)` and the text is sent as the model's raw prompt.
 
-Where the tokenizer lives, per layout (`tokenizer_of`): reference, the model's `target_ref` parameter (resolved
-as the runtime resolves it); engine, the preprocessing model's `tokenizer_dir` parameter; llmapi, model.yaml's
-`tokenizer` at its `tokenizer_revision`, else its `model` at its `revision` (LLM()'s checkpoint and the pin `build`
-wrote; BaseLlmArgs fields, see trtllm/tables). It is loaded once, in the background from the endpoint's
-start (the first chat request waits for it; never at import: `--help`, `validate`, `plan` stay light). Where the text
-cannot reach the model untemplated (a reference model without the `chat_template` input) or no tokenizer with a
-chat template is found, chat takes one user message (the model templates it, or takes it as it is) and refuses
+Where the tokenizer lives is the layout's to say (`TritonLayout.tokenizer`: reference, the model's `target_ref`
+parameter; engine, the preprocessing model's `tokenizer_dir` parameter; llmapi, model.yaml's `tokenizer` or
+`model`), read through the engine's `tokenizer_folder` (a shipped model's folder). It is loaded once, in the
+background from the endpoint's start (the first chat request waits for it; never at import: `--help`, `validate`,
+`plan` stay light). Where the text cannot reach the model untemplated (a model whose layout is not
+`templated_chat`, such as reference, without the `chat_template` input) or no tokenizer with a chat template is
+found, chat takes one user message (the model templates it, or takes it as it is) and refuses
 anything else with a 400 saying why.
 
 Roles: system, user, assistant; `developer` is taken as system, as OpenAI does for models without developer
@@ -32,6 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from specdeploy.plugin.registry import engine_for_layout, layout_named
 from specdeploy.serve.openai_frontend import ApiError, Served, TokenizerRef
 
 ROLES = ("system", "user", "assistant")
@@ -50,8 +51,12 @@ def conversation(messages: Any) -> list[dict[str, str]]:
             raise ApiError(400, f"{where} must be an object with a role and a content", where)
         role = message.get("role")
         if not isinstance(role, str) or (role not in ROLES and role not in ALIASES):
-            raise ApiError(400, f"{where}.role {role!r} is not supported: this endpoint takes system (or "
-                                "developer), user and assistant messages, no tools", f"{where}.role")
+            raise ApiError(
+                400,
+                f"{where}.role {role!r} is not supported: this endpoint takes system (or "
+                "developer), user and assistant messages, no tools",
+                f"{where}.role",
+            )
         extra = sorted(k for k, v in message.items() if k not in MESSAGE_KEYS and v is not None)
         if extra:
             key = f"{where}.{extra[0]}"
@@ -75,8 +80,11 @@ def _text(content: Any, where: str) -> str:
     for j, part in enumerate(content):
         kind = part.get("type") if isinstance(part, dict) else None
         if kind != "text" or not isinstance(part.get("text"), str):
-            raise ApiError(400, f"{where}.content[{j}] is not a text part ({kind!r}): this model takes text only",
-                           f"{where}.content[{j}]")
+            raise ApiError(
+                400,
+                f"{where}.content[{j}] is not a text part ({kind!r}): this model takes text only",
+                f"{where}.content[{j}]",
+            )
         texts.append(part["text"])
     return "\n".join(texts)
 
@@ -89,7 +97,7 @@ def render(tokenizer: Any, conv: list[dict[str, str]]) -> tuple[str, int]:
         raise ApiError(400, f"the model's chat template refused the conversation: {exc}", "messages") from None
     bos = tokenizer.bos_token
     if bos and text.startswith(bos) and _adds_bos(tokenizer):
-        text = text[len(bos):]
+        text = text[len(bos) :]
     return text, len(tokenizer.encode(text))
 
 
@@ -123,7 +131,8 @@ class Templater:
 
     def _tokenizer(self) -> tuple[Any, str]:
         served = self.served
-        if served.layout not in ("engine", "llmapi") and "chat_template" not in served.inputs:
+        layout = layout_named(served.layout)
+        if not (layout is not None and layout.templated_chat) and "chat_template" not in served.inputs:
             return None, f"model {served.model} applies its own single-turn chat template and takes no templated text"
         if not served.tokenizer:
             return None, f"no tokenizer was found for model {served.model} (layout {served.layout})"
@@ -131,8 +140,6 @@ class Templater:
             from transformers import AutoTokenizer
 
             source, revision = served.tokenizer.source, served.tokenizer.revision
-            from specdeploy.plugin.registry import engine_for_layout
-
             engine = engine_for_layout(served.layout)
             source = engine.tokenizer_folder(source) if engine is not None else source
             tokenizer = AutoTokenizer.from_pretrained(source, revision=revision)
@@ -157,31 +164,16 @@ async def chat_prompt(templater: Templater, body: dict[str, Any]) -> tuple[str, 
     return conv[0]["content"], False, None
 
 
-def tokenizer_of(root: Path, layout: str, model: str,
-                 config_of: Callable[[str], dict[str, Any]]) -> TokenizerRef | None:
-    """Where the served model's tokenizer lives (None: not found); `config_of(model)` is its Triton config."""
-    revision = None
+def tokenizer_of(
+    root: Path, layout: str, model: str, config_of: Callable[[str], dict[str, Any]]
+) -> TokenizerRef | None:
+    """Where the served model's tokenizer lives, as its layout says (`TritonLayout.tokenizer`; None: not found);
+    `config_of(model)` is its Triton config."""
+    found = layout_named(layout)
     try:
-        if layout == "reference":
-            value = _parameter(config_of(model), "target_ref")
-        elif layout == "engine":
-            value = _parameter(config_of("preprocessing"), "tokenizer_dir")
-        elif layout == "llmapi":
-            from specdeploy.boundedio import read_yaml
-
-            data = read_yaml(root / model / "1" / "model.yaml")
-            data = data if isinstance(data, dict) else {}
-            own = "tokenizer" if data.get("tokenizer") else "model"
-            value, revision = data.get(own), data.get(f"{own}_revision" if own == "tokenizer" else "revision")
-        else:
-            return None
+        value, revision = (found.tokenizer(root, model, config_of) if found is not None else None) or (None, None)
     except Exception:  # noqa: BLE001 - an unreadable config leaves chat single-turn
         return None
     if not (isinstance(value, str) and value and "${" not in value):
         return None
     return TokenizerRef(value, revision if isinstance(revision, str) and revision else None)
-
-
-def _parameter(config: dict[str, Any], key: str) -> Any:
-    value = config.get("parameters", {}).get(key, {})
-    return value.get("string_value") if isinstance(value, dict) else None

@@ -16,7 +16,7 @@ takes (system/developer, user and assistant messages, string or text-part conten
 conversation with the model's own tokenizer and sends the text raw (openai_chat.py; where it cannot, one user
 message, as the model takes it); `usage` counts the templated prompt. Completions send the raw prompt where the
 model can skip the template (`chat_template`). An llmapi deployment on a GPU machine has trtllm-serve's own endpoint
-as the equivalent. """
+as the equivalent."""
 
 from __future__ import annotations
 
@@ -69,12 +69,14 @@ class Served:
     tokenizer: TokenizerRef | None = None
 
 
-def usage(events: list[dict[str, Any]], counted: int | None = None,
-          count: Callable[[str], int] | None = None) -> dict[str, int]:
+def usage(
+    events: list[dict[str, Any]], counted: int | None = None, count: Callable[[str], int] | None = None
+) -> dict[str, int]:
     """Token counts from the model's own outputs, else the prompt tokens `counted` by the frontend (else 0), and
     the completion's text counted by `count` (the served tokenizer) where the model returns no token ids."""
-    completion = sum(len(e["output_ids"]) if isinstance(e.get("output_ids"), list) else 1 if "output_ids" in e
-                     else 0 for e in events)
+    completion = sum(
+        len(e["output_ids"]) if isinstance(e.get("output_ids"), list) else 1 if "output_ids" in e else 0 for e in events
+    )
     if count is not None and not any("output_ids" in e for e in events):
         completion = count("".join(str(e.get("text_output", "")) for e in events))
     prompt = next((int(e["num_input_tokens"]) for e in events if "num_input_tokens" in e), counted or 0)

@@ -22,8 +22,16 @@ STREAM = ("stream", "streaming")
 EXCLUDE = ("exclude_input_in_output", "sampling_param_exclude_input_from_output")
 NEUTRAL = {"n": 1, "frequency_penalty": 0, "presence_penalty": 0, "logprobs": False, "echo": False}
 IGNORED = ("model", "user", "stream_options", "messages", "prompt", "stream", "max_completion_tokens", "ignore_eos")
-KINDS = {"max_tokens": int, "max_completion_tokens": int, "min_tokens": int, "seed": int, "temperature": float,
-         "top_p": float, "stream": bool, "ignore_eos": bool}
+KINDS = {
+    "max_tokens": int,
+    "max_completion_tokens": int,
+    "min_tokens": int,
+    "seed": int,
+    "temperature": float,
+    "top_p": float,
+    "stream": bool,
+    "ignore_eos": bool,
+}
 """The JSON type each parameter takes (a float slot takes an integer too): Triton would take `[4]` as a tensor."""
 
 
@@ -70,8 +78,12 @@ def _refuse_unsupported(served: Served, body: dict[str, Any]) -> None:
             raise ApiError(400, f"{name} must be {neutral!r} for model {served.model}", name)
     _check_stream_options(body)
     if body.get("stream") and not served.decoupled:  # one response per request: the model refuses `stream`
-        raise ApiError(400, f"stream is not supported by model {served.model}: it is not decoupled (one response "
-                            "per request); serve a profile with serving.streaming: true to stream", "stream")
+        raise ApiError(
+            400,
+            f"stream is not supported by model {served.model}: it is not decoupled (one response "
+            "per request); serve a profile with serving.streaming: true to stream",
+            "stream",
+        )
 
 
 def _check_types(given: dict[str, Any]) -> None:
@@ -83,8 +95,9 @@ def _check_types(given: dict[str, Any]) -> None:
         if value is not None and (not isinstance(value, wanted) or isinstance(value, bool) != (kind is bool)):
             raise ApiError(400, f"{name} must be {names[kind]}, not {json.dumps(value)[:40]}", name)
     stop = given.get("stop")
-    if stop is not None and not (isinstance(stop, str) or isinstance(stop, list)
-                                 and all(isinstance(s, str) for s in stop)):
+    if stop is not None and not (
+        isinstance(stop, str) or isinstance(stop, list) and all(isinstance(s, str) for s in stop)
+    ):
         raise ApiError(400, "stop must be a string or a list of strings", "stop")
 
 

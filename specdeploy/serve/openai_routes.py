@@ -91,8 +91,9 @@ async def models(request: web.Request) -> web.Response:
 async def model(request: web.Request) -> web.Response:
     served = request.app[SERVED]
     if request.match_info["model"] != served.model:
-        raise ApiError(404, f"The model '{request.match_info['model']}' does not exist", "model",
-                       kind="not_found_error")
+        raise ApiError(
+            404, f"The model '{request.match_info['model']}' does not exist", "model", kind="not_found_error"
+        )
     return web.json_response(_card(served))
 
 
@@ -102,8 +103,12 @@ async def completion(request: web.Request, chat: bool) -> web.StreamResponse:
     if not isinstance(body, dict):
         raise ApiError(400, "the request body must be a JSON object")
     if body.get("model") not in (None, served.model):
-        raise ApiError(404, f"The model '{body.get('model')}' does not exist (served: {served.model})", "model",
-                       kind="not_found_error")
+        raise ApiError(
+            404,
+            f"The model '{body.get('model')}' does not exist (served: {served.model})",
+            "model",
+            kind="not_found_error",
+        )
     if chat:
         prompt, raw, counted = await chat_prompt(request.app[TEMPLATER], body)
     else:
@@ -115,14 +120,27 @@ async def completion(request: web.Request, chat: bool) -> web.StreamResponse:
         if not stream:
             seen = [e async for e in events]
             text = "".join(str(e.get("text_output", "")) for e in seen)
-            return web.json_response({**head, "choices": [choice(chat, text, finish_of(seen[-1]), delta=False)],
-                                      "usage": usage(seen, counted, await _counter(request, seen))})
+            return web.json_response(
+                {
+                    **head,
+                    "choices": [choice(chat, text, finish_of(seen[-1]), delta=False)],
+                    "usage": usage(seen, counted, await _counter(request, seen)),
+                }
+            )
         first = await _first(events)  # an error before anything was sent is still a JSON error response
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
         await response.prepare(request)
         try:
-            await _stream(request, response, events, first, head, chat, counted,
-                          bool((body.get("stream_options") or {}).get("include_usage")))
+            await _stream(
+                request,
+                response,
+                events,
+                first,
+                head,
+                chat,
+                counted,
+                bool((body.get("stream_options") or {}).get("include_usage")),
+            )
             await response.write(b"data: [DONE]\n\n")
             await response.write_eof()
         except ConnectionResetError:  # the client left before its handler was cancelled: Triton's call is closed
@@ -144,8 +162,16 @@ async def _body(request: web.Request) -> Any:
         raise ApiError(400, f"the request body: {exc.detail}") from None
 
 
-async def _stream(request: web.Request, response: web.StreamResponse, events: Any, first: dict[str, Any] | None,
-                  head: dict[str, Any], chat: bool, counted: int | None, include_usage: bool) -> None:
+async def _stream(
+    request: web.Request,
+    response: web.StreamResponse,
+    events: Any,
+    first: dict[str, Any] | None,
+    head: dict[str, Any],
+    chat: bool,
+    counted: int | None,
+    include_usage: bool,
+) -> None:
     """The chunks of a streamed answer (an error once streaming: as the last event, OpenAI's shape)."""
     seen = []
     try:
@@ -154,8 +180,9 @@ async def _stream(request: web.Request, response: web.StreamResponse, events: An
             seen.append(event)
             following = await _first(events)
             finish = finish_of(event) if following is None else None
-            await _send(response, {**head, "choices": [choice(chat, str(event.get("text_output", "")), finish,
-                                                              delta=True)]})
+            await _send(
+                response, {**head, "choices": [choice(chat, str(event.get("text_output", "")), finish, delta=True)]}
+            )
             event = following
         if include_usage:
             await _send(response, {**head, "choices": [], "usage": usage(seen, counted, await _counter(request, seen))})

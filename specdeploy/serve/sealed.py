@@ -17,6 +17,7 @@ import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from specdeploy.errors import StepFailed
 from specdeploy.render.context import MANIFEST, VERSION
@@ -38,24 +39,35 @@ def gate(root: Path, models: tuple[str, ...], report: Callable[[str], None]) -> 
     artifact = artifact_of(root)
     if artifact is None:
         return _bare(root, models, report)
+    prefix = f"{root.name}/"
+    files = verified(artifact)["files"]
+    return {rel[len(prefix) :]: digest for rel, digest in files.items() if rel.startswith(prefix)}
+
+
+def verified(artifact: Path) -> dict[str, Any]:
+    """A built artifact's manifest (`files`: every file, relative to the artifact -> sha256) once the artifact
+    passes `verify`; raises when it fails (or its manifest changes while verify reads it)."""
     from specdeploy.execute.verify import drift_line, verify
 
     path = artifact / MANIFEST_NAME
     manifest = path.read_bytes() if path.is_file() else b""  # a FIFO is never opened: verify refuses it
     result = verify(artifact)
-    if not result["ok"]:
-        lines = [f"  drift: {drift_line(d)}" for d in result["drift"]] + [f"  problem: {p}" for p in result["problems"]]
-        raise StepFailed(f"{artifact} fails `specdeploy verify`; serve runs only what verify passes:\n"
-                         + "\n".join(lines[:20]) + (f"\n  ... {len(lines) - 20} more" if len(lines) > 20 else ""),
-                         hint="rebuild it (`specdeploy build`), or serve a clean copy")
+    if not result.ok:
+        lines = [f"  drift: {drift_line(d)}" for d in result.drift] + [f"  problem: {p}" for p in result.problems]
+        raise StepFailed(
+            f"{artifact} fails `specdeploy verify`; serve runs only what verify passes:\n"
+            + "\n".join(lines[:20])
+            + (f"\n  ... {len(lines) - 20} more" if len(lines) > 20 else ""),
+            hint="rebuild it (`specdeploy build`), or serve a clean copy",
+        )
     if (artifact / MANIFEST_NAME).read_bytes() != manifest:
-        raise StepFailed(f"{artifact / MANIFEST_NAME} changed while `verify` read it: not served",
-                         hint="something is writing into the artifact; serve a copy nobody else writes")
+        raise StepFailed(
+            f"{artifact / MANIFEST_NAME} changed while `verify` read it: not served",
+            hint="something is writing into the artifact; serve a copy nobody else writes",
+        )
     import json
 
-    files = json.loads(manifest)["files"]
-    prefix = f"{root.name}/"
-    return {rel[len(prefix):]: digest for rel, digest in files.items() if rel.startswith(prefix)}
+    return dict(json.loads(manifest))
 
 
 def _bare(root: Path, models: tuple[str, ...], report: Callable[[str], None]) -> dict[str, str | None]:
@@ -63,9 +75,11 @@ def _bare(root: Path, models: tuple[str, ...], report: Callable[[str], None]) ->
 
     issues = planted(root, list(models))
     if issues:
-        raise StepFailed(f"{root} holds what render never writes; serve loads none of it:\n"
-                         + "\n".join(f"  {i.render()}" for i in issues[:20]),
-                         hint="render it again into a new folder, or `specdeploy check-repo` it")
+        raise StepFailed(
+            f"{root} holds what render never writes; serve loads none of it:\n"
+            + "\n".join(f"  {i.render()}" for i in issues[:20]),
+            hint="render it again into a new folder, or `specdeploy check-repo` it",
+        )
     report(f"note: {root} is not a built artifact (no ../{MANIFEST_NAME}): no hashes to verify its files against")
     files: dict[str, str | None] = {MANIFEST: None}
     for model in models:
@@ -89,8 +103,10 @@ def seal(root: Path, files: dict[str, str | None], dest: Path) -> Path:
         except OSError as exc:
             raise StepFailed(f"cannot read {source} to serve it: {exc.strerror or exc}") from None
         if digest is not None and hashlib.sha256(data).hexdigest() != digest:
-            raise StepFailed(f"{source} changed after `verify` passed it: not served",
-                             hint="something is writing into the artifact; serve a copy nobody else writes")
+            raise StepFailed(
+                f"{source} changed after `verify` passed it: not served",
+                hint="something is writing into the artifact; serve a copy nobody else writes",
+            )
         target = dest / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)

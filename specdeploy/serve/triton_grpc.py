@@ -43,9 +43,21 @@ from tritonclient.utils import InferenceServerException
 
 from specdeploy.serve.openai_frontend import ApiError, Input, Served
 
-NUMPY = {"BOOL": np.bool_, "INT8": np.int8, "INT16": np.int16, "INT32": np.int32, "INT64": np.int64,
-         "UINT8": np.uint8, "UINT16": np.uint16, "UINT32": np.uint32, "UINT64": np.uint64, "FP16": np.float16,
-         "FP32": np.float32, "FP64": np.float64, "BYTES": np.object_}
+NUMPY = {
+    "BOOL": np.bool_,
+    "INT8": np.int8,
+    "INT16": np.int16,
+    "INT32": np.int32,
+    "INT64": np.int64,
+    "UINT8": np.uint8,
+    "UINT16": np.uint16,
+    "UINT32": np.uint32,
+    "UINT64": np.uint64,
+    "FP16": np.float16,
+    "FP32": np.float32,
+    "FP64": np.float64,
+    "BYTES": np.object_,
+}
 IDLE_S = 600.0
 """The longest Triton may stay silent on a request (no answer, no next response) before the endpoint gives up with a
 504 and cancels it: the read timeout the HTTP transport had (aiohttp sock_read 600 s). Not gRPC keepalive: Triton
@@ -93,8 +105,9 @@ async def _within(waiting: Any, served: Served) -> Any:
     try:
         return await asyncio.wait_for(waiting, IDLE_S)
     except asyncio.TimeoutError:
-        raise ApiError(504, f"model {served.model} in Triton at {served.grpc} sent nothing for {IDLE_S:g} s",
-                       kind="server_error") from None
+        raise ApiError(
+            504, f"model {served.model} in Triton at {served.grpc} sent nothing for {IDLE_S:g} s", kind="server_error"
+        ) from None
 
 
 async def _refused(client: Any, served: Served, message: str, sent: int) -> ApiError:
@@ -106,8 +119,9 @@ async def _refused(client: Any, served: Served, message: str, sent: int) -> ApiE
         except Exception:  # noqa: BLE001 - Triton gone or silent: not the request's fault either
             ready = False
         if not ready:
-            return ApiError(502, f"model {served.model} is not ready in Triton at {served.grpc}: {message}",
-                            kind="server_error")
+            return ApiError(
+                502, f"model {served.model} is not ready in Triton at {served.grpc}: {message}", kind="server_error"
+            )
     return ApiError(400, message)
 
 
@@ -120,8 +134,9 @@ async def _infer(client: Any, served: Served, inputs: list[Any]) -> Any:
         code = str(exc.status()).rsplit(".", 1)[-1]
         if code == grpc.StatusCode.INVALID_ARGUMENT.name:
             raise ApiError(400, str(exc.message())) from None
-        raise ApiError(502, f"model {served.model} in Triton at {served.grpc} failed: {code} {exc.message()}",
-                       kind="server_error") from None
+        raise ApiError(
+            502, f"model {served.model} in Triton at {served.grpc} failed: {code} {exc.message()}", kind="server_error"
+        ) from None
 
 
 def tensor(name: str, spec: Input, value: Any) -> Any:
@@ -173,12 +188,15 @@ def event(served: Served, result: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     try:
         for output in result.get_response().outputs:
-            values = [v.decode("utf-8", "replace") if isinstance(v, bytes) else v.item()
-                      for v in result.as_numpy(output.name).reshape(-1)]
+            values = [
+                v.decode("utf-8", "replace") if isinstance(v, bytes) else v.item()
+                for v in result.as_numpy(output.name).reshape(-1)
+            ]
             out[output.name] = values[0] if len(values) == 1 else values
     except Exception as exc:  # noqa: BLE001 - a malformed tensor, whatever numpy says about it
-        raise ApiError(502, f"model {served.model} sent a response that cannot be read: {exc}",
-                       kind="server_error") from None
+        raise ApiError(
+            502, f"model {served.model} sent a response that cannot be read: {exc}", kind="server_error"
+        ) from None
     return out
 
 
@@ -186,5 +204,6 @@ def _failed(served: Served, exc: grpc.aio.AioRpcError, sent: int) -> ApiError:
     code, details = exc.code(), exc.details() or str(exc.code())
     if code == grpc.StatusCode.UNAVAILABLE and not sent:
         return ApiError(502, f"could not reach Triton at {served.grpc}: {details}", kind="server_error")
-    return ApiError(502, f"the request to Triton at {served.grpc} broke off: {code.name} {details}",
-                    kind="server_error")
+    return ApiError(
+        502, f"the request to Triton at {served.grpc} broke off: {code.name} {details}", kind="server_error"
+    )

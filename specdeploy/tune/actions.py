@@ -19,11 +19,10 @@ from typing import Any
 from specdeploy.boundedio import read_json
 from specdeploy.execute.actions import code_hash
 from specdeploy.execute.context import ActionContext
-from specdeploy.execute.manifest import profile_hash
+from specdeploy.execute.manifest import TUNE_RESULT, lock_record, profile_hash
 from specdeploy.plan.model import Step
-from specdeploy.resolve.resolver import Resolved
-from specdeploy.tune.emit import lock_record
-from specdeploy.tune.run import PREDICTING, RESULT, measuring_backend, raise_problems, tune_resolved
+from specdeploy.resolve.resolved import Resolved
+from specdeploy.tune.run import PREDICTING, measuring_backend, raise_problems, tune_resolved
 
 
 def runtime_inputs(step: Step, resolved: Resolved) -> dict[str, str]:
@@ -35,7 +34,7 @@ def runtime_inputs(step: Step, resolved: Resolved) -> dict[str, str]:
 def adoptable(ctx: ActionContext, can_measure: bool) -> dict[str, Any] | None:
     """The tune result in the artifact folder, when it was tuned for this very profile by this tuner's code."""
     try:
-        res = read_json(ctx.artifact_dir / RESULT)
+        res = read_json(ctx.artifact_dir / TUNE_RESULT)
     except (OSError, ValueError):
         return None
     if not isinstance(res, dict):
@@ -49,7 +48,7 @@ def adoptable(ctx: ActionContext, can_measure: bool) -> dict[str, Any] | None:
 def _restage(ctx: ActionContext) -> None:
     """The adopted tune's files pass through the step's staging folder, so the step records them (the manifest
     lists them and `verify` checks them) as if it had written them."""
-    tune_dir = ctx.artifact_dir / RESULT.parent
+    tune_dir = ctx.artifact_dir / TUNE_RESULT.parent
     if ctx.out_dir is None:
         return
     for path in sorted(tune_dir.rglob("*")):
@@ -67,19 +66,24 @@ def tune(ctx: ActionContext) -> dict[str, Any]:
         backend, why = measuring_backend(ctx.resolved)
     adopted = None if ctx.force else adoptable(ctx, backend not in PREDICTING)
     if adopted is not None:
-        ctx.progress(f"adopted {RESULT} ({adopted['evidence']} by the {adopted['backend']} backend) for this profile")
+        ctx.progress(
+            f"adopted {TUNE_RESULT} ({adopted['evidence']} by the {adopted['backend']} backend) for this profile"
+        )
         _restage(ctx)
-        return {**lock_record(adopted, str(RESULT)), "adopted": True}
+        return {**lock_record(adopted, str(TUNE_RESULT)), "adopted": True}
     if backend in PREDICTING:
-        ctx.progress(f"warning: {why}: the performance model PREDICTS the schedule (nothing is measured); the "
-                     "emitted files say so. Build where TensorRT-LLM and a GPU are to measure it")
-    res = tune_resolved(ctx.resolved, ctx.artifact_dir, backend=backend, fresh=ctx.force, write_dir=ctx.write_dir,
-                        say=ctx.progress)
+        ctx.progress(
+            f"warning: {why}: the performance model PREDICTS the schedule (nothing is measured); the "
+            "emitted files say so. Build where TensorRT-LLM and a GPU are to measure it"
+        )
+    res = tune_resolved(
+        ctx.resolved, ctx.artifact_dir, backend=backend, fresh=ctx.force, write_dir=ctx.write_dir, say=ctx.progress
+    )
     if res.problems and ctx.out_dir is not None:  # a failed step's staging folder is deleted: keep the evidence
         written = Path(res.result_path).parent
         kept = ctx.artifact_dir / ".specdeploy" / "failed" / ctx.step.id
         shutil.rmtree(kept, ignore_errors=True)
         shutil.copytree(written, kept)
-        res = replace(res, result_path=str(kept / RESULT.name))
+        res = replace(res, result_path=str(kept / TUNE_RESULT.name))
     raise_problems(res)
-    return lock_record(res.record(), str(RESULT))
+    return lock_record(res.record(), str(TUNE_RESULT))

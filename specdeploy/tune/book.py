@@ -37,10 +37,17 @@ class Decision:
     rejected: list[int] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"concurrency": self.concurrency, "k": self.k, "objective": self.objective, "baseline": self.baseline,
-                "speedup": self.objective / self.baseline if self.baseline else None, "reason": self.reason,
-                "feasible": self.feasible, "candidates": {str(k): v for k, v in sorted(self.candidates.items())},
-                "rejected": self.rejected}
+        return {
+            "concurrency": self.concurrency,
+            "k": self.k,
+            "objective": self.objective,
+            "baseline": self.baseline,
+            "speedup": self.objective / self.baseline if self.baseline else None,
+            "reason": self.reason,
+            "feasible": self.feasible,
+            "candidates": {str(k): v for k, v in sorted(self.candidates.items())},
+            "rejected": self.rejected,
+        }
 
 
 class Book:
@@ -90,17 +97,24 @@ class Book:
     def noisy(self) -> list[tuple[int, int]]:
         """Points whose relative MAD is above the noise limit and not yet re-measured."""
         limit = self.noise_limit()
-        return [(c, k) for (c, k) in self.runs if (s := self.summary(c, k)) and s.n >= 2 and
-                s.rel_mad > limit and s.n <= self.setup.repeats]
+        return [
+            (c, k)
+            for (c, k) in self.runs
+            if (s := self.summary(c, k)) and s.n >= 2 and s.rel_mad > limit and s.n <= self.setup.repeats
+        ]
 
     def feasible(self, c: int, k: int) -> bool:
-        return all(sla_ok(m.values, self.setup.sla) for m in self.runs.get((c, k), [])[:1]) if self.setup.sla \
-            and self.setup.objective == "goodput" else True
+        return (
+            all(sla_ok(m.values, self.setup.sla) for m in self.runs.get((c, k), [])[:1])
+            if self.setup.sla and self.setup.objective == "goodput"
+            else True
+        )
 
     def closest(self, c: int) -> tuple[int, float] | None:
         """The measured point at c nearest to meeting the SLA: (K, relative overshoot)."""
-        pts = [(k, min(sla_excess(m.values, self.setup.sla) for m in ms))
-               for (cc, k), ms in self.runs.items() if cc == c]
+        pts = [
+            (k, min(sla_excess(m.values, self.setup.sla) for m in ms)) for (cc, k), ms in self.runs.items() if cc == c
+        ]
         return min(pts, key=lambda p: (p[1], p[0])) if pts else None
 
     def decide(self, c: int, baseline_estimate: Callable[[int, Summary], float | None] | None = None) -> Decision:
@@ -112,20 +126,30 @@ class Book:
         cands = {k: s.to_dict() for k, s in sums.items()}
         if not good and any(s.median > 0 for s in sums.values()):  # noise, not the SLA, left nothing
             off = sums.get(0)
-            return Decision(c, 0, off.median if off else 0.0, off.median if off else None,
-                            f"every measured point is noisier than {limit:.0%} (relative MAD): speculation off",
-                            True, cands, rejected)
+            return Decision(
+                c,
+                0,
+                off.median if off else 0.0,
+                off.median if off else None,
+                f"every measured point is noisier than {limit:.0%} (relative MAD): speculation off",
+                True,
+                cands,
+                rejected,
+            )
         if not good:
             reason = "no feasible measured point (SLA)" if sums else "nothing measured"
             return Decision(c, 0, 0.0, None, reason + ": speculation off", False, cands, rejected)
         k = select(good)
         off = good.get(0)
         if k > 0 and off is not None and not beats(good[k], off):
-            return Decision(c, 0, off.median, off.median, f"K={k} does not beat plain decoding beyond noise",
-                            True, cands, rejected)
+            return Decision(
+                c, 0, off.median, off.median, f"K={k} does not beat plain decoding beyond noise", True, cands, rejected
+            )
         base = off.median if off else (baseline_estimate(k, good[k]) if baseline_estimate else None)
         if k > 0 and off is None and base is not None and good[k].median <= base * (1 + limit):
-            return Decision(c, 0, base, base, f"K={k} within noise of the predicted plain decoding", True, cands,
-                            rejected)
-        return Decision(c, k, good[k].median, base, "best measured" if k else "plain decoding is best", True,
-                        cands, rejected)
+            return Decision(
+                c, 0, base, base, f"K={k} within noise of the predicted plain decoding", True, cands, rejected
+            )
+        return Decision(
+            c, k, good[k].median, base, "best measured" if k else "plain decoding is best", True, cands, rejected
+        )

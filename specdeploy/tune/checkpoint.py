@@ -70,8 +70,13 @@ class Checkpoint:
 class Recorder:
     """Wraps a backend: replay from the checkpoint, else measure (retry a crash once), append, count."""
 
-    def __init__(self, measure: MeasureFn, checkpoint: Checkpoint,
-                 on_measure: Callable[[Measurement], None] | None = None, pool: Any = None) -> None:
+    def __init__(
+        self,
+        measure: MeasureFn,
+        checkpoint: Checkpoint,
+        on_measure: Callable[[Measurement], None] | None = None,
+        pool: Any = None,
+    ) -> None:
         self.measure, self.checkpoint, self.on_measure = measure, checkpoint, on_measure
         self.pool = pool
         """A point pool (`specdeploy.tune.parallel.RayPool`, which measures with its own backend), or None."""

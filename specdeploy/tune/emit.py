@@ -1,6 +1,6 @@
 """Decisions per concurrency -> the canonical schedule (lower-bound map + `max_concurrency`) -> the target
-engine release's schedule (`Engine.emitted_schedule`: TRT-LLM's `draft_len_schedule`), and the record that goes
-into `specdeploy.lock`."""
+engine release's schedule (`Engine.emitted_schedule`: TRT-LLM's `draft_len_schedule`); `specdeploy.lock` keeps
+it as `execute.manifest.lock_record` says."""
 
 from __future__ import annotations
 
@@ -13,8 +13,9 @@ from specdeploy.schedule import canonical
 from specdeploy.tune.book import Decision
 
 
-def schedule_of(decisions: Mapping[int, Decision], *, max_batch_size: int,
-                trtllm_version: str | None) -> dict[str, Any]:
+def schedule_of(
+    decisions: Mapping[int, Decision], *, max_batch_size: int, trtllm_version: str | None
+) -> dict[str, Any]:
     """Lower bounds `{c_i: K_i}` for the tuned concurrencies; speculation stops (max_concurrency) after the last
     concurrency where it pays, and above the largest tuned concurrency (never extrapolated)."""
     cs = sorted(decisions)
@@ -37,18 +38,30 @@ def schedule_of(decisions: Mapping[int, Decision], *, max_batch_size: int,
         lower, clamp_notes = engine.clamp_tuned(lower, str(trtllm_version))
         notes += clamp_notes
         if not lower[1]:  # plain decoding at concurrency 1 clamps every K to 0: speculation is off
-            return {**off_schedule(max_batch_size, [*notes, "speculation off: the clamp leaves K = 0 everywhere"]),
-                    "clamped": {str(c): {"tuned": decisions[c].k, "emitted": 0} for c in cs if decisions[c].k}}
+            return {
+                **off_schedule(max_batch_size, [*notes, "speculation off: the clamp leaves K = 0 everywhere"]),
+                "clamped": {str(c): {"tuned": decisions[c].k, "emitted": 0} for c in cs if decisions[c].k},
+            }
     ranges = canonical(lower, max_concurrency=max_conc)
-    clamped = {str(c): {"tuned": decisions[c].k, "emitted": k_at(ranges, c)} for c in cs
-               if decisions[c].k != k_at(ranges, c) and c <= max_conc}
+    clamped = {
+        str(c): {"tuned": decisions[c].k, "emitted": k_at(ranges, c)}
+        for c in cs
+        if decisions[c].k != k_at(ranges, c) and c <= max_conc
+    }
     emitted: dict[str, Any] | None = None
     if engine is not None:
         emitted, emit_notes = engine.emitted_schedule(ranges, max_conc, str(trtllm_version))
         notes += emit_notes
-    return {"speculation": True, "schedule": {str(c): k for c, k in lower.items()}, "ranges": [list(r) for r in ranges],
-            "max_concurrency": max_conc, "draft_len": max(lower.values()), "emitted": emitted, "notes": notes,
-            "clamped": clamped}
+    return {
+        "speculation": True,
+        "schedule": {str(c): k for c, k in lower.items()},
+        "ranges": [list(r) for r in ranges],
+        "max_concurrency": max_conc,
+        "draft_len": max(lower.values()),
+        "emitted": emitted,
+        "notes": notes,
+        "clamped": clamped,
+    }
 
 
 def _engine_of_release(field: str, release: str | None) -> Engine | None:
@@ -60,21 +73,18 @@ def _engine_of_release(field: str, release: str | None) -> Engine | None:
 
 def off_schedule(max_batch_size: int, notes: list[str]) -> dict[str, Any]:
     """No speculation at any batch size, and why (`notes`)."""
-    return {"speculation": False, "schedule": {"1": 0}, "ranges": [[1, max_batch_size, 0]], "max_concurrency": None,
-            "draft_len": 0, "emitted": None, "notes": notes, "clamped": {}}
+    return {
+        "speculation": False,
+        "schedule": {"1": 0},
+        "ranges": [[1, max_batch_size, 0]],
+        "max_concurrency": None,
+        "draft_len": 0,
+        "emitted": None,
+        "notes": notes,
+        "clamped": {},
+    }
 
 
 def k_at(ranges: Sequence[Sequence[int]], concurrency: int) -> int:
     """The K a schedule (canonical `[lo, hi, K]` ranges) serves at `concurrency`: 0 outside every range."""
     return next((int(k) for lo, hi, k in ranges if lo <= concurrency <= hi), 0)
-
-
-def lock_record(result: Mapping[str, Any], result_path: str) -> dict[str, Any]:
-    """What `specdeploy.lock` keeps under `tuned` (the full result stays in tune/result.json)."""
-    sched = result["schedule"]
-    return {"format": result["format"], "backend": result["backend"],
-            "evidence": result.get("evidence", "measured"), "strategy": result["strategy"],
-            "draft_len": sched["draft_len"], "schedule": sched["schedule"], "ranges": sched["ranges"],
-            "max_concurrency": sched["max_concurrency"], "emitted": sched["emitted"],
-            "notes": sched.get("notes", []), "clamped": sched.get("clamped", {}),
-            "confidence": result["confidence"]["level"], "result": result_path}

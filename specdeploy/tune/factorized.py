@@ -18,6 +18,7 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 from specdeploy.errors import StepFailed
+from specdeploy.metrics import PER_USER_THROUGHPUT
 from specdeploy.tune.book import Decision
 from specdeploy.tune.fit import ITL_P99_FACTOR, AcceptanceFit, CostFit, acceptance_fit, implausible_steps, predicted
 from specdeploy.tune.objective import TIE, objective_value, sla_excess, summarize
@@ -43,7 +44,7 @@ def probe_lens(ks: list[int], count: int | None) -> list[int]:
     """Plain decoding and the draft lengths probed: every one up to PROBE_ALL, else five spread over the range;
     `count` of them, spread and K_max first, where the backend says a probe of another K is costly."""
     if count is None:
-        return sorted({0, *ks}) if len(ks) <= PROBE_ALL else sorted({0, *ks[::max(1, len(ks) // 4)], ks[-1]})
+        return sorted({0, *ks}) if len(ks) <= PROBE_ALL else sorted({0, *ks[:: max(1, len(ks) // 4)], ks[-1]})
     count = max(1, min(count, len(ks)))
     return sorted({0, ks[-1], *(ks[round(i * (len(ks) - 1) / (count - 1))] for i in range(count - 1))})
 
@@ -105,7 +106,9 @@ class Factorized(Strategy):
     def suspect_probes(self) -> list[tuple[int, int]]:
         """Points to probe again: the predicted best's neighbours in K (twice in all), steps slower than a point
         with more work and dips of the predicted objective over K (up to PROBE_TRIES). The objective is unimodal
-        in K (acceptance concave, step cost convex), so a dip is a slowed probe."""
+        in K (acceptance concave, step cost convex), so a dip is a slowed probe; a predicted probe is never slowed."""
+        if self.setup.predicted:
+            return []
         odd, near = set(implausible_steps({ck: min(xs) for ck, xs in self.steps.items()})), set()
         for c in self.setup.concurrency:
             ks = sorted(k for cc, k in self.steps if cc == c)
@@ -119,9 +122,11 @@ class Factorized(Strategy):
         return sorted(ck for ck, n in tries.items() if self.probed[ck] < n)
 
     def _ratios(self) -> dict[tuple[int, int], float]:
-        return {(c, k): summ.median / self.predictions[(c, k)]["user_tps"]
-                for (c, k), runs in self.book.runs.items()
-                if (summ := summarize([m.values["user_tps"] for m in runs]))}
+        return {
+            (c, k): summ.median / self.predictions[(c, k)][PER_USER_THROUGHPUT]
+            for (c, k), runs in self.book.runs.items()
+            if (summ := summarize([m.values[PER_USER_THROUGHPUT] for m in runs]))
+        }
 
     def factor(self) -> float | None:
         """Measured/predicted per-user speed is one factor for every point (prefill, scheduling): the median over
@@ -131,10 +136,13 @@ class Factorized(Strategy):
 
     def strays(self) -> list[tuple[int, int]]:
         """Confirmed points more than the noise threshold below the common factor, not yet re-measured: their
-        prediction agrees with the rest, so their runs were likely slowed."""
-        mid = self.factor()
-        return [ck for ck, r in sorted(self._ratios().items())
-                if mid and r < mid * (1 - self.book.noise_limit()) and self.book.n(*ck) <= self.setup.repeats]
+        prediction agrees with the rest, so their runs were likely slowed (a predicted run never is)."""
+        mid = None if self.setup.predicted else self.factor()
+        return [
+            ck
+            for ck, r in sorted(self._ratios().items())
+            if mid and r < mid * (1 - self.book.noise_limit()) and self.book.n(*ck) <= self.setup.repeats
+        ]
 
     def runners_up(self, count: int = 2) -> list[tuple[int, int]]:
         """Unmeasured K whose prediction, scaled by the common factor, beats the best measured point at its
@@ -157,13 +165,21 @@ class Factorized(Strategy):
         can be the speculative loop's alone (ragged acceptance in a batch), which plain decoding does not pay."""
         hi = max(self._ratios().values(), default=None)
         ks = [0, *self.setup.draft_lens]
-        return [c for c in self.setup.concurrency if hi and not self.book.n(c, 0) and
-                max((s.median for k in ks if (s := self.book.summary(c, k))), default=0.0)
-                < GUARD_MARGIN * hi * self._pred_objective(c, 0)]
+        return [
+            c
+            for c in self.setup.concurrency
+            if hi
+            and not self.book.n(c, 0)
+            and max((s.median for k in ks if (s := self.book.summary(c, k))), default=0.0)
+            < GUARD_MARGIN * hi * self._pred_objective(c, 0)
+        ]
 
     def _pred_objective(self, c: int, k: int) -> float:
-        return objective_value(self.predictions[(c, k)], self.setup.objective, {"p99_itl_ms": self.setup.p99_itl_ms}
-                               if self.setup.p99_itl_ms else {})
+        return objective_value(
+            self.predictions[(c, k)],
+            self.setup.objective,
+            {"p99_itl_ms": self.setup.p99_itl_ms} if self.setup.p99_itl_ms else {},
+        )
 
     def candidates(self, c: int) -> list[int]:
         """The predicted best K, plus K = 0 unless speculation is predicted to pay by 20%. (The 1% tie rule is
@@ -179,9 +195,14 @@ class Factorized(Strategy):
     def decisions(self) -> dict[int, Decision]:
         def estimate(c: int) -> Callable[[int, Any], float | None]:
             return lambda k, summary: summary.median / self.predictions[(c, k)]["speedup"] if self.predictions else None
+
         return {c: self.book.decide(c, estimate(c)) for c in self.setup.concurrency}
 
     def fit_record(self) -> dict[str, Any]:
-        return {"acceptance": self.acc.to_dict() if self.acc else None, "cost": self.cost.to_dict() if self.cost else
-                None, "calibration": self.calibration, "itl_p99_factor": ITL_P99_FACTOR,
-                "predictions": [v for _, v in sorted(self.predictions.items())]}
+        return {
+            "acceptance": self.acc.to_dict() if self.acc else None,
+            "cost": self.cost.to_dict() if self.cost else None,
+            "calibration": self.calibration,
+            "itl_p99_factor": ITL_P99_FACTOR,
+            "predictions": [v for _, v in sorted(self.predictions.items())],
+        }

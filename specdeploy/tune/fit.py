@@ -14,12 +14,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from specdeploy.metrics import OUTPUT_THROUGHPUT, PER_USER_THROUGHPUT, key
 from specdeploy.perfmodel.acceptance import AcceptanceProfile
 from specdeploy.perfmodel.predict import StepTimer
 from specdeploy.tune.types import Measurement
 
 ITL_P99_FACTOR = 1.25
-"""p99 ITL / mean ITL before any end-to-end run has measured it."""
+"""p99 ITL / the step time (every step delivers each request its tokens) before an end-to-end run measured it."""
 STEP_TOL = 0.01
 """A step probed more than 1% slower than a point with more work is implausible (probed again)."""
 
@@ -33,8 +34,13 @@ class AcceptanceFit:
     per_category: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"source": self.source, "al": {str(k): v for k, v in sorted(self.al.items())}, "hist": self.hist,
-                "prefix": list(self.profile.prefix) if self.profile else None, "per_category": self.per_category}
+        return {
+            "source": self.source,
+            "al": {str(k): v for k, v in sorted(self.al.items())},
+            "hist": self.hist,
+            "prefix": list(self.profile.prefix) if self.profile else None,
+            "per_category": self.per_category,
+        }
 
 
 def _al_table(profile: AcceptanceProfile, ks: list[int]) -> dict[int, float]:
@@ -53,8 +59,11 @@ def acceptance_fit(records: list[Measurement], ks: list[int], chain: bool) -> Ac
         for name, hist in (run.values.get("per_category") or {}).items():
             if sum(hist) > 0:
                 p = AcceptanceProfile.from_histogram(hist, f"category {name}")
-                cats[name] = {"hist": list(hist), "prefix": list(p.prefix),
-                              "al": {str(k): p.expected_al(k) for k in ks}}
+                cats[name] = {
+                    "hist": list(hist),
+                    "prefix": list(p.prefix),
+                    "al": {str(k): p.expected_al(k) for k in ks},
+                }
         return AcceptanceFit(_al_table(profile, ks), profile.source, list(run.values["hist"]), profile, cats)
     table = {0: 1.0, **{m.request.k: float(m.values["al"]) for m in runs}}
     return AcceptanceFit(table, "AL measured per K (non-chain mechanism)")
@@ -91,8 +100,10 @@ class CostFit:
         return self.prior.step_seconds(batch, k) * self._r(batch, k)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"probes": [{"concurrency": b, "k": k, "step_s": s} for (b, k), s in sorted(self.probes.items())],
-                "ratio": {str(b): [[k, r] for k, r in pts] for b, pts in sorted(self.ratio.items())}}
+        return {
+            "probes": [{"concurrency": b, "k": k, "step_s": s} for (b, k), s in sorted(self.probes.items())],
+            "ratio": {str(b): [[k, r] for k, r in pts] for b, pts in sorted(self.ratio.items())},
+        }
 
 
 def implausible_steps(steps: Mapping[tuple[int, int], float], tol: float = STEP_TOL) -> list[tuple[int, int]]:
@@ -109,11 +120,20 @@ def implausible_steps(steps: Mapping[tuple[int, int], float], tol: float = STEP_
     return out
 
 
-def predicted(cost: StepTimer, acc: AcceptanceFit, c: int, k: int,
-              itl_factor: float = ITL_P99_FACTOR) -> dict[str, float]:
-    """The predicted end-to-end values at (c, K) in the units the backends measure."""
+def predicted(
+    cost: StepTimer, acc: AcceptanceFit, c: int, k: int, itl_factor: float = ITL_P99_FACTOR
+) -> dict[str, float]:
+    """The predicted end-to-end values at (c, K) under the names the backends measure (specdeploy.metrics)."""
     step = cost.step_seconds(c, k)
     al = acc.al.get(k, 1.0)
     user = al / step
-    return {"concurrency": c, "k": k, "step_s": step, "al": al, "user_tps": user, "system_tps": c * user,
-            "itl_p99_ms": 1e3 * itl_factor * step / al, "speedup": al * cost.step_seconds(c, 0) / step}
+    return {
+        "concurrency": c,
+        "k": k,
+        "step_s": step,
+        "al": al,
+        PER_USER_THROUGHPUT: user,
+        OUTPUT_THROUGHPUT: c * user,
+        key("itl", "p99"): 1e3 * itl_factor * step,
+        "speedup": al * cost.step_seconds(c, 0) / step,
+    }

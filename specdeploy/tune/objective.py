@@ -8,33 +8,42 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from specdeploy.metrics import OUTPUT_THROUGHPUT, PER_USER_THROUGHPUT, value
+
 TIE = 0.01
 """Candidates within 1% of the best are tied; the smaller K wins."""
 MAX_REL_MAD = 0.05
 """A point whose MAD is above 5% of its median is re-measured once, then rejected."""
 
 
-FIELDS = {"p99_itl_ms": "itl_p99_ms", "p99_ttft_ms": "ttft_p99_ms"}
-"""SLA limit (profile name) -> the measured value it bounds."""
+FIELDS = {"p99_itl_ms": ("itl", "p99"), "p99_ttft_ms": ("ttft", "p99")}
+"""SLA limit (profile name) -> the latency and statistic it bounds (a prediction's one value stands for it)."""
 
 
 def sla_ok(values: Mapping[str, Any], sla: Mapping[str, float]) -> bool:
-    return all(values.get(FIELDS[name]) is not None and float(values[FIELDS[name]]) <= limit
-               for name, limit in sla.items())
+    return all((v := value(values, *FIELDS[name])) is not None and v <= limit for name, limit in sla.items())
 
 
 def sla_excess(values: Mapping[str, Any], sla: Mapping[str, float]) -> float:
     """How far a point misses the SLA (0 when it meets it): the largest relative overshoot."""
-    return max([0.0, *(float(values.get(FIELDS[n], float("inf"))) / lim - 1.0 for n, lim in sla.items())])
+    return max(
+        [
+            0.0,
+            *(
+                (v if (v := value(values, *FIELDS[n])) is not None else float("inf")) / lim - 1.0
+                for n, lim in sla.items()
+            ),
+        ]
+    )
 
 
 def objective_value(values: Mapping[str, Any], objective: str, sla: Mapping[str, float]) -> float:
-    """throughput: system tok/s; latency: per-user tok/s; goodput: system tok/s if the SLA holds, else 0."""
+    """throughput: output tok/s; latency: output tok/s per user; goodput: output tok/s if the SLA holds, else 0."""
     if objective == "latency":
-        return float(values["user_tps"])
+        return float(values[PER_USER_THROUGHPUT])
     if objective == "goodput" and not sla_ok(values, sla):
         return 0.0
-    return float(values["system_tps"])
+    return float(values[OUTPUT_THROUGHPUT])
 
 
 @dataclass(frozen=True)

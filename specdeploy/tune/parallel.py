@@ -39,8 +39,9 @@ def run_point(measure: MeasureFn, group: Group) -> list[dict[str, Any] | str]:
 class RayPool:
     """Runs point groups as Ray tasks; `gpus` per point (0: `cpus` only, e.g. the CPU reference runtime)."""
 
-    def __init__(self, measure: MeasureFn, *, gpus: int, cpus: int = 1, parallel: int | str = "auto",
-                 address: str | None = None) -> None:
+    def __init__(
+        self, measure: MeasureFn, *, gpus: int, cpus: int = 1, parallel: int | str = "auto", address: str | None = None
+    ) -> None:
         self.measure, self.gpus, self.cpus, self.address = measure, gpus, cpus, address
         self.cap = None if parallel == "auto" else int(parallel)
 
@@ -53,8 +54,11 @@ class RayPool:
             ray.init(address=self.address, include_dashboard=False, log_to_driver=False)
         biggest = max((n["Resources"].get("GPU", 0) for n in ray.nodes() if n.get("Alive")), default=0)
         if self.gpus > biggest:
-            raise UsageError(f"a measurement point needs {self.gpus} GPU(s) on one node; the Ray cluster's largest "
-                             f"node has {biggest:g}", hint="lower tensor_parallel x pipeline_parallel, or add nodes")
+            raise UsageError(
+                f"a measurement point needs {self.gpus} GPU(s) on one node; the Ray cluster's largest "
+                f"node has {biggest:g}",
+                hint="lower tensor_parallel x pipeline_parallel, or add nodes",
+            )
         return ray
 
     def run(self, groups: Sequence[Group]) -> Iterator[tuple[Group, list[dict[str, Any] | str]]]:
@@ -71,9 +75,12 @@ class RayPool:
             while queue and (self.cap is None or len(pending) < self.cap):
                 group = queue.pop(0)
                 pg = placement_group([bundle], strategy="STRICT_PACK")
-                ref = task.options(num_cpus=self.cpus, num_gpus=self.gpus, max_retries=0,
-                                   scheduling_strategy=PlacementGroupSchedulingStrategy(pg, 0)
-                                   ).remote(self.measure, group)
+                ref = task.options(
+                    num_cpus=self.cpus,
+                    num_gpus=self.gpus,
+                    max_retries=0,
+                    scheduling_strategy=PlacementGroupSchedulingStrategy(pg, 0),
+                ).remote(self.measure, group)
                 pending[ref] = (group, pg)
             [ready], _ = ray.wait(list(pending), num_returns=1)
             group, pg = pending.pop(ready)

@@ -8,31 +8,28 @@ from typing import Any
 
 from specdeploy.errors import UsageError
 from specdeploy.perfmodel import AnalyticTimer, Efficiency, Measured, calibrate, pseudo_gpu
+from specdeploy.perfmodel.context import decode_context
 from specdeploy.perfmodel.predict import StepTimer
-from specdeploy.resolve.resolver import Resolved
-
-PROMPT_TOKENS = 512
-"""Assumed prompt length where the dataset's is unknown (the context of a decode step = prompt + half the output)."""
-
-
-def context_of(resolved: Resolved) -> int:
-    """The context of a decode step the performance model assumes, for `plan` and `tune --backend model` alike."""
-    return PROMPT_TOKENS + resolved.profile.tune.output_len // 2
-
-
-def context_text(resolved: Resolved) -> str:
-    return (f"context {context_of(resolved)} tokens: a {PROMPT_TOKENS}-token prompt + half of tune.output_len "
-            f"{resolved.profile.tune.output_len}")
+from specdeploy.resolve.resolved import Resolved
 
 
 def analytic_timer(resolved: Resolved, eff: Efficiency | None = None) -> AnalyticTimer:
     profile = resolved.profile
     if resolved.target is None:
-        raise UsageError(f"the performance model needs the target's config.json ({profile.target.model})",
-                         hint="pass a local folder, or pre-fill the Hugging Face cache")
-    return AnalyticTimer(resolved.target, resolved.gpu or pseudo_gpu(), mechanism=profile.speculative.mechanism,
-                         draft=resolved.draft, quantization=profile.target.quantization,
-                         tp=profile.hardware.tensor_parallel, context=context_of(resolved), eff=eff)
+        raise UsageError(
+            f"the performance model needs the target's config.json ({profile.target.model})",
+            hint="pass a local folder, or pre-fill the Hugging Face cache",
+        )
+    return AnalyticTimer(
+        resolved.target,
+        resolved.gpu or pseudo_gpu(),
+        mechanism=profile.speculative.mechanism,
+        draft=resolved.draft,
+        quantization=profile.target.quantization,
+        tp=profile.hardware.tensor_parallel,
+        context=decode_context(profile.tune.output_len),
+        eff=eff,
+    )
 
 
 def calibrated_prior(resolved: Resolved):  # noqa: ANN201 - a PriorFactory
@@ -47,8 +44,13 @@ def prior_for(make: Callable[[Efficiency | None], AnalyticTimer]):  # noqa: ANN2
         base = make(None)
         if len(plain) < 2:
             return base, None
-        cal = calibrate(base.target, base.gpu, [Measured(b, 1, base.ctx.context, s) for b, s in sorted(plain.items())],
-                        quantization=base.ctx.quantization, tp=base.ctx.tp)
+        cal = calibrate(
+            base.target,
+            base.gpu,
+            [Measured(b, 1, base.ctx.context, s) for b, s in sorted(plain.items())],
+            quantization=base.ctx.quantization,
+            tp=base.ctx.tp,
+        )
         return make(cal.eff), cal.to_dict()
 
     return factory

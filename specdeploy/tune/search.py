@@ -55,7 +55,8 @@ class Strategy:
         return {}
 
     def repeats(self, c: int, k: int) -> Batch:
-        return self.book.ask_repeats(c, k, self.setup.repeats)
+        """The next `tune.repeats` runs of a point; one for a prediction (asked again, it says the same)."""
+        return self.book.ask_repeats(c, k, 1 if self.setup.predicted else self.setup.repeats)
 
     def rounds(self, points: Iterable[tuple[int, int]]) -> Batch:
         """The repeats of every point, in rounds that run each point once: a slow spell of a shared machine then

@@ -10,7 +10,7 @@ from typing import Any
 from specdeploy.errors import UsageError
 from specdeploy.profile.rules import draft_len_candidates
 from specdeploy.prompts import check_dataset
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.resolve.resolved import Resolved
 
 OBJECTIVES = ("throughput", "latency", "goodput")
 
@@ -40,6 +40,9 @@ class TuneSetup:
     """How many draft lengths above 0 the factorized strategy probes step cost at, the largest among them (None:
     every one up to its PROBE_ALL). The measuring backend says so where a probe of another K costs an engine start."""
     extra: dict[str, Any] = field(default_factory=dict)
+    predicted: bool = False
+    """The backend predicts (the performance model): the same request gives the same numbers, so every point is
+    asked once (no repeats, no second probe) and shows one value."""
 
     @property
     def k_max(self) -> int:
@@ -55,8 +58,9 @@ class TuneSetup:
     def hash(self, backend: str, strategy: str, code: str = "") -> str:
         """Identity of a checkpoint: same setup, backend, strategy and measuring code -> measurements can be
         replayed (an interrupted tune resumes; one after a code change measures afresh)."""
-        blob = json.dumps({"setup": self.to_dict(), "backend": backend, "strategy": strategy, "code": code},
-                          sort_keys=True)
+        blob = json.dumps(
+            {"setup": self.to_dict(), "backend": backend, "strategy": strategy, "code": code}, sort_keys=True
+        )
         return hashlib.sha256(blob.encode()).hexdigest()
 
 
@@ -67,33 +71,50 @@ def setup_from(resolved: Resolved) -> TuneSetup:
     profile = resolved.profile
     spec, tune = profile.speculative, profile.tune
     if spec.mechanism == "none":
-        raise UsageError("nothing to tune: speculative.mechanism is none", hint="pick a mechanism (eagle3, mtp, ...)")
+        raise UsageError(
+            "nothing to tune: speculative.mechanism is none",
+            hint="pick a mechanism (`specdeploy mechanisms` lists them)",
+        )
     plugin = find(spec.mechanism)
     engine_max = plugin.max_draft_len if plugin else 64
     if isinstance(spec.draft_len, int):  # a fixed draft length is the engine's ceiling
         engine_max = min(engine_max, spec.draft_len)
     ks = draft_len_candidates(profile, plugin) or tuple(range(1, min(engine_max, 8) + 1))
     if max(ks) > engine_max:
-        raise UsageError(f"tune.draft_lens goes up to {max(ks)}, beyond the engine's max_draft_len {engine_max}",
-                         hint=f"keep tune.draft_lens <= {engine_max} (or raise speculative.draft_len / use auto)")
+        raise UsageError(
+            f"tune.draft_lens goes up to {max(ks)}, beyond the engine's max_draft_len {engine_max}",
+            hint=f"keep tune.draft_lens <= {engine_max} (or raise speculative.draft_len / use auto)",
+        )
     check_dataset(tune.dataset)  # `validate` checked it too; the file may have changed since
     conc = tuple(c for c in tune.concurrency if c <= profile.serving.max_batch_size)
     if not conc:
         raise UsageError(f"every tune.concurrency is above serving.max_batch_size {profile.serving.max_batch_size}")
     return TuneSetup(
-        profile=resolved.loaded.name, mechanism=spec.mechanism, chain=bool(plugin.chain) if plugin else False,
-        concurrency=conc, draft_lens=ks, objective=tune.objective,
-        p99_itl_ms=tune.sla.p99_itl_ms, p99_ttft_ms=tune.sla.p99_ttft_ms, repeats=tune.repeats,
-        prompts=tune.prompts, output_len=tune.output_len, dataset=tune.dataset, time_budget_s=tune.time_budget_s,
+        profile=resolved.loaded.name,
+        mechanism=spec.mechanism,
+        chain=bool(plugin.chain) if plugin else False,
+        concurrency=conc,
+        draft_lens=ks,
+        objective=tune.objective,
+        p99_itl_ms=tune.sla.p99_itl_ms,
+        p99_ttft_ms=tune.sla.p99_ttft_ms,
+        repeats=tune.repeats,
+        prompts=tune.prompts,
+        output_len=tune.output_len,
+        dataset=tune.dataset,
+        time_budget_s=tune.time_budget_s,
         line=resolved.line.name if resolved.line else None,
         # the TensorRT-LLM release whose schedule rules clamp the result: only a profile whose engine has them
-        trtllm_version=profile.runtime.trtllm_version if resolved.line and _release_field(resolved) == "trtllm_version"
+        trtllm_version=profile.runtime.trtllm_version
+        if resolved.line and _release_field(resolved) == "trtllm_version"
         else None,
         max_batch_size=profile.serving.max_batch_size,
         engine_max_draft_len=engine_max,
         # the user's own acceptance shapes the model backend's world: a change must not replay old measurements
-        extra={k: v for k, v in (("acceptance_al", tune.acceptance_al), ("acceptance_rates", tune.acceptance_rates))
-               if v})
+        extra={
+            k: v for k, v in (("acceptance_al", tune.acceptance_al), ("acceptance_rates", tune.acceptance_rates)) if v
+        },
+    )
 
 
 def _release_field(resolved: Resolved) -> str | None:

@@ -1,8 +1,9 @@
 """What a strategy asks for (`Request`) and what a measurement backend answers (`Measurement`).
 
 Kinds: `acceptance` (one run at K: histogram of accepted drafts per step, per category), `cost` (step time at
-(B, K), drafting included, drafter quality excluded), `e2e` (an end-to-end run at concurrency c with K fixed:
-throughput, per-user speed, p99 ITL/TTFT), `mixed` (the whole schedule replayed under mixed concurrency).
+(B, K), drafting included, drafter quality excluded), `e2e` (an end-to-end run at concurrency c with K fixed: the
+metrics of `specdeploy.metrics`, measured or predicted), `mixed` (the whole schedule replayed under mixed
+concurrency: output token throughput with it and with plain decoding).
 Every measurement carries `cost_s`: the device seconds it took (real, or simulated by the model backend).
 """
 
@@ -12,6 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from specdeploy.metrics import OUTPUT_THROUGHPUT
+
+PLAIN_THROUGHPUT = f"plain_{OUTPUT_THROUGHPUT}"
+"""A mixed replay's output token throughput with plain decoding at the same concurrencies."""
+PROMISED_THROUGHPUT = f"promised_{OUTPUT_THROUGHPUT}"
+"""What the schedule's per-concurrency points promised for the mixed replay."""
 KINDS = ("acceptance", "cost", "e2e", "mixed")
 
 
@@ -35,13 +42,23 @@ class Request:
         return f"{self.kind}/c{self.concurrency}/k{self.k}/r{self.repeat}" + (f"/{sched}" if sched else "")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "concurrency": self.concurrency, "k": self.k, "repeat": self.repeat,
-                "schedule": [list(p) for p in self.schedule]}
+        return {
+            "kind": self.kind,
+            "concurrency": self.concurrency,
+            "k": self.k,
+            "repeat": self.repeat,
+            "schedule": [list(p) for p in self.schedule],
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Request:
-        return cls(str(data["kind"]), int(data.get("concurrency", 1)), int(data.get("k", 0)),
-                   int(data.get("repeat", 0)), tuple((int(c), int(k)) for c, k in data.get("schedule", ())))
+        return cls(
+            str(data["kind"]),
+            int(data.get("concurrency", 1)),
+            int(data.get("k", 0)),
+            int(data.get("repeat", 0)),
+            tuple((int(c), int(k)) for c, k in data.get("schedule", ())),
+        )
 
 
 @dataclass(frozen=True)
@@ -58,13 +75,27 @@ class Measurement:
         return self.values.get(name, default)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"key": self.request.key, "request": self.request.to_dict(), "ok": self.ok, "values": self.values,
-                "cost_s": self.cost_s, "error": self.error, "attempt": self.attempt}
+        return {
+            "key": self.request.key,
+            "request": self.request.to_dict(),
+            "ok": self.ok,
+            "values": self.values,
+            "cost_s": self.cost_s,
+            "error": self.error,
+            "attempt": self.attempt,
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], replayed: bool = True) -> Measurement:
-        return cls(Request.from_dict(data["request"]), dict(data.get("values") or {}), float(data.get("cost_s", 0.0)),
-                   bool(data.get("ok", True)), data.get("error"), int(data.get("attempt", 1)), replayed)
+        return cls(
+            Request.from_dict(data["request"]),
+            dict(data.get("values") or {}),
+            float(data.get("cost_s", 0.0)),
+            bool(data.get("ok", True)),
+            data.get("error"),
+            int(data.get("attempt", 1)),
+            replayed,
+        )
 
 
 MeasureFn = Callable[[Request], dict[str, Any]]
@@ -82,7 +113,9 @@ def mixed_point(e2e: Callable[[Request], dict[str, Any]], schedule: Any) -> dict
         runs.append((c, k, spec))
         base.append(plain)
         cost += spec["cost_s"] + (plain["cost_s"] if k else 0.0)
-    return {"system_tps": sum(v["system_tps"] for *_, v in runs) / len(runs),
-            "baseline_tps": sum(v["system_tps"] for v in base) / len(base),
-            "per_concurrency": [{"concurrency": c, "k": k, "system_tps": v["system_tps"]} for c, k, v in runs],
-            "cost_s": cost}
+    return {
+        OUTPUT_THROUGHPUT: sum(v[OUTPUT_THROUGHPUT] for *_, v in runs) / len(runs),
+        PLAIN_THROUGHPUT: sum(v[OUTPUT_THROUGHPUT] for v in base) / len(base),
+        "per_concurrency": [{"concurrency": c, "k": k, OUTPUT_THROUGHPUT: v[OUTPUT_THROUGHPUT]} for c, k, v in runs],
+        "cost_s": cost,
+    }

@@ -9,62 +9,78 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.helpers import LLAMA_31_8B_CONFIG, hub_cache_model, local_model, write_profile
+from tests.helpers import (
+    LLAMA_31_8B_CONFIG,
+    cli,
+    hub_cache_model,
+    local_model,
+    run_specdeploy,
+    tiny_llama_profile,
+    write_profile,
+)
 
 TOKEN = "hf_SECRETtokenXYZ0123456789"
 
 
-def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "specdeploy", *args], capture_output=True, text=True,
-                          env={**os.environ, "NO_COLOR": "1", **(env or {})}, timeout=300)
-
-
-def _profile(tmp_path: Path, **over: object) -> Path:
-    model = local_model(tmp_path / "llama", LLAMA_31_8B_CONFIG)
-    (model / "model.safetensors").write_bytes(b"w" * 4096)
-    data: dict[str, object] = {"target": {"model": str(model), "dtype": "bfloat16"}, "hardware": {"gpu": "h200"},
-                               "speculative": {"mechanism": "ngram", "draft_len": 4},
-                               "serving": {"max_batch_size": 16, "max_seq_len": 4096}, **over}
-    return write_profile(tmp_path / "tiny.yaml", data)
-
-
 def test_build_then_noop_rebuild_and_json_summary(tmp_path: Path) -> None:
-    profile, out = _profile(tmp_path), tmp_path / "artifacts"
-    first = run("build", str(profile), "--out", str(out), "--only", "fetch", "--only", "emit")
+    profile, out = tiny_llama_profile(tmp_path), tmp_path / "artifacts"
+    first = run_specdeploy("build", str(profile), "--out", str(out), "--only", "fetch", "--only", "emit")
     assert first.returncode == 0, first.stderr
     art = out / "tiny"
     options = (art / "llm_api_options.yaml").read_text()
     assert "decoding_type: NGram" in options and "disable_overlap_scheduler: true" in options
     assert "trtllm-serve" in (art / "serve.sh").read_text() and os.access(art / "serve.sh", os.X_OK)
     assert "emit.llm_api         built" in first.stderr
-    again = run("build", str(profile), "--out", str(out), "--only", "fetch", "--only", "emit", "--json")
+    again = run_specdeploy("build", str(profile), "--out", str(out), "--only", "fetch", "--only", "emit", "--json")
     summary = json.loads(again.stdout)
     assert again.returncode == 0 and summary["ok"]
     assert {s["id"]: s["status"] for s in summary["steps"]}["emit.llm_api"] == "reused"
-    changed = run("build", str(profile), "--out", str(out), "--only", "emit", "--set", "speculative.draft_len=2")
-    assert re.search(r"emit.llm_api         rebuilt in \d+\.\d s \(reason: profile speculative.draft_len changed\)",
-                     changed.stderr)
+    changed = run_specdeploy(
+        "build", str(profile), "--out", str(out), "--only", "emit", "--set", "speculative.draft_len=2"
+    )
+    assert re.search(
+        r"emit.llm_api         rebuilt in \d+\.\d s \(reason: profile speculative.draft_len changed\)", changed.stderr
+    )
     manifest = json.loads((art / "manifest.json").read_text())
     assert manifest["schema_version"] == 2 and manifest["models"]["target"]["kind"] == "local"
-    assert run("verify", str(art)).returncode == 0
+    assert run_specdeploy("verify", str(art)).returncode == 0
+    verified = json.loads(run_specdeploy("verify", str(art), "--json").stdout)  # versioned like the manifest
+    assert list(verified) == ["schema_version", "artifact_dir", "checked", "drift", "problems", "ok"]
+    assert verified["schema_version"] == 1 and verified["ok"] and verified["checked"] > 0
     (art / "serve.sh").write_text("#!/bin/sh\necho tampered\n")
-    drift = run("verify", str(art))
+    drift = run_specdeploy("verify", str(art))
     assert drift.returncode == 1 and "drift: serve.sh" in drift.stdout
 
 
 def test_dry_run_prints_the_plan_and_writes_nothing(tmp_path: Path) -> None:
     out = tmp_path / "artifacts"
-    result = run("build", str(_profile(tmp_path)), "--out", str(out), "--dry-run", "--json")
+    result = run_specdeploy("build", str(tiny_llama_profile(tmp_path)), "--out", str(out), "--dry-run", "--json")
     assert result.returncode == 0
     assert [s["id"] for s in json.loads(result.stdout)["steps"]][:2] == ["fetch.target", "emit.llm_api"]
     assert not out.exists()
 
 
 def test_engine_build_without_trtllm_says_how_to_install(tmp_path: Path) -> None:
-    profile = _profile(tmp_path, runtime={"trtllm_version": "1.2.1", "backend": "tensorrt"},
-                       speculative={"mechanism": "lookahead", "draft_len": 15}, triton={"layout": "engine"})
-    result = run("build", str(profile), "--out", str(tmp_path / "a"), "--only", "fetch", "--only", "convert",
-                 "--only", "engine", "--only", "emit")
+    profile = tiny_llama_profile(
+        tmp_path,
+        runtime={"trtllm_version": "1.2.1", "backend": "tensorrt"},
+        speculative={"mechanism": "lookahead", "draft_len": 15},
+        triton={"layout": "engine"},
+    )
+    result = run_specdeploy(
+        "build",
+        str(profile),
+        "--out",
+        str(tmp_path / "a"),
+        "--only",
+        "fetch",
+        "--only",
+        "convert",
+        "--only",
+        "engine",
+        "--only",
+        "emit",
+    )
     assert result.returncode == 1
     assert "pip install tensorrt_llm==1.2.1 --extra-index-url https://pypi.nvidia.com" in result.stderr
     assert "emit.engine          skipped (dependency engine.target skipped)" in result.stderr
@@ -72,24 +88,36 @@ def test_engine_build_without_trtllm_says_how_to_install(tmp_path: Path) -> None
 
 
 def test_usage_errors_exit_2(tmp_path: Path) -> None:
-    profile = _profile(tmp_path)
-    assert run("build", str(profile), "--out", str(tmp_path), "--only", "nope").returncode == 2
+    profile = tiny_llama_profile(tmp_path)
+    assert run_specdeploy("build", str(profile), "--out", str(tmp_path), "--only", "nope").returncode == 2
     bad = write_profile(tmp_path / "bad.yaml", {"target": {"model": "m"}, "speculative": {"mechanism": "eagle-3"}})
-    assert run("build", str(bad)).returncode == 2
-    assert run("verify", str(tmp_path / "nothing-here")).returncode == 2
-    assert run("build", str(profile), "--out", str(tmp_path), "--tune").returncode == 2  # nothing to tune
+    assert run_specdeploy("build", str(bad)).returncode == 2
+    assert run_specdeploy("verify", str(tmp_path / "nothing-here")).returncode == 2
+    assert run_specdeploy("build", str(profile), "--out", str(tmp_path), "--tune").returncode == 2  # nothing to tune
 
 
 def test_hf_token_never_printed_or_written(tmp_path: Path) -> None:
     cache = tmp_path / "hub"
-    hub_cache_model(cache, "acme/llama", LLAMA_31_8B_CONFIG, revision="d" * 40,
-                    files={"model.safetensors": b"w", "tokenizer.json": b"{}"})
-    profile = write_profile(tmp_path / "hub.yaml", {
-        "target": {"model": "acme/llama"}, "hardware": {"gpu": "h200"},
-        "speculative": {"mechanism": "ngram", "draft_len": 3}, "serving": {"max_batch_size": 8}})
+    hub_cache_model(
+        cache,
+        "acme/llama",
+        LLAMA_31_8B_CONFIG,
+        revision="d" * 40,
+        files={"model.safetensors": b"w", "tokenizer.json": b"{}"},
+    )
+    profile = write_profile(
+        tmp_path / "hub.yaml",
+        {
+            "target": {"model": "acme/llama"},
+            "hardware": {"gpu": "h200"},
+            "speculative": {"mechanism": "ngram", "draft_len": 3},
+            "serving": {"max_batch_size": 8},
+        },
+    )
     env = {"HF_TOKEN": TOKEN, "HF_HUB_CACHE": str(cache), "HF_HUB_OFFLINE": "1"}
-    result = run("--debug", "build", str(profile), "--out", str(tmp_path / "a"), "--only", "fetch", "--only", "emit",
-                 env=env)
+    result = run_specdeploy(
+        "--debug", "build", str(profile), "--out", str(tmp_path / "a"), "--only", "fetch", "--only", "emit", env=env
+    )
     assert result.returncode == 0, result.stderr
     assert TOKEN not in result.stdout + result.stderr
     for path in (tmp_path / "a").rglob("*"):
@@ -102,11 +130,34 @@ def test_hf_token_never_printed_or_written(tmp_path: Path) -> None:
 def test_serve_sh_finds_a_relative_local_model(tmp_path: Path) -> None:
     """`target.model: ./llama` resolved inside the artifact folder, where serve.sh runs, not where the model is."""
     model = local_model(tmp_path / "llama", LLAMA_31_8B_CONFIG)
-    profile = write_profile(tmp_path / "rel.yaml", {"target": {"model": "./llama"}, "hardware": {"gpu": "h200"},
-                                                    "speculative": {"mechanism": "ngram", "draft_len": 4}})
-    result = subprocess.run([sys.executable, "-m", "specdeploy", "build", str(profile), "--out", "out", "--only",
-                             "fetch", "--only", "emit"], capture_output=True, text=True, cwd=tmp_path,
-                            env={**os.environ, "NO_COLOR": "1"}, timeout=300)
+    profile = write_profile(
+        tmp_path / "rel.yaml",
+        {
+            "target": {"model": "./llama"},
+            "hardware": {"gpu": "h200"},
+            "speculative": {"mechanism": "ngram", "draft_len": 4},
+        },
+    )
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "specdeploy",
+            "build",
+            str(profile),
+            "--out",
+            "out",
+            "--only",
+            "fetch",
+            "--only",
+            "emit",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "NO_COLOR": "1"},
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr
     art = tmp_path / "out" / "rel"
     bin_dir = tmp_path / "bin"  # a TEST DOUBLE of trtllm-serve: prints the folder and the model it was given
@@ -115,38 +166,59 @@ def test_serve_sh_finds_a_relative_local_model(tmp_path: Path) -> None:
     (bin_dir / "trtllm-serve").chmod(0o755)
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
     env.pop("SPECDEPLOY_TARGET", None)
-    served = subprocess.run(["sh", str(art / "serve.sh")], capture_output=True, text=True, cwd=tmp_path / "bin",
-                            env=env, timeout=30, check=True)
+    served = subprocess.run(
+        ["sh", str(art / "serve.sh")],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path / "bin",
+        env=env,
+        timeout=30,
+        check=True,
+    )
     cwd, target = served.stdout.splitlines()
     assert (Path(cwd) / target).resolve() == model.resolve()  # whatever folder serve.sh is started from
 
 
 def test_build_renders_the_deploy_targets_the_profile_names(tmp_path: Path) -> None:
-    profile = _profile(tmp_path, hardware={"gpu": "h200", "count": 16, "tensor_parallel": 8, "pipeline_parallel": 2},
-                       deploy={"targets": ["container", "k8s", "slurm"], "name": "tiny-llama"})
+    profile = tiny_llama_profile(
+        tmp_path,
+        hardware={"gpu": "h200", "count": 16, "tensor_parallel": 8, "pipeline_parallel": 2},
+        deploy={"targets": ["container", "k8s", "slurm"], "name": "tiny-llama"},
+    )
     out = tmp_path / "artifacts"
-    done = run("build", str(profile), "--out", str(out), "--json")
+    done = run_specdeploy("build", str(profile), "--out", str(out), "--json")
     assert done.returncode == 0, done.stderr
     steps = {s["id"]: s["status"] for s in json.loads(done.stdout)["steps"]}
     assert steps["render.deploy"] == "built"
     deploy = out / "tiny" / "deploy"
     assert (deploy / "k8s" / "leaderworkerset.yaml").is_file() and (deploy / "slurm" / "sbatch.sh").is_file()
     assert "COPY triton/" in (deploy / "container" / "Dockerfile").read_text()
-    assert run("check-deploy", str(deploy)).returncode == 0
-    assert run("verify", str(out / "tiny")).returncode == 0
+    assert run_specdeploy("check-deploy", str(deploy)).returncode == 0
+    assert run_specdeploy("verify", str(out / "tiny")).returncode == 0
 
 
 def test_llmapi_repository_loads_the_fetched_snapshot(tmp_path: Path) -> None:
     """The build renders model.yaml's `model:` as the folder it fetched (pinned by the snapshot it resolved)."""
     cache = tmp_path / "hub"
-    snapshot = hub_cache_model(cache, "acme/llama", LLAMA_31_8B_CONFIG, revision="e" * 40,
-                               files={"model.safetensors": b"w", "tokenizer.json": b"{}"})
-    profile = write_profile(tmp_path / "hub.yaml", {
-        "target": {"model": "acme/llama"}, "hardware": {"gpu": "h200"},
-        "speculative": {"mechanism": "ngram", "draft_len": 3}, "serving": {"max_batch_size": 8}})
+    snapshot = hub_cache_model(
+        cache,
+        "acme/llama",
+        LLAMA_31_8B_CONFIG,
+        revision="e" * 40,
+        files={"model.safetensors": b"w", "tokenizer.json": b"{}"},
+    )
+    profile = write_profile(
+        tmp_path / "hub.yaml",
+        {
+            "target": {"model": "acme/llama"},
+            "hardware": {"gpu": "h200"},
+            "speculative": {"mechanism": "ngram", "draft_len": 3},
+            "serving": {"max_batch_size": 8},
+        },
+    )
     env = {"HF_HUB_CACHE": str(cache), "HF_HUB_OFFLINE": "1"}
     steps = ("--only", "fetch", "--only", "emit", "--only", "render")
-    result = run("build", str(profile), "--out", str(tmp_path / "a"), *steps, env=env)
+    result = run_specdeploy("build", str(profile), "--out", str(tmp_path / "a"), *steps, env=env)
     assert result.returncode == 0, result.stderr
     version = tmp_path / "a" / "hub" / "triton" / "tensorrt_llm" / "1"
     model_yaml = (version / "model.yaml").read_text()
@@ -162,3 +234,26 @@ def test_llmapi_repository_loads_the_fetched_snapshot(tmp_path: Path) -> None:
     os.environ["HF_HUB_CACHE"] = str(cache)  # the test's isolation fixture restores it
     config, _ = helpers.load_model_yaml(str(version))
     assert Path(config["model"]) == snapshot
+
+
+def test_dry_run_says_which_steps_only_would_run() -> None:
+    code, out, _ = cli("build", "h100-ngram", "--dry-run", "--only", "render", "--json")
+    assert code == 0 and json.loads(out)["selected"] == ["render.triton"]
+    code, out, _ = cli("build", "h100-ngram", "--dry-run", "--from", "render.triton")
+    assert code == 0 and "runs only: render.triton, check.triton" in out
+
+
+def test_bench_sh_sits_next_to_the_yaml_with_its_dataset(tmp_path: Path) -> None:
+    out = tmp_path / "artifacts"
+    build = run_specdeploy(
+        "build", str(tiny_llama_profile(tmp_path)), "--out", str(out), "--only", "fetch", "--only", "emit"
+    )
+    assert build.returncode == 0, build.stderr
+    art = out / "tiny"
+    script = (art / "bench.sh").read_text()
+    assert os.access(art / "bench.sh", os.X_OK) and 'cd "$(dirname "$0")"' in script
+    assert "trtllm-bench" in script and "--dataset bench_dataset.jsonl" in script
+    records = [json.loads(line) for line in (art / "bench_dataset.jsonl").read_text().splitlines()]
+    assert len(records) == 32 and set(records[0]) == {"task_id", "prompt", "category", "output_tokens"}
+    assert records[0]["output_tokens"] == 128
+    assert "fetch.target         started: fetch " in build.stderr  # a long stage announces itself

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,15 +10,11 @@ from pathlib import Path
 import pytest
 
 from specdeploy.profile.shipped import shipped_profiles
-
-
-def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "specdeploy", *args], capture_output=True, text=True, cwd=cwd,
-                          env={**os.environ, "NO_COLOR": "1"}, timeout=120)
+from tests.helpers import run_specdeploy
 
 
 def test_help_lists_commands_and_exit_codes() -> None:
-    result = run("--help")
+    result = run_specdeploy("--help")
     assert result.returncode == 0
     for command in ("validate", "plan", "profiles", "doctor", "mechanisms"):
         assert command in result.stdout
@@ -27,10 +22,10 @@ def test_help_lists_commands_and_exit_codes() -> None:
 
 
 def test_validate_ok_and_invalid_exit_codes(tmp_path: Path) -> None:
-    assert run("validate", "h200-eagle3").returncode == 0
+    assert run_specdeploy("validate", "h200-eagle3").returncode == 0
     bad = tmp_path / "bad.yaml"
     bad.write_text("target: {model: m}\nspeculative: {mechanism: eagle-3}\n")
-    result = run("validate", str(bad))
+    result = run_specdeploy("validate", str(bad))
     assert result.returncode == 2
     assert f"{bad}:2:15 speculative.mechanism: unknown mechanism 'eagle-3'" in result.stderr
     assert "Traceback" not in result.stderr
@@ -39,7 +34,7 @@ def test_validate_ok_and_invalid_exit_codes(tmp_path: Path) -> None:
 def test_validate_json_reports_every_profile(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("target: {model: m, quantisation: fp8}\n")
-    result = run("--json", "validate", "h100-ngram", str(bad))
+    result = run_specdeploy("--json", "validate", "h100-ngram", str(bad))
     assert result.returncode == 2
     report = json.loads(result.stdout)["result"]  # a failure: {"error": ..., "result": ...}
     assert [r["ok"] for r in report] == [True, False]
@@ -47,7 +42,7 @@ def test_validate_json_reports_every_profile(tmp_path: Path) -> None:
 
 
 def test_plan_prints_sources_facts_fit_and_steps() -> None:
-    result = run("plan", "h200-eagle3", "--set", "serving.max_batch_size=32")
+    result = run_specdeploy("plan", "h200-eagle3", "--set", "serving.max_batch_size=32")
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "serving.max_batch_size" in out and "--set" in out
@@ -56,7 +51,7 @@ def test_plan_prints_sources_facts_fit_and_steps() -> None:
 
 
 def test_plan_json_is_a_serializable_plan() -> None:
-    result = run("--json", "plan", "l40s-medusa-engine")
+    result = run_specdeploy("--json", "plan", "l40s-medusa-engine")
     assert result.returncode == 0, result.stderr
     plan = json.loads(result.stdout)
     assert plan["schema_version"] == 1 and plan["profile"] == "l40s-medusa-engine"
@@ -66,80 +61,119 @@ def test_plan_json_is_a_serializable_plan() -> None:
 
 
 def test_unknown_set_key_is_usage_error() -> None:
-    result = run("plan", "h200-eagle3", "--set", "servng.max_batch_size=3")
+    result = run_specdeploy("plan", "h200-eagle3", "--set", "servng.max_batch_size=3")
     assert result.returncode == 2 and "did you mean 'serving'" in result.stderr
 
 
 def test_profiles_list_show_copy(tmp_path: Path) -> None:
-    listed = run("--json", "profiles", "list")
+    listed = run_specdeploy("--json", "profiles", "list")
     names = {row["name"] for row in json.loads(listed.stdout)}
     assert names == set(shipped_profiles())
-    shown = run("profiles", "show", "cpu-smollm2")
+    shown = run_specdeploy("profiles", "show", "cpu-smollm2")
     assert "backend: reference" in shown.stdout
-    assert run("profiles", "copy", "h100-ngram", str(tmp_path)).returncode == 0
+    assert run_specdeploy("profiles", "copy", "h100-ngram", str(tmp_path)).returncode == 0
     assert (tmp_path / "h100-ngram.yaml").read_text() == shipped_profiles()["h100-ngram"].read_text()
-    again = run("profiles", "copy", "h100-ngram", str(tmp_path))
+    again = run_specdeploy("profiles", "copy", "h100-ngram", str(tmp_path))
     assert again.returncode == 2 and "exists" in again.stderr
-    assert run("profiles", "show", "nope").returncode == 2
+    assert run_specdeploy("profiles", "show", "nope").returncode == 2
 
 
 def test_doctor_says_plainly_what_is_missing() -> None:
-    result = run("--json", "doctor")
+    result = run_specdeploy("--json", "doctor")
     doc = json.loads(result.stdout)
     report = doc.get("result", doc)  # a failure carries the report as its result
     assert report["specdeploy"] and "nvml" in report
+    assert next(iter(report)) == "schema_version" and report["schema_version"] == 1  # versioned like the manifest
     assert result.returncode == (1 if report["missing"] else 0)  # exit 1: GPU builds cannot run here
     if not report["gpus"]:
         assert report["nvml"] == "no NVIDIA driver found (NVML library not found)"
         assert report["driver"] == "no NVIDIA driver" and "NVIDIA GPU" in report["missing"]
         assert doc["error"]["code"] == 1 and "GPU builds cannot run here" in doc["error"]["message"]
-        text = run("doctor").stdout
+        text = run_specdeploy("doctor").stdout
         assert "None" not in text and "gpus               none" in text
     if "not installed" in report["tensorrt_llm"]:
         assert "https://pypi.nvidia.com" in report["tensorrt_llm"] and "TensorRT-LLM" in report["missing"]
 
 
 def test_mechanisms_matrix() -> None:
-    rows = {r["name"]: r for r in json.loads(run("--json", "mechanisms").stdout)}
+    rows = {r["name"]: r for r in json.loads(run_specdeploy("--json", "mechanisms").stdout)}
     assert rows["medusa"]["support"] == {"tensorrt": ["1.2"]}
     assert rows["dflash"]["support"] == {"pytorch": ["1.3"]}
     assert "reference" in rows["ngram"]["support"]
+    assert rows["suffix"]["support"] == {"vllm": ["0.32"]}
+    assert "draft_len caps a variable draft" in rows["suffix"]["summary"]
 
 
 @pytest.mark.parametrize("name", sorted(shipped_profiles()))
 def test_every_shipped_profile_validates_and_plans(name: str) -> None:
-    result = run("--json", "plan", name)
+    result = run_specdeploy("--json", "plan", name)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["steps"]
 
 
-HEAVY = ("torch", "transformers", "tensorrt_llm", "huggingface_hub", "pynvml", "jinja2", "matplotlib", "tritonclient",
-         "pydantic", "ray")
-# pydantic: its import and the profile's models cost more than the 0.3 s budget of these commands
+HEAVY = (
+    "torch",
+    "transformers",
+    "tensorrt_llm",
+    "vllm",
+    "huggingface_hub",
+    "pynvml",
+    "jinja2",
+    "matplotlib",
+    "tritonclient",
+    "ray",
+)
 
 
 def _imported_by(args: list[str], modules: tuple[str, ...]) -> str:
     """Which of `modules` the CLI imported running `args`, as the line `IMPORTED [...]` on stderr."""
-    code = ("import sys, runpy\nsys.argv = ['specdeploy', *sys.argv[1:]]\n"
-            "try:\n    runpy.run_module('specdeploy', run_name='__main__')\nexcept SystemExit:\n    pass\n"
-            f"print('IMPORTED', sorted(m for m in {modules!r} if m in sys.modules), file=sys.stderr)\n")
+    code = (
+        "import sys, runpy\nsys.argv = ['specdeploy', *sys.argv[1:]]\n"
+        "try:\n    runpy.run_module('specdeploy', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+        f"print('IMPORTED', sorted(m for m in {modules!r} if m in sys.modules), file=sys.stderr)\n"
+    )
     result = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=60)
     return result.stderr
 
 
-@pytest.mark.parametrize("args", [["--help"], ["validate", "h200-eagle3"], ["plan", "h200-eagle3"],
-                                  ["plan", "cpu-smollm2"]])
+@pytest.mark.parametrize(
+    "args", [["--help"], ["validate", "h200-eagle3"], ["plan", "h200-eagle3"], ["plan", "cpu-smollm2"]]
+)
 def test_fast_paths_import_nothing_heavy(args: list[str]) -> None:
     stderr = _imported_by(args, HEAVY)
     assert "IMPORTED []" in stderr, stderr[-500:]
 
 
+def test_help_does_not_import_the_profile_models() -> None:
+    """pydantic is the validator of the commands that read a profile, not of `--help`."""
+    assert "IMPORTED []" in _imported_by(["--help"], ("pydantic",))
+
+
 COMMAND_MODULES = tuple(f"specdeploy.cli.{m}" for m in ("core", "build", "render", "serve", "tune"))
 
 
-@pytest.mark.parametrize(("args", "imported"), [(["--help"], []), (["validate", "h200-eagle3"], ["core"]),
-                                                (["check-repo", "--help"], ["render"])])
+@pytest.mark.parametrize(
+    ("args", "imported"),
+    [(["--help"], []), (["validate", "h200-eagle3"], ["core"]), (["check-repo", "--help"], ["render"])],
+)
 def test_a_command_imports_only_its_own_module(args: list[str], imported: list[str]) -> None:
     """`--help` lists the commands without importing them; a command imports its module alone."""
     stderr = _imported_by(args, COMMAND_MODULES)
     assert f"IMPORTED {[f'specdeploy.cli.{m}' for m in imported]}" in stderr, stderr[-500:]
+
+
+def test_the_cli_guide_names_the_commands_that_take_set() -> None:
+    """docs/cli.md names them (doctor, verify, serve, ask, check-repo take no profile)."""
+    import re
+
+    import click
+
+    from specdeploy.cli import cli
+
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text()
+    named = re.search(r"The commands that\s+take a profile \(([^)]*)\) accept\s+`--set", guide)
+    assert named is not None
+    ctx = click.Context(cli)
+    commands = [(name, cli.get_command(ctx, name)) for name in cli.list_commands(ctx)]
+    with_set = {name for name, command in commands if command and any(p.name == "sets" for p in command.params)}
+    assert set(re.findall(r"`([a-z-]+)`", named[1])) == with_set

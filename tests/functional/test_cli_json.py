@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from specdeploy.cli import cli
-from tests.functional.test_cli import run
+from tests.helpers import run_specdeploy
 
 
 def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[tuple[str, ...], click.Command]]:
@@ -24,23 +24,26 @@ def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[tu
 
 
 def test_every_command_accepts_json_and_debug_after_its_name() -> None:
-    missing = [" ".join(path) for path, command in _commands(cli)
-               if not {"--json", "--debug"} <= {o for p in command.params for o in getattr(p, "opts", [])}]
+    missing = [
+        " ".join(path)
+        for path, command in _commands(cli)
+        if not {"--json", "--debug"} <= {o for p in command.params for o in getattr(p, "opts", [])}
+    ]
     assert not missing
 
 
 def test_json_after_the_command_is_the_same_document() -> None:
-    before = run("--json", "plan", "h100-ngram")
-    after = run("plan", "h100-ngram", "--json")
+    before = run_specdeploy("--json", "plan", "h100-ngram")
+    after = run_specdeploy("plan", "h100-ngram", "--json")
     assert before.returncode == after.returncode == 0, after.stderr
     assert json.loads(after.stdout) == json.loads(before.stdout)
-    assert json.loads(run("profiles", "list", "--json").stdout)[0]["name"]
+    assert json.loads(run_specdeploy("profiles", "list", "--json").stdout)[0]["name"]
 
 
 def test_a_profile_error_is_a_located_json_error(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("target: {model: m}\nspeculative: {mechanism: eagle-3}\n")
-    result = run("plan", str(bad), "--json")
+    result = run_specdeploy("plan", str(bad), "--json")
     assert result.returncode == 2
     error = json.loads(result.stdout)["error"]
     assert error["code"] == 2 and error["message"] == "1 error in profile"
@@ -49,20 +52,20 @@ def test_a_profile_error_is_a_located_json_error(tmp_path: Path) -> None:
 
 
 def test_usage_errors_and_failed_results_are_json_too(tmp_path: Path) -> None:
-    wrong = run("tune", "h100-ngram", "--backend", "bogus", "--json")  # click fails before it reaches --json
+    wrong = run_specdeploy("tune", "h100-ngram", "--backend", "bogus", "--json")  # click fails before it reaches --json
     assert wrong.returncode == 2
     assert json.loads(wrong.stdout)["error"]["location"] == {"option": "--backend"}
     bad = tmp_path / "bad.yaml"
     bad.write_text("target: {model: m, quantisation: fp8}\n")
-    failed = json.loads(run("validate", "h100-ngram", str(bad), "--json").stdout)  # a result, then a failure
+    failed = json.loads(run_specdeploy("validate", "h100-ngram", str(bad), "--json").stdout)  # a result, then a failure
     assert failed["error"]["code"] == 2 and [r["ok"] for r in failed["result"]] == [True, False]
     assert failed["error"]["location"] == {"file": str(bad), "line": 1, "col": 20, "path": "target.quantisation"}
-    missing = run("--json", "check-repo", str(tmp_path / "nope"))
+    missing = run_specdeploy("--json", "check-repo", str(tmp_path / "nope"))
     assert missing.returncode == 2 and "is not a folder" in json.loads(missing.stdout)["error"]["message"]
 
 
 def test_plan_json_has_values_with_sources_and_advice_records() -> None:
-    plan = json.loads(run("plan", "h200-eagle3", "--set", "serving.max_batch_size=32", "--json").stdout)
+    plan = json.loads(run_specdeploy("plan", "h200-eagle3", "--set", "serving.max_batch_size=32", "--json").stdout)
     values = {v["path"]: v for v in plan["values"]}
     assert values["serving.max_batch_size"] == {"path": "serving.max_batch_size", "value": 32, "source": "--set"}
     assert values["speculative.mechanism"]["source"].endswith("h200-eagle3.yaml:11")
@@ -82,8 +85,12 @@ def test_a_reader_that_left_is_not_a_failure() -> None:
     import sys
 
     for args in (["mechanisms"], ["mechanisms", "--json"]):
-        proc = subprocess.Popen([sys.executable, "-m", "specdeploy", *args], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, env={**os.environ, "NO_COLOR": "1"})
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "specdeploy", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "NO_COLOR": "1"},
+        )
         assert proc.stdout is not None and proc.stderr is not None
         proc.stdout.close()  # the reader leaves before anything is written
         err = proc.stderr.read().decode()
@@ -95,9 +102,14 @@ def test_a_name_the_os_refuses_is_a_usage_error_everywhere(tmp_path: Path) -> No
     """A path argument longer than the OS allows (ENAMETOOLONG) is the user's input, never an internal error:
     exit 2 naming the problem, and a JSON error with --json."""
     long = "y" * 5000
-    for args in (("validate", long), ("plan", f"{long}.yaml"), ("check-repo", long),
-                 ("render", "h100-ngram", "--out", long), ("ask", "hi", "--artifact", long)):
-        result = run(*args, "--json", cwd=tmp_path)
+    for args in (
+        ("validate", long),
+        ("plan", f"{long}.yaml"),
+        ("check-repo", long),
+        ("render", "h100-ngram", "--out", long),
+        ("ask", "hi", "--artifact", long),
+    ):
+        result = run_specdeploy(*args, "--json", cwd=tmp_path)
         assert result.returncode == 2, (args[0], result.stderr[-500:])
         error = json.loads(result.stdout)["error"]
         assert error["code"] == 2 and "name too long" in error["message"] and "internal error" not in result.stderr
@@ -105,9 +117,18 @@ def test_a_name_the_os_refuses_is_a_usage_error_everywhere(tmp_path: Path) -> No
 
 def test_render_and_check_repo_results_carry_a_schema_version(tmp_path: Path) -> None:
     """Their documents are versioned as the manifest is, so a CI script can tell a format it does not read."""
-    rendered = run("render", "h100-ngram", "--out", str(tmp_path / "artifacts"), "--json")
+    rendered = run_specdeploy("render", "h100-ngram", "--out", str(tmp_path / "artifacts"), "--json")
     assert rendered.returncode == 0, rendered.stderr
     assert json.loads(rendered.stdout)["schema_version"] == 1
     repo = tmp_path / "artifacts" / "h100-ngram" / "triton"  # --out is the artifacts root, as for build and tune
-    checked = json.loads(run("check-repo", str(repo), "--json").stdout)
+    checked = json.loads(run_specdeploy("check-repo", str(repo), "--json").stdout)
     assert checked == {"schema_version": 1, "repo": str(repo), "issues": []}
+
+
+def test_plan_json_names_the_engine_and_its_release_line() -> None:
+    """The resolved facts (also the manifest's) name the profile's engine with its own release line: a vLLM
+    profile's line is a vLLM release, not a TensorRT-LLM one."""
+    for profile, engine, line in (("h200-eagle3", "pytorch", "1.2"), ("h100-vllm-eagle3", "vllm", "0.32")):
+        resolved = json.loads(run_specdeploy("plan", profile, "--json").stdout)["resolved"]
+        assert (resolved["engine"], resolved["release_line"]) == (engine, line)
+        assert "trtllm_line" not in resolved

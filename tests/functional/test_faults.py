@@ -19,8 +19,14 @@ ENV = {**os.environ, "NO_COLOR": "1"}
 
 
 def run(*args: str | bytes) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "specdeploy", *args], capture_output=True, text=True, env=ENV,
-                          timeout=300, errors="replace")
+    return subprocess.run(
+        [sys.executable, "-m", "specdeploy", *args],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=300,
+        errors="replace",
+    )
 
 
 def in_mount(options: str, folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -39,9 +45,15 @@ def in_mount(options: str, folder: Path, *args: str) -> subprocess.CompletedProc
 def _profile(tmp_path: Path) -> Path:
     model = local_model(tmp_path / "llama", LLAMA_31_8B_CONFIG)
     (model / "model.safetensors").write_bytes(b"w" * 4096)
-    return write_profile(tmp_path / "tiny.yaml", {
-        "target": {"model": str(model)}, "hardware": {"gpu": "h200"},
-        "speculative": {"mechanism": "ngram", "draft_len": 4}, "serving": {"max_batch_size": 16}})
+    return write_profile(
+        tmp_path / "tiny.yaml",
+        {
+            "target": {"model": str(model)},
+            "hardware": {"gpu": "h200"},
+            "speculative": {"mechanism": "ngram", "draft_len": 4},
+            "serving": {"max_batch_size": 16},
+        },
+    )
 
 
 def _clean(result: subprocess.CompletedProcess[str]) -> None:
@@ -50,8 +62,9 @@ def _clean(result: subprocess.CompletedProcess[str]) -> None:
 
 @pytest.mark.parametrize("size", ["8k", "40k"])
 def test_a_full_disk_is_a_failed_build(tmp_path: Path, size: str) -> None:
-    result = in_mount(f"size={size}", tmp_path / "out", "build", str(_profile(tmp_path)), "--out",
-                      str(tmp_path / "out"))
+    result = in_mount(
+        f"size={size}", tmp_path / "out", "build", str(_profile(tmp_path)), "--out", str(tmp_path / "out")
+    )
     assert result.returncode in (1, 2), result.stderr
     _clean(result)
     assert "No space left on device" in result.stderr
@@ -70,14 +83,25 @@ def test_profiles_copy_into_a_read_only_folder(tmp_path: Path) -> None:
 
 
 def test_a_non_utf8_prompt_is_a_usage_error() -> None:
-    result = subprocess.run([sys.executable.encode(), b"-m", b"specdeploy", b"ask", b"caf\xe9", b"--url", b"x:1",
-                             b"--model", b"m"], capture_output=True, env=ENV, timeout=120)
+    result = subprocess.run(
+        [sys.executable.encode(), b"-m", b"specdeploy", b"ask", b"caf\xe9", b"--url", b"x:1", b"--model", b"m"],
+        capture_output=True,
+        env=ENV,
+        timeout=120,
+    )
     assert result.returncode == 2 and b"not valid UTF-8" in result.stderr, result.stderr
     assert b"Traceback" not in result.stderr
 
 
-@pytest.mark.parametrize("record", ["garbage", "{}", json.dumps({"pid": "x", "grpc": 3, "models": "m"}),
-                                    json.dumps({"pid": 1, "grpc": "127.0.0.1:1", "models": ["m"]})])
+@pytest.mark.parametrize(
+    "record",
+    [
+        "garbage",
+        "{}",
+        json.dumps({"pid": "x", "grpc": 3, "models": "m"}),
+        json.dumps({"pid": 1, "grpc": "127.0.0.1:1", "models": ["m"]}),
+    ],
+)
 def test_a_garbage_or_stale_serve_record(tmp_path: Path, record: str) -> None:
     (tmp_path / ".specdeploy").mkdir()
     (tmp_path / ".specdeploy" / "serve.json").write_text(record)
@@ -89,10 +113,15 @@ def test_a_garbage_or_stale_serve_record(tmp_path: Path, record: str) -> None:
 def test_a_non_utf8_tune_dataset(tmp_path: Path) -> None:
     data = tmp_path / "prompts.jsonl"
     data.write_bytes(b'{"prompt": "caf\xe9"}\n')
-    profile = write_profile(tmp_path / "t.yaml", {
-        "target": {"model": "meta-llama/Llama-3.1-8B-Instruct"}, "hardware": {"gpu": "h200"},
-        "speculative": {"mechanism": "eagle3", "draft_model": "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"},
-        "tune": {"dataset": str(data)}})
+    profile = write_profile(
+        tmp_path / "t.yaml",
+        {
+            "target": {"model": "meta-llama/Llama-3.1-8B-Instruct"},
+            "hardware": {"gpu": "h200"},
+            "speculative": {"mechanism": "eagle3", "draft_model": "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"},
+            "tune": {"dataset": str(data)},
+        },
+    )
     result = run("tune", str(profile), "--backend", "model", "--out", str(tmp_path / "out"))
     assert result.returncode == 2 and "UTF-8" in result.stderr, result.stderr
     _clean(result)
@@ -104,10 +133,11 @@ def read_only_copy(source: Path, folder: Path, *args: str) -> subprocess.Complet
         pytest.skip("a read-only bind mount needs root and unshare")
     folder.mkdir(parents=True, exist_ok=True)
     argv = " ".join(f"'{a}'" for a in args)
-    script = (f"mount --bind '{source}' '{folder}' && mount -o remount,ro,bind '{folder}' && "
-              f"exec '{sys.executable}' -m specdeploy {argv}")
-    result = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, env=ENV,
-                            timeout=300)
+    script = (
+        f"mount --bind '{source}' '{folder}' && mount -o remount,ro,bind '{folder}' && "
+        f"exec '{sys.executable}' -m specdeploy {argv}"
+    )
+    result = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, env=ENV, timeout=300)
     if "mount:" in result.stderr:
         pytest.skip(f"mounting is not allowed here: {result.stderr[-200:]}")
     return result

@@ -2,25 +2,24 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import pytest
 
-
-def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "specdeploy", *args], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "NO_COLOR": "1"})
+from tests.helpers import run_specdeploy
 
 
-@pytest.mark.parametrize("args, message", [
-    (["generate", "cpu-smollm2", "   "], "the prompt is empty"),
-    (["generate", "cpu-smollm2", "hi", "--max-tokens", "0"], "0 is not in the range"),
-    (["generate", "h200-eagle3", "hi"], "`generate` runs the CPU reference runtime"),
-    (["generate", "cpu-smollm2", "hi", "--set", "speculative.mechanism=mtp"], "does not run on backend 'reference'"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["generate", "cpu-smollm2", "   "], "the prompt is empty"),
+        (["generate", "cpu-smollm2", "hi", "--max-tokens", "0"], "0 is not in the range"),
+        (["generate", "h200-eagle3", "hi"], "`generate` runs the CPU reference runtime"),
+        (
+            ["generate", "cpu-smollm2", "hi", "--set", "speculative.mechanism=mtp"],
+            "does not run on backend 'reference'",
+        ),
+    ],
+)
 def test_bad_input_exits_2(args: list[str], message: str) -> None:
-    result = run(*args)
+    result = run_specdeploy(*args)
     assert result.returncode == 2, result.stderr
     assert message in result.stderr and "Traceback" not in result.stderr

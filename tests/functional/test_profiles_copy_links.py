@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from specdeploy.profile.shipped import shipped_profiles
-from tests.functional.test_cli import run
+from tests.helpers import run_specdeploy
 
 
 @pytest.mark.parametrize("dest", ["mine.yaml", "folder"])
@@ -18,8 +18,9 @@ def test_force_replaces_a_link_at_dest_and_leaves_its_target_alone(tmp_path: Pat
     link = tmp_path / "mine.yaml" if dest == "mine.yaml" else tmp_path / "folder" / "h100-ngram.yaml"
     link.parent.mkdir(exist_ok=True)
     link.symlink_to(outside)
-    assert run("profiles", "copy", "h100-ngram", dest, cwd=tmp_path).returncode == 2  # exists: --force needed
-    result = run("profiles", "copy", "h100-ngram", dest, "--force", cwd=tmp_path)
+    exists = run_specdeploy("profiles", "copy", "h100-ngram", dest, cwd=tmp_path)
+    assert exists.returncode == 2  # --force needed
+    result = run_specdeploy("profiles", "copy", "h100-ngram", dest, "--force", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert outside.read_text() == "someone else's file\n"
     assert not link.is_symlink() and link.read_text() == shipped_profiles()["h100-ngram"].read_text()
@@ -28,6 +29,6 @@ def test_force_replaces_a_link_at_dest_and_leaves_its_target_alone(tmp_path: Pat
 def test_a_dangling_link_at_dest_is_not_followed(tmp_path: Path) -> None:
     """Before: a dangling link counted as "does not exist" and the copy created its target, without --force."""
     (tmp_path / "mine.yaml").symlink_to(tmp_path / "elsewhere.yaml")
-    result = run("profiles", "copy", "h100-ngram", "mine.yaml", cwd=tmp_path)
+    result = run_specdeploy("profiles", "copy", "h100-ngram", "mine.yaml", cwd=tmp_path)
     assert result.returncode == 2 and "exists" in result.stderr, result.stderr
     assert not (tmp_path / "elsewhere.yaml").exists()

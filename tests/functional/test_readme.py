@@ -43,10 +43,15 @@ def _bin(tmp_path: Path) -> Path:
 
 
 def _shell(script: str, cwd: Path, bin_dir: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "NO_COLOR": "1", "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    return subprocess.run(["bash", "-c", f"set -euo pipefail\n{script}"], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=600)
+    env = {
+        **os.environ,
+        "NO_COLOR": "1",
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
+    return subprocess.run(
+        ["bash", "-c", f"set -euo pipefail\n{script}"], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
+    )
 
 
 def test_the_readme_and_the_guides_mark_commands_to_run() -> None:
@@ -82,7 +87,7 @@ def test_the_readme_shows_the_demo_and_the_test_suite() -> None:
 
 def _ci_block() -> str:
     text = CI_GUIDE.read_text()
-    section = text[text.index("## A GitHub Actions example"):]
+    section = text[text.index("## A GitHub Actions example") :]
     block = re.search(r"```yaml\n(.*?)```", section, re.DOTALL)
     assert block is not None
     return block.group(1)

@@ -21,8 +21,12 @@ def test_a_built_cpu_artifact_names_no_build_machine_folder_and_verifies_moved(t
     out = tmp_path / "built here"
     assert build("cpu-smollm2", ("speculative.draft_len=2",), out=out).ok  # a fixed K: no tune to run
     art = out / "cpu-smollm2"
-    machine = {str(out.resolve()), sys.prefix, sysconfig.get_paths()["purelib"],
-               str(Path(specdeploy.__file__).resolve().parents[1])}
+    machine = {
+        str(out.resolve()),
+        sys.prefix,
+        sysconfig.get_paths()["purelib"],
+        str(Path(specdeploy.__file__).resolve().parents[1]),
+    }
     for path in sorted(p for p in art.rglob("*") if p.is_file() and ".specdeploy" not in p.relative_to(art).parts):
         text = path.read_text(errors="replace")
         assert not [m for m in machine if m in text], path.relative_to(art)
@@ -30,4 +34,4 @@ def test_a_built_cpu_artifact_names_no_build_machine_folder_and_verifies_moved(t
     moved.parent.mkdir()
     shutil.move(str(art), moved)
     report = verify(moved)
-    assert report["ok"], report
+    assert report.ok, report

@@ -43,18 +43,38 @@ addEventListener('load', () => {
 
 def chromium(*args: str) -> subprocess.CompletedProcess[str]:
     assert CHROMIUM is not None
-    return subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                           "--virtual-time-budget=5000", *args], capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            "--virtual-time-budget=5000",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def clamped_report(tmp_path: Path) -> Path:
     """A performance-model tune in a world where drafting is slow alone but pays at 16: TRT-LLM 1.2 clamps."""
-    profile = write_profile(tmp_path / "llama-eagle3.yaml", {
-        "target": {"model": "meta-llama/Llama-3.1-8B-Instruct"}, "hardware": {"gpu": "h200"},
-        "runtime": {"trtllm_version": "1.2.1"},
-        "speculative": {"mechanism": "eagle3", "draft_model": "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B",
-                        "draft_len": "auto"},
-        "tune": {"concurrency": [1, 4, 16, 64]}})
+    profile = write_profile(
+        tmp_path / "llama-eagle3.yaml",
+        {
+            "target": {"model": "meta-llama/Llama-3.1-8B-Instruct"},
+            "hardware": {"gpu": "h200"},
+            "runtime": {"trtllm_version": "1.2.1"},
+            "speculative": {
+                "mechanism": "eagle3",
+                "draft_model": "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B",
+                "draft_len": "auto",
+            },
+            "tune": {"concurrency": [1, 4, 16, 64]},
+        },
+    )
     resolved = api.load_and_resolve(str(profile))
     model, _ = tune_run.make_backend("model", resolved, setup_from(resolved), tmp_path)
 
@@ -62,7 +82,7 @@ def clamped_report(tmp_path: Path) -> Path:
         """Alone, a draft longer than 2 costs 3x the step (the cost probes see it too)."""
         values = model(req)
         if req.concurrency == 1 and req.k > 2:
-            slower = {"system_tps": 1 / 3, "user_tps": 1 / 3, "step_s": 3.0}
+            slower = {"output_token_throughput": 1 / 3, "output_token_throughput_per_user": 1 / 3, "step_s": 3.0}
             values = {**values, **{k: values[k] * f for k, f in slower.items() if k in values}}
         return values
 
@@ -70,8 +90,9 @@ def clamped_report(tmp_path: Path) -> Path:
     return Path(str(res.report))
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed: `apt-get install -y chromium` (make install "
-                                             "does it where apt-get is available); the report is not looked at")
+@pytest.mark.skipif(
+    CHROMIUM is None, reason="chromium is not installed (`make browser` installs it); the report is not looked at"
+)
 def test_the_report_reads_well_in_a_real_browser(tmp_path: Path, update_golden: bool) -> None:
     report = clamped_report(tmp_path)
     html = report.read_text()

@@ -12,18 +12,25 @@ from pathlib import Path
 
 import pytest
 
-from tests.triton.test_serve_sealed import activated
+from tests.helpers import activated_venv_env
 
-pytestmark = pytest.mark.skipif(__import__("importlib").util.find_spec("pytriton") is None,
-                                reason="nvidia-pytriton is not installed")
+pytestmark = pytest.mark.skipif(
+    __import__("importlib").util.find_spec("pytriton") is None, reason="nvidia-pytriton is not installed"
+)
 
 
 def test_doctor_says_what_the_stub_sees_under_an_activated_venv() -> None:
     from specdeploy.render.backends import system_python_version
 
-    env = {**activated(Path(sys.prefix)), "PYTHONPATH": "/nowhere"}
-    done = subprocess.run([sys.executable, "-m", "specdeploy", "--json", "doctor"], env=env, capture_output=True,
-                          text=True, timeout=120, check=False)
+    env = {**activated_venv_env(Path(sys.prefix)), "PYTHONPATH": "/nowhere"}
+    done = subprocess.run(
+        [sys.executable, "-m", "specdeploy", "--json", "doctor"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     report = json.loads(done.stdout)
     line = report.get("result", report)["triton_python_stub"]  # exit 1 where GPU builds cannot run: {error, result}
     assert line.startswith(f"Python {system_python_version()}, standard library of "), line
@@ -37,8 +44,14 @@ def test_the_stub_environment_keeps_no_python_of_ours() -> None:
 
     from specdeploy.render.backends import stub_env, stub_python, system_python_version
 
-    source = {**activated(Path(sys.prefix)), "PYTHONPATH": "/x", "LD_PRELOAD": "/x.so", "BASH_ENV": "/x.sh",
-              "HF_HUB_CACHE": "/hub", "LD_LIBRARY_PATH": "/cuda"}
+    source = {
+        **activated_venv_env(Path(sys.prefix)),
+        "PYTHONPATH": "/x",
+        "LD_PRELOAD": "/x.so",
+        "BASH_ENV": "/x.sh",
+        "HF_HUB_CACHE": "/hub",
+        "LD_LIBRARY_PATH": "/cuda",
+    }
     env = stub_env({"TRTLLM_ORCHESTRATOR": "1"}, environ=source)
     assert not {"PYTHONPATH", "VIRTUAL_ENV", "LD_PRELOAD", "BASH_ENV"} & set(env)
     assert env["HF_HUB_CACHE"] == "/hub" and env["TRTLLM_ORCHESTRATOR"] == "1"
@@ -46,6 +59,12 @@ def test_the_stub_environment_keeps_no_python_of_ours() -> None:
     assert str(Path(sys.prefix) / "bin") not in env["PATH"].split(os.pathsep)
     found = shutil.which("python3", path=env["PATH"])
     assert found is not None and Path(found).parent == stub_python().parent
-    seen = subprocess.run([found, "-I", "-c", "import ssl, sys; print('%d.%d' % sys.version_info[:2])"], env=env,
-                          capture_output=True, text=True, timeout=60, check=True).stdout.strip()
+    seen = subprocess.run(
+        [found, "-I", "-c", "import ssl, sys; print('%d.%d' % sys.version_info[:2])"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout.strip()
     assert seen == system_python_version()

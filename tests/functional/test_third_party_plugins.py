@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import LLAMA_31_8B_CONFIG, local_model, write_profile
+from tests.helpers import LLAMA_31_8B_CONFIG, local_model, pip_install_into, write_profile
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "third_party"
 
@@ -23,37 +23,41 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Both fixture packages installed as a user would (pip, from their folders) into one extra site folder."""
     target = tmp_path_factory.mktemp("site")
     for package in ("mechanism", "engine"):
-        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
-                        "--no-index", "--target", str(target), str(FIXTURES / package)], check=True,
-                       capture_output=True)
+        pip_install_into(target, str(FIXTURES / package))
     return target
 
 
 def specdeploy(site: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(site), "NO_COLOR": "1"}
-    return subprocess.run([sys.executable, "-m", "specdeploy", *args], capture_output=True, text=True, env=env,
-                          timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "specdeploy", *args], capture_output=True, text=True, env=env, timeout=300
+    )
 
 
 def _profile(tmp_path: Path, **over: object) -> Path:
     model = local_model(tmp_path / "llama", LLAMA_31_8B_CONFIG)
     (model / "model.safetensors").write_bytes(b"w" * 4096)
-    data: dict[str, object] = {"target": {"model": str(model), "dtype": "bfloat16"}, "hardware": {"gpu": "h200"},
-                               "serving": {"max_batch_size": 16, "max_seq_len": 4096, "streaming": False},
-                               **over}
+    data: dict[str, object] = {
+        "target": {"model": str(model), "dtype": "bfloat16"},
+        "hardware": {"gpu": "h200"},
+        "serving": {"max_batch_size": 16, "max_seq_len": 4096, "streaming": False},
+        **over,
+    }
     return write_profile(tmp_path / "third.yaml", data)
 
 
 @pytest.mark.parametrize("release", ["1.2.1", "1.3.0"])
 def test_a_third_party_mechanism_emits_renders_and_checks(site: Path, tmp_path: Path, release: str) -> None:
-    profile = _profile(tmp_path, runtime={"trtllm_version": release},
-                       speculative={"mechanism": "lookup", "draft_len": 4})
+    profile = _profile(
+        tmp_path, runtime={"trtllm_version": release}, speculative={"mechanism": "lookup", "draft_len": 4}
+    )
     assert specdeploy(site, "validate", str(profile)).returncode == 0
     planned = specdeploy(site, "plan", str(profile))
     assert planned.returncode == 0 and "emit.llm_api" in planned.stdout, planned.stderr
     out = tmp_path / "artifacts"
-    built = specdeploy(site, "build", str(profile), "--out", str(out), "--only", "emit", "--only", "render",
-                       "--only", "check")
+    built = specdeploy(
+        site, "build", str(profile), "--out", str(out), "--only", "emit", "--only", "render", "--only", "check"
+    )
     assert built.returncode == 0, built.stderr
     options = (out / "third" / "llm_api_options.yaml").read_text()
     assert "decoding_type: NGram" in options and "max_matching_ngram_size: 6" in options
@@ -67,12 +71,16 @@ def test_a_third_party_mechanism_emits_renders_and_checks(site: Path, tmp_path: 
 
 
 def test_a_third_party_mechanism_emits_for_vllm(site: Path, tmp_path: Path) -> None:
-    profile = _profile(tmp_path, runtime={"backend": "vllm", "vllm_version": "0.32.0"},
-                       speculative={"mechanism": "lookup", "draft_len": 4})
+    profile = _profile(
+        tmp_path,
+        runtime={"backend": "vllm", "vllm_version": "0.32.0"},
+        speculative={"mechanism": "lookup", "draft_len": 4},
+    )
     assert specdeploy(site, "validate", str(profile)).returncode == 0
     planned = specdeploy(site, "plan", str(profile))
-    assert planned.returncode == 0 and "emit.vllm" in planned.stdout and "vLLM line 0.32" in planned.stdout, \
+    assert planned.returncode == 0 and "emit.vllm" in planned.stdout and "vLLM line 0.32" in planned.stdout, (
         planned.stderr
+    )
     out = tmp_path / "artifacts"
     built = specdeploy(site, "build", str(profile), "--out", str(out), "--only", "emit")
     assert built.returncode == 0, built.stderr

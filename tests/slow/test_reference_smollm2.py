@@ -44,13 +44,15 @@ def plain(pair, prompts):
 @pytest.fixture(scope="module")
 def eagle_pair():
     from specdeploy.engines.reference.runtime import load_pair
-    from specdeploy.engines.reference.runtime.models import EAGLE_REF, SMOLLM2_REF
+    from specdeploy.engines.reference.runtime.models import HEAD_REF, SMOLLM2_REF
 
-    return load_pair(SMOLLM2_REF, EAGLE_REF, "cpu")
+    return load_pair(SMOLLM2_REF, HEAD_REF, "cpu")
 
 
-@pytest.mark.parametrize("mechanism,k,concurrency", [("draft_target", 4, 1), ("ngram", 3, 1), ("draft_target", 3, 2),
-                                                     ("eagle3", 3, 1), ("eagle3", 2, 2)])
+@pytest.mark.parametrize(
+    "mechanism,k,concurrency",
+    [("draft_target", 4, 1), ("ngram", 3, 1), ("draft_target", 3, 2), ("eagle3", 3, 1), ("eagle3", 2, 2)],
+)
 def test_speculation_keeps_greedy_output(pair, eagle_pair, prompts, plain, mechanism, k, concurrency):
     from specdeploy.engines.reference.runtime import generate
 
@@ -72,9 +74,9 @@ def test_text_round_trip_and_chat_template(pair):
 def fp32_eagle_pair():
     """fp32 weights and transformers' own attention (no CPU kernels): what transformers' `generate` decodes with."""
     from specdeploy.engines.reference.runtime import load_pair
-    from specdeploy.engines.reference.runtime.models import EAGLE_REF, SMOLLM2_REF
+    from specdeploy.engines.reference.runtime.models import HEAD_REF, SMOLLM2_REF
 
-    return load_pair(SMOLLM2_REF, EAGLE_REF, "cpu", cpu_kernels=False)
+    return load_pair(SMOLLM2_REF, HEAD_REF, "cpu", cpu_kernels=False)
 
 
 def test_plain_decoding_matches_transformers_generate(fp32_eagle_pair, prompts):
@@ -86,8 +88,13 @@ def test_plain_decoding_matches_transformers_generate(fp32_eagle_pair, prompts):
     out = generate(fp32_eagle_pair, prompts[:2], "none", 0, 1, 16)[0]
     for ids, mine in zip(prompts[:2], out, strict=True):
         with torch.no_grad():
-            ref = model.generate(torch.tensor([ids]), attention_mask=torch.ones(1, len(ids), dtype=torch.long),
-                                 max_new_tokens=16, do_sample=False, pad_token_id=0)[0, len(ids):].tolist()
+            ref = model.generate(
+                torch.tensor([ids]),
+                attention_mask=torch.ones(1, len(ids), dtype=torch.long),
+                max_new_tokens=16,
+                do_sample=False,
+                pad_token_id=0,
+            )[0, len(ids) :].tolist()
         assert mine == ref[: len(mine)] and len(mine) in (len(ref), 16)
 
 

@@ -50,8 +50,23 @@ def low_end_site() -> Path:
     folder.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=folder.parent))
     try:
-        run = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--disable-pip-version-check",
-                              "--target", str(tmp), *PINS], capture_output=True, text=True, timeout=600)
+        run = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                "--no-deps",
+                "--disable-pip-version-check",
+                "--target",
+                str(tmp),
+                *PINS,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         assert run.returncode == 0, f"pip could not install {PINS}:\n{run.stdout[-2000:]}{run.stderr[-2000:]}"
         (tmp / ".complete").touch()
         tmp.replace(folder)
@@ -65,15 +80,33 @@ def low_end_site() -> Path:
 
 def test_the_runtime_is_lossless_and_the_eagle_head_accepts_on_the_lowest_transformers():
     site = low_end_site()
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(ROOT), str(ROOT / "plugins")]),
-           "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(site), str(ROOT), str(ROOT / "plugins")]),
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
     env.pop("SPECDEPLOY_ALLOW_UNTESTED_TRANSFORMERS", None)
-    probe = subprocess.run([sys.executable, "-c", "import transformers, huggingface_hub; "
-                            "print(transformers.__version__, huggingface_hub.__version__, transformers.__file__)"],
-                           capture_output=True, text=True, env=env, timeout=120)
+    probe = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import transformers, huggingface_hub; "
+            "print(transformers.__version__, huggingface_hub.__version__, transformers.__file__)",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert probe.stdout.split()[:2] == [LOW, "1.33.0"], probe.stdout + probe.stderr
     assert probe.stdout.split()[2].startswith(str(site))
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-o", "addopts=",
-                          *TESTS], cwd=ROOT, capture_output=True, text=True, env=env, timeout=900)
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-o", "addopts=", *TESTS],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+    )
     assert run.returncode == 0, f"on transformers {LOW}:\n{run.stdout[-4000:]}{run.stderr[-2000:]}"
     assert " passed" in run.stdout and "skipped" not in run.stdout.splitlines()[-1]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from specdeploy.render.context import RenderInputs
+from specdeploy.render.model import RenderInputs
 from tests.fixtures.triton_models import write_models
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -77,8 +77,12 @@ def write_profile(tmp_path: Path):  # type: ignore[no-untyped-def]
 @pytest.fixture
 def engine_inputs(tiny_tokenizer: Path, tmp_path: Path) -> RenderInputs:
     engines = tmp_path / "engines"
-    return RenderInputs(engine_dir=str(engines / "target"), draft_engine_dir=str(engines / "draft"),
-                        tokenizer_dir=str(tiny_tokenizer), site_packages=sysconfig.get_paths()["purelib"])
+    return RenderInputs(
+        engine_dir=str(engines / "target"),
+        draft_engine_dir=str(engines / "draft"),
+        tokenizer_dir=str(tiny_tokenizer),
+        site_packages=sysconfig.get_paths()["purelib"],
+    )
 
 
 @pytest.fixture
@@ -88,8 +92,7 @@ def server_factory(backends: Path, tmp_path: Path) -> Iterator:  # type: ignore[
     started = []
 
     def start(repo: Path):  # type: ignore[no-untyped-def]
-        server = start_server(repo, backends, tmp_path / "server.log",
-                              extra_args=("--disable-auto-complete-config",))
+        server = start_server(repo, backends, tmp_path / "server.log", extra_args=("--disable-auto-complete-config",))
         started.append(server)
         return server
 

@@ -20,8 +20,9 @@ def grpc_inputs(values: dict[str, Any]) -> list[Any]:
 
     inputs = []
     for name, value in values.items():
-        kind = "UINT64" if name in ("seed", "random_seed") else TYPES[type(value[0] if isinstance(value, list)
-                                                                          else value)]
+        kind = (
+            "UINT64" if name in ("seed", "random_seed") else TYPES[type(value[0] if isinstance(value, list) else value)]
+        )
         items = value if isinstance(value, list) else [value]
         dtype = {"BYTES": object, "BOOL": bool, "FP32": np.float32, "INT32": np.int32, "UINT64": np.uint64}[kind]
         array = np.array([v.encode() if isinstance(v, str) else v for v in items], dtype=dtype)
@@ -73,8 +74,9 @@ def unary(url: str, model: str, values: dict[str, Any]) -> dict[str, Any]:
 def http_generate(http: str, model: str, body: dict[str, Any], streaming: bool = False) -> Any:
     """POST /generate (one JSON answer) or /generate_stream (the SSE events, each (arrival, data))."""
     path = "generate_stream" if streaming else "generate"
-    request = urllib.request.Request(f"http://{http}/v2/models/{model}/{path}", json.dumps(body).encode(),
-                                     {"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        f"http://{http}/v2/models/{model}/{path}", json.dumps(body).encode(), {"Content-Type": "application/json"}
+    )
     try:
         with urllib.request.urlopen(request, timeout=300) as response:
             if not streaming:

@@ -11,22 +11,13 @@ from specdeploy.api import load_and_resolve
 from specdeploy.errors import UsageError
 from specdeploy.render.actions import render_resolved
 from specdeploy.serve.client import ask
+from tests.triton.helpers import MEDUSA
 
-MEDUSA = """
-target: {model: TARGET}
-hardware: {gpu: l40s}
-runtime: {backend: tensorrt, trtllm_version: 1.2.1}
-speculative:
-  mechanism: medusa
-  draft_model: TARGET
-  draft_len: 4
-  options: {num_heads: 3, choices: [[0], [0, 0], [1], [0, 0, 0]]}
-serving: {max_batch_size: 4, max_seq_len: 2048}
-triton: {layout: engine}
-"""
-DRAFT_TARGET = MEDUSA.replace("mechanism: medusa", "mechanism: draft_target").replace(
-    "draft_model: TARGET", "draft_model: DRAFT").replace(
-    "  options: {num_heads: 3, choices: [[0], [0, 0], [1], [0, 0, 0]]}\n", "")
+DRAFT_TARGET = (
+    MEDUSA.replace("mechanism: medusa", "mechanism: draft_target")
+    .replace("draft_model: TARGET", "draft_model: DRAFT")
+    .replace("  options: {num_heads: 3, choices: [[0], [0, 0], [1], [0, 0, 0]]}\n", "")
+)
 LOOKAHEAD = """
 target: {model: TARGET}
 hardware: {gpu: l40s}
@@ -39,12 +30,18 @@ serving: {max_batch_size: 4}
 def _infer(client, model: str, text: str, extra: dict | None = None):  # type: ignore[no-untyped-def]
     import tritonclient.grpc as grpcclient
 
-    arrays = {"text_input": np.array([[text.encode()]], dtype=object),
-              "max_tokens": np.array([[8]], dtype=np.int32), **(extra or {})}
+    arrays = {
+        "text_input": np.array([[text.encode()]], dtype=object),
+        "max_tokens": np.array([[8]], dtype=np.int32),
+        **(extra or {}),
+    }
     inputs = []
     for name, value in arrays.items():
-        tensor = grpcclient.InferInput(name, list(value.shape), "BYTES" if value.dtype == object else
-                                       {np.int32: "INT32", np.bool_: "BOOL"}[value.dtype.type])
+        tensor = grpcclient.InferInput(
+            name,
+            list(value.shape),
+            "BYTES" if value.dtype == object else {np.int32: "INT32", np.bool_: "BOOL"}[value.dtype.type],
+        )
         tensor.set_data_from_numpy(value)
         inputs.append(tensor)
     return client.infer(model, inputs, client_timeout=60)
@@ -73,8 +70,9 @@ def test_draft_target_bls_runs_the_draft_loop(write_profile, engine_inputs, tmp_
     server = server_factory(_repo(write_profile, engine_inputs, tmp_path, DRAFT_TARGET))
     for model in ("preprocessing", "tensorrt_llm", "tensorrt_llm_draft", "postprocessing", "tensorrt_llm_bls"):
         server.load(model)
-    result = _infer(server.client(), "tensorrt_llm_bls", "hello world",
-                    {"num_draft_tokens": np.array([[2]], dtype=np.int32)})
+    result = _infer(
+        server.client(), "tensorrt_llm_bls", "hello world", {"num_draft_tokens": np.array([[2]], dtype=np.int32)}
+    )
     # the echoing test double "drafts" the context and "verifies" by echoing it: the loop still terminates
     assert result.as_numpy("text_output").reshape(-1)[0].decode().startswith("hello world")
     assert result.as_numpy("total_draft_tokens").reshape(-1)[0] > 0
@@ -86,8 +84,12 @@ def test_lookahead_parameters_satisfy_the_backend(write_profile, engine_inputs, 
     assert server.client().is_model_ready("tensorrt_llm", client_timeout=10)
 
 
-def test_unfilled_placeholder_is_refused_by_the_backend_double(write_profile, engine_inputs, tmp_path,  # type: ignore[no-untyped-def]
-                                                               server_factory):
+def test_unfilled_placeholder_is_refused_by_the_backend_double(
+    write_profile,
+    engine_inputs,
+    tmp_path,  # type: ignore[no-untyped-def]
+    server_factory,
+):
     from tritonclient.utils import InferenceServerException
 
     repo = _repo(write_profile, engine_inputs, tmp_path, LOOKAHEAD)
@@ -102,25 +104,39 @@ def test_unfilled_placeholder_is_refused_by_the_backend_double(write_profile, en
 def _infer_extra(client, model: str, text: str, extra: dict):  # type: ignore[no-untyped-def]
     import tritonclient.grpc as grpcclient
 
-    arrays = {"text_input": np.array([[text.encode()]], dtype=object),
-              "max_tokens": np.array([[8]], dtype=np.int32), **extra}
+    arrays = {
+        "text_input": np.array([[text.encode()]], dtype=object),
+        "max_tokens": np.array([[8]], dtype=np.int32),
+        **extra,
+    }
     inputs = []
     for name, value in arrays.items():
-        kind = "BYTES" if value.dtype == object else {np.int32: "INT32", np.uint64: "UINT64",
-                                                      np.float32: "FP32"}[value.dtype.type]
+        kind = (
+            "BYTES"
+            if value.dtype == object
+            else {np.int32: "INT32", np.uint64: "UINT64", np.float32: "FP32"}[value.dtype.type]
+        )
         tensor = grpcclient.InferInput(name, list(value.shape), kind)
         tensor.set_data_from_numpy(value)
         inputs.append(tensor)
     return client.infer(model, inputs, client_timeout=60)
 
 
-SAMPLING = {"seed": np.array([[7]], dtype=np.uint64), "temperature": np.array([[0.5]], dtype=np.float32),
-            "top_k": np.array([[4]], dtype=np.int32), "top_p": np.array([[0.9]], dtype=np.float32),
-            "stop_words": np.array([[b"world"]], dtype=object)}
+SAMPLING = {
+    "seed": np.array([[7]], dtype=np.uint64),
+    "temperature": np.array([[0.5]], dtype=np.float32),
+    "top_k": np.array([[4]], dtype=np.int32),
+    "top_p": np.array([[0.9]], dtype=np.float32),
+    "stop_words": np.array([[b"world"]], dtype=object),
+}
 
 
-def test_ensemble_and_bls_forward_seed_sampling_and_stop_words(write_profile, engine_inputs, tmp_path,  # type: ignore[no-untyped-def]
-                                                                server_factory):
+def test_ensemble_and_bls_forward_seed_sampling_and_stop_words(
+    write_profile,
+    engine_inputs,
+    tmp_path,  # type: ignore[no-untyped-def]
+    server_factory,
+):
     """The backend reads `seed` (utils.h:97); the BLS forwards every sampling input and the stop words it
     declares, and both cut the answer after the stop word (the backend double honours stop_words_list)."""
     server = server_factory(_repo(write_profile, engine_inputs, tmp_path, MEDUSA))
@@ -141,15 +157,23 @@ def test_draft_target_bls_stops_at_a_stop_word(write_profile, engine_inputs, tmp
     server = server_factory(_repo(write_profile, engine_inputs, tmp_path, DRAFT_TARGET))
     for model in ("preprocessing", "tensorrt_llm", "tensorrt_llm_draft", "postprocessing", "tensorrt_llm_bls"):
         server.load(model)
-    result = _infer_extra(server.client(), "tensorrt_llm_bls", "hello world is fast",
-                          {"num_draft_tokens": np.array([[2]], dtype=np.int32), **SAMPLING})
+    result = _infer_extra(
+        server.client(),
+        "tensorrt_llm_bls",
+        "hello world is fast",
+        {"num_draft_tokens": np.array([[2]], dtype=np.int32), **SAMPLING},
+    )
     assert result.as_numpy("text_output").reshape(-1)[0].decode() == "hello world"
     drafts = [line for line in server.log().splitlines() if "tensorrt_llm_draft request inputs" in line]
     assert drafts and all("'seed'" in line for line in drafts)
 
 
-def test_backend_double_refuses_random_seed_and_unknown_parameters(write_profile, engine_inputs, tmp_path,  # type: ignore[no-untyped-def]
-                                                                   server_factory):
+def test_backend_double_refuses_random_seed_and_unknown_parameters(
+    write_profile,
+    engine_inputs,
+    tmp_path,  # type: ignore[no-untyped-def]
+    server_factory,
+):
     """A repository rendered before the rename (random_seed) or with a misspelled parameter: the real backend
     would drop them silently; its double refuses them at load, naming them."""
     from tritonclient.utils import InferenceServerException
@@ -157,8 +181,11 @@ def test_backend_double_refuses_random_seed_and_unknown_parameters(write_profile
     repo = _repo(write_profile, engine_inputs, tmp_path, LOOKAHEAD)
     config = repo / "tensorrt_llm" / "config.pbtxt"
     text = config.read_text()
-    config.write_text(text.replace('name: "seed"', 'name: "random_seed"').replace(
-        '"enable_kv_cache_reuse"', '"enable_kv_cache_reuse_typo"'))
+    config.write_text(
+        text.replace('name: "seed"', 'name: "random_seed"').replace(
+            '"enable_kv_cache_reuse"', '"enable_kv_cache_reuse_typo"'
+        )
+    )
     server = server_factory(repo)
     with pytest.raises(InferenceServerException) as err:
         server.load("tensorrt_llm")
@@ -169,15 +196,25 @@ def test_backend_double_refuses_random_seed_and_unknown_parameters(write_profile
     assert "input(s) ['random_seed'] are never read by the backend" in str(err.value)
 
 
-def test_streaming_engine_repository_answers_through_the_ensemble(write_profile, engine_inputs, tmp_path,  # type: ignore[no-untyped-def]
-                                                                  server_factory):
+def test_streaming_engine_repository_answers_through_the_ensemble(
+    write_profile,
+    engine_inputs,
+    tmp_path,  # type: ignore[no-untyped-def]
+    server_factory,
+):
     """serving.streaming: tensorrt_llm (and so the ensemble) is decoupled; a gRPC stream gets the answer."""
     import threading
 
     import tritonclient.grpc as grpcclient
 
-    server = server_factory(_repo(write_profile, engine_inputs, tmp_path,
-                                  MEDUSA.replace("max_seq_len: 2048}", "max_seq_len: 2048, streaming: true}")))
+    server = server_factory(
+        _repo(
+            write_profile,
+            engine_inputs,
+            tmp_path,
+            MEDUSA.replace("max_seq_len: 2048}", "max_seq_len: 2048, streaming: true}"),
+        )
+    )
     for model in ("preprocessing", "tensorrt_llm", "postprocessing", "ensemble"):
         server.load(model)
     client, texts, done = server.client(), [], threading.Event()
@@ -187,10 +224,14 @@ def test_streaming_engine_repository_answers_through_the_ensemble(write_profile,
         done.set()
 
     inputs = []
-    for name, value in (("text_input", np.array([[b"hello world"]], dtype=object)),
-                        ("max_tokens", np.array([[8]], dtype=np.int32)), ("stream", np.array([[True]]))):
-        tensor = grpcclient.InferInput(name, list(value.shape), {np.object_: "BYTES", np.int32: "INT32",
-                                                                  np.bool_: "BOOL"}[value.dtype.type])
+    for name, value in (
+        ("text_input", np.array([[b"hello world"]], dtype=object)),
+        ("max_tokens", np.array([[8]], dtype=np.int32)),
+        ("stream", np.array([[True]])),
+    ):
+        tensor = grpcclient.InferInput(
+            name, list(value.shape), {np.object_: "BYTES", np.int32: "INT32", np.bool_: "BOOL"}[value.dtype.type]
+        )
         tensor.set_data_from_numpy(value)
         inputs.append(tensor)
     client.start_stream(callback=on_response)
@@ -200,18 +241,24 @@ def test_streaming_engine_repository_answers_through_the_ensemble(write_profile,
     assert texts == ["hello world"]
 
 
-
-def test_perf_metrics_request_gets_every_output_the_backend_writes(write_profile, engine_inputs, tmp_path,  # type: ignore[no-untyped-def]
-                                                                    server_factory):
+def test_perf_metrics_request_gets_every_output_the_backend_writes(
+    write_profile,
+    engine_inputs,
+    tmp_path,  # type: ignore[no-untyped-def]
+    server_factory,
+):
     """`return_perf_metrics` makes the C++ backend write ten outputs (the double does too); Triton core refuses any
     that the config does not declare, so on a GPU the request fails unless all ten are declared."""
     import tritonclient.grpc as grpcclient
 
     server = server_factory(_repo(write_profile, engine_inputs, tmp_path, MEDUSA))
     server.load("tensorrt_llm")
-    arrays = {"input_ids": np.array([[5, 6, 7]], dtype=np.int32), "input_lengths": np.array([[3]], dtype=np.int32),
-              "request_output_len": np.array([[4]], dtype=np.int32),
-              "return_perf_metrics": np.array([[True]], dtype=np.bool_)}
+    arrays = {
+        "input_ids": np.array([[5, 6, 7]], dtype=np.int32),
+        "input_lengths": np.array([[3]], dtype=np.int32),
+        "request_output_len": np.array([[4]], dtype=np.int32),
+        "return_perf_metrics": np.array([[True]], dtype=np.bool_),
+    }
     inputs = []
     for name, value in arrays.items():
         tensor = grpcclient.InferInput(name, list(value.shape), "BOOL" if value.dtype == np.bool_ else "INT32")

@@ -22,6 +22,7 @@ from specdeploy.profile.shipped import shipped_profiles
 from specdeploy.render.actions import render_resolved
 from specdeploy.render.check import check_repo
 from specdeploy.render.context import layout_of
+from tests.triton.helpers import double_answer
 
 VARIANTS = {  # folder suffix -> (shipped profile, --set): what the shipped profiles do not cover
     "streaming": ("h200-eagle3", ("serving.streaming=true",)),  # decoupled: streaming through the double
@@ -29,12 +30,6 @@ VARIANTS = {  # folder suffix -> (shipped profile, --set): what the shipped prof
     "scheduled": ("h200-eagle3", ("speculative.schedule={1: 8, 4: 4, 8: 2}",)),  # a tuned per-concurrency K
 }
 MAX_TOKENS = 24
-
-
-def answer(prompt: str, count: int = MAX_TOKENS) -> str:
-    """What the double answers (tests/fixtures/fake_trtllm/README.md), derived independently here."""
-    words = prompt.split()[::-1]
-    return " ".join(words[i % len(words)] for i in range(count))
 
 
 def _layout(name: str) -> str | None:
@@ -48,7 +43,8 @@ def _llmapi_profiles() -> list[tuple[str, str, tuple[str, ...]]]:
     """(model folder, profile, sets) for every shipped llmapi profile and every variant."""
     shipped = [name for name in sorted(shipped_profiles()) if _layout(name) == "llmapi"]
     return [(name.replace("-", "_"), name, ()) for name in shipped] + [
-        (f"{name}_{suffix}".replace("-", "_"), name, sets) for suffix, (name, sets) in VARIANTS.items()]
+        (f"{name}_{suffix}".replace("-", "_"), name, sets) for suffix, (name, sets) in VARIANTS.items()
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -70,8 +66,13 @@ def served(backends_with_trtllm_double: Path, tmp_path_factory: pytest.TempPathF
     try:
         for release, folders in releases.items():
             env = {"FAKE_TRTLLM_VERSION": release, "FAKE_TRTLLM_RECORD": str(root / "record")}
-            server = start_server(root / release, backends_with_trtllm_double, root / f"server-{release}.log",
-                                  extra_args=("--disable-auto-complete-config",), env=env)
+            server = start_server(
+                root / release,
+                backends_with_trtllm_double,
+                root / f"server-{release}.log",
+                extra_args=("--disable-auto-complete-config",),
+                env=env,
+            )
             servers.append(server)
             for folder, decoupled in folders:
                 server.load(folder)
@@ -85,9 +86,11 @@ def served(backends_with_trtllm_double: Path, tmp_path_factory: pytest.TempPathF
 def _inputs(prompt: str, max_tokens: int = MAX_TOKENS, streaming: bool = False):  # type: ignore[no-untyped-def]
     import tritonclient.grpc as grpcclient
 
-    arrays = {"text_input": (np.array([prompt.encode()], dtype=object), "BYTES"),
-              "sampling_param_max_tokens": (np.array([max_tokens], dtype=np.int32), "INT32"),
-              "streaming": (np.array([streaming]), "BOOL")}
+    arrays = {
+        "text_input": (np.array([prompt.encode()], dtype=object), "BYTES"),
+        "sampling_param_max_tokens": (np.array([max_tokens], dtype=np.int32), "INT32"),
+        "streaming": (np.array([streaming]), "BOOL"),
+    }
     tensors = []
     for name, (value, dtype) in arrays.items():
         tensor = grpcclient.InferInput(name, list(value.shape), dtype)
@@ -111,8 +114,10 @@ def _ask_streaming(server, model: str, prompt: str) -> str:  # type: ignore[no-u
             done.set()
             return
         parts.append(result.as_numpy("text_output")[0].decode())
-        if result.get_response().parameters.get("triton_final_response", None) and \
-                result.get_response().parameters["triton_final_response"].bool_param:
+        if (
+            result.get_response().parameters.get("triton_final_response", None)
+            and result.get_response().parameters["triton_final_response"].bool_param
+        ):
             done.set()
 
     client.start_stream(callback=on_response)
@@ -132,7 +137,7 @@ def test_every_llmapi_repository_batches_concurrent_requests(served) -> None:  #
         ask = _ask_streaming if decoupled else _ask
         with ThreadPoolExecutor(16) as pool:
             answers = list(pool.map(lambda p: ask(server, model, p), prompts))  # noqa: B023 - consumed here
-        assert answers == [answer(p) for p in prompts], model
+        assert answers == [double_answer(p, MAX_TOKENS) for p in prompts], model
         stats = json.loads((record / f"{model}.json").read_text())
         assert stats["max_in_flight"] >= 8, (model, stats)
         assert stats["finished"] >= 16
@@ -146,8 +151,9 @@ def test_a_cancelled_request_is_aborted_in_the_llm(served) -> None:  # type: ign
     server = models[model][0]
     path = record / f"{model}.json"
     before = json.loads(path.read_text())["aborted"] if path.is_file() else 0
-    call = server.client().async_infer(model, _inputs("a very long answer", max_tokens=100000),
-                                       callback=lambda *_: None, client_timeout=60)
+    call = server.client().async_infer(
+        model, _inputs("a very long answer", max_tokens=100000), callback=lambda *_: None, client_timeout=60
+    )
     time.sleep(1.0)
     call.cancel()
     deadline = time.monotonic() + 10
@@ -173,4 +179,4 @@ def test_a_bad_request_gets_an_error_and_the_model_stays_up(served) -> None:  # 
     server = models[model][0]
     with pytest.raises(InferenceServerException, match="streaming needs decoupled: true"):
         server.client().infer(model, _inputs("stream me", streaming=True), client_timeout=30)
-    assert _ask(server, model, "still here") == answer("still here")
+    assert _ask(server, model, "still here") == double_answer("still here", MAX_TOKENS)

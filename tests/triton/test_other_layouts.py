@@ -10,15 +10,9 @@ import pytest
 from specdeploy.api import load_and_resolve
 from specdeploy.render.actions import render_resolved
 from specdeploy.render.check import check_repo
-from specdeploy.render.context import RenderInputs
+from specdeploy.render.model import RenderInputs
+from tests.triton.helpers import LLMAPI
 from tests.triton.reference_client import answer
-
-LLMAPI = """
-target: {model: TARGET}
-hardware: {gpu: h200}
-runtime: {backend: pytorch, trtllm_version: 1.2.1}
-speculative: {mechanism: eagle3, draft_len: 3, draft_model: yuhuili/EAGLE3-LLaMA3.1-Instruct-8B}
-"""
 
 
 def test_llmapi_load_fails_on_the_tensorrt_llm_import(write_profile, tmp_path, server_factory):  # type: ignore[no-untyped-def]
@@ -58,11 +52,11 @@ def test_reference_layout_answers_with_the_same_tokens_as_the_cli(tmp_path, serv
 
     for draft_len, served_k in ((None, 0), (3, 3)):
         result = infer(draft_len)
-        assert result["output_ids"] == local["tokens"]
-        assert result["text_output"] == local["text"] and local["text"].strip()
+        assert result["output_ids"] == local.tokens
+        assert result["text_output"] == local.text and local.text.strip()
         assert result["draft_len"] == served_k
         assert result["tokens_per_s"] > 0
         assert (result["acceptance_rate"] > 0) == (served_k > 0)  # the head drafts some of it right
-    assert local["mechanism"] == "eagle3" and local["draft_len"] == 3
+    assert local.mechanism == "eagle3" and local.draft_len == 3
     with pytest.raises(InferenceServerException, match="draft_len must be between 0 and 32, got 33"):
         infer(33)

@@ -16,7 +16,7 @@ import pytest
 
 from specdeploy.api import load_and_resolve
 from specdeploy.render.actions import render_resolved
-from specdeploy.render.context import RenderInputs
+from specdeploy.render.model import RenderInputs
 from tests.triton.reference_client import answer, grpc_inputs
 
 PROMPT = "Tell me a long story about a lighthouse."
@@ -28,8 +28,11 @@ def test_a_cancelled_request_leaves_the_batch(backends: Path, tmp_path: Path) ->
 
     from specdeploy.render.server import start_server
 
-    repo = render_resolved(load_and_resolve("cpu-smollm2", ("serving.max_batch_size=4",)), tmp_path / "repo",
-                           inputs=RenderInputs(site_packages=sysconfig.get_paths()["purelib"])).out
+    repo = render_resolved(
+        load_and_resolve("cpu-smollm2", ("serving.max_batch_size=4",)),
+        tmp_path / "repo",
+        inputs=RenderInputs(site_packages=sysconfig.get_paths()["purelib"]),
+    ).out
     server = start_server(repo, backends, tmp_path / "server.log", extra_args=("--disable-auto-complete-config",))
     try:
         server.load("smollm2", timeout=300)

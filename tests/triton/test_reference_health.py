@@ -16,7 +16,7 @@ import pytest
 
 from specdeploy.api import load_and_resolve
 from specdeploy.render.actions import render_resolved
-from specdeploy.render.context import RenderInputs
+from specdeploy.render.model import RenderInputs
 from specdeploy.runtime_paths import packaged_model
 from tests.triton.reference_client import answer
 
@@ -32,8 +32,10 @@ def damaged_head(folder: Path) -> Path:
     assert shipped is not None
     shutil.copytree(shipped, folder)
     generator = torch.Generator().manual_seed(0)
-    weights = {name: (torch.randn(t.shape, generator=generator) * 0.05).to(t.dtype)
-               for name, t in load_file(folder / "model.safetensors").items()}
+    weights = {
+        name: (torch.randn(t.shape, generator=generator) * 0.05).to(t.dtype)
+        for name, t in load_file(folder / "model.safetensors").items()
+    }
     save_file(weights, folder / "model.safetensors")
     return folder
 
@@ -44,14 +46,18 @@ def test_the_served_model_logs_a_silent_drafter(backends: Path, tmp_path: Path) 
 
     head = damaged_head(tmp_path / "damaged-head")
     sets = (f"speculative.draft_model={head}", "speculative.draft_len=2", "serving.max_batch_size=4")
-    repo = render_resolved(load_and_resolve("cpu-smollm2", sets), tmp_path / "repo",
-                           inputs=RenderInputs(site_packages=sysconfig.get_paths()["purelib"])).out
+    repo = render_resolved(
+        load_and_resolve("cpu-smollm2", sets),
+        tmp_path / "repo",
+        inputs=RenderInputs(site_packages=sysconfig.get_paths()["purelib"]),
+    ).out
     server = start_server(repo, backends, tmp_path / "server.log", extra_args=("--disable-auto-complete-config",))
     try:
         server.load("smollm2", timeout=300)
         answers = [answer(server.grpc_url, "smollm2", {"text_input": p, "max_tokens": 16}) for p in PROMPTS]
-        plain = [answer(server.grpc_url, "smollm2", {"text_input": p, "max_tokens": 16, "draft_len": 0})
-                 for p in PROMPTS]
+        plain = [
+            answer(server.grpc_url, "smollm2", {"text_input": p, "max_tokens": 16, "draft_len": 0}) for p in PROMPTS
+        ]
         log = server.log()
     finally:
         server.stop()

@@ -11,7 +11,7 @@ import pytest
 
 from specdeploy.api import load_and_resolve
 from specdeploy.render.actions import render_resolved
-from specdeploy.render.context import RenderInputs
+from specdeploy.render.model import RenderInputs
 from tests.triton.reference_client import answer, http_generate
 
 
@@ -25,8 +25,11 @@ def test_bad_requests_are_invalid_arguments(tmp_path, server_factory):  # type: 
     server.load("smollm2", timeout=300)
 
     def infer(prompt: bytes | None, max_tokens: int = 4):  # type: ignore[no-untyped-def]
-        return answer(server.grpc_url, "smollm2", {**({"text_input": prompt} if prompt is not None else {}),
-                                                   "max_tokens": max_tokens})
+        return answer(
+            server.grpc_url,
+            "smollm2",
+            {**({"text_input": prompt} if prompt is not None else {}), "max_tokens": max_tokens},
+        )
 
     def refused(prompt: bytes | None, match: str) -> float:
         t0 = time.monotonic()

@@ -17,7 +17,7 @@ import pytest
 
 from specdeploy.api import load_and_resolve
 from specdeploy.render.actions import render_resolved
-from specdeploy.render.context import RenderInputs
+from specdeploy.render.model import RenderInputs
 from tests.triton.reference_client import answer, http_generate, stream
 
 PROMPTS = ["What is 2 + 2?", "Name three colors.", "Write a haiku about GPUs.", "Why is the sky blue?"]
@@ -31,8 +31,11 @@ def served(backends: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator
     from specdeploy.render.server import start_server
 
     tmp = tmp_path_factory.mktemp("served")
-    repo = render_resolved(load_and_resolve("cpu-smollm2", SETS), tmp / "repo",
-                           inputs=RenderInputs(site_packages=sysconfig.get_paths()["purelib"])).out
+    repo = render_resolved(
+        load_and_resolve("cpu-smollm2", SETS),
+        tmp / "repo",
+        inputs=RenderInputs(site_packages=sysconfig.get_paths()["purelib"]),
+    ).out
     server = start_server(repo, backends, tmp / "server.log", extra_args=("--disable-auto-complete-config",))
     try:
         server.load("smollm2", timeout=300)
@@ -68,8 +71,9 @@ def test_streaming_sends_tokens_per_step(served: tuple[str, str]) -> None:
     assert first - sent < 0.5 * (last - sent)  # the first token arrived well before the answer was complete
     assert chunks[-1][1]["finish_reason"] == "length"
     sent = time.monotonic()
-    events = http_generate(http, "smollm2", {"text_input": PROMPTS[3], "max_tokens": 24, "stream": True},
-                           streaming=True)
+    events = http_generate(
+        http, "smollm2", {"text_input": PROMPTS[3], "max_tokens": 24, "stream": True}, streaming=True
+    )
     assert len(events) >= 4 and "".join(e["text_output"] for _, e in events) == whole["text_output"]
     assert events[0][0] - sent < 0.5 * (events[-1][0] - sent)
     one = http_generate(http, "smollm2", {"text_input": PROMPTS[3], "max_tokens": 24})
@@ -94,25 +98,45 @@ def test_standard_inputs_are_honoured(served: tuple[str, str]) -> None:
     assert other["output_ids"] != first["output_ids"]
     forced = answer(url, "smollm2", {"text_input": PROMPTS[0], "max_tokens": 40, "min_tokens": 40})
     assert len(forced["output_ids"]) == 40  # EOS held back until min_tokens are out
-    genai = answer(url, "smollm2", {"text_input": PROMPTS[0], "max_tokens": 6, "min_length": 6, "stream": False,
-                                    "exclude_input_in_output": True, "end_id": 2})
+    genai = answer(
+        url,
+        "smollm2",
+        {
+            "text_input": PROMPTS[0],
+            "max_tokens": 6,
+            "min_length": 6,
+            "stream": False,
+            "exclude_input_in_output": True,
+            "end_id": 2,
+        },
+    )
     assert len(genai["output_ids"]) == 6
-    vllm = http_generate(http, "smollm2", {"text_input": PROMPTS[0], "exclude_input_in_output": True,
-                                           "sampling_parameters": '{"max_tokens": 3, "temperature": 0}'})
+    vllm = http_generate(
+        http,
+        "smollm2",
+        {
+            "text_input": PROMPTS[0],
+            "exclude_input_in_output": True,
+            "sampling_parameters": '{"max_tokens": 3, "temperature": 0}',
+        },
+    )
     assert len(vllm["text_output"]) > 0 and "status" not in vllm
 
 
-@pytest.mark.parametrize(("values", "match"), [
-    ({"bad_words": ["red"]}, "bad_words is not supported"),
-    ({"sampling_parameters": '{"presence_penalty": 0.5}'}, "presence_penalty not supported"),
-    ({"sampling_parameters": "{max_tokens"}, "not valid JSON"),
-    ({"max_tokens": 8, "sampling_parameters": '{"max_tokens": 5}'}, "contradicts"),
-    ({"temperature": -1.0}, "temperature must be"),
-    ({"top_p": 0.0}, "top_p must be"),
-    ({"end_id": 7}, "end_id 7 is not this model's end token"),
-    ({"min_tokens": 50, "max_tokens": 10}, "min_tokens must be"),
-    ({"draft_len": 99}, "draft_len must be between"),
-])
+@pytest.mark.parametrize(
+    ("values", "match"),
+    [
+        ({"bad_words": ["red"]}, "bad_words is not supported"),
+        ({"sampling_parameters": '{"presence_penalty": 0.5}'}, "presence_penalty not supported"),
+        ({"sampling_parameters": "{max_tokens"}, "not valid JSON"),
+        ({"max_tokens": 8, "sampling_parameters": '{"max_tokens": 5}'}, "contradicts"),
+        ({"temperature": -1.0}, "temperature must be"),
+        ({"top_p": 0.0}, "top_p must be"),
+        ({"end_id": 7}, "end_id 7 is not this model's end token"),
+        ({"min_tokens": 50, "max_tokens": 10}, "min_tokens must be"),
+        ({"draft_len": 99}, "draft_len must be between"),
+    ],
+)
 def test_unsupported_inputs_are_refused(served: tuple[str, str], values: dict, match: str) -> None:
     from tritonclient.utils import InferenceServerException
 

@@ -37,17 +37,20 @@ import pytest
 
 from specdeploy.api import load_and_resolve
 from specdeploy.render.actions import render_resolved
-from specdeploy.render.context import RenderInputs
+from specdeploy.render.model import RenderInputs
+from tests.triton.helpers import LONG, leave
 from tests.triton.reference_client import http_generate, stream, unary
-from tests.triton.test_openai_endpoint import LONG, leave
 
 PROMPTS = ["What is 2 + 2?", "Name three colors.", "Write a haiku about GPUs.", "Why is the sky blue?"]
 SETS = ("speculative.draft_len=2", "serving.max_batch_size=4", "tune.output_len=16")
 N = 8  # GenAI-Perf --output-tokens-mean 8 --output-tokens-mean-deterministic
 GENAI = {
     "tensorrtllm": {"text_input": PROMPTS[3], "max_tokens": N, "exclude_input_in_output": True, "min_length": N},
-    "vllm": {"text_input": PROMPTS[3], "exclude_input_in_output": True,
-             "sampling_parameters": json.dumps({"max_tokens": str(N), "min_tokens": str(N)}, separators=(",", ":"))},
+    "vllm": {
+        "text_input": PROMPTS[3],
+        "exclude_input_in_output": True,
+        "sampling_parameters": json.dumps({"max_tokens": str(N), "min_tokens": str(N)}, separators=(",", ":")),
+    },
 }
 
 
@@ -59,10 +62,16 @@ def served(backends: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator
 
     tmp = tmp_path_factory.mktemp("unary")
     inputs = RenderInputs(site_packages=sysconfig.get_paths()["purelib"])
-    repos = [render_resolved(load_and_resolve("cpu-smollm2", SETS + extra), tmp / name, inputs=inputs).out
-             for name, extra in (("unary", ("serving.streaming=false", "triton.model_name=unary")), ("streamed", ()))]
-    server = start_server(repos[0], backends, tmp / "server.log",
-                          extra_args=("--disable-auto-complete-config", f"--model-repository={repos[1]}"))
+    repos = [
+        render_resolved(load_and_resolve("cpu-smollm2", SETS + extra), tmp / name, inputs=inputs).out
+        for name, extra in (("unary", ("serving.streaming=false", "triton.model_name=unary")), ("streamed", ()))
+    ]
+    server = start_server(
+        repos[0],
+        backends,
+        tmp / "server.log",
+        extra_args=("--disable-auto-complete-config", f"--model-repository={repos[1]}"),
+    )
     try:
         for model in ("unary", "smollm2"):
             server.load(model, timeout=300)
@@ -82,10 +91,14 @@ def test_unary_grpc_and_http_generate_answer(served: Any) -> None:
     assert len(one["output_ids"]) == 6 and one["finish_reason"] == "length" and one["text_output"]
     assert http_generate(http, "unary", request)["text_output"] == one["text_output"]
     assert stream(url, "unary", request)[0][1]["output_ids"] == one["output_ids"]
-    assert ask(url, "unary", PROMPTS[0], max_tokens=6)["text_output"] == one["text_output"]  # `specdeploy ask`
+    assert ask(url, "unary", PROMPTS[0], max_tokens=6).outputs["text_output"] == one["text_output"]  # `specdeploy ask`
     assert http_generate(http, "smollm2", request)["text_output"] == one["text_output"]  # /generate: either mode
-    infer = {"inputs": [{"name": "text_input", "shape": [1], "datatype": "BYTES", "data": [PROMPTS[0]]},
-                        {"name": "max_tokens", "shape": [1], "datatype": "INT32", "data": [6]}]}
+    infer = {
+        "inputs": [
+            {"name": "text_input", "shape": [1], "datatype": "BYTES", "data": [PROMPTS[0]]},
+            {"name": "max_tokens", "shape": [1], "datatype": "INT32", "data": [6]},
+        ]
+    }
     status, answer = _post(f"http://{http}/v2/models/unary/infer", infer)  # what perf_analyzer -i http sends
     assert status == 200 and answer["outputs"][0]["data"] == [one["text_output"]]
     # why the mode matters: a decoupled model refuses unary ModelInfer and HTTP /infer

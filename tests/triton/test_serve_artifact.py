@@ -11,16 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.triton.test_serve_ask import ENV
-from tests.triton.test_serve_faults import MODEL
-from tests.triton.test_serve_sealed import _planted_bytecode, serve, stop
+from tests.triton.helpers import ENV, MODEL, planted_bytecode, serve_gated, stop
 
 BUILD = ("build", "cpu-smollm2", "--set", "speculative.draft_len=1")  # no tune: minutes saved, same files
 
 
 def specdeploy(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "specdeploy", *args], env=ENV, capture_output=True, text=True,
-                          timeout=600, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "specdeploy", *args], env=ENV, capture_output=True, text=True, timeout=600, check=False
+    )
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +35,7 @@ def test_build_serve_stop_then_verify_passes(built: Path, backends: Path) -> Non
     a build into the served artifact swapped triton/ under the running server without a word."""
     pytest.importorskip("torch")
     artifact = built / "cpu-smollm2"
-    process, state = serve(artifact, ENV)
+    process, state = serve_gated(artifact, ENV)
     try:
         assert state is not None, stop(process)
         again = specdeploy(*BUILD, "--out", str(built), "--set", "serving.max_batch_size=2")
@@ -60,9 +59,9 @@ def test_a_planted_version_or_bytecode_fails_the_gate(built: Path, tmp_path: Pat
         (model.parent.parent / "2" / "model.py").write_text(MODEL.format(add=1000))
         named = "triton/smollm2/2/model.py"
     else:
-        _planted_bytecode(model)
+        planted_bytecode(model)
         named = f"triton/smollm2/1/__pycache__/model.{sys.implementation.cache_tag}.pyc"
-    process, state = serve(artifact, ENV)
+    process, state = serve_gated(artifact, ENV)
     output = stop(process)
     assert state is None and process.returncode == 1, output
     assert "fails `specdeploy verify`" in output and f"drift: {named} (" in output

@@ -4,7 +4,6 @@ no tritonserver left behind after SIGHUP (a closed terminal) or SIGKILL of `serv
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -12,50 +11,18 @@ import sys
 import time
 from pathlib import Path
 
-from tests.triton.test_serve_ask import ENV, gone, wait_served
-
-CONFIG = """name: "{name}"
-backend: "python"
-max_batch_size: 0
-input [{{ name: "IN" data_type: TYPE_INT32 dims: [ 1 ] }}]
-output [{{ name: "OUT" data_type: TYPE_INT32 dims: [ 1 ] }}]
-instance_group [{{ kind: KIND_CPU count: 1 }}]
-"""
-MODEL = """import triton_python_backend_utils as pb_utils
-
-
-class TritonPythonModel:
-    def execute(self, requests):
-        return [pb_utils.InferenceResponse([pb_utils.Tensor("OUT", pb_utils.get_input_tensor_by_name(
-            r, "IN").as_numpy() + {add})]) for r in requests]
-"""
-
-
-def echo_repo(folder: Path, add: int, *, planted: bool = False) -> Path:
-    """A repository `serve` accepts: a manifest naming one python model `echo` (adds `add`)."""
-    names = ["echo", "planted"] if planted else ["echo"]
-    for name in names:
-        (folder / name / "1").mkdir(parents=True)
-        (folder / name / "config.pbtxt").write_text(CONFIG.format(name=name))
-        (folder / name / "1" / "model.py").write_text(MODEL.format(add=add))
-    (folder / "specdeploy-repo.json").write_text(json.dumps({"layout": "test", "models": ["echo"]}))
-    return folder
+from tests.triton.helpers import ENV, echo_repo, gone, infer, wait_served
 
 
 def start(folder: Path) -> tuple[subprocess.Popen[bytes], dict[str, object]]:
-    process = subprocess.Popen([sys.executable, "-m", "specdeploy", "serve", str(folder), "--openai-port", "0"],
-                               env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "specdeploy", "serve", str(folder), "--openai-port", "0"],
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     return process, wait_served(process, folder)
-
-
-def infer(url: str, value: int) -> int:
-    import numpy as np
-    import tritonclient.grpc as grpcclient
-
-    client = grpcclient.InferenceServerClient(url)
-    tensor = grpcclient.InferInput("IN", [1], "INT32")
-    tensor.set_data_from_numpy(np.array([value], dtype=np.int32))
-    return int(client.infer("echo", [tensor]).as_numpy("OUT")[0])
 
 
 def wait_gone(pid: int, seconds: float = 30) -> bool:
@@ -77,8 +44,13 @@ def test_two_serves_side_by_side_then_hup_and_kill(tmp_path: Path) -> None:
         assert infer(str(state_a["grpc"]), 1) == 2 and infer(str(state_b["grpc"]), 1) == 101
         assert state_a["models"] == ["echo"]
 
-        again = subprocess.run([sys.executable, "-m", "specdeploy", "serve", str(a), "--openai-port", "0"],
-                               env=ENV, capture_output=True, text=True, timeout=120)
+        again = subprocess.run(
+            [sys.executable, "-m", "specdeploy", "serve", str(a), "--openai-port", "0"],
+            env=ENV,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert again.returncode == 2, again.stderr
         assert "already served" in again.stderr and str(state_a["grpc"]) in again.stderr
         assert infer(str(state_a["grpc"]), 5) == 6  # the first server is unharmed
@@ -90,8 +62,13 @@ def test_two_serves_side_by_side_then_hup_and_kill(tmp_path: Path) -> None:
         serve_b.kill()  # SIGKILL: no handler runs; tritonserver dies with its parent
         serve_b.wait(30)
         assert wait_gone(int(state_b["pid"])), "tritonserver outlived a SIGKILLed serve"
-        asked = subprocess.run([sys.executable, "-m", "specdeploy", "ask", "hi", "--artifact", str(b)], env=ENV,
-                               capture_output=True, text=True, timeout=120)
+        asked = subprocess.run(
+            [sys.executable, "-m", "specdeploy", "ask", "hi", "--artifact", str(b)],
+            env=ENV,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert asked.returncode == 2 and "stale" in asked.stderr, asked.stderr
     finally:
         for process in (serve_a, serve_b):

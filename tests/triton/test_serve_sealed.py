@@ -5,20 +5,15 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import py_compile
-import signal
-import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 import pytest
 
-from tests.triton.test_serve_ask import ENV
-from tests.triton.test_serve_faults import MODEL, echo_repo, infer
+from tests.helpers import activated_venv_env
+from tests.triton.helpers import ENV, MODEL, echo_repo, infer, planted_bytecode, serve_gated, stop
 
 PAYLOAD = """import pathlib
 pathlib.Path({marker!r}).write_text("ran")
@@ -28,33 +23,13 @@ class TritonPythonModel:
     def execute(self, requests):
         return []
 """
-PWN_CONFIG = {"name": "pwn", "backend": "python", "max_batch_size": 0,
-              "input": [{"name": "IN", "data_type": "TYPE_INT32", "dims": [1]}],
-              "output": [{"name": "OUT", "data_type": "TYPE_INT32", "dims": [1]}]}
-
-
-def activated(venv: Path) -> dict[str, str]:
-    """The environment `source .venv/bin/activate` leaves: VIRTUAL_ENV, its bin first on PATH, no PYTHONHOME."""
-    env = {k: v for k, v in ENV.items() if k != "PYTHONHOME"}
-    return {**env, "VIRTUAL_ENV": str(venv), "PATH": f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}",
-            "VIRTUAL_ENV_PROMPT": f"({venv.name}) "}
-
-
-def serve(folder: Path, env: dict[str, str]) -> tuple[subprocess.Popen[bytes], dict[str, object] | None]:
-    """`specdeploy serve` on `folder`: (process, its endpoint record), or (process, None) once it exited."""
-    process = subprocess.Popen([sys.executable, "-m", "specdeploy", "serve", str(folder), "--no-openai"], env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
-    state = folder / ".specdeploy" / "serve.json"
-    deadline = time.monotonic() + 300
-    while not state.exists() and process.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.3)
-    return process, json.loads(state.read_text()) if state.exists() else None
-
-
-def stop(process: subprocess.Popen[bytes]) -> str:
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGINT)
-    return process.communicate(timeout=60)[0].decode()
+PWN_CONFIG = {
+    "name": "pwn",
+    "backend": "python",
+    "max_batch_size": 0,
+    "input": [{"name": "IN", "data_type": "TYPE_INT32", "dims": [1]}],
+    "output": [{"name": "OUT", "data_type": "TYPE_INT32", "dims": [1]}],
+}
 
 
 def http(url: str, body: dict[str, object] | None = None) -> tuple[int, str]:
@@ -67,8 +42,11 @@ def http(url: str, body: dict[str, object] | None = None) -> tuple[int, str]:
 
 
 def tree(folder: Path) -> dict[str, bytes]:
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
-            if p.is_file() and ".specdeploy" not in p.parts}
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and ".specdeploy" not in p.parts
+    }
 
 
 def test_nothing_loads_code_into_a_served_repository(tmp_path: Path, backends: Path) -> None:  # noqa: ARG001
@@ -83,14 +61,18 @@ def test_nothing_loads_code_into_a_served_repository(tmp_path: Path, backends: P
     before = tree(repo)
     marker = tmp_path / "pwned"
     payload = base64.b64encode(PAYLOAD.format(marker=str(marker)).encode()).decode()
-    process, state = serve(repo, activated(Path(sys.prefix)))
+    process, state = serve_gated(repo, activated_venv_env(Path(sys.prefix)))
     try:
         assert state is not None, stop(process)
         assert (repo / ".specdeploy" / "serve.json").stat().st_mode & 0o077 == 0
         base = f"http://{state['http']}/v2/repository"
         load = {"parameters": {"config": json.dumps(PWN_CONFIG), "file:1/model.py": payload}}
-        for url, body in ((f"{base}/models/pwn/load", load), (f"{base}/models/echo/load", load),
-                          (f"{base}/models/echo/unload", {}), (f"{base}/index", {})):
+        for url, body in (
+            (f"{base}/models/pwn/load", load),
+            (f"{base}/models/echo/load", load),
+            (f"{base}/models/echo/unload", {}),
+            (f"{base}/index", {}),
+        ):
             status, text = http(url, body)
             assert status >= 400, (url, status, text)
         client = grpcclient.InferenceServerClient(str(state["grpc"]))
@@ -109,26 +91,12 @@ def test_nothing_loads_code_into_a_served_repository(tmp_path: Path, backends: P
     assert not (repo / ".specdeploy" / "served").exists()
 
 
-def _planted_bytecode(model: Path) -> None:
-    """A .pyc of other code whose header carries model.py's mtime and size: Python runs it instead of model.py."""
-    evil = model.with_name("evil.py")
-    evil.write_text(MODEL.format(add=1000))
-    pyc = model.parent / "__pycache__" / f"model.{sys.implementation.cache_tag}.pyc"
-    pyc.parent.mkdir()
-    py_compile.compile(str(evil), cfile=str(pyc))
-    evil.unlink()
-    source = model.stat()
-    data = bytearray(pyc.read_bytes())
-    data[8:16] = int(source.st_mtime).to_bytes(4, "little") + (source.st_size & 0xFFFFFFFF).to_bytes(4, "little")
-    pyc.write_bytes(bytes(data))
-
-
 @pytest.mark.parametrize("plant", ["bytecode", "version", "model folder"])
 def test_a_repository_holding_what_render_never_writes_is_not_served(tmp_path: Path, plant: str) -> None:
     """Before: a planted .pyc ran in model.py's place (answers + 1000), a planted `2/` was the version served."""
     repo = echo_repo(tmp_path / "repo", 1, planted=plant == "model folder")
     if plant == "bytecode":
-        _planted_bytecode(repo / "echo" / "1" / "model.py")
+        planted_bytecode(repo / "echo" / "1" / "model.py")
         named = "echo/1/__pycache__"
     elif plant == "version":
         (repo / "echo" / "2").mkdir()
@@ -136,7 +104,7 @@ def test_a_repository_holding_what_render_never_writes_is_not_served(tmp_path: P
         named = "echo/2"
     else:
         named = "planted"
-    process, state = serve(repo, ENV)
+    process, state = serve_gated(repo, ENV)
     output = stop(process)
     assert state is None and process.returncode == 1, output
     assert f"{named}: " in output and "never writes" in output
@@ -146,8 +114,10 @@ def test_a_model_that_fails_to_load_is_named_with_tritons_reason(tmp_path: Path)
     """Loaded at start (no load request to answer with the reason): the reason comes from Triton's log."""
     repo = echo_repo(tmp_path / "repo", 1)
     (repo / "echo" / "1" / "model.py").write_text("raise RuntimeError('no weights here')\n")
-    process, state = serve(repo, ENV)
+    process, state = serve_gated(repo, ENV)
     output = stop(process)
     assert state is None and process.returncode == 1, output
-    assert "tritonserver could not load echo:\nfailed to load 'echo' version 1: Internal: RuntimeError: no weights " \
-           "here" in output
+    assert (
+        "tritonserver could not load echo:\nfailed to load 'echo' version 1: Internal: RuntimeError: no weights "
+        "here" in output
+    )

@@ -7,34 +7,19 @@ problem report, exit 1), or walked. A repository manifest of `{` or `[1]` is a r
 from __future__ import annotations
 
 import contextlib
-import io
 import json
 import os
 import re
 from collections.abc import Callable, Iterator
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
 
 from specdeploy.boundedio import MAX_DEPTH, InputError, loads_json, loads_yaml
-from specdeploy.cli import main
-from tests.helpers import write_profile
-from tests.unit.execute import test_verify
-
-built, art = test_verify.built, test_verify.art  # a built artifact (per module) and a copy of it (per test)
+from tests.helpers import billion_laughs, cli, llm_request, write_profile
 
 DEEP = 3000
 LEVELS = 1500
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    """The CLI in this process: (exit code, stdout, stderr); never a traceback."""
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stderr(err), redirect_stdout(out), pytest.raises(SystemExit) as done:
-        main(list(args))
-    assert "Traceback" not in err.getvalue() and "RecursionError" not in err.getvalue(), err.getvalue()
-    return int(done.value.code or 0), out.getvalue(), err.getvalue()
 
 
 def nested(depth: int) -> str:
@@ -76,7 +61,7 @@ def _inside(folder: Path) -> Iterator[None]:
 
 
 def test_a_set_value_3000_deep_is_a_profile_error() -> None:
-    code, _, err = run("validate", "cpu-smollm2", "--set", f"speculative.options.x={nested(DEEP)}")
+    code, _, err = cli("validate", "cpu-smollm2", "--set", f"speculative.options.x={nested(DEEP)}")
     assert code == 2 and f"is not valid YAML: nested deeper than {MAX_DEPTH} levels" in err
 
 
@@ -84,68 +69,74 @@ def test_a_set_value_3000_deep_is_a_profile_error() -> None:
 def test_options_400_deep_are_a_located_profile_error(tmp_path: Path, how: str) -> None:
     value = "{a: " * 400 + "1" + "}" * 400
     if how == "--set":
-        code, _, err = run("validate", "cpu-smollm2", "--set", f"speculative.options={{x: {value}}}")
+        code, _, err = cli("validate", "cpu-smollm2", "--set", f"speculative.options={{x: {value}}}")
     else:
         text = f"extends: cpu-smollm2\nspeculative:\n  options: {{x: {value}}}\n"
         profile = write_profile(tmp_path / "deep.yaml", text)
-        code, _, err = run("validate", str(profile))
+        code, _, err = cli("validate", str(profile))
         assert f"{profile}:3:" in err
     assert code == 2 and f"nested deeper than {MAX_DEPTH} levels" in err
 
 
 def test_a_deep_manifest_is_a_usage_error(art: Path) -> None:
     (art / "manifest.json").write_text(nested(DEEP))
-    code, _, err = run("verify", str(art))
+    code, _, err = cli("verify", str(art))
     assert code == 2 and f"manifest.json is not readable JSON: nested deeper than {MAX_DEPTH} levels (line 1)" in err
 
 
 def test_a_deep_lock_is_a_verify_problem(art: Path) -> None:
     (art / "specdeploy.lock").write_text('{"tuned":\n' + nested(DEEP) + "}")
-    code, out, _ = run("verify", str(art))
+    code, out, _ = cli("verify", str(art))
     assert code == 1 and f"specdeploy.lock: not a JSON object (nested deeper than {MAX_DEPTH} levels (line 2))" in out
 
 
 def test_a_1500_level_tree_in_an_artifact_is_walked(art: Path, deep_tree: Callable[[Path], None]) -> None:
     deep_tree(art)
-    code, out, _ = run("verify", str(art))
+    code, out, _ = cli("verify", str(art))
     assert code == 1 and "/planted.txt (" in out and "not listed in the manifest" in out
 
 
-@pytest.mark.parametrize(("content", "problem"), [
-    ("{", "specdeploy-repo.json:1:2: not readable: not valid JSON: Expecting property name enclosed in double quotes"),
-    ("[1]", "specdeploy-repo.json: must be a JSON object, not a list"),
-    (nested(DEEP), f"specdeploy-repo.json:1: not readable: nested deeper than {MAX_DEPTH} levels"),
-])
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (
+            "{",
+            "specdeploy-repo.json:1:2: not readable: not valid JSON: Expecting property name enclosed in double quotes",
+        ),
+        ("[1]", "specdeploy-repo.json: must be a JSON object, not a list"),
+        (nested(DEEP), f"specdeploy-repo.json:1: not readable: nested deeper than {MAX_DEPTH} levels"),
+    ],
+)
 def test_a_repository_manifest_that_is_not_one_is_a_reported_problem(art: Path, content: str, problem: str) -> None:
     (art / "triton" / "specdeploy-repo.json").write_text(content)
-    code, out, _ = run("check-repo", str(art / "triton"))
+    code, out, _ = cli("check-repo", str(art / "triton"))
     assert code == 1 and problem in out.splitlines()
 
 
 def test_a_deep_repository_manifest_is_a_usage_error_at_serve(art: Path) -> None:
     (art / "triton" / "specdeploy-repo.json").write_text(nested(DEEP))
-    code, _, err = run("serve", str(art))
+    code, _, err = cli("serve", str(art))
     assert code == 2 and f"specdeploy-repo.json is unreadable: nested deeper than {MAX_DEPTH} levels (line 1)" in err
 
 
 def test_check_repo_walks_a_1500_level_tree(art: Path, deep_tree: Callable[[Path], None]) -> None:
     deep_tree(art / "triton")
-    code, out, _ = run("check-repo", str(art / "triton"))
+    code, out, _ = cli("check-repo", str(art / "triton"))
     assert code == 1 and "a: model folder without config.pbtxt" in out
 
 
 def test_render_pretend_over_a_1500_level_tree_lists_it(tmp_path: Path, deep_tree: Callable[[Path], None]) -> None:
-    code, _, err = run("render", "cpu-smollm2", "--out", str(tmp_path / "artifacts"))
+    code, _, err = cli("render", "cpu-smollm2", "--out", str(tmp_path / "artifacts"))
     assert code == 0, err
     deep_tree(tmp_path / "artifacts" / "cpu-smollm2" / "triton")  # --out is the artifacts root
-    code, out, _ = run("render", "cpu-smollm2", "--out", str(tmp_path / "artifacts"), "--pretend", "--json")
+    code, out, _ = cli("render", "cpu-smollm2", "--out", str(tmp_path / "artifacts"), "--pretend", "--json")
     assert code == 0 and json.loads(out)["files"]["/".join(["a"] * LEVELS) + "/planted.txt"] == "delete"
 
 
 def test_deep_yaml_in_check_deploy_is_a_reported_problem(tmp_path: Path) -> None:
     pytest.importorskip("kubernetes_validate")
     (tmp_path / "deploy.yaml").write_text("apiVersion: v1\nkind: ConfigMap\ndata:\n  x: " + nested(DEEP) + "\n")
-    code, out, _ = run("check-deploy", str(tmp_path))
+    code, out, _ = cli("check-deploy", str(tmp_path))
     assert code == 1
     assert f"deploy.yaml: not valid YAML: nested deeper than {MAX_DEPTH} levels (line 4, column 68)" in out
 
@@ -153,18 +144,22 @@ def test_deep_yaml_in_check_deploy_is_a_reported_problem(tmp_path: Path) -> None
 def test_a_deep_dataset_line_is_a_located_error(tmp_path: Path) -> None:
     dataset = tmp_path / "prompts.jsonl"
     dataset.write_text(json.dumps({"question_id": 1, "category": "qa", "turns": ["hi"]}) + "\n" + nested(DEEP) + "\n")
-    code, _, err = run("validate", "cpu-smollm2", "--set", f"tune.dataset={dataset}")
+    code, _, err = cli("validate", "cpu-smollm2", "--set", f"tune.dataset={dataset}")
     assert code == 2 and f"{dataset}:2: nested deeper than {MAX_DEPTH} levels" in err
 
 
-@pytest.mark.parametrize(("raw", "problem"), [(nested(DEEP), "nested deeper than 64 levels (line 1)"),
-                                              ('{"stop": "\\ud800"}', "a lone surrogate: not Unicode text")])
+@pytest.mark.parametrize(
+    ("raw", "problem"),
+    [
+        (nested(DEEP), "nested deeper than 64 levels (line 1)"),
+        ('{"stop": "\\ud800"}', "a lone surrogate: not Unicode text"),
+    ],
+)
 def test_sampling_parameters_a_client_sends_are_bounded(raw: str, problem: str) -> None:
     from specdeploy.serve.llm_inputs import BadRequest, parse
-    from tests.unit.serve.test_llm_inputs import request
 
     with pytest.raises(BadRequest, match=re.escape(problem)):
-        parse(request(sampling_parameters=raw), 32)
+        parse(llm_request(sampling_parameters=raw), 32)
 
 
 def test_a_deep_step_cost_file_is_a_usage_error(tmp_path: Path) -> None:
@@ -176,11 +171,14 @@ def test_a_deep_step_cost_file_is_a_usage_error(tmp_path: Path) -> None:
         load_step_costs(str(tmp_path / "steps.json"))
 
 
-@pytest.mark.parametrize(("text", "problem"), [
-    (nested(MAX_DEPTH + 1), f"x:1: nested deeper than {MAX_DEPTH} levels"),
-    ('{"a":\n NaN}', "x:2: not valid JSON: NaN is not a JSON number (RFC 8259 allows finite numbers only)"),
-    ('["\\ud800"]', "x:1: a string holds \\ud800, a lone surrogate: not Unicode text"),
-])
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        (nested(MAX_DEPTH + 1), f"x:1: nested deeper than {MAX_DEPTH} levels"),
+        ('{"a":\n NaN}', "x:2: not valid JSON: NaN is not a JSON number (RFC 8259 allows finite numbers only)"),
+        ('["\\ud800"]', "x:1: a string holds \\ud800, a lone surrogate: not Unicode text"),
+    ],
+)
 def test_the_json_reader_refuses_what_json_cannot_carry(text: str, problem: str) -> None:
     assert loads_json(nested(MAX_DEPTH)) == loads_json(nested(MAX_DEPTH))  # as deep as allowed: read
     with pytest.raises(InputError) as refused:
@@ -191,7 +189,6 @@ def test_the_json_reader_refuses_what_json_cannot_carry(text: str, problem: str)
 def test_the_yaml_reader_bounds_depth_and_what_aliases_expand_to() -> None:
     assert loads_yaml("a: 1\n---\nb: 2\n", documents=True) == [{"a": 1}, {"b": 2}]
     assert loads_yaml("a: &x [1]\nb: *x\n") == {"a": [1], "b": [1]}  # rendered Kubernetes YAML has anchors
-    from tests.unit.profile.test_hostile import billion_laughs
 
     with pytest.raises(InputError, match=r"^x: more than 1048576 values \(aliases expand without bound\)$"):
         loads_yaml(billion_laughs(), "x")

@@ -6,25 +6,13 @@ did-you-mean naming the link itself)."""
 
 from __future__ import annotations
 
-import io
 import os
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
 
-from specdeploy.cli import main
 from specdeploy.errors import ExitCode, MissingDependency
-from tests.helpers import write_profile
-
-
-def run(*args: str) -> tuple[int, str]:
-    """The CLI in this process: (exit code, stderr); never a traceback."""
-    err = io.StringIO()
-    with redirect_stderr(err), redirect_stdout(io.StringIO()), pytest.raises(SystemExit) as done:
-        main(list(args))
-    assert "Traceback" not in err.getvalue(), err.getvalue()
-    return int(done.value.code or 0), err.getvalue()
+from tests.helpers import cli, write_profile
 
 
 @pytest.fixture
@@ -37,7 +25,7 @@ def cache_is_a_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_generate_names_a_cache_variable_that_points_at_a_file(cache_is_a_file: Path) -> None:
-    code, err = run("generate", "cpu-smollm2", "hi")
+    code, _, err = cli("generate", "cpu-smollm2", "hi")
     assert code == ExitCode.INVALID
     assert f"specdeploy's cache folder SPECDEPLOY_CACHE={cache_is_a_file} is not usable: a file, not a folder" in err
 
@@ -49,13 +37,13 @@ def test_generate_names_a_default_cache_that_cannot_be_made(tmp_path: Path, monk
     (home / ".cache").write_text("")  # HOME's .cache is no folder: ~/.cache/specdeploy cannot be made
     monkeypatch.delenv("SPECDEPLOY_CACHE", raising=False)
     monkeypatch.setenv("HOME", str(home))
-    code, err = run("generate", "cpu-smollm2", "hi")
+    code, _, err = cli("generate", "cpu-smollm2", "hi")
     assert code == ExitCode.INVALID
     assert f"specdeploy's cache folder {home}/.cache/specdeploy (the default, under HOME) is not usable" in err
 
 
 def test_a_tune_says_the_cache_is_unusable(cache_is_a_file: Path, tmp_path: Path) -> None:
-    code, err = run("tune", "cpu-smollm2", "--backend", "reference", "--out", str(tmp_path / "out"))
+    code, _, err = cli("tune", "cpu-smollm2", "--backend", "reference", "--out", str(tmp_path / "out"))
     assert code == ExitCode.INVALID and "nothing to predict from" not in err
     assert f"SPECDEPLOY_CACHE={cache_is_a_file} is not usable: a file, not a folder" in err
 
@@ -79,7 +67,7 @@ def test_a_dataset_that_is_not_a_regular_file_says_so(tmp_path: Path, kind: str)
     dataset = Path("/dev/zero") if kind == "device" else tmp_path / "prompts.jsonl"
     if kind == "fifo":
         os.mkfifo(dataset)
-    code, err = run("validate", "cpu-smollm2", "--set", f"tune.dataset={dataset}")
+    code, _, err = cli("validate", "cpu-smollm2", "--set", f"tune.dataset={dataset}")
     assert code == ExitCode.INVALID
     assert f"dataset {dataset}: not a regular file (a device, FIFO or socket is never read as a dataset)" in err
     assert "not found" not in err
@@ -88,14 +76,20 @@ def test_a_dataset_that_is_not_a_regular_file_says_so(tmp_path: Path, kind: str)
 def test_extends_to_a_symlink_loop_says_so(tmp_path: Path) -> None:
     (tmp_path / "loop.yaml").symlink_to("loop.yaml")
     child = write_profile(tmp_path / "child.yaml", "extends: loop.yaml\n")
-    code, err = run("validate", str(child))
+    code, _, err = cli("validate", str(child))
     assert code == ExitCode.INVALID
     assert "extends 'loop.yaml': a symlink loop (a link that leads back to itself)" in err
     assert "did you mean" not in err and "no such file" not in err
 
 
-@pytest.mark.parametrize(("meta", "said"), [("[" * 3000 + "]" * 3000, "nested deeper than 64 levels"),
-                                            ("{", "not valid JSON"), ("[1]", "is not a JSON object")])
+@pytest.mark.parametrize(
+    ("meta", "said"),
+    [
+        ("[" * 3000 + "]" * 3000, "nested deeper than 64 levels"),
+        ("{", "not valid JSON"),
+        ("[1]", "is not a JSON object"),
+    ],
+)
 def test_a_drafter_whose_marker_is_not_json_is_a_usage_error(tmp_path: Path, meta: str, said: str) -> None:
     from specdeploy.engines.reference.runtime.models import SHARED_META, load_drafter
     from specdeploy.errors import UsageError

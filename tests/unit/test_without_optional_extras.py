@@ -31,8 +31,9 @@ def test_checking_a_config_without_the_triton_extra_names_it() -> None:
     assert "specdeploy[triton]" in str(raised.value)
 
 
-def test_a_tune_report_without_matplotlib_is_written_and_says_why(monkeypatch: pytest.MonkeyPatch,
-                                                                    tmp_path: Path) -> None:
+def test_a_tune_report_without_matplotlib_is_written_and_says_why(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     resolved = api.load_and_resolve("h100-ngram")
     res = tune_run.tune_resolved(resolved, tmp_path, backend="model", say=lambda _: None, warn=lambda _: None)

@@ -37,10 +37,12 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("vllm-models")
     head, drafter = packaged_model("specdeploy/smollm2-135m-eagle3"), packaged_model("specdeploy/smollm2-135m-drafter")
     assert head is not None and drafter is not None
-    return {"smollm2": config_folder(resolve_target_folder(SMOLLM2_REF), root / "smollm2"),
-            "eagle3_head": config_folder(head, root / "eagle3-head"),
-            "drafter": config_folder(drafter, root / "drafter"),
-            "qwen3_next": FIXTURES / "qwen3-next-tiny"}
+    return {
+        "smollm2": config_folder(resolve_target_folder(SMOLLM2_REF), root / "smollm2"),
+        "eagle3_head": config_folder(head, root / "eagle3-head"),
+        "drafter": config_folder(drafter, root / "drafter"),
+        "qwen3_next": FIXTURES / "qwen3-next-tiny",
+    }
 
 
 @pytest.fixture(scope="session")

@@ -19,20 +19,29 @@ FIXED = ("speculative.draft_len=3",)
 """The profile tunes its draft length (tests/vllm/test_tune.py builds it so); here one K, no tune."""
 VARIANTS = {
     "ngram": (*FIXED, "speculative.mechanism=ngram", "speculative.draft_model=null"),
-    "draft_model": (*FIXED, "speculative.mechanism=draft_target",
-                    "speculative.draft_model=specdeploy/smollm2-135m-drafter"),
+    "draft_model": (
+        *FIXED,
+        "speculative.mechanism=draft_target",
+        "speculative.draft_model=specdeploy/smollm2-135m-drafter",
+    ),
     "eagle3": FIXED,
 }
 
 
 def _specdeploy(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "specdeploy", *args], capture_output=True, text=True,
-                          env={**os.environ, "NO_COLOR": "1"}, timeout=900)
+    return subprocess.run(
+        [sys.executable, "-m", "specdeploy", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1"},
+        timeout=900,
+    )
 
 
 @pytest.mark.parametrize("method", VARIANTS)
-def test_the_cpu_vllm_profile_builds_checked_by_vllm(vllm_install: env.VllmInstall, tmp_path: Path,
-                                                     method: str) -> None:
+def test_the_cpu_vllm_profile_builds_checked_by_vllm(
+    vllm_install: env.VllmInstall, tmp_path: Path, method: str
+) -> None:
     pytest.importorskip("torch")  # the shipped drafters are exported in specdeploy's environment
     sets = [word for s in VARIANTS[method] for word in ("--set", s)]
     built = _specdeploy("build", str(CPU), *sets, "--out", str(tmp_path))

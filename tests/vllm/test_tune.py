@@ -13,12 +13,19 @@ from pathlib import Path
 import pytest
 import yaml
 
+from specdeploy.metrics import MEASURED_KEYS
+
 CPU = Path(__file__).resolve().parents[2] / "profiles" / "cpu" / "cpu-smollm2-vllm.yaml"
 
 
 def _specdeploy(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "specdeploy", *args], capture_output=True, text=True,
-                          env={**os.environ, "NO_COLOR": "1"}, timeout=3600)
+    return subprocess.run(
+        [sys.executable, "-m", "specdeploy", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1"},
+        timeout=3600,
+    )
 
 
 @pytest.mark.slow
@@ -57,10 +64,18 @@ def test_the_cpu_profile_builds_with_its_draft_length_tuned_on_vllm(tmp_path: Pa
 @pytest.mark.usefixtures("vllm_install")
 def test_ngram_tunes_on_vllm(tmp_path: Path) -> None:
     pytest.importorskip("torch")
-    sets = ["speculative.mechanism=ngram", "speculative.draft_model=null", "tune.concurrency=[1]",
-            "tune.draft_lens=[2]", "tune.prompts=2", "tune.repeats=1", "tune.output_len=16"]
-    run = _specdeploy("tune", str(CPU), "--backend", "vllm", "--out", str(tmp_path),
-                      *[w for s in sets for w in ("--set", s)])
+    sets = [
+        "speculative.mechanism=ngram",
+        "speculative.draft_model=null",
+        "tune.concurrency=[1]",
+        "tune.draft_lens=[2]",
+        "tune.prompts=2",
+        "tune.repeats=1",
+        "tune.output_len=16",
+    ]
+    run = _specdeploy(
+        "tune", str(CPU), "--backend", "vllm", "--out", str(tmp_path), *[w for s in sets for w in ("--set", s)]
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     result = json.loads((tmp_path / CPU.stem / "tune" / "result.json").read_text())
     assert result["evidence"] == "measured" and result["backend"] == "vllm"
@@ -68,3 +83,5 @@ def test_ngram_tunes_on_vllm(tmp_path: Path) -> None:
     schedule = result["schedule"]
     assert set(schedule["schedule"]) == {"1"} and schedule["schedule"]["1"] in (0, 2)
     assert not schedule["clamped"]  # vLLM's schedule has no TensorRT-LLM clamp
+    e2e = [m["values"] for m in result["measurements"] if m["request"]["kind"] == "e2e"]
+    assert e2e and all(v[name] is not None for v in e2e for name in MEASURED_KEYS)  # docs/design/metrics.md

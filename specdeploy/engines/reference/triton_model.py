@@ -47,14 +47,20 @@ class ReferenceModel:
         self.default_max_tokens = int(params.get("default_max_tokens") or 64)
         self.max_seq_len = int(params.get("max_seq_len") or 0)
         self.k_at = schedule(params)
-        self.loop = InflightLoop(self.pair, self.mechanism, self.k_at,
-                                 int(params.get("max_batch_size") or 1), MAX_DRAFT_LEN)
+        self.loop = InflightLoop(
+            self.pair, self.mechanism, self.k_at, int(params.get("max_batch_size") or 1), MAX_DRAFT_LEN
+        )
 
     def close(self) -> None:
         self.loop.close()
 
-    def submit(self, inputs: dict[str, Any], send: Send, fail: Callable[[BaseException], None],
-               cancelled: Callable[[], bool] = lambda: False) -> None:
+    def submit(
+        self,
+        inputs: dict[str, Any],
+        send: Send,
+        fail: Callable[[BaseException], None],
+        cancelled: Callable[[], bool] = lambda: False,
+    ) -> None:
         """Validate and queue one request; `send` is called from the decode loop (BadRequest raised here); a
         request whose client `cancelled` it leaves the batch with a RequestCancelled `fail`."""
         import torch
@@ -65,8 +71,10 @@ class ReferenceModel:
 
         r = parse(inputs, self.default_max_tokens)
         if self.max_seq_len and len(r.prompt) > self.max_seq_len * MAX_BYTES_PER_TOKEN:
-            raise BadRequest(f"the prompt has {len(r.prompt)} bytes: more than max_seq_len {self.max_seq_len} tokens "
-                             f"can hold (at most {self.max_seq_len * MAX_BYTES_PER_TOKEN} bytes)")
+            raise BadRequest(
+                f"the prompt has {len(r.prompt)} bytes: more than max_seq_len {self.max_seq_len} tokens "
+                f"can hold (at most {self.max_seq_len * MAX_BYTES_PER_TOKEN} bytes)"
+            )
         prompt = r.prompt.decode("utf-8")  # UnicodeDecodeError is a ValueError: INVALID_ARGUMENT
         if not prompt:
             raise BadRequest("the prompt is empty")
@@ -74,33 +82,44 @@ class ReferenceModel:
         ids = encode_prompt(self.pair.tokenizer, PromptRecord("request", "user", (prompt,), raw=not r.chat))
         limit = min(self.max_seq_len or self.pair.max_context, self.pair.max_context - self.max_draft_len)
         if len(ids) + r.max_tokens > limit:
-            raise BadRequest(f"the prompt has {len(ids)} tokens: with max_tokens {r.max_tokens} that exceeds "
-                             f"max_seq_len {limit}")
+            raise BadRequest(
+                f"the prompt has {len(ids)} tokens: with max_tokens {r.max_tokens} that exceeds max_seq_len {limit}"
+            )
         seed = r.seed if r.seed is not None else int.from_bytes(os.urandom(7), "little")
-        spec = RowSpec(r.max_tokens, r.temperature, torch.Generator().manual_seed(seed), r.top_k, r.top_p,
-                       r.min_tokens)
+        spec = RowSpec(r.max_tokens, r.temperature, torch.Generator().manual_seed(seed), r.top_k, r.top_p, r.min_tokens)
         answer = Answer(self.pair.tokenizer, r, prompt, len(ids), send, lambda: _cancelled(cancelled, fail))
         self.loop.submit(Request(ids, spec, answer.emit, fail, r.draft_len))
 
     def _check_request(self, r: LlmRequest) -> None:
         if r.stream and not self.decoupled:
-            raise BadRequest("stream needs a decoupled model, and this one answers each request with one response: "
-                             "render it with serving.streaming: true (or send the request without stream)")
+            raise BadRequest(
+                "stream needs a decoupled model, and this one answers each request with one response: "
+                "render it with serving.streaming: true (or send the request without stream)"
+            )
         if r.draft_len is not None:
             if not 0 <= r.draft_len <= self.max_draft_len:
                 raise BadRequest(f"draft_len must be between 0 and {self.max_draft_len}, got {r.draft_len}")
             if r.draft_len > 0 and self.mechanism == "none":
                 raise BadRequest("this model serves no drafter (mechanism none): only draft_len 0 is possible")
         if r.end_id is not None and r.end_id not in self.pair.eos_token_ids:
-            raise BadRequest(f"end_id {r.end_id} is not this model's end token "
-                             f"({', '.join(map(str, sorted(self.pair.eos_token_ids)))}): only its own is supported")
+            raise BadRequest(
+                f"end_id {r.end_id} is not this model's end token "
+                f"({', '.join(map(str, sorted(self.pair.eos_token_ids)))}): only its own is supported"
+            )
 
 
 class Answer:
     """One request's responses: text decoded incrementally, stop strings cut, per-step or whole."""
 
-    def __init__(self, tokenizer: Any, r: LlmRequest, prompt: str, prompt_tokens: int, send: Send,
-                 cancelled: Callable[[], bool] = lambda: False) -> None:
+    def __init__(
+        self,
+        tokenizer: Any,
+        r: LlmRequest,
+        prompt: str,
+        prompt_tokens: int,
+        send: Send,
+        cancelled: Callable[[], bool] = lambda: False,
+    ) -> None:
         self.tokenizer, self.r, self.send, self.prompt_tokens = tokenizer, r, send, prompt_tokens
         self.cancelled, self.checked = cancelled, time.perf_counter()
         self.tokens: list[int] = []
@@ -181,7 +200,9 @@ def schedule(params: dict[str, str]) -> Callable[[int], int]:
     raw = params.get("schedule") or ""
     if not raw:
         return lambda _batch: fixed
-    ranges = canonical({int(k): int(v) for k, v in json.loads(raw).items()},
-                       max_concurrency=int(params.get("max_concurrency") or 0) or None,
-                       max_batch_size=int(params.get("max_batch_size") or 1))
+    ranges = canonical(
+        {int(k): int(v) for k, v in json.loads(raw).items()},
+        max_concurrency=int(params.get("max_concurrency") or 0) or None,
+        max_batch_size=int(params.get("max_batch_size") or 1),
+    )
     return lambda batch: draft_len_at(ranges, batch)

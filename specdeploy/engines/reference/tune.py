@@ -1,13 +1,15 @@
 """The `reference` backend: the CPU reference runtime, for real. Acceptance from RunStats' histogram at K_max
 (per dataset category), step cost from `probe_costs` (target forward over K+1 tokens + K drafter forwards),
-end-to-end runs with `generate` at (c, K), the schedule replayed concurrency by concurrency."""
+end-to-end runs with `generate` at (c, K), the schedule replayed concurrency by concurrency. An end-to-end run's
+per-user throughput is its output token throughput over c (docs/design/metrics.md)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from specdeploy.errors import UsageError
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.metrics import measured
+from specdeploy.resolve.resolved import Resolved
 from specdeploy.tune.setup import TuneSetup
 from specdeploy.tune.types import Request, mixed_point
 
@@ -16,8 +18,15 @@ MAX_PROMPT_TOKENS = 256
 
 
 class ReferenceBackend:
-    def __init__(self, resolved: Resolved | None, setup: TuneSetup, *, pair: Any = None,
-                 prompts: list[tuple[str, list[int]]] | None = None, clock: str = "wall") -> None:
+    def __init__(
+        self,
+        resolved: Resolved | None,
+        setup: TuneSetup,
+        *,
+        pair: Any = None,
+        prompts: list[tuple[str, list[int]]] | None = None,
+        clock: str = "wall",
+    ) -> None:
         """clock="cpu": end-to-end speed in tokens per process-CPU-second, for a machine whose cores are shared
         with other work (wall time then measures the neighbours); meaningful with one torch thread."""
         self.resolved, self.setup, self.clock = resolved, setup, clock
@@ -42,8 +51,9 @@ class ReferenceBackend:
 
             ds = self.setup.dataset
             records = sample_prompts(ds, self.setup.prompts)
-            self._prompts = [(r.category or "all", encode_prompt(self.pair.tokenizer, r)[-MAX_PROMPT_TOKENS:])
-                             for r in records]
+            self._prompts = [
+                (r.category or "all", encode_prompt(self.pair.tokenizer, r)[-MAX_PROMPT_TOKENS:]) for r in records
+            ]
             self._prompts = [(c, ids) for c, ids in self._prompts if ids]
             if not self._prompts:
                 raise UsageError(f"tune.dataset {ds} has no usable prompts")
@@ -83,8 +93,13 @@ class ReferenceBackend:
 
             context = min(MAX_PROMPT_TOKENS, 128) + self.setup.output_len // 2
             self._probes[(req.concurrency, req.repeat)] = probe_costs(
-                self.pair, batch_sizes=(req.concurrency,), new_tokens=tuple(range(1, self.setup.k_max + 2)),
-                contexts=(context,), repeats=3, seed=req.repeat)
+                self.pair,
+                batch_sizes=(req.concurrency,),
+                new_tokens=tuple(range(1, self.setup.k_max + 2)),
+                contexts=(context,),
+                repeats=3,
+                seed=req.repeat,
+            )
         probe = self._probes[(req.concurrency, req.repeat)]
         target = {p["new_tokens"]: p["ms"] for p in probe["target"]}
         draft_ms = probe["drafter"][0]["ms"] if probe["drafter"] else 0.0
@@ -98,9 +113,14 @@ class ReferenceBackend:
         stats = self._generate([ids for _, ids in self.prompts], req.k, req.concurrency)
         cpu = time.process_time() - cpu
         system = stats.generated_tokens / cpu if self.clock == "cpu" and cpu > 0 else stats.tokens_per_s
-        return {"system_tps": system, "user_tps": system / req.concurrency, "al": stats.acceptance_length,
-                "itl_p99_ms": stats.itl_ms.get("p99"), "ttft_p99_ms": stats.ttft_ms.get("p99"),
-                "cost_s": stats.wall_time_s}
+        requests = system * stats.num_prompts / stats.generated_tokens if stats.generated_tokens else 0.0
+        return {
+            **measured(
+                requests, system, system / req.concurrency, ttft=stats.ttft_ms, tpot=stats.tpot_ms, itl=stats.itl_ms
+            ),
+            "al": stats.acceptance_length,
+            "cost_s": stats.wall_time_s,
+        }
 
     def mixed(self, req: Request) -> dict[str, Any]:
         """Every concurrency of the schedule at its K next to plain decoding at that concurrency, the two run back

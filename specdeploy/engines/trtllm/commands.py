@@ -7,7 +7,7 @@ import shlex
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.resolve.resolved import Resolved
 
 if TYPE_CHECKING:
     from specdeploy.prompts import PromptRecord
@@ -16,20 +16,44 @@ OPTIONS_FILE = "llm_api_options.yaml"
 BENCH_DATASET = "bench_dataset.jsonl"
 
 
-def serve_argv(resolved: Resolved, model: str, *, options_file: str | None = OPTIONS_FILE,
-               engine_dir: str | None = None, port: int = 8000) -> list[str]:
+def serve_argv(
+    resolved: Resolved,
+    model: str,
+    *,
+    options_file: str | None = OPTIONS_FILE,
+    engine_dir: str | None = None,
+    port: int = 8000,
+) -> list[str]:
     """`trtllm-serve MODEL ...`; with `engine_dir` the TensorRT backend serves the built engine."""
     profile = resolved.profile
     serving, hw = profile.serving, profile.hardware
-    argv = ["trtllm-serve", engine_dir or model, "--backend", "tensorrt" if engine_dir else "pytorch",
-            "--host", "0.0.0.0", "--port", str(port)]
+    argv = [
+        "trtllm-serve",
+        engine_dir or model,
+        "--backend",
+        "tensorrt" if engine_dir else "pytorch",
+        "--host",
+        "0.0.0.0",
+        "--port",
+        str(port),
+    ]
     if engine_dir:
         argv += ["--tokenizer", model]
     else:
-        argv += ["--max_batch_size", str(serving.max_batch_size), "--max_num_tokens", str(resolved.max_num_tokens),
-                 "--max_seq_len", str(serving.max_seq_len), "--tp_size", str(hw.tensor_parallel),
-                 "--pp_size", str(hw.pipeline_parallel),
-                 "--kv_cache_free_gpu_memory_fraction", str(serving.kv_cache_free_gpu_memory_fraction)]
+        argv += [
+            "--max_batch_size",
+            str(serving.max_batch_size),
+            "--max_num_tokens",
+            str(resolved.max_num_tokens),
+            "--max_seq_len",
+            str(serving.max_seq_len),
+            "--tp_size",
+            str(hw.tensor_parallel),
+            "--pp_size",
+            str(hw.pipeline_parallel),
+            "--kv_cache_free_gpu_memory_fraction",
+            str(serving.kv_cache_free_gpu_memory_fraction),
+        ]
     if profile.target.trust_remote_code:
         argv.append("--trust_remote_code")
     if options_file and not engine_dir:
@@ -37,10 +61,19 @@ def serve_argv(resolved: Resolved, model: str, *, options_file: str | None = OPT
     return argv
 
 
-def bench_argv(resolved: Resolved, model: str, *, model_path: str | None = None, concurrency: int | str = 1,
-               dataset: str = "dataset.jsonl", options_file: str | None = OPTIONS_FILE, engine_dir: str | None = None,
-               num_requests: int | None = None, report_json: str = "bench_report.json",
-               iteration_log: str = "iteration.log") -> list[str]:
+def bench_argv(
+    resolved: Resolved,
+    model: str,
+    *,
+    model_path: str | None = None,
+    concurrency: int | str = 1,
+    dataset: str = "dataset.jsonl",
+    options_file: str | None = OPTIONS_FILE,
+    engine_dir: str | None = None,
+    num_requests: int | None = None,
+    report_json: str = "bench_report.json",
+    iteration_log: str = "iteration.log",
+) -> list[str]:
     """`trtllm-bench throughput` at one concurrency, streaming (per-user latency is measured too)."""
     profile = resolved.profile
     argv = ["trtllm-bench", "--model", model]
@@ -49,10 +82,25 @@ def bench_argv(resolved: Resolved, model: str, *, model_path: str | None = None,
     argv += ["throughput", "--backend", "tensorrt" if engine_dir else "pytorch"]
     if engine_dir:
         argv += ["--engine_dir", engine_dir]
-    argv += ["--dataset", dataset, "--num_requests", str(num_requests or profile.tune.prompts),
-             "--concurrency", str(concurrency), "--warmup", "2", "--streaming",
-             "--max_batch_size", str(profile.serving.max_batch_size), "--max_num_tokens", str(resolved.max_num_tokens),
-             "--tp", str(profile.hardware.tensor_parallel), "--pp", str(profile.hardware.pipeline_parallel)]
+    argv += [
+        "--dataset",
+        dataset,
+        "--num_requests",
+        str(num_requests or profile.tune.prompts),
+        "--concurrency",
+        str(concurrency),
+        "--warmup",
+        "2",
+        "--streaming",
+        "--max_batch_size",
+        str(profile.serving.max_batch_size),
+        "--max_num_tokens",
+        str(resolved.max_num_tokens),
+        "--tp",
+        str(profile.hardware.tensor_parallel),
+        "--pp",
+        str(profile.hardware.pipeline_parallel),
+    ]
     if options_file and not engine_dir:
         argv += ["--extra_llm_api_options", options_file]
     argv += ["--report_json", report_json, "--iteration_log", iteration_log]
@@ -73,12 +121,15 @@ def _script(headline: str, body: str, target: str, note: str = "") -> str:
     """A relocatable script: runs from its own folder (so paths relative to the artifact resolve), finds the
     target checkpoint through `$SPECDEPLOY_TARGET` or, by default, `target` (a snapshot under the serving host's
     `$HF_HUB_CACHE`, a hub id, or the profile's folder), then runs `body`."""
-    return ("#!/bin/sh\n" + headline + "# Relocatable: paths are relative to this folder; the target checkpoint is "
-            "$SPECDEPLOY_TARGET when set,\n# else the default below ($HF_HUB_CACHE defaults as huggingface_hub does).\n"
-            + (f"# {note}\n" if note else "") + "set -e\n"
-            'cd "$(dirname "$0")"\n'
-            ': "${HF_HUB_CACHE:=${HF_HOME:-$HOME/.cache/huggingface}/hub}"\n'
-            f'TARGET="${{SPECDEPLOY_TARGET:-{_double_quoted(target)}}}"\n' + body)
+    return (
+        "#!/bin/sh\n" + headline + "# Relocatable: paths are relative to this folder; the target checkpoint is "
+        "$SPECDEPLOY_TARGET when set,\n# else the default below ($HF_HUB_CACHE defaults as huggingface_hub does).\n"
+        + (f"# {note}\n" if note else "")
+        + "set -e\n"
+        'cd "$(dirname "$0")"\n'
+        ': "${HF_HUB_CACHE:=${HF_HOME:-$HOME/.cache/huggingface}/hub}"\n'
+        f'TARGET="${{SPECDEPLOY_TARGET:-{_double_quoted(target)}}}"\n' + body
+    )
 
 
 def _words(argv: list[str]) -> list[str]:
@@ -88,8 +139,11 @@ def _words(argv: list[str]) -> list[str]:
 
 def serve_script(argv: list[str], target: str) -> str:
     """`serve.sh`: trtllm-serve for this deployment (see `_script`); argv's model is `TARGET`."""
-    return _script("# Generated by specdeploy: serve this deployment with trtllm-serve.\n",
-                   f'exec {" ".join(_words(argv))} "$@"\n', target)
+    return _script(
+        "# Generated by specdeploy: serve this deployment with trtllm-serve.\n",
+        f'exec {" ".join(_words(argv))} "$@"\n',
+        target,
+    )
 
 
 MODEL, CONCURRENCY = "$MODEL", "$C"
@@ -97,6 +151,8 @@ MODEL, CONCURRENCY = "$MODEL", "$C"
 SHELL_WORDS = frozenset({TARGET, MODEL, CONCURRENCY})
 BENCH_REPORTS = {"report_json": "bench_report_c$C.json", "iteration_log": "iteration_c$C.log"}
 """One report and iteration log per concurrency: bench.sh runs them all."""
+BENCH_METRICS = "bench_metrics.csv"
+"""bench.sh's summary of its runs (`bench_metrics.py`)."""
 
 
 def bench_script(argv: list[str], target: str, model: str, concurrency: Sequence[int], note: str = "") -> str:
@@ -106,22 +162,39 @@ def bench_script(argv: list[str], target: str, model: str, concurrency: Sequence
     local checkpoint from `--model_path` (docs/design/trtllm.md §7), so a `$TARGET` that is a folder goes there."""
     words = _words(argv)
     words.insert(words.index("--model") + 2, '${LOCAL:+--model_path "$LOCAL"}')
-    return _script("# Generated by specdeploy: benchmark this deployment with trtllm-bench (a GPU machine with\n"
-                   f"# TensorRT-LLM) at each concurrency it was tuned for; it reads {BENCH_DATASET} from this "
-                   "folder\n# and writes bench_report_c<C>.json per concurrency C.\n",
-                   f'if [ -d "$TARGET" ]; then MODEL={shlex.quote(model)}; LOCAL="$TARGET"; '
-                   'else MODEL="$TARGET"; LOCAL=""; fi\n'
-                   f"for C in {' '.join(str(c) for c in concurrency)}; do\n"
-                   f'  {" ".join(words)} "$@"\n'
-                   "done\n", target, note)
+    levels = " ".join(str(c) for c in concurrency)
+    return _script(
+        "# Generated by specdeploy: benchmark this deployment with trtllm-bench (a GPU machine with\n"
+        f"# TensorRT-LLM) at each concurrency it was tuned for; it reads {BENCH_DATASET} from this "
+        "folder,\n# writes bench_report_c<C>.json per concurrency C, then (where $PYTHON, default python3, "
+        f"imports specdeploy)\n# {BENCH_METRICS}: every run under the metric names of the tune "
+        "result.\n",
+        f'if [ -d "$TARGET" ]; then MODEL={shlex.quote(model)}; LOCAL="$TARGET"; '
+        'else MODEL="$TARGET"; LOCAL=""; fi\n'
+        f"for C in {levels}; do\n"
+        f'  {" ".join(words)} "$@"\n'
+        "done\n"
+        'if "${PYTHON:-python3}" -c "import specdeploy" 2>/dev/null; then\n'
+        f'  "${{PYTHON:-python3}}" -m specdeploy.engines.trtllm.bench_metrics {levels}\n'
+        "else\n"
+        f'  echo "bench.sh: ${{PYTHON:-python3}} cannot import specdeploy: {BENCH_METRICS} not '
+        'written" >&2\n'
+        "fi\n",
+        target,
+        note,
+    )
 
 
 def bench_dataset(records: Sequence[PromptRecord], output_len: int) -> str:
     """trtllm-bench's JSONL dataset: one `task_id, prompt, output_tokens` per line (docs/design/trtllm.md §7)."""
-    return "".join(json.dumps({"task_id": i, "prompt": r.turns[0], "category": r.category,
-                               "output_tokens": output_len}) + "\n" for i, r in enumerate(records))
+    return "".join(
+        json.dumps({"task_id": i, "prompt": r.turns[0], "category": r.category, "output_tokens": output_len}) + "\n"
+        for i, r in enumerate(records)
+    )
 
 
 def commands(resolved: Resolved, model: str, **kwargs: Any) -> dict[str, list[str]]:
-    return {"serve": serve_argv(resolved, model, **kwargs),
-            "bench": bench_argv(resolved, model, **{k: v for k, v in kwargs.items() if k != "port"})}
+    return {
+        "serve": serve_argv(resolved, model, **kwargs),
+        "bench": bench_argv(resolved, model, **{k: v for k, v in kwargs.items() if k != "port"}),
+    }

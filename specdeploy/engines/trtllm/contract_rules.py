@@ -32,8 +32,9 @@ def _schedule(spec: dict[str, Any], rules: dict[str, Any]) -> list[str]:
         return [f"{where}: must include batch_size=1"]
     problems = []
     if k is not None and schedule[first] != k:
-        problems.append(f"{where}[{first}] must equal max_draft_len {k} (smallest batch-size key), "
-                        f"got {schedule[first]}")
+        problems.append(
+            f"{where}[{first}] must equal max_draft_len {k} (smallest batch-size key), got {schedule[first]}"
+        )
     if k is not None and max(schedule.values()) > k:
         problems.append(f"{where}: every draft length must be <= max_draft_len {k}, got {raw}")
     if rules.get("schedule_excludes_max_concurrency") and spec.get("max_concurrency") is not None:
@@ -50,10 +51,14 @@ def rule_problems(spec: dict[str, Any], rules: dict[str, Any]) -> list[str]:
     if dtype == "MTP" and rules.get("mtp_overwrites_max_draft_len") and "max_draft_len" in spec:
         n = spec.get("num_nextn_predict_layers", 1)
         if spec["max_draft_len"] != n:
-            problems.append(f"speculative_config.max_draft_len {spec['max_draft_len']} is overwritten by "
-                            f"num_nextn_predict_layers ({n}) on this release: set both to K")
+            problems.append(
+                f"speculative_config.max_draft_len {spec['max_draft_len']} is overwritten by "
+                f"num_nextn_predict_layers ({n}) on this release: set both to K"
+            )
     two_model = rules.get("eagle3_two_model", "supported")
     if dtype in ("Eagle", "Eagle3") and spec.get("eagle3_one_model") is False and two_model in ("refused", "unknown"):
-        problems.append(f"speculative_config.eagle3_one_model: false (two-model EAGLE-3) is {two_model} on this "
-                        "release; use the one-model path")
+        problems.append(
+            f"speculative_config.eagle3_one_model: false (two-model EAGLE-3) is {two_model} on this "
+            "release; use the one-model path"
+        )
     return problems

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from specdeploy.engines.trtllm.versions import RANGES, WHOLE_RANGE, VersionLine, version_key
+from specdeploy.issues import Issue
+from specdeploy.plugin.engine import RangeNote
 
 Args = Callable[[Any], list[str]]
 """A Resolved profile -> argv words."""
@@ -43,6 +45,13 @@ class TrtllmDeclaration:
         """What differs in this range, for the matrix."""
         return []
 
+    def releases(self) -> str:
+        """Where it is, as a refusal names it: "1.3.0rc23 or a later 1.3 release", "the 1.2 line"."""
+        return " or ".join(
+            f"{self.since[name]} or a later {name} release" if name in self.since else f"the {name} line"
+            for name in self.decoding_type
+        )
+
 
 @dataclass(frozen=True)
 class TrtllmDecoding(TrtllmDeclaration):
@@ -54,8 +63,10 @@ class TrtllmDecoding(TrtllmDeclaration):
     """line -> the keys that carry K in place of `max_draft_len` and a drafter path (MTP: the target drafts)."""
     overlap: Callable[[Any], bool] = lambda _options: True
     """options -> False where the drafter path needs `disable_overlap_scheduler: true` (two-model drafting)."""
-    refuse: Callable[[Any, VersionLine], str | None] = lambda _options, _line: None
-    """(options, line) -> why the range cannot emit these options (EAGLE-3 two-model where refused), or None."""
+    refuse: Callable[[Any, VersionLine], str | Issue | None] = lambda _options, _line: None
+    """(options, line) -> why the range cannot emit these options (EAGLE-3 two-model where refused), or None: a
+    message (located at `speculative.options`) or an `Issue` at the option's own path. The core reports it at
+    validate and refuses emission with it (`refusal`); a plugin's `check` need not repeat it."""
     range_notes: Callable[[VersionLine], list[str]] | None = None
     one_model: Callable[[Any, VersionLine], bool] = lambda _options, _line: False
     """(options, line) -> True where the range runs the drafter inside the target's graph (one-model), which does
@@ -63,6 +74,18 @@ class TrtllmDecoding(TrtllmDeclaration):
 
     def notes(self, line: VersionLine, options: Any = None) -> list[str]:
         return self.range_notes(line) if self.range_notes else []
+
+    def refusal(self, options: Any, line: VersionLine) -> Issue | None:
+        """The declared refusal of `options` in `line`'s range, as a located issue (None: the range emits them)."""
+        found = self.refuse(options, line)
+        if found is None or isinstance(found, Issue):
+            return found
+        return Issue(
+            ("speculative", "options"),
+            f"{found} (TensorRT-LLM range {line.range})",
+            "change speculative.options, or pin a runtime.trtllm_version whose range emits them "
+            "(specdeploy mechanisms)",
+        )
 
 
 @dataclass(frozen=True)
@@ -122,20 +145,29 @@ def _declared(mechanism: str, engine: str) -> Any:
     return cls.engines.get(engine) if cls is not None else None
 
 
-def range_notes(mechanism: str, lines: tuple[str, ...], engine: str) -> list[dict[str, object]]:
+def range_notes(mechanism: str, lines: tuple[str, ...], engine: str) -> list[RangeNote]:
     """Per release range of `lines` that has `mechanism` on `engine` (pytorch, tensorrt): how it is spelled and
     what differs (for the matrix), from the mechanism's declaration."""
     declared = declaration(mechanism, engine)
     if declared is None:
         return []
-    out: list[dict[str, object]] = []
+    out: list[RangeNote] = []
     for line in RANGES:
         if line.name not in lines or not declared.has(line):
             continue
-        notes = [] if line.schedule != "unknown" else [
-            "draft_len_schedule UNKNOWN: a profile's refused, a tuned one emitted as one K"]
+        notes = (
+            []
+            if line.schedule != "unknown"
+            else ["draft_len_schedule UNKNOWN: a profile's refused, a tuned one emitted as one K"]
+        )
         notes += declared.notes(line)
         unknown = [k for k in line.unknown if k in declared.unconfirmed or (k in WHOLE_RANGE and engine == "pytorch")]
-        out.append({"range": line.range, "decoding_type": declared.decoding_type[line.name], "notes": notes,
-                    "unknown": unknown})
+        out.append(
+            {
+                "range": line.range,
+                "decoding_type": declared.decoding_type[line.name],
+                "notes": notes,
+                "unknown": unknown,
+            }
+        )
     return out

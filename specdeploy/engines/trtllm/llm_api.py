@@ -12,7 +12,8 @@ from typing import Any
 from specdeploy.engines.trtllm.declare import decoding_of
 from specdeploy.engines.trtllm.schedule import emit_schedule
 from specdeploy.engines.trtllm.versions import AUTO_DECODING, ONE_MODEL_K, VersionLine
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.issues import Issue, ProfileError
+from specdeploy.resolve.resolved import Resolved
 from specdeploy.schedule import canonical
 
 
@@ -23,10 +24,17 @@ def _speculative_config(resolved: Resolved, line: VersionLine, k: int, draft_pat
         return {"decoding_type": AUTO_DECODING}
     declared = decoding_of(mech)
     if declared is None or not declared.has(line):
-        raise ValueError(f"TensorRT-LLM {line.name} has no PyTorch support for mechanism '{mech}'")
-    refused = declared.refuse(opts, line)
-    if refused:
-        raise ValueError(refused)
+        raise ProfileError(
+            [
+                Issue(
+                    ("speculative", "mechanism"),
+                    f"{mech} is not in TensorRT-LLM {line.range} (see specdeploy mechanisms)",
+                )
+            ]
+        )
+    refused = declared.refusal(opts, line)
+    if refused is not None:  # validate reports it too: only an unvalidated profile gets here
+        raise ProfileError([refused])
     cfg: dict[str, Any] = {"decoding_type": declared.decoding_type[line.name]}
     if declared.length_keys is not None:  # the target drafts: K under its own keys, no drafter path
         cfg.update(dict.fromkeys(declared.length_keys(line), k))
@@ -59,8 +67,11 @@ def _limits(resolved: Resolved, k: int) -> dict[str, Any]:
     """Batch/token/sequence limits, dtype, parallelism and KV cache: the keys every mechanism shares."""
     profile = resolved.profile
     serving, batch = profile.serving, profile.serving.max_batch_size
-    opts: dict[str, Any] = {"max_batch_size": batch, "max_num_tokens": max(resolved.max_num_tokens, batch * (1 + k)),
-                            "max_seq_len": serving.max_seq_len}
+    opts: dict[str, Any] = {
+        "max_batch_size": batch,
+        "max_num_tokens": max(resolved.max_num_tokens, batch * (1 + k)),
+        "max_seq_len": serving.max_seq_len,
+    }
     if serving.max_input_len is not None:
         opts["max_input_len"] = serving.max_input_len
     if profile.target.dtype != "auto":
@@ -69,14 +80,22 @@ def _limits(resolved: Resolved, k: int) -> dict[str, Any]:
         opts["trust_remote_code"] = True
     opts["tensor_parallel_size"] = profile.hardware.tensor_parallel
     opts["pipeline_parallel_size"] = profile.hardware.pipeline_parallel
-    opts["kv_cache_config"] = {"free_gpu_memory_fraction": serving.kv_cache_free_gpu_memory_fraction,
-                               "enable_block_reuse": True}
+    opts["kv_cache_config"] = {
+        "free_gpu_memory_fraction": serving.kv_cache_free_gpu_memory_fraction,
+        "enable_block_reuse": True,
+    }
     return opts
 
 
-def llm_api_options(resolved: Resolved, *, draft_len: int, schedule: Mapping[int, int] | Sequence[Sequence[int]] |
-                    None = None, max_concurrency: int | None = None, tuning: bool = False,
-                    draft_path: str | None = None) -> dict[str, Any]:
+def llm_api_options(
+    resolved: Resolved,
+    *,
+    draft_len: int,
+    schedule: Mapping[int, int] | Sequence[Sequence[int]] | None = None,
+    max_concurrency: int | None = None,
+    tuning: bool = False,
+    draft_path: str | None = None,
+) -> dict[str, Any]:
     """The `extra_llm_api_options` YAML as a dict for `resolved`'s TRT-LLM line.
 
     `schedule` is the profile's lower-bound map or canonical ranges; `draft_path` replaces the
@@ -108,8 +127,7 @@ def llm_api_options(resolved: Resolved, *, draft_len: int, schedule: Mapping[int
         cfg = _speculative_config(resolved, line, k, draft_path)
         if ranges is not None and line.schedule != "unknown":  # unknown: one K (the tune's note says so)
             cfg["draft_len_schedule"] = emit_schedule(ranges, line)
-        if max_concurrency is not None and not ("draft_len_schedule" in cfg
-                                                and line.schedule_excludes_max_concurrency):
+        if max_concurrency is not None and not ("draft_len_schedule" in cfg and line.schedule_excludes_max_concurrency):
             cfg["max_concurrency"] = max_concurrency  # 1.3: the schedule's top key already stops speculation
         opts["speculative_config"] = cfg
     return opts

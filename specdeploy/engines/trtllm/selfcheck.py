@@ -56,18 +56,25 @@ def _run(request: dict[str, Any]) -> dict[str, Any] | None:
     if importlib.util.find_spec("tensorrt_llm") is None:
         return None
     try:
-        proc = subprocess.run([sys.executable, "-c", _CHILD], input=json.dumps({**request, "mark": MARK}),
-                              capture_output=True, text=True, timeout=TIMEOUT_S, env=dict(os.environ), check=False)
+        proc = subprocess.run(
+            [sys.executable, "-c", _CHILD],
+            input=json.dumps({**request, "mark": MARK}),
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_S,
+            env=dict(os.environ),
+            check=False,
+        )
     except subprocess.TimeoutExpired:
-        raise StepFailed(f"the installed tensorrt_llm did not answer within {TIMEOUT_S} s (import or argument "
-                         "check)", hint=_HINT) from None
+        raise StepFailed(
+            f"the installed tensorrt_llm did not answer within {TIMEOUT_S} s (import or argument check)", hint=_HINT
+        ) from None
     if proc.returncode != 0:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
         raise StepFailed(f"importing the installed tensorrt_llm failed: {' | '.join(tail)}", hint=_HINT)
     answer = [line for line in proc.stdout.splitlines() if line.startswith(MARK)]
     if not answer:
-        raise StepFailed(f"the installed tensorrt_llm check gave no answer: {proc.stdout.strip()[-300:]!r}",
-                         hint=_HINT)
+        raise StepFailed(f"the installed tensorrt_llm check gave no answer: {proc.stdout.strip()[-300:]!r}", hint=_HINT)
     return json.loads(answer[-1].removeprefix(MARK))  # type: ignore[no-any-return]
 
 
@@ -107,10 +114,12 @@ def require_pinned(pinned: str, found: Installed | None) -> None:
         covered = f" (contract range {version_line(found.version).range})"
     except ValueError:
         covered = " (no specdeploy contract covers it)"
-    raise UsageError(f"the profile pins TensorRT-LLM {pinned}, but {found.version} is installed{covered}",
-                     hint=f"set runtime.trtllm_version: {found.version} (or --set runtime.trtllm_version="
-                          f"{found.version}), or install {pinned}: pip install tensorrt_llm=={pinned} "
-                          "--extra-index-url https://pypi.nvidia.com")
+    raise UsageError(
+        f"the profile pins TensorRT-LLM {pinned}, but {found.version} is installed{covered}",
+        hint=f"set runtime.trtllm_version: {found.version} (or --set runtime.trtllm_version="
+        f"{found.version}), or install {pinned}: pip install tensorrt_llm=={pinned} "
+        "--extra-index-url https://pypi.nvidia.com",
+    )
 
 
 def trtllm_report(metadata_version: str | None) -> dict[str, str]:
@@ -123,8 +132,11 @@ def trtllm_report(metadata_version: str | None) -> dict[str, str]:
     except StepFailed as exc:
         return {"tensorrt_llm": f"broken: {exc.message}", "trtllm_contract": "-"}
     if found is None:
-        return {"tensorrt_llm": "not installed (pip install 'specdeploy[trtllm]' --extra-index-url "
-                                "https://pypi.nvidia.com)", "trtllm_contract": "-"}
+        return {
+            "tensorrt_llm": "not installed (pip install 'specdeploy[trtllm]' --extra-index-url "
+            "https://pypi.nvidia.com)",
+            "trtllm_contract": "-",
+        }
     try:
         line = version_line(found.version)
         covered = f"{line.range}" + (f" (UNKNOWN: {', '.join(line.unknown)})" if line.unknown else "")

@@ -45,11 +45,15 @@ def table_for(line: VersionLine) -> dict[str, Any]:
     """The line's table restricted to `line`'s range, with the range's rules under `rules`."""
     table = _filter(copy.deepcopy(load_table(line.table)), line)
     table["range"] = line.range
-    table["rules"] = {"schedule": line.schedule, "schedule_key_one_required": line.schedule_key_one_required,
-                      "schedule_excludes_max_concurrency": line.schedule_excludes_max_concurrency,
-                      "mtp_overwrites_max_draft_len": "num_nextn_predict_layers" in line.mtp_length_keys,
-                      "eagle3_two_model": line.eagle3_two_model, "sources": dict(line.sources),
-                      "unknown": list(line.unknown)}
+    table["rules"] = {
+        "schedule": line.schedule,
+        "schedule_key_one_required": line.schedule_key_one_required,
+        "schedule_excludes_max_concurrency": line.schedule_excludes_max_concurrency,
+        "mtp_overwrites_max_draft_len": "num_nextn_predict_layers" in line.mtp_length_keys,
+        "eagle3_two_model": line.eagle3_two_model,
+        "sources": dict(line.sources),
+        "unknown": list(line.unknown),
+    }
     return table
 
 
@@ -58,13 +62,16 @@ def _type_ok(value: Any, kind: str) -> bool:
         "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
         "float": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
         "bool": lambda v: isinstance(v, bool),
-        "str": lambda v: isinstance(v, str), "path": lambda v: isinstance(v, str),
-        "object": lambda v: isinstance(v, dict), "object|null": lambda v: v is None or isinstance(v, dict),
+        "str": lambda v: isinstance(v, str),
+        "path": lambda v: isinstance(v, str),
+        "object": lambda v: isinstance(v, dict),
+        "object|null": lambda v: v is None or isinstance(v, dict),
         "list[int]": lambda v: isinstance(v, list) and all(_type_ok(i, "int") for i in v),
         "set[int]": lambda v: isinstance(v, list) and all(_type_ok(i, "int") for i in v),
         "list[list[int]]": lambda v: isinstance(v, list) and all(_type_ok(i, "list[int]") for i in v),
-        "dict[int,int]": lambda v: isinstance(v, dict) and all(_type_ok(k, "int") and _type_ok(i, "int")
-                                                               for k, i in v.items()),
+        "dict[int,int]": lambda v: (
+            isinstance(v, dict) and all(_type_ok(k, "int") and _type_ok(i, "int") for k, i in v.items())
+        ),
     }
     return checks.get(kind, lambda _: False)(value)
 
@@ -101,14 +108,23 @@ def check_llm_api_options(options: dict[str, Any], table: dict[str, Any]) -> lis
     dtype = spec.get("decoding_type")
     decoding = decoding_entry(table, dtype)
     if decoding is None:
-        return [*problems, f"speculative_config.decoding_type: unknown '{dtype}' for TRT-LLM "
-                           f"{table.get('range', table['trtllm_version'])} (known: {', '.join(table['decoding'])})"]
+        return [
+            *problems,
+            f"speculative_config.decoding_type: unknown '{dtype}' for TRT-LLM "
+            f"{table.get('range', table['trtllm_version'])} (known: {', '.join(table['decoding'])})",
+        ]
     problems += _check_fields(spec, {**table["decoding_base"], **decoding["fields"]}, "speculative_config")
-    problems += [f"speculative_config.{k}: not valid for TRT-LLM {table['trtllm_version']}"
-                 for k in spec if k in table.get("forbidden_fields", ())]
+    problems += [
+        f"speculative_config.{k}: not valid for TRT-LLM {table['trtllm_version']}"
+        for k in spec
+        if k in table.get("forbidden_fields", ())
+    ]
     present = {**spec, **({"speculative_model": True} if "speculative_model_dir" in spec else {})}
-    problems += [f"speculative_config.{k}: required for decoding_type {dtype}"
-                 for k in decoding.get("required", ()) if present.get(k) is None]
+    problems += [
+        f"speculative_config.{k}: required for decoding_type {dtype}"
+        for k in decoding.get("required", ())
+        if present.get(k) is None
+    ]
     return problems + rule_problems(spec, table.get("rules", {}))
 
 
@@ -158,8 +174,11 @@ def check_argv(argv: list[str], table: dict[str, Any]) -> list[str]:
 
 
 def _missing(key: str, spec: dict[str, Any], seen: set[str], positionals: int) -> list[str]:
-    out = [f"{key}: required option {name} missing" for name, o in spec["options"].items()
-           if o.get("required") and name not in seen]
+    out = [
+        f"{key}: required option {name} missing"
+        for name, o in spec["options"].items()
+        if o.get("required") and name not in seen
+    ]
     if positionals < spec.get("required_positional", 0):
         out.append(f"{key}: missing positional argument {spec['positional'][positionals]!r}")
     return out

@@ -45,8 +45,7 @@ async def _main(args: argparse.Namespace) -> None:
     poller = asyncio.create_task(poll())
     await asyncio.gather(*(one(r) for r in records))
     poller.cancel()
-    Path(args.out).write_text(json.dumps({"chunk_lengths": chunks, "by_category": by_cat,
-                                          "iteration_stats": stats}))
+    Path(args.out).write_text(json.dumps({"chunk_lengths": chunks, "by_category": by_cat, "iteration_stats": stats}))
 
 
 def main() -> None:

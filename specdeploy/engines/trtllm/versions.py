@@ -6,9 +6,12 @@ Every rule names its source (`sources`) or is listed in `UNCONFIRMED` and the ra
 here is guessed silently. Sources (NVIDIA/TensorRT-LLM; docs pages under https://nvidia.github.io/TensorRT-LLM/,
 built from its gh-pages branch at the commit named): `P121` = `1.2.1/_modules/tensorrt_llm/llmapi/llm_args.html`
 (58fb435eacc402f3bd177e60f592c955d2b0719d); `P14` = `1.3.0rc14/.../llm_args.html`
-(c502768cdf4065fa028b2661ce43c0786d25d34b); `P23` = `1.3.0rc23/.../llm_args.html`
-(4cadc0c613b11a9fe1e1d7fea0b328b5aa727c1b); `S1` = `tensorrt_llm/llmapi/llm_args.py` on main, early 2026, before
-1.3.0rc7 (commit unknown); `S2` = same path on main, mid-2026 (commit unknown); `D27` =
+(c502768cdf4065fa028b2661ce43c0786d25d34b); `P20`, `P22`, `P23` = `1.3.0rc20/.../llm_args.html`
+(f67b8b9653cc98a22e197e381352422d3c43b8dd), `1.3.0rc22/...` (0694d640e984759d125df55bac27a19e0079fe8e),
+`1.3.0rc23/...` (4cadc0c613b11a9fe1e1d7fea0b328b5aa727c1b); `S1` = `tensorrt_llm/llmapi/llm_args.py` on main,
+early 2026, before 1.3.0rc7, and `S2` = the same path on main, mid-2026: copies a source index stored without their
+commit (its stored versions of the path name 0004396720 and fcd3f31, neither of them these), so only the facts
+nothing else settles cite them (the 1.3.0rc0-rc13 range below); the contract tables cite P121 and P23 per class; `D27` =
 `1.3.0rc27/_sources/features/speculative-decoding.md.txt` (7568f407f9f5ac8202a15e401aed2708c873fa09);
 `A` = docs/design/upstream-audit.md §A.
 """
@@ -25,29 +28,35 @@ TwoModel = Literal["supported", "deprecated", "refused", "unknown"]
 #: Facts no stored source settles; each says what specdeploy does meanwhile. The one place for them.
 UNCONFIRMED: dict[str, str] = {
     "1.3.schedule_rc0_rc13": "draft_len_schedule semantics of 1.3.0rc0-rc13: S1 (before rc7) still reads keys as "
-                             "lower bounds with key 1 required, P14 (rc14) as upper bounds; where it changed is "
-                             "unread, so specdeploy refuses a profile's schedule there and emits a tuned one as one K "
-                             "(max_draft_len, max_concurrency)",
+    "lower bounds with key 1 required, P14 (rc14) as upper bounds; where it changed is "
+    "unread, so specdeploy refuses a profile's schedule there and emits a tuned one as one K "
+    "(max_draft_len, max_concurrency)",
     "1.3.mtp_rc15_rc22": "whether 1.3.0rc15-rc22 overwrite MTP max_draft_len with num_nextn_predict_layers (P14 "
-                         "does, P23 does not); specdeploy emits both keys equal there, which is right either way",
+    "does, P23 does not); specdeploy emits both keys equal there, which is right either way",
     "1.3.eagle3_two_model_rc24_rc26": "EAGLE-3 two-model in 1.3.0rc24-rc26 (P23: deprecated warning; rc27 "
-                                      "signature per A: no eagle3_one_model field); refused there",
+    "signature per A: no eagle3_one_model field); refused there",
     "1.3.draft_target_alias": "whether 1.3 also accepts decoding_type 'DraftTarget' (D27 lists it for YAML; the "
-                              "class literal is 'Draft_Target' in S1, S2, P14 and no alias code was found); "
-                              "specdeploy emits 'Draft_Target'",
+    "class literal is 'Draft_Target' in S1, S2, P14 and no alias code was found); "
+    "specdeploy emits 'Draft_Target'",
     "1.4.contract": "no 1.4 release candidate was read; 1.4 profiles use the 1.3.0rc27+ contract, marked UNKNOWN",
     "1.3.dflash_sa_since": "DFlash and SA: absent from S1 (before rc7), present in S2 (between rc14 and rc23) and "
-                           "D27; refused before rc14, assumed from rc14 (P14's region for them unread)",
+    "D27; refused before rc14, assumed from rc14 (P14's region for them unread)",
+    "1.3.dspark_since": "DSpark (DSparkDecodingConfig): absent from 1.3.0rc20 (P20: DFlashDecodingConfig is followed "
+    "by AutoDecodingConfig), present in 1.3.0rc22 (P22) and rc23 (P23); 1.3.0rc21 unread (its "
+    "rendered llm_args was not stored; its API reference page lists no DSparkDecodingConfig). "
+    "The 1.3.0rc14-rc22 range refuses it; specdeploy emits it from 1.3.0rc23",
     "1.2.build_plugin_flags": "the exact trtllm-build plugin flag list of 1.2.1 (build.py read at 008b2b8d only)",
     "cli.serve_bench": "trtllm-serve / trtllm-bench flags come from secondary notes (docs/design/trtllm.md §4, §7); "
-                       "their click definitions were not read",
+    "their click definitions were not read",
     "convert.qwen": "examples/models/core/qwen/convert_checkpoint.py arguments were not read (assumed as llama)",
 }
 
-ONE_MODEL_K = ("TensorRT-LLM 1.2.1's one-model speculative decoding does not support dynamic draft lengths "
-               "(https://nvidia.github.io/TensorRT-LLM/1.2.1/features/speculative-decoding.html, section "
-               "'Speculative Decoding'): it drafts max_draft_len tokens at every batch size, whatever "
-               "draft_len_schedule says")
+ONE_MODEL_K = (
+    "TensorRT-LLM 1.2.1's one-model speculative decoding does not support dynamic draft lengths "
+    "(https://nvidia.github.io/TensorRT-LLM/1.2.1/features/speculative-decoding.html, section "
+    "'Speculative Decoding'): it drafts max_draft_len tokens at every batch size, whatever "
+    "draft_len_schedule says"
+)
 """Where a 1.2 mechanism runs one-model (`declare.TrtllmDecoding.one_model`): EAGLE-3 with one_model, MTP."""
 
 WHOLE_RANGE = frozenset({"1.4.contract"})
@@ -92,65 +101,139 @@ class VersionLine:
 
 
 LINE_1_2 = VersionLine(
-    name="1.2", range="1.2.x", low="1.2.0rc0", high="1.3.0rc0", engine_backend=True,
-    drafter_path_key="speculative_model_dir", mtp_length_keys=("num_nextn_predict_layers",),
-    schedule="lower_bound", schedule_key_one_required=True, schedule_excludes_max_concurrency=False,
-    eagle3_two_model="supported", acceptance_fields=("acceptance_window", "acceptance_length_threshold"),
-    sources={"decoding_type": "P121 update_llm_args_with_extra_dict -> DecodingBaseConfig.from_dict map (Eagle, "
-                              "DraftTarget, MTP, NGram, Medusa, Lookahead, SaveState, UserProvided, AUTO; no Eagle3)",
-             "schedule": "P121 validate_draft_len_schedule_and_sort: key 1 required, schedule[1] == max_draft_len",
-             "max_concurrency": "P121 DecodingBaseConfig (no exclusivity validator)",
-             "mtp_length": "S1/P14 MTPDecodingConfig.set_max_total_draft_tokens "
-                           "(1.2.1 region unread: docs/design/trtllm.md §3)",
-             "acceptance": "P121 DecodingBaseConfig fields", "eagle3_two_model": "P121 eagle3_one_model field"},
+    name="1.2",
+    range="1.2.x",
+    low="1.2.0rc0",
+    high="1.3.0rc0",
+    engine_backend=True,
+    drafter_path_key="speculative_model_dir",
+    mtp_length_keys=("num_nextn_predict_layers",),
+    schedule="lower_bound",
+    schedule_key_one_required=True,
+    schedule_excludes_max_concurrency=False,
+    eagle3_two_model="supported",
+    acceptance_fields=("acceptance_window", "acceptance_length_threshold"),
+    sources={
+        "decoding_type": "P121 update_llm_args_with_extra_dict -> DecodingBaseConfig.from_dict map (Eagle, "
+        "DraftTarget, MTP, NGram, Medusa, Lookahead, SaveState, UserProvided, AUTO; no Eagle3)",
+        "schedule": "P121 validate_draft_len_schedule_and_sort: key 1 required, schedule[1] == max_draft_len",
+        "max_concurrency": "P121 DecodingBaseConfig (no exclusivity validator)",
+        "mtp_length": "P121#MTPDecodingConfig: __init__ and from_dict set max_draft_len from num_nextn_predict_layers",
+        "acceptance": "P121 DecodingBaseConfig fields",
+        "eagle3_two_model": "P121 eagle3_one_model field",
+    },
     unknown=("1.2.build_plugin_flags", "cli.serve_bench", "convert.qwen"),
-    forbidden_fields=frozenset({"acceptance_rate_window_size", "acceptance_rate_threshold", "use_rejection_sampling",
-                                "advanced_sampling_mode", "enable_penalty", "spec_dec_variant", "moe_backend"}),
+    forbidden_fields=frozenset(
+        {
+            "acceptance_rate_window_size",
+            "acceptance_rate_threshold",
+            "use_rejection_sampling",
+            "advanced_sampling_mode",
+            "enable_penalty",
+            "spec_dec_variant",
+            "moe_backend",
+        }
+    ),
     table="trtllm-1.2.1",
 )
 
 _1_3 = VersionLine(
-    name="1.3", range="", low="", high=None, engine_backend=False,
-    drafter_path_key="speculative_model", mtp_length_keys=("max_draft_len",), schedule="upper_bound",
-    schedule_key_one_required=False, schedule_excludes_max_concurrency=True, eagle3_two_model="deprecated",
-    acceptance_fields=("acceptance_rate_window_size", "acceptance_rate_threshold"), table="trtllm-1.3",
+    name="1.3",
+    range="",
+    low="",
+    high=None,
+    engine_backend=False,
+    drafter_path_key="speculative_model",
+    mtp_length_keys=("max_draft_len",),
+    schedule="upper_bound",
+    schedule_key_one_required=False,
+    schedule_excludes_max_concurrency=True,
+    eagle3_two_model="deprecated",
+    acceptance_fields=("acceptance_rate_window_size", "acceptance_rate_threshold"),
+    table="trtllm-1.3",
 )
 _SCHED_13 = "P14/P23 validate_draft_len_schedule_and_sort: smallest key's K == max_draft_len (upper bounds)"
 _EXCL_13 = "P14/P23 validate_max_concurrency_and_draft_len_schedule_mutually_exclusive"
-_DT_SRC = "Literal['Draft_Target'] in S1, S2, P14; Eagle3 literal P14"
+_DT_SRC = (
+    "Literal['Draft_Target'] in P14 and P23#DraftTargetDecodingConfig (P121: decoding_type 'Draft_Target'); "
+    "Eagle3 literal P14"
+)
 
 RANGES: tuple[VersionLine, ...] = (
     LINE_1_2,
-    replace(_1_3, range="1.3.0rc0-rc13", low="1.3.0rc0", high="1.3.0rc14", schedule="unknown",
-            mtp_length_keys=("num_nextn_predict_layers", "max_draft_len"), eagle3_two_model="supported",
-            acceptance_fields=("acceptance_window", "acceptance_length_threshold"),
-            sources={"decoding_type": _DT_SRC, "mtp_length": "S1 set_max_total_draft_tokens overwrites max_draft_len",
-                     "acceptance": "S1 DecodingBaseConfig fields", "eagle3_two_model": "S1 validate_eagle_config"},
-            unknown=("1.3.schedule_rc0_rc13", "1.3.draft_target_alias", "cli.serve_bench")),
-    replace(_1_3, range="1.3.0rc14-rc22", low="1.3.0rc14", high="1.3.0rc23",
-            mtp_length_keys=("num_nextn_predict_layers", "max_draft_len"),
-            acceptance_fields=("acceptance_window", "acceptance_length_threshold"),
-            sources={"decoding_type": _DT_SRC, "schedule": _SCHED_13, "max_concurrency": _EXCL_13,
-                     "mtp_length": "P14 set_max_total_draft_tokens overwrites max_draft_len with "
-                                   "num_nextn_predict_layers",
-                     "acceptance": "P14 DecodingBaseConfig fields",
-                     "eagle3_two_model": "S2/P23 validate_eagle_config: deprecation warning"},
-            unknown=("1.3.mtp_rc15_rc22", "1.3.draft_target_alias", "1.3.dflash_sa_since", "cli.serve_bench")),
-    replace(_1_3, range="1.3.0rc23-rc26", low="1.3.0rc23", high="1.3.0rc27",
-            sources={"decoding_type": _DT_SRC, "schedule": _SCHED_13, "max_concurrency": _EXCL_13,
-                     "mtp_length": "P23 _remap_deprecated_num_nextn_predict_layers: max_draft_len wins",
-                     "acceptance": "P23 acceptance_rate_window_size / acceptance_rate_threshold",
-                     "eagle3_two_model": "P23 validate_eagle_config: deprecation warning"},
-            unknown=("1.3.eagle3_two_model_rc24_rc26", "1.3.draft_target_alias", "cli.serve_bench")),
-    replace(_1_3, range="1.3.0rc27+", low="1.3.0rc27", high="1.4.0rc0", eagle3_two_model="refused",
-            sources={"decoding_type": _DT_SRC + "; D27 YAML list", "schedule": _SCHED_13 + "; S2 docstring",
-                     "max_concurrency": _EXCL_13,
-                     "mtp_length": "P23/S2 max_draft_len wins; D27 MTPDecodingConfig example",
-                     "acceptance": "A: rc27 class pages", "eagle3_two_model": "A: rc27 signature has no "
-                     "eagle3_one_model; HEAD forces one-model; PR #18721 raises"},
-            unknown=("1.3.draft_target_alias", "cli.serve_bench")),
-    replace(_1_3, range="1.4 (UNKNOWN)", low="1.4.0rc0", high="1.5.0rc0",
-            eagle3_two_model="refused", unknown=("1.4.contract", "1.3.draft_target_alias", "cli.serve_bench")),
+    replace(
+        _1_3,
+        range="1.3.0rc0-rc13",
+        low="1.3.0rc0",
+        high="1.3.0rc14",
+        schedule="unknown",
+        mtp_length_keys=("num_nextn_predict_layers", "max_draft_len"),
+        eagle3_two_model="supported",
+        acceptance_fields=("acceptance_window", "acceptance_length_threshold"),
+        sources={
+            "decoding_type": _DT_SRC,
+            "mtp_length": "S1 set_max_total_draft_tokens overwrites max_draft_len",
+            "acceptance": "S1 DecodingBaseConfig fields",
+            "eagle3_two_model": "S1 validate_eagle_config",
+        },
+        unknown=("1.3.schedule_rc0_rc13", "1.3.draft_target_alias", "cli.serve_bench"),
+    ),
+    replace(
+        _1_3,
+        range="1.3.0rc14-rc22",
+        low="1.3.0rc14",
+        high="1.3.0rc23",
+        mtp_length_keys=("num_nextn_predict_layers", "max_draft_len"),
+        acceptance_fields=("acceptance_window", "acceptance_length_threshold"),
+        sources={
+            "decoding_type": _DT_SRC,
+            "schedule": _SCHED_13,
+            "max_concurrency": _EXCL_13,
+            "mtp_length": "P14 set_max_total_draft_tokens overwrites max_draft_len with num_nextn_predict_layers",
+            "acceptance": "P14 DecodingBaseConfig fields",
+            "eagle3_two_model": "S2/P23 validate_eagle_config: deprecation warning",
+        },
+        unknown=("1.3.mtp_rc15_rc22", "1.3.draft_target_alias", "1.3.dflash_sa_since", "cli.serve_bench"),
+    ),
+    replace(
+        _1_3,
+        range="1.3.0rc23-rc26",
+        low="1.3.0rc23",
+        high="1.3.0rc27",
+        sources={
+            "decoding_type": _DT_SRC,
+            "schedule": _SCHED_13,
+            "max_concurrency": _EXCL_13,
+            "mtp_length": "P23 _remap_deprecated_num_nextn_predict_layers: max_draft_len wins",
+            "acceptance": "P23 acceptance_rate_window_size / acceptance_rate_threshold",
+            "eagle3_two_model": "P23 validate_eagle_config: deprecation warning",
+        },
+        unknown=("1.3.eagle3_two_model_rc24_rc26", "1.3.draft_target_alias", "1.3.dspark_since", "cli.serve_bench"),
+    ),
+    replace(
+        _1_3,
+        range="1.3.0rc27+",
+        low="1.3.0rc27",
+        high="1.4.0rc0",
+        eagle3_two_model="refused",
+        sources={
+            "decoding_type": _DT_SRC + "; D27 YAML list",
+            "schedule": _SCHED_13 + "; S2 docstring",
+            "max_concurrency": _EXCL_13,
+            "mtp_length": "P23/S2 max_draft_len wins; D27 MTPDecodingConfig example",
+            "acceptance": "A: rc27 class pages",
+            "eagle3_two_model": "A: rc27 signature has no eagle3_one_model; HEAD forces one-model; PR #18721 raises",
+        },
+        unknown=("1.3.draft_target_alias", "cli.serve_bench"),
+    ),
+    replace(
+        _1_3,
+        range="1.4 (UNKNOWN)",
+        low="1.4.0rc0",
+        high="1.5.0rc0",
+        eagle3_two_model="refused",
+        unknown=("1.4.contract", "1.3.draft_target_alias", "cli.serve_bench"),
+    ),
 )
 
 LINES = {"1.2": LINE_1_2, "1.3": RANGES[-2]}

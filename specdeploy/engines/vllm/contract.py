@@ -39,6 +39,8 @@ class ReleaseLine:
     config_file: Mapping[str, str]
     error_phrases: Mapping[str, str]
     """A phrase of vLLM's refusal -> the speculative-config field it is about (when the message names none)."""
+    error_hints: Mapping[str, str]
+    """A phrase of vLLM's refusal -> what the user can do about it (vLLM's own message says where it failed)."""
 
     def cite(self, key: str) -> str:
         """The upstream file at the release tag that a fact's `source` key names."""
@@ -52,11 +54,20 @@ def _load(path: Path) -> ReleaseLine:
     raw = json.loads(path.read_text())
     spec, schedule, serve = raw["speculative_config"], raw.get("schedule"), raw["serve"]
     return ReleaseLine(
-        name=raw["line"], releases=raw["releases"], read=raw["read"], sources=raw["sources"],
-        methods=tuple(spec["methods"]), fields=spec["fields"], mtp_model_types=tuple(spec["mtp_model_types"]),
-        schedule_field=schedule["field"] if schedule else None, serve_args=serve["args"],
-        serve_command=tuple(serve["command"]), config_file=serve["config_file"],
-        error_phrases=raw.get("errors", {}).get("phrases", {}))
+        name=raw["line"],
+        releases=raw["releases"],
+        read=raw["read"],
+        sources=raw["sources"],
+        methods=tuple(spec["methods"]),
+        fields=spec["fields"],
+        mtp_model_types=tuple(spec["mtp_model_types"]),
+        schedule_field=schedule["field"] if schedule else None,
+        serve_args=serve["args"],
+        serve_command=tuple(serve["command"]),
+        config_file=serve["config_file"],
+        error_phrases=raw.get("errors", {}).get("phrases", {}),
+        error_hints=raw.get("errors", {}).get("hints", {}),
+    )
 
 
 @lru_cache(maxsize=1)
@@ -71,9 +82,12 @@ def line_for(version: str) -> ReleaseLine:
     known = lines()
     name = f"{match.group(1)}.{match.group(2)}" if match else None
     if name not in known:
-        raise ValueError(f"specdeploy has no vLLM contract for {version!r}; it covers "
-                         + ", ".join(f"{line.releases} ({line.read['distribution']} {line.read['version']} read)"
-                                     for line in known.values()))
+        raise ValueError(
+            f"specdeploy has no vLLM contract for {version!r}; it covers "
+            + ", ".join(
+                f"{line.releases} ({line.read['distribution']} {line.read['version']} read)" for line in known.values()
+            )
+        )
     return known[str(name)]
 
 
@@ -90,8 +104,9 @@ def check_schedule(ranges: Sequence[Sequence[int]], line: ReleaseLine) -> list[R
             raise ValueError(f"a schedule entry is (range_start, range_end, K), not {list(entry)} ({where})")
         start, end, k = (int(v) for v in entry)
         if start <= 0 or end <= 0 or start > end or k < 0:
-            raise ValueError(f"schedule entry {[start, end, k]}: vLLM needs 0 < range_start <= range_end and K >= 0 "
-                             f"({where})")
+            raise ValueError(
+                f"schedule entry {[start, end, k]}: vLLM needs 0 < range_start <= range_end and K >= 0 ({where})"
+            )
         out.append((start, end, k))
     out.sort()
     if not out or out[0][0] != 1:

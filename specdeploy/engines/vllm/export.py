@@ -28,18 +28,20 @@ TOKENIZER = ("tokenizer.json", "tokenizer_config.json", "generation_config.json"
 
 def export(ref: str) -> Path:
     """The vLLM folder for a model reference: the SmolLM2 target, a shipped drafter, or a local folder as it is."""
-    from specdeploy.engines.reference.runtime.models import DRAFTER_REF, EAGLE_REF, SMOLLM2_REF
+    from specdeploy.engines.reference.runtime.models import DRAFTER_REF, HEAD_REF, SMOLLM2_REF
 
     if ref == SMOLLM2_REF:
         return target_folder()
     if ref == DRAFTER_REF:
         return draft_model_folder()
-    if ref == EAGLE_REF:
+    if ref == HEAD_REF:
         return eagle3_folder()
     path = Path(ref).expanduser()
     if not (path / "config.json").is_file():
-        raise UsageError(f"no model folder with a config.json at {ref}",
-                         hint=f"use {SMOLLM2_REF}, {DRAFTER_REF}, {EAGLE_REF} or a local Hugging Face folder")
+        raise UsageError(
+            f"no model folder with a config.json at {ref}",
+            hint=f"use {SMOLLM2_REF}, {DRAFTER_REF}, {HEAD_REF} or a local Hugging Face folder",
+        )
     return path
 
 
@@ -90,15 +92,18 @@ def draft_model_folder() -> Path:
 
 def eagle3_folder() -> Path:
     """The shipped EAGLE head in vLLM 0.32's eagle3 layout (eagle3_layout.py says how and where it is exact)."""
-    from specdeploy.engines.reference.runtime.models import EAGLE_REF
+    from specdeploy.engines.reference.runtime.models import HEAD_REF
     from specdeploy.engines.vllm.eagle3_layout import write_eagle3
     from specdeploy.runtime_paths import packaged_model
 
-    source = packaged_model(EAGLE_REF)
+    source = packaged_model(HEAD_REF)
     assert source is not None, "the EAGLE head ships with specdeploy"
     target = target_folder()
-    return _cached("smollm2-135m-eagle3", [target.name, *_digests(source)],
-                   lambda tmp: write_eagle3(source, _target_embedding(target), _config(target), tmp))
+    return _cached(
+        "smollm2-135m-eagle3",
+        [target.name, *_digests(source)],
+        lambda tmp: write_eagle3(source, _target_embedding(target), _config(target), tmp),
+    )
 
 
 def _cached(stem: str, parts: list[str], fill: Callable[[Path], None]) -> Path:

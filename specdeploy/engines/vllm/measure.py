@@ -46,10 +46,17 @@ class Job:
     """Rounds: every concurrency once per round, the same engine."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"model": str(self.model), "prompts": [{"text": t, "chat": c} for t, c in self.prompts],
-                "concurrency": list(self.concurrency), "max_tokens": self.max_tokens, "dtype": self.dtype,
-                "speculative_config": self.speculative_config, "enforce_eager": self.enforce_eager,
-                "max_model_len": self.max_model_len, "repeats": self.repeats}
+        return {
+            "model": str(self.model),
+            "prompts": [{"text": t, "chat": c} for t, c in self.prompts],
+            "concurrency": list(self.concurrency),
+            "max_tokens": self.max_tokens,
+            "dtype": self.dtype,
+            "speculative_config": self.speculative_config,
+            "enforce_eager": self.enforce_eager,
+            "max_model_len": self.max_model_len,
+            "repeats": self.repeats,
+        }
 
 
 @dataclass
@@ -94,12 +101,23 @@ class Point:
         return [float(reached[n] - reached[n + 1]) for n in range(len(pos) + 1)]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"concurrency": self.concurrency, "output_tok_s": self.output_tok_s,
-                "request_per_s": self.request_per_s, "ttft_ms": self.ttft_ms, "tpot_ms": self.tpot_ms,
-                "itl_ms": self.itl_ms, "drafts": self.drafts, "draft_tokens": self.draft_tokens,
-                "accepted": self.accepted, "accepted_per_position": self.accepted_per_position,
-                "acceptance_length": round(self.acceptance_length, 4), "histogram": self.histogram(),
-                "repeat": self.repeat, "cpu_s": self.cpu_s, "tokens_per_cpu_s": self.tokens_per_cpu_s}
+        return {
+            "concurrency": self.concurrency,
+            "output_tok_s": self.output_tok_s,
+            "request_per_s": self.request_per_s,
+            "ttft_ms": self.ttft_ms,
+            "tpot_ms": self.tpot_ms,
+            "itl_ms": self.itl_ms,
+            "drafts": self.drafts,
+            "draft_tokens": self.draft_tokens,
+            "accepted": self.accepted,
+            "accepted_per_position": self.accepted_per_position,
+            "acceptance_length": round(self.acceptance_length, 4),
+            "histogram": self.histogram(),
+            "repeat": self.repeat,
+            "cpu_s": self.cpu_s,
+            "tokens_per_cpu_s": self.tokens_per_cpu_s,
+        }
 
 
 @dataclass
@@ -112,8 +130,9 @@ class Result:
         return next(p for p in self.points if p.concurrency == concurrency and p.repeat == repeat)
 
 
-def measure(python: Path, job: Job, log: Path, timeout_s: float = START_TIMEOUT_S,
-            env_extra: dict[str, str] | None = None) -> Result:
+def measure(
+    python: Path, job: Job, log: Path, timeout_s: float = START_TIMEOUT_S, env_extra: dict[str, str] | None = None
+) -> Result:
     """Start vLLM (with `python`, vLLM's interpreter) for `job`; StepFailed with the log's tail if it fails.
     `env_extra`: more of vLLM's environment variables (a benchmark comparing compilation modes)."""
     from specdeploy.engines.vllm.env import child_env
@@ -122,26 +141,44 @@ def measure(python: Path, job: Job, log: Path, timeout_s: float = START_TIMEOUT_
     with tempfile.TemporaryDirectory(prefix="specdeploy-vllm-") as tmp:
         work = Path(tmp)
         (work / "job.json").write_text(json.dumps(job.to_dict()), encoding="utf-8")
-        env = child_env({"HF_HUB_OFFLINE": "1", "VLLM_CPU_KVCACHE_SPACE": str(KV_CACHE_GIB), **COMPILE_ENV,
-                         **(env_extra or {})})
-        run_process([str(python), str(SCRIPTS / "llm_run.py"), "job.json", "out.json"], log_path=log, env=env,
-                    cwd=work, timeout=timeout_s, step_id="vllm measure")
+        env = child_env(
+            {"HF_HUB_OFFLINE": "1", "VLLM_CPU_KVCACHE_SPACE": str(KV_CACHE_GIB), **COMPILE_ENV, **(env_extra or {})}
+        )
+        run_process(
+            [str(python), str(SCRIPTS / "llm_run.py"), "job.json", "out.json"],
+            log_path=log,
+            env=env,
+            cwd=work,
+            timeout=timeout_s,
+            step_id="vllm measure",
+        )
         raw = json.loads((work / "out.json").read_text(encoding="utf-8"))
     return Result(raw["vllm_version"], float(raw["start_s"]), [_point(r, job.max_tokens) for r in raw["runs"]])
 
 
 def _point(run: dict[str, Any], max_tokens: int) -> Point:
-    from specdeploy.engines.reference.runtime.stats import percentiles
+    from specdeploy.metrics import distribution
 
     tokens = sum(len(t) for t in run["token_ids"])
     wall = float(run["wall_s"]) or 1e-9
     ms = [1e3 * v for v in run["ttft_s"]], [1e3 * v for v in run["tpot_s"]]
     if tokens != max_tokens * int(run["requests"]):
         raise StepFailed(f"vLLM answered {tokens} tokens where {max_tokens} x {run['requests']} were asked")
-    return Point(int(run["concurrency"]), tokens / wall, int(run["requests"]) / wall, percentiles(ms[0]),
-                 percentiles(ms[1]), itl_summary(run["itl"]), int(run["drafts"]), int(run["draft_tokens"]),
-                 int(run["accepted"]), [int(v) for v in run["per_position"]], run["token_ids"],
-                 int(run.get("repeat", 0)), {str(n): float(t) for n, t in run.get("cpu_s", {}).items()})
+    return Point(
+        int(run["concurrency"]),
+        tokens / wall,
+        int(run["requests"]) / wall,
+        distribution(ms[0]),
+        distribution(ms[1]),
+        itl_summary(run["itl"]),
+        int(run["drafts"]),
+        int(run["draft_tokens"]),
+        int(run["accepted"]),
+        [int(v) for v in run["per_position"]],
+        run["token_ids"],
+        int(run.get("repeat", 0)),
+        {str(n): float(t) for n, t in run.get("cpu_s", {}).items()},
+    )
 
 
 def itl_summary(hist: dict[str, Any]) -> dict[str, float]:
@@ -155,5 +192,4 @@ def itl_summary(hist: dict[str, Any]) -> dict[str, float]:
     def quantile(q: float) -> float:
         return next((1e3 * le for le, n in bounds if n >= q * count), 1e3 * bounds[-1][0])
 
-    return {"mean": 1e3 * float(hist["sum"]) / count, "p50": quantile(0.5), "p90": quantile(0.9),
-            "p99": quantile(0.99)}
+    return {"mean": 1e3 * float(hist["sum"]) / count, "p50": quantile(0.5), "p90": quantile(0.9), "p99": quantile(0.99)}

@@ -54,21 +54,33 @@ class Batch:
 
 
 def _clean(error: str) -> str:
-    lines = [re.sub(r"\s*\[type=.*$", "", line) for line in error.splitlines()
-             if not line.strip().startswith("For further information")]
+    lines = [
+        re.sub(r"\s*\[type=.*$", "", line)
+        for line in error.splitlines()
+        if not line.strip().startswith("For further information")
+    ]
     return re.sub(r"\s+", " ", " ".join(lines)).strip()
 
 
 def check_files(config_files: Sequence[Path], *, timeout_s: float = TIMEOUT_S) -> Batch:
-    """vLLM's verdict on each `vllm serve --config` file, after one import of vLLM."""
+    """vLLM's verdict on each `vllm serve --config` file (or Triton's vLLM backend `model.json`), after one import
+    of vLLM."""
     install = env.require()
     started = time.perf_counter()
     try:
-        proc = subprocess.run([str(install.python), str(CHILD), *map(str, config_files)], capture_output=True,
-                              text=True, timeout=timeout_s, env=env.child_env({"HF_HUB_OFFLINE": "1"}), check=False)
+        proc = subprocess.run(
+            [str(install.python), str(CHILD), *map(str, config_files)],
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            env=env.child_env({"HF_HUB_OFFLINE": "1"}),
+            check=False,
+        )
     except subprocess.TimeoutExpired:
-        raise StepFailed(f"vLLM {install.version} did not check {len(config_files)} configuration(s) within "
-                         f"{timeout_s:.0f} s", hint=env.HINT) from None
+        raise StepFailed(
+            f"vLLM {install.version} did not check {len(config_files)} configuration(s) within {timeout_s:.0f} s",
+            hint=env.HINT,
+        ) from None
     answer = [line for line in proc.stdout.splitlines() if line.startswith(MARK)]
     if not answer:
         tail = " | ".join((proc.stderr or proc.stdout).strip().splitlines()[-3:])
@@ -76,8 +88,16 @@ def check_files(config_files: Sequence[Path], *, timeout_s: float = TIMEOUT_S) -
     out = json.loads(answer[-1].removeprefix(MARK))
     if not out["ok"]:
         raise StepFailed(f"importing vLLM {install.version} failed: {out.get('error')}", hint=env.HINT)
-    results = [SelfCheck(ok=bool(r["ok"]), error=_clean(r["error"]) if r.get("error") else None, stage=r["stage"],
-                         speculative=r.get("speculative"), check_s=float(r["check_s"])) for r in out["results"]]
+    results = [
+        SelfCheck(
+            ok=bool(r["ok"]),
+            error=_clean(r["error"]) if r.get("error") else None,
+            stage=r["stage"],
+            speculative=r.get("speculative"),
+            check_s=float(r["check_s"]),
+        )
+        for r in out["results"]
+    ]
     return Batch(str(out["version"]), results, float(out["import_s"]), round(time.perf_counter() - started, 3))
 
 
@@ -130,4 +150,5 @@ def require_accepted(result: SelfCheck, version: str, emitted: Emitted, line: Re
         return
     path = locate(str(result.error), emitted, line)
     message = f"vLLM {version} refuses the emitted configuration ({result.stage}): {result.error}"
-    raise UsageError(f"{'.'.join(path)}: {message}", issues=[Issue(path, message)])
+    hint = next((hint for phrase, hint in line.error_hints.items() if phrase in str(result.error)), None)
+    raise UsageError(f"{'.'.join(path)}: {message}", hint=hint, issues=[Issue(path, message, hint)])

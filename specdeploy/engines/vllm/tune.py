@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from specdeploy.engines.vllm.measure import Job, Point, Result, measure
-from specdeploy.tune.types import Request
+from specdeploy.metrics import OUTPUT_THROUGHPUT, measured
+from specdeploy.tune.types import PLAIN_THROUGHPUT, Request
 
 
 class VllmBackend:
@@ -46,27 +47,34 @@ class VllmBackend:
     def job(self, k: int, schedule: dict[int, int] | None = None, rounds: int | None = None) -> Job:
         """The engine of K = `k` (0: plain; with a `{concurrency: K}` schedule, K is its largest) as the build would
         emit it, the speculative config resolved to the folders vLLM loads (the shipped models in its layouts)."""
-        from specdeploy.engines.vllm.actions import emitted, model_folder
+        from specdeploy.engines.vllm.actions import emitted, model_source
         from specdeploy.execute.fetch import reference_path
         from specdeploy.prompts import sample_prompts
 
         profile = self.resolved.profile
-        shipped = {role: {"kind": "reference"} for role, ref in (("fetch.target", profile.target.model),
-                                                                 ("fetch.draft", profile.speculative.draft_model))
-                   if ref and reference_path(ref) is not None}
+        shipped = {
+            role: {"kind": "reference"}
+            for role, ref in (("fetch.target", profile.target.model), ("fetch.draft", profile.speculative.draft_model))
+            if ref and reference_path(ref) is not None
+        }
         tuned: dict[str, Any] = {"draft_len": k}
         if schedule:
             tuned |= {"schedule": {str(c): v for c, v in schedule.items()}, "max_concurrency": max(schedule)}
         out, _ = emitted(self.resolved, {**shipped, "tune.draft_len": tuned}) if k else (None, None)
         spec = out.speculative if out is not None else None
-        model = model_folder(profile.target.model, profile.target.revision, shipped.get("fetch.target", {}))
+        model, _ = model_source(profile.target.model, profile.target.revision, shipped.get("fetch.target", {}))
         records = sample_prompts(self.setup.dataset, self.setup.prompts)
         dtype = profile.target.dtype
-        return Job(model=Path(str(model)), prompts=[(r.turns[0], not r.raw) for r in records],
-                   concurrency=tuple(sorted(schedule) if schedule else self.setup.concurrency),
-                   max_tokens=self.setup.output_len, speculative_config=spec,
-                   dtype="float32" if dtype == "auto" else dtype, max_model_len=profile.serving.max_seq_len or 2048,
-                   repeats=rounds or self.rounds)
+        return Job(
+            model=Path(str(model)),
+            prompts=[(r.turns[0], not r.raw) for r in records],
+            concurrency=tuple(sorted(schedule) if schedule else self.setup.concurrency),
+            max_tokens=self.setup.output_len,
+            speculative_config=spec,
+            dtype="float32" if dtype == "auto" else dtype,
+            max_model_len=profile.serving.max_seq_len or 2048,
+            repeats=rounds or self.rounds,
+        )
 
     def run(self, job: Job, name: str, k: int) -> tuple[Result, float]:
         """Start the engine of `job` (logged as `name`, K = `k`): its result and the seconds it took."""
@@ -123,9 +131,22 @@ class VllmBackend:
     def e2e(self, req: Request) -> dict[str, Any]:
         point, cost = self._point(req.k, req.concurrency, req.repeat)
         speed = self._speed(point)
-        return {"system_tps": speed, "user_tps": speed / req.concurrency, "clock": self.clock,
-                "wall_tps": point.output_tok_s, "cpu_tps": point.tokens_per_cpu_s, "al": point.acceptance_length,
-                "itl_p99_ms": point.itl_ms.get("p99"), "ttft_p99_ms": point.ttft_ms.get("p99"), "cost_s": cost}
+        scale = speed / point.output_tok_s if point.output_tok_s else 1.0  # the chosen clock's rates
+        return {
+            **measured(
+                point.request_per_s * scale,
+                speed,
+                speed / req.concurrency,
+                ttft=point.ttft_ms,
+                tpot=point.tpot_ms,
+                itl=point.itl_ms,
+            ),
+            "clock": self.clock,
+            "wall_tps": point.output_tok_s,
+            "cpu_tps": point.tokens_per_cpu_s,
+            "al": point.acceptance_length,
+            "cost_s": cost,
+        }
 
     def mixed(self, req: Request) -> dict[str, Any]:
         """The schedule in one engine with vLLM's per-batch-size K, each concurrency once, beside plain decoding's
@@ -139,9 +160,19 @@ class VllmBackend:
         for c, k in req.schedule:
             plain, more = self._point(0, c)
             point, cost = run.at(c), cost + more
-            per.append({"concurrency": c, "k": k, "system_tps": self._speed(point), "baseline_tps": self._speed(plain),
-                        "draft_tokens_per_draft": point.draft_tokens / point.drafts if point.drafts else 0.0,
-                        "al": point.acceptance_length})
-        return {"system_tps": statistics.mean(p["system_tps"] for p in per),
-                "baseline_tps": statistics.mean(p["baseline_tps"] for p in per), "per_concurrency": per,
-                "cost_s": cost}
+            per.append(
+                {
+                    "concurrency": c,
+                    "k": k,
+                    OUTPUT_THROUGHPUT: self._speed(point),
+                    PLAIN_THROUGHPUT: self._speed(plain),
+                    "draft_tokens_per_draft": point.draft_tokens / point.drafts if point.drafts else 0.0,
+                    "al": point.acceptance_length,
+                }
+            )
+        return {
+            OUTPUT_THROUGHPUT: statistics.mean(p[OUTPUT_THROUGHPUT] for p in per),
+            PLAIN_THROUGHPUT: statistics.mean(p[PLAIN_THROUGHPUT] for p in per),
+            "per_concurrency": per,
+            "cost_s": cost,
+        }

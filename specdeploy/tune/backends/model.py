@@ -15,9 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from specdeploy.metrics import OUTPUT_THROUGHPUT, PER_USER_THROUGHPUT, REQUEST_THROUGHPUT, key
 from specdeploy.perfmodel.acceptance import AcceptanceProfile
 from specdeploy.perfmodel.predict import StepTimer
-from specdeploy.tune.types import Request
+from specdeploy.tune.types import PLAIN_THROUGHPUT, Request
 
 E2E_OVERHEAD_S = 10.0
 """Simulated warm-up (and amortised restart: PyTorch restarts per K, docs/design/trtllm.md §5) per end-to-end run."""
@@ -41,19 +42,35 @@ class World:
         return self.al_override.get(k, self.profile.expected_al(k)) if k else 1.0
 
     def point(self, c: int, k: int) -> dict[str, float]:
+        """One value per metric (a prediction has no distribution): every step delivers AL tokens to each of the
+        c requests, so ITL is the step and TPOT the step over AL; a joining request waits for the running step,
+        then its prefill."""
         step = self.timer.step_seconds(c, k)
         al = self.al(k)
         system = c * al / step * self.e2e_efficiency
-        # p99 ITL: a request whose drafts are accepted less than average (per-prompt spread of AL)
-        al_low = 1.0 + (al - 1.0) * 0.6
-        ttft = self.prefill_s(c) * 1.5 + step
-        return {"system_tps": system, "user_tps": system / c, "itl_p99_ms": 1e3 * step / al_low,
-                "ttft_p99_ms": 1e3 * ttft, "al": al, "step_s": step}
+        return {
+            OUTPUT_THROUGHPUT: system,
+            PER_USER_THROUGHPUT: system / c,
+            key("ttft"): 1e3 * (self.prefill_s(c) + step),
+            key("tpot"): 1e3 * step / al,
+            key("itl"): 1e3 * step,
+            "al": al,
+            "step_s": step,
+        }
 
 
 class ModelBackend:
-    def __init__(self, world: World, *, noise: float = 0.0, seed: int = 0, prompts: int = 32, output_len: int = 128,
-                 crash: Callable[[Request], bool] | None = None, pace_s: float = 0.0) -> None:
+    def __init__(
+        self,
+        world: World,
+        *,
+        noise: float = 0.0,
+        seed: int = 0,
+        prompts: int = 32,
+        output_len: int = 128,
+        crash: Callable[[Request], bool] | None = None,
+        pace_s: float = 0.0,
+    ) -> None:
         self.world, self.noise, self.rng, self.pace_s = world, noise, random.Random(seed), pace_s
         self.prompts, self.output_len, self.crash = prompts, output_len, crash
 
@@ -73,7 +90,7 @@ class ModelBackend:
 
     def _run_s(self, c: int, k: int) -> float:
         requests = max(self.prompts, c)
-        return E2E_OVERHEAD_S + requests * self.output_len / self.world.point(c, k)["system_tps"]
+        return E2E_OVERHEAD_S + requests * self.output_len / self.world.point(c, k)[OUTPUT_THROUGHPUT]
 
     def acceptance(self, req: Request) -> dict[str, Any]:
         steps = max(1, int(self.prompts * self.output_len / max(self.world.al(req.k), 1.0)))
@@ -87,8 +104,12 @@ class ModelBackend:
                 hist[n] += 1
         else:
             hist = [s * steps for s in shares]
-        return {"hist": hist, "al": self.world.al(req.k) * self._jitter(self.noise / 2, outliers=False), "steps": steps,
-                "cost_s": self._run_s(req.concurrency, req.k)}
+        return {
+            "hist": hist,
+            "al": self.world.al(req.k) * self._jitter(self.noise / 2, outliers=False),
+            "steps": steps,
+            "cost_s": self._run_s(req.concurrency, req.k),
+        }
 
     def cost(self, req: Request) -> dict[str, Any]:
         step = self.world.timer.step_seconds(req.concurrency, req.k) / self._jitter(self.noise / 2)
@@ -97,31 +118,52 @@ class ModelBackend:
     def e2e(self, req: Request) -> dict[str, Any]:
         p = self.world.point(req.concurrency, req.k)
         j = self._jitter(self.noise)
-        return {**p, "system_tps": p["system_tps"] * j, "user_tps": p["user_tps"] * j,
-                "itl_p99_ms": p["itl_p99_ms"] / j, "cost_s": self._run_s(req.concurrency, req.k)}
+        tokens_per_s = p[OUTPUT_THROUGHPUT] * j
+        return {
+            **p,
+            REQUEST_THROUGHPUT: tokens_per_s / self.output_len,
+            OUTPUT_THROUGHPUT: tokens_per_s,
+            PER_USER_THROUGHPUT: p[PER_USER_THROUGHPUT] * j,
+            key("tpot"): p[key("tpot")] / j,
+            key("itl"): p[key("itl")] / j,
+            "cost_s": self._run_s(req.concurrency, req.k),
+        }
 
     def mixed(self, req: Request) -> dict[str, Any]:
         """Equal time at each concurrency of the schedule; the K switches cost nothing in the model."""
-        spec = [self.world.point(c, k)["system_tps"] for c, k in req.schedule]
-        off = [self.world.point(c, 0)["system_tps"] for c, _ in req.schedule]
-        return {"system_tps": sum(spec) / len(spec) * self._jitter(self.noise),
-                "baseline_tps": sum(off) / len(off) * self._jitter(self.noise),
-                "per_concurrency": [{"concurrency": c, "k": k, "system_tps": s}
-                                    for (c, k), s in zip(req.schedule, spec, strict=True)],
-                "cost_s": 2 * E2E_OVERHEAD_S + sum(self._run_s(c, k) for c, k in req.schedule)}
+        spec = [self.world.point(c, k)[OUTPUT_THROUGHPUT] for c, k in req.schedule]
+        off = [self.world.point(c, 0)[OUTPUT_THROUGHPUT] for c, _ in req.schedule]
+        return {
+            OUTPUT_THROUGHPUT: sum(spec) / len(spec) * self._jitter(self.noise),
+            PLAIN_THROUGHPUT: sum(off) / len(off) * self._jitter(self.noise),
+            "per_concurrency": [
+                {"concurrency": c, "k": k, OUTPUT_THROUGHPUT: s} for (c, k), s in zip(req.schedule, spec, strict=True)
+            ],
+            "cost_s": 2 * E2E_OVERHEAD_S + sum(self._run_s(c, k) for c, k in req.schedule),
+        }
 
 
 def profile_world(resolved: Any, profile: AcceptanceProfile | None = None, eff: Any = None) -> World:
     """The world of a shipped profile as the performance model sees it: the acceptance given, else the user's own
     (tune.acceptance_rates / tune.acceptance_al), else the mechanism's published prior."""
     from specdeploy.perfmodel import AcceptanceProfile, prior_profile
+    from specdeploy.perfmodel.context import PROMPT_TOKENS
     from specdeploy.perfmodel.cost import forward_cost
-    from specdeploy.tune.prior import PROMPT_TOKENS, analytic_timer
+    from specdeploy.tune.prior import analytic_timer
 
     timer = analytic_timer(resolved, eff)
-    prefill = lambda c: forward_cost(timer.target, timer.gpu, batch=c, tokens=PROMPT_TOKENS,  # noqa: E731
-                                     context=PROMPT_TOKENS, quantization=timer.ctx.quantization, tp=timer.ctx.tp,
-                                     eff=timer.eff).total_s
+    prefill = lambda c: (  # noqa: E731
+        forward_cost(
+            timer.target,
+            timer.gpu,
+            batch=c,
+            tokens=PROMPT_TOKENS,
+            context=PROMPT_TOKENS,
+            quantization=timer.ctx.quantization,
+            tp=timer.ctx.tp,
+            eff=timer.eff,
+        ).total_s
+    )
     tune = resolved.profile.tune
     profile = profile or AcceptanceProfile.from_user(tune.acceptance_al, tune.acceptance_rates)
     return World(timer, profile or prior_profile(resolved.profile.speculative.mechanism), prefill)

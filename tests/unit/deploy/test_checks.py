@@ -79,13 +79,18 @@ def test_the_checks_are_not_vacuous() -> None:
     assert check_dockerfile("FROM a\nARG HF_TOKEN\nCOPY triton/ /x/\n", None)
 
 
-HOSTILE = 'x"\nkind: Secret\n$(touch /tmp/pwned-specdeploy); `id`; \'q\''
+HOSTILE = "x\"\nkind: Secret\n$(touch /tmp/pwned-specdeploy); `id`; 'q'"
 
 
 def test_hostile_profile_values_are_refused_at_validation(tmp_path: Path) -> None:
-    for key, value in [("deploy.name", "web\n  evil: 1"), ("deploy.kubernetes.gpu_product", 'a"\nfoo: bar'),
-                       ("deploy.slurm.partition", "gpu; rm -rf /"), ("deploy.slurm.model_cache", "/x $(id)"),
-                       ("deploy.served_image", "img\nRUN curl evil"), ("deploy.kubernetes.hf_token_secret", "A B")]:
+    for key, value in [
+        ("deploy.name", "web\n  evil: 1"),
+        ("deploy.kubernetes.gpu_product", 'a"\nfoo: bar'),
+        ("deploy.slurm.partition", "gpu; rm -rf /"),
+        ("deploy.slurm.model_cache", "/x $(id)"),
+        ("deploy.served_image", "img\nRUN curl evil"),
+        ("deploy.kubernetes.hf_token_secret", "A B"),
+    ]:
         profile = tmp_path / "p.yaml"
         profile.write_text(f"extends: {MULTI}\n" + yaml.safe_dump({"deploy": _nested(key.split(".")[1:], value)}))
         [result] = validate([str(profile)])
@@ -98,23 +103,37 @@ def _nested(keys: list[str], value: str) -> dict:  # type: ignore[type-arg]
 
 def test_hostile_values_past_the_schema_stay_data(tmp_path: Path) -> None:
     """Defense in depth: a context holding hostile strings still renders YAML and shell that keep them as data."""
-    context = dataclasses.replace(build_context(load_and_resolve(MULTI), TARGETS), served_image=HOSTILE,
-                                  slurm_model_cache=HOSTILE, namespace=HOSTILE, gpu_product=HOSTILE)
+    context = dataclasses.replace(
+        build_context(load_and_resolve(MULTI), TARGETS),
+        served_image=HOSTILE,
+        slurm_model_cache=HOSTILE,
+        namespace=HOSTILE,
+        gpu_product=HOSTILE,
+    )
     files = render_files(context, ["k8s", "slurm"])
     for obj in _objects(files, "k8s/leaderworkerset.yaml"):
         assert obj["kind"] != "Secret" and obj["metadata"]["namespace"] == HOSTILE
         if obj["kind"] == "LeaderWorkerSet":
             pod = obj["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"]
-            assert pod["containers"][0]["image"] == HOSTILE and set(pod) == {"nodeSelector", "tolerations",
-                                                                             "containers", "volumes"}
+            assert pod["containers"][0]["image"] == HOSTILE and set(pod) == {
+                "nodeSelector",
+                "tolerations",
+                "containers",
+                "volumes",
+            }
     script = tmp_path / "sbatch.sh"
     script.write_bytes(files["slurm/sbatch.sh"])
     stub = tmp_path / "bin"
     stub.mkdir()
     (stub / "srun").write_text('#!/bin/bash\nprintf "%s\\n" "$@"\n')
     (stub / "srun").chmod(0o755)
-    done = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=30,
-                          env={**os.environ, "PATH": f"{stub}:{os.environ['PATH']}"})
+    done = subprocess.run(
+        ["bash", str(script)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={**os.environ, "PATH": f"{stub}:{os.environ['PATH']}"},
+    )
     assert done.returncode == 0, done.stderr
     assert f"--container-image={HOSTILE}" in done.stdout and not Path("/tmp/pwned-specdeploy").exists()
     for target in ("slurm", "container"):  # a bare line (a directive, a comment) refuses a newline
@@ -122,16 +141,31 @@ def test_hostile_values_past_the_schema_stay_data(tmp_path: Path) -> None:
             render_files(dataclasses.replace(context, name="a\nb"), [target])
 
 
-@pytest.mark.parametrize(("sets", "where", "words"), [
-    (("hardware.tensor_parallel=16", "hardware.pipeline_parallel=1"), ("hardware", "tensor_parallel"),
-     "does not fit inside one node"),
-    (("hardware.tensor_parallel=8", "hardware.pipeline_parallel=3", "hardware.count=24",
-      "deploy.gpus_per_node=16"), ("hardware", "pipeline_parallel"), "do not fill whole nodes"),
-    (("runtime.trtllm_version=1.3.0",), ("runtime", "trtllm_version"), "no published"),
-    (("hardware.gpu=auto",), ("deploy", "gpus_per_node"), "node size"),
-])
-def test_what_cannot_be_deployed_is_a_located_profile_error(sets: tuple[str, ...], where: tuple[str, str],
-                                                            words: str) -> None:
+@pytest.mark.parametrize(
+    ("sets", "where", "words"),
+    [
+        (
+            ("hardware.tensor_parallel=16", "hardware.pipeline_parallel=1"),
+            ("hardware", "tensor_parallel"),
+            "does not fit inside one node",
+        ),
+        (
+            (
+                "hardware.tensor_parallel=8",
+                "hardware.pipeline_parallel=3",
+                "hardware.count=24",
+                "deploy.gpus_per_node=16",
+            ),
+            ("hardware", "pipeline_parallel"),
+            "do not fill whole nodes",
+        ),
+        (("runtime.trtllm_version=1.3.0",), ("runtime", "trtllm_version"), "no published"),
+        (("hardware.gpu=auto",), ("deploy", "gpus_per_node"), "node size"),
+    ],
+)
+def test_what_cannot_be_deployed_is_a_located_profile_error(
+    sets: tuple[str, ...], where: tuple[str, str], words: str
+) -> None:
     [result] = validate([MULTI], sets)
     assert any(i.path == where and words in i.message for i in result.errors), result.errors
     with pytest.raises(ProfileError):

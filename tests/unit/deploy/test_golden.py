@@ -14,11 +14,15 @@ from tests.helpers import match_golden_tree
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden" / "deploy"
 CASES = {
-    "one-node": ("h200-eagle3", ("deploy.kubernetes.namespace=llm", "deploy.slurm.partition=gpu",
-                                 "deploy.slurm.account=team-a")),
+    "one-node": (
+        "h200-eagle3",
+        ("deploy.kubernetes.namespace=llm", "deploy.slurm.partition=gpu", "deploy.slurm.account=team-a"),
+    ),
     "multi-node": ("h200-mtp-deepseek-v3-2node", ()),
-    "one-node-no-token": ("h200-eagle3", ("deploy.kubernetes.hf_token_secret=null",
-                                          "deploy.kubernetes.storage_class=fast-rwx")),
+    "one-node-no-token": (
+        "h200-eagle3",
+        ("deploy.kubernetes.hf_token_secret=null", "deploy.kubernetes.storage_class=fast-rwx"),
+    ),
 }
 
 

@@ -70,13 +70,17 @@ def test_a_folder_holding_something_else_is_refused(tmp_path: Path) -> None:
         assert artifact_folder(tmp_path / ours, "x") == folder.resolve()
 
 
-@pytest.mark.parametrize(("kwargs", "message"), [
-    ({"only": ("nosuch",)}, "no step or stage 'nosuch'"),
-    ({"start": "rendr"}, "no step or stage 'rendr'"),
-    ({"out": "file/under"}, "cannot create the artifact folder"),
-])
-def test_build_refuses_bad_usage_before_asking_the_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                       kwargs: dict, message: str) -> None:
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"only": ("nosuch",)}, "no step or stage 'nosuch'"),
+        ({"start": "rendr"}, "no step or stage 'rendr'"),
+        ({"out": "file/under"}, "cannot create the artifact folder"),
+    ],
+)
+def test_build_refuses_bad_usage_before_asking_the_hub(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kwargs: dict, message: str
+) -> None:
     """Offline, each hub lookup retried for ~23 s: a typo in --only was reported after 46 s of retries."""
     from specdeploy.resolve import hub
 
@@ -90,8 +94,9 @@ def test_build_refuses_bad_usage_before_asking_the_hub(tmp_path: Path, monkeypat
     assert not (tmp_path / "out").exists()
 
 
-def test_an_artifact_folder_that_is_a_file_is_refused_before_the_hub(tmp_path: Path,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_artifact_folder_that_is_a_file_is_refused_before_the_hub(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """OUT/<profile> a file passed the check: the error came after ~46 s of offline hub retries."""
     from specdeploy.resolve import hub
 
@@ -103,8 +108,9 @@ def test_an_artifact_folder_that_is_a_file_is_refused_before_the_hub(tmp_path: P
     assert "h200-eagle3: it is not a folder" in str(err.value) and asked == []
 
 
-def test_an_unwritable_or_unreadable_artifact_folder_is_a_usage_error(tmp_path: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unwritable_or_unreadable_artifact_folder_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """These run as root, whom permissions do not stop: doubles stand in for the OS's answers."""
     import os
 

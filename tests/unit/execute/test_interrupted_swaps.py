@@ -38,7 +38,7 @@ def test_a_kill_between_the_two_renames_is_rolled_back(tmp_path: Path, resolved:
     (art / ".specdeploy" / "steps" / ".render.triton.json.zzzzzzzz.tmp").write_text("")
     lines: list[str] = []
     result = build(str(resolved.loaded.file), out=out, report=lines.append)
-    assert result.ok and verify(art)["ok"], verify(art)
+    assert result.ok and verify(art).ok, verify(art)
     assert (art / "triton" / "specdeploy-repo.json").read_bytes() == kept
     assert _leftovers(art) == []
     assert any(line.startswith("recovered: rolled back an interrupted swap: triton restored") for line in lines)
@@ -50,7 +50,7 @@ def test_a_kill_after_the_second_rename_finishes_the_swap(tmp_path: Path, resolv
     shutil.copytree(art / "triton", art / ".triton.old-77")  # the replaced tree, never removed
     shutil.copytree(art / "triton", art / ".triton.new-ab_12cd")  # a standalone render's staging
     assert _build(resolved, out, "serving.max_batch_size=4").ok
-    assert verify(art)["ok"] and _leftovers(art) == []
+    assert verify(art).ok and _leftovers(art) == []
 
 
 def test_a_file_no_step_recorded_fails_the_build_as_verify_would(tmp_path: Path, resolved: Any) -> None:
@@ -59,7 +59,7 @@ def test_a_file_no_step_recorded_fails_the_build_as_verify_would(tmp_path: Path,
     assert _build(resolved, out).ok
     (art / "NOTES.txt").write_text("mine")
     again = _build(resolved, out)
-    assert not again.ok and not verify(art)["ok"]
+    assert not again.ok and not verify(art).ok
     assert any("NOTES.txt" in p and "not listed" in p for p in again.problems)
 
 
@@ -74,14 +74,20 @@ def _strace() -> str:
 
 
 def _cli(*args: str, strace: list[str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*(strace or []), sys.executable, "-m", "specdeploy", *args], capture_output=True,
-                          text=True, env={**os.environ, "NO_COLOR": "1"}, timeout=300)
+    return subprocess.run(
+        [*(strace or []), sys.executable, "-m", "specdeploy", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1"},
+        timeout=300,
+    )
 
 
 def _renames(strace: str, args: list[str], log: Path) -> list[str]:
     """The rename calls of a build, in order, as `old name -> new name`."""
-    done = _cli(*args, strace=[strace, "-f", "-qq", "-s", "4096", "-o", str(log), "-e",
-                               "trace=rename,renameat,renameat2"])
+    done = _cli(
+        *args, strace=[strace, "-f", "-qq", "-s", "4096", "-o", str(log), "-e", "trace=rename,renameat,renameat2"]
+    )
     assert done.returncode == 0, done.stderr
     calls = re.findall(r'rename\w*\((?:[^,"]+, )?"([^"]+)", (?:[^,"]+, )?"([^"]+)"', log.read_text())
     return [f"{Path(a).name} -> {Path(b).name}" for a, b in calls]
@@ -104,5 +110,5 @@ def test_a_real_sigkill_at_each_kind_of_rename_then_a_rerun_recovers(tmp_path: P
         assert killed.returncode != 0 and _leftovers(art), (at, killed.stderr)
         rerun = _cli(*changed)
         assert rerun.returncode == 0, rerun.stderr
-        assert verify(art)["ok"], (at, verify(art))
+        assert verify(art).ok, (at, verify(art))
         assert _leftovers(art) == [], at

@@ -21,8 +21,9 @@ def _built(resolved: Any, tmp_path: Path) -> tuple[str, Path, Path]:
     return profile, out, out / "tiny"
 
 
-def test_a_changed_profile_with_only_render_is_refused_before_anything_is_written(tmp_path: Path,
-                                                                                   resolved: Any) -> None:
+def test_a_changed_profile_with_only_render_is_refused_before_anything_is_written(
+    tmp_path: Path, resolved: Any
+) -> None:
     profile, out, art = _built(resolved, tmp_path)
     before = {name: (art / name).read_bytes() for name in ("manifest.json", "specdeploy.lock", "llm_api_options.yaml")}
     with pytest.raises(UsageError) as err:
@@ -30,9 +31,9 @@ def test_a_changed_profile_with_only_render_is_refused_before_anything_is_writte
     assert "emit.llm_api: profile serving.max_batch_size changed" in err.value.message
     assert "--only emit.llm_api" in (err.value.hint or "")
     assert {name: (art / name).read_bytes() for name in before} == before
-    assert verify(art)["ok"]
+    assert verify(art).ok
     assert build(profile, ("serving.max_batch_size=3",), out=out, only=("emit", "render", "check")).ok  # as told
-    assert "max_batch_size: 3" in (art / "llm_api_options.yaml").read_text() and verify(art)["ok"]
+    assert "max_batch_size: 3" in (art / "llm_api_options.yaml").read_text() and verify(art).ok
 
 
 def test_an_unselected_step_between_selected_ones_is_not_built_over(tmp_path: Path, resolved: Any) -> None:
@@ -40,9 +41,12 @@ def test_an_unselected_step_between_selected_ones_is_not_built_over(tmp_path: Pa
     result = build(profile, ("serving.max_batch_size=3",), out=out, only=("emit", "check"))
     statuses = {s.id: (s.status, s.reason) for s in result.steps}
     assert statuses["emit.llm_api"][0] == "rebuilt"
-    assert statuses["check.triton"] == ("skipped", "dependency out of date (render.triton: output of emit.llm_api "
-                                                   "changed; profile serving.max_batch_size changed)")
-    assert not result.ok and not verify(art)["ok"]
+    assert statuses["check.triton"] == (
+        "skipped",
+        "dependency out of date (render.triton: output of emit.llm_api "
+        "changed; profile serving.max_batch_size changed)",
+    )
+    assert not result.ok and not verify(art).ok
 
 
 def test_a_re_render_refuses_to_delete_a_file_no_step_wrote(tmp_path: Path, resolved: Any) -> None:
@@ -62,4 +66,4 @@ def test_the_render_log_lists_every_change_and_delete(tmp_path: Path, resolved: 
     log = (art / ".specdeploy" / "logs" / "render.triton.log").read_text()
     assert f"delete    {old[0]}/config.pbtxt" in log and "create    llm/config.pbtxt" in log
     assert "changed   specdeploy-repo.json" in log
-    assert verify(art)["ok"]
+    assert verify(art).ok

@@ -15,8 +15,13 @@ from specdeploy.execute.process import child_env, run_process
 def test_success_logs_output_not_env(tmp_path: Path) -> None:
     log = tmp_path / "s.log"
     env = child_env({"SECRET_TOKEN": "hf_do_not_print"})
-    result = run_process([sys.executable, "-c", "print('hello'); import sys; print('err', file=sys.stderr)"],
-                         log_path=log, env=env, cwd=tmp_path, timeout=30)
+    result = run_process(
+        [sys.executable, "-c", "print('hello'); import sys; print('err', file=sys.stderr)"],
+        log_path=log,
+        env=env,
+        cwd=tmp_path,
+        timeout=30,
+    )
     text = log.read_text()
     assert result.returncode == 0 and "hello" in text and "err" in text
     assert "hf_do_not_print" not in text
@@ -25,8 +30,14 @@ def test_success_logs_output_not_env(tmp_path: Path) -> None:
 def test_failure_carries_the_tail(tmp_path: Path) -> None:
     code = "import sys\nfor i in range(100): print('line', i)\nsys.exit(3)"
     with pytest.raises(StepFailed) as err:
-        run_process([sys.executable, "-c", code], log_path=tmp_path / "f.log", env=dict(os.environ), cwd=tmp_path,
-                    timeout=30, step_id="engine.target")
+        run_process(
+            [sys.executable, "-c", code],
+            log_path=tmp_path / "f.log",
+            env=dict(os.environ),
+            cwd=tmp_path,
+            timeout=30,
+            step_id="engine.target",
+        )
     message = str(err.value)
     assert "exit code 3" in message and "line 99" in message and "line 10\n" not in message
     assert "engine.target" in message
@@ -34,19 +45,34 @@ def test_failure_carries_the_tail(tmp_path: Path) -> None:
 
 def test_timeout_kills(tmp_path: Path) -> None:
     with pytest.raises(StepFailed) as err:
-        run_process([sys.executable, "-c", "import time; time.sleep(30)"], log_path=tmp_path / "t.log",
-                    env=dict(os.environ), cwd=tmp_path, timeout=0.5)
+        run_process(
+            [sys.executable, "-c", "import time; time.sleep(30)"],
+            log_path=tmp_path / "t.log",
+            env=dict(os.environ),
+            cwd=tmp_path,
+            timeout=0.5,
+        )
     assert "timed out" in str(err.value)
 
 
 def test_missing_executable(tmp_path: Path) -> None:
     with pytest.raises(StepFailed) as err:
-        run_process(["trtllm-build-does-not-exist", "--help"], log_path=tmp_path / "m.log", env=dict(os.environ),
-                    cwd=tmp_path, timeout=5)
+        run_process(
+            ["trtllm-build-does-not-exist", "--help"],
+            log_path=tmp_path / "m.log",
+            env=dict(os.environ),
+            cwd=tmp_path,
+            timeout=5,
+        )
     assert "cannot run 'trtllm-build-does-not-exist'" in str(err.value)
 
 
 def test_no_shell(tmp_path: Path) -> None:
-    run_process([sys.executable, "-c", "import sys; print(sys.argv[1])", "$(echo pwned); ls"],
-                log_path=tmp_path / "n.log", env=dict(os.environ), cwd=tmp_path, timeout=30)
+    run_process(
+        [sys.executable, "-c", "import sys; print(sys.argv[1])", "$(echo pwned); ls"],
+        log_path=tmp_path / "n.log",
+        env=dict(os.environ),
+        cwd=tmp_path,
+        timeout=30,
+    )
     assert "$(echo pwned); ls" in (tmp_path / "n.log").read_text()

@@ -8,36 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from specdeploy.api import load_and_resolve
-from specdeploy.execute.build import run_build
 from specdeploy.execute.manifest import update_lock
 from specdeploy.execute.verify import verify
-from specdeploy.plan.planner import make_plan
-from tests.helpers import LLAMA_31_8B_CONFIG, local_model, needs_triton_schema, write_profile
+from tests.helpers import needs_triton_schema
 
 pytestmark = needs_triton_schema
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("verify")
-    model = local_model(root / "llama", LLAMA_31_8B_CONFIG)
-    (model / "model.safetensors").write_bytes(b"w" * 64)
-    profile = write_profile(root / "tiny.yaml", {
-        "target": {"model": str(model)}, "hardware": {"gpu": "h200"},
-        "speculative": {"mechanism": "ngram", "draft_len": 4}, "serving": {"max_batch_size": 16}})
-    resolved = load_and_resolve(str(profile))
-    assert run_build(make_plan(resolved), resolved, root / "out").ok
-    return root / "out" / "tiny"
-
-
-@pytest.fixture
-def art(built: Path, tmp_path: Path) -> Path:
-    import shutil
-
-    copy = tmp_path / "tiny"
-    shutil.copytree(built, copy, symlinks=True)
-    return copy
 
 
 def _edit_manifest(art: Path, **changes: object) -> None:
@@ -48,27 +23,27 @@ def _edit_manifest(art: Path, **changes: object) -> None:
 
 def test_a_clean_build_verifies(art: Path) -> None:
     report = verify(art)
-    assert report["ok"] and report["problems"] == [] and report["checked"] > 5
+    assert report.ok and report.problems == [] and report.checked > 5
 
 
 def test_a_failed_build_does_not_verify(art: Path) -> None:
     _edit_manifest(art, ok=False)
     report = verify(art)
-    assert not report["ok"] and report["problems"][0].startswith("manifest.json: records a failed build")
+    assert not report.ok and report.problems[0].startswith("manifest.json: records a failed build")
 
 
 @pytest.mark.parametrize("manifest", [{}, [], "x", None])
 def test_a_manifest_that_is_not_one_does_not_verify(art: Path, manifest: object) -> None:
     (art / "manifest.json").write_text(json.dumps(manifest))
     report = verify(art)
-    assert not report["ok"] and report["problems"]
+    assert not report.ok and report.problems
 
 
 def test_wrong_types_are_problems_not_crashes(art: Path) -> None:
     _edit_manifest(art, files="not a map", models={"target": {"path": 3}})
     report = verify(art)
-    assert not report["ok"]
-    assert "manifest.json: $.files: 'not a map' is not object" in report["problems"]
+    assert not report.ok
+    assert "manifest.json: $.files: 'not a map' is not object" in report.problems
 
 
 def test_every_unlisted_file_is_drift(art: Path) -> None:
@@ -77,27 +52,29 @@ def test_every_unlisted_file_is_drift(art: Path) -> None:
     (art / "notes.txt").write_text("x")
     (art / ".specdeploy" / "logs" / "extra.log").write_text("the tool's own bookkeeping is not the artifact")
     report = verify(art)
-    assert [(d["file"], d["actual"]) for d in report["drift"]] == [("notes.txt", "unlisted"),
-                                                                  ("triton/evil/1/model.py", "unlisted")]
+    assert [(d["file"], d["actual"]) for d in report.drift] == [
+        ("notes.txt", "unlisted"),
+        ("triton/evil/1/model.py", "unlisted"),
+    ]
 
 
 def test_a_lock_of_another_build_is_a_problem(art: Path) -> None:
     lock = json.loads((art / "specdeploy.lock").read_text())
     (art / "specdeploy.lock").write_text(json.dumps({**lock, "profile_hash": "0" * 64}))
-    assert any("specdeploy.lock: records profile 'tiny' hash 000000000000" in p for p in verify(art)["problems"])
+    assert any("specdeploy.lock: records profile 'tiny' hash 000000000000" in p for p in verify(art).problems)
     (art / "specdeploy.lock").unlink()
-    assert verify(art)["problems"] == ["specdeploy.lock: missing"]
+    assert verify(art).problems == ["specdeploy.lock: missing"]
 
 
 def test_a_tuned_schedule_the_yaml_does_not_carry_is_drift(art: Path) -> None:
     update_lock(art, tuned={"emitted": {"draft_len_schedule": {"1": 4, "8": 2}, "max_concurrency": 16}})
-    problems = verify(art)["problems"]
+    problems = verify(art).problems
     assert "specdeploy.lock: tuned draft_len_schedule {'1': 4, '8': 2} but llm_api_options.yaml carries none" in (
-        problems)
+        problems
+    )
     assert "specdeploy.lock: tuned max_concurrency 16 but llm_api_options.yaml carries None" in problems
     update_lock(art, tuned={"emitted": None})
-    assert verify(art)["problems"] == ["specdeploy.lock: the tune turned speculation off, llm_api_options.yaml "
-                                       "speculates"]
+    assert verify(art).problems == ["specdeploy.lock: the tune turned speculation off, llm_api_options.yaml speculates"]
 
 
 def test_a_fifo_in_a_recorded_place_is_reported_not_a_hang(art: Path) -> None:
@@ -109,7 +86,7 @@ def test_a_fifo_in_a_recorded_place_is_reported_not_a_hang(art: Path) -> None:
     for name in ("serve.sh", "specdeploy.lock"):
         (art / name).unlink()
         os.mkfifo(art / name)
-    code = f"from specdeploy.execute.verify import verify; r = verify({str(art)!r}); print(r['drift'], r['problems'])"
+    code = f"from specdeploy.execute.verify import verify; r = verify({str(art)!r}); print(r.drift, r.problems)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
     assert "'file': 'serve.sh'" in done.stdout and "'actual': 'not a regular file'" in done.stdout
@@ -132,8 +109,8 @@ def test_a_listed_file_replaced_by_a_link_to_an_identical_copy_is_drift(art: Pat
         (art / "triton").symlink_to(tmp_path / "triton")
         linked = sorted(r for r in json.loads((art / "manifest.json").read_text())["files"] if r.startswith("triton/"))
     report = verify(art)
-    assert not report["ok"]
-    assert [d["file"] for d in report["drift"] if d["actual"] == "a symbolic link (the build wrote a file)"] == linked
+    assert not report.ok
+    assert [d["file"] for d in report.drift if d["actual"] == "a symbolic link (the build wrote a file)"] == linked
 
 
 @pytest.mark.parametrize("rel", ["../../../etc/hostname", "/etc/hostname", "triton/../../x"])
@@ -145,8 +122,8 @@ def test_manifest_entries_outside_the_artifact_are_problems(art: Path, rel: str)
     data["files"][rel] = sha256_file(Path("/etc/hostname"))
     (art / "manifest.json").write_text(json.dumps(data))
     report = verify(art)
-    assert not report["ok"]
-    assert report["problems"] == [f"manifest.json: files entry {rel!r} is outside the artifact folder"]
+    assert not report.ok
+    assert report.problems == [f"manifest.json: files entry {rel!r} is outside the artifact folder"]
 
 
 def test_bytecode_is_named_for_what_it_is(art: Path) -> None:
@@ -156,6 +133,6 @@ def test_bytecode_is_named_for_what_it_is(art: Path) -> None:
     (art / "triton" / "tensorrt_llm" / "1" / "__pycache__").mkdir()
     (art / "triton" / "tensorrt_llm" / "1" / "__pycache__" / "model.cpython-311.pyc").write_bytes(b"\0" * 16)
     report = verify(art)
-    assert not report["ok"]
-    line = drift_line(report["drift"][0])
+    assert not report.ok
+    line = drift_line(report.drift[0])
     assert line.startswith("triton/tensorrt_llm/1/__pycache__/model.cpython-311.pyc (") and "Python bytecode" in line

@@ -11,8 +11,9 @@ from specdeploy.perfmodel import AcceptanceProfile, ConstantTimer, predict, prio
 from specdeploy.perfmodel.priors import published
 
 
-@pytest.mark.parametrize(("alpha", "c", "k_star", "speedup"), [(0.8, 0.05, 8, 3.09), (0.6, 0.05, 4, 1.92),
-                                                               (0.9, 0.10, 10, 3.43)])
+@pytest.mark.parametrize(
+    ("alpha", "c", "k_star", "speedup"), [(0.8, 0.05, 8, 3.09), (0.6, 0.05, 4, 1.92), (0.9, 0.10, 10, 3.43)]
+)
 def test_leviathan_closed_form_reproduced(alpha: float, c: float, k_star: int, speedup: float) -> None:
     curves = predict(ConstantTimer(1.0, c), AcceptanceProfile.iid(alpha, 20), [1], list(range(1, 21)))
     assert curves.best[1].k == k_star

@@ -69,14 +69,24 @@ def test_calibration_recovers_the_cpu_terms() -> None:
     gpu = pseudo_gpu()
     truth = Efficiency(compute=0.3, bandwidth=0.6, step_overhead_s=0.0, layer_overhead_s=2e-3, cache_overhead_s=1e-6)
     points = [
-        Measured(b, t, ctx, forward_cost(SMOLLM2_135M, gpu, batch=b, tokens=t, context=ctx, eff=truth,
-                                         tile_rows=None).total_s)
+        Measured(
+            b,
+            t,
+            ctx,
+            forward_cost(SMOLLM2_135M, gpu, batch=b, tokens=t, context=ctx, eff=truth, tile_rows=None).total_s,
+        )
         for b in (1, 2, 4)
         for t in (1, 2, 3, 5, 9)
         for ctx in (64, 256, 1024)
     ]
-    fit = calibrate(SMOLLM2_135M, gpu, points, base=Efficiency(step_overhead_s=0.0), tile_rows=None,
-                    fit=(*DEFAULT_FIT, "cache_overhead_s"))
+    fit = calibrate(
+        SMOLLM2_135M,
+        gpu,
+        points,
+        base=Efficiency(step_overhead_s=0.0),
+        tile_rows=None,
+        fit=(*DEFAULT_FIT, "cache_overhead_s"),
+    )
     assert fit.eff.compute == pytest.approx(0.3, rel=0.01)
     assert fit.eff.bandwidth == pytest.approx(0.6, rel=0.01)
     assert fit.eff.layer_overhead_s == pytest.approx(2e-3, rel=0.01)
@@ -103,8 +113,11 @@ def test_advice_states_the_guidelines_with_numbers() -> None:
 
 
 def test_where_speculation_stops_reads_as_a_sentence() -> None:
-    assert [off_text(c) for c in (0, None, 48)] == ["speculation never pays", "still pays at c = 4096",
-                                                    "off above c = 48"]
+    assert [off_text(c) for c in (0, None, 48)] == [
+        "speculation never pays",
+        "still pays at c = 4096",
+        "off above c = 48",
+    ]
 
 
 def test_whatif_result_shape() -> None:

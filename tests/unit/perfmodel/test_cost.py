@@ -54,8 +54,9 @@ def test_attention_plateau_and_tile_steps(model, flat_until: int) -> None:
     assert len(set(cost[:flat_until])) == 1  # T <= 128/G: one tile
     assert cost[flat_until] == 2 * cost[0]  # first step at T = 128/G + 1
     assert cost[2 * flat_until] == 3 * cost[0]
-    step = [forward_cost(model, H200, batch=64, tokens=t, context=8192).attention_s for t in (1, flat_until,
-                                                                                                 flat_until + 1)]
+    step = [
+        forward_cost(model, H200, batch=64, tokens=t, context=8192).attention_s for t in (1, flat_until, flat_until + 1)
+    ]
     assert step[0] == step[1] < step[2]
 
 
@@ -87,8 +88,10 @@ def test_guideline_2_and_3_numbers() -> None:
 
 def test_sliding_window_and_mla_caps() -> None:
     windowed = replace(LLAMA_3_1_8B, sliding_window=1024)
-    assert attention_work(windowed, batch=1, tokens=1, context=8192).kv_bytes == \
-        attention_work(LLAMA_3_1_8B, batch=1, tokens=1, context=1024).kv_bytes
+    assert (
+        attention_work(windowed, batch=1, tokens=1, context=8192).kv_bytes
+        == attention_work(LLAMA_3_1_8B, batch=1, tokens=1, context=1024).kv_bytes
+    )
     mla = attention_work(DEEPSEEK_V3, batch=1, tokens=1, context=1000, kv_dtype_bytes=1.0)
     assert mla.kv_bytes == DEEPSEEK_V3.kv_bytes_per_token(1.0) * 1000  # the latent, not per-head K/V
     assert attention_work(DEEPSEEK_V3, batch=1, tokens=2, context=1000).tiles == 2  # 128 heads fill a tile
@@ -110,8 +113,13 @@ def test_tp_splits_weights_and_adds_allreduce() -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(1, 256), st.integers(1, 64), st.integers(0, 32768), st.sampled_from(["none", "fp8", "int4_awq"]),
-       st.sampled_from([LLAMA_3_1_8B, DEEPSEEK_V3]))
+@given(
+    st.integers(1, 256),
+    st.integers(1, 64),
+    st.integers(0, 32768),
+    st.sampled_from(["none", "fp8", "int4_awq"]),
+    st.sampled_from([LLAMA_3_1_8B, DEEPSEEK_V3]),
+)
 def test_cost_non_decreasing_in_b_t_l(b: int, t: int, ctx: int, quant: str, model) -> None:
     cost = lambda b, t, ctx: forward_cost(model, H200, batch=b, tokens=t, context=ctx, quantization=quant).total_s  # noqa: E731
     base = cost(b, t, ctx)
@@ -130,7 +138,8 @@ def test_every_tabled_drafter_costs_something_sane() -> None:
     assert 0.01 * target < eagle < 0.15 * target  # one layer + a 32k head
     with_draft = replace(ctx, draft=LLAMA_3_2_1B)
     assert draft_seconds("draft_target", with_draft, 1, 3) == pytest.approx(
-        3 * forward_cost(LLAMA_3_2_1B, H200, batch=1, tokens=1, context=2048).total_s)
+        3 * forward_cost(LLAMA_3_2_1B, H200, batch=1, tokens=1, context=2048).total_s
+    )
 
 
 def test_unknown_mechanism_uses_generic_fallback() -> None:

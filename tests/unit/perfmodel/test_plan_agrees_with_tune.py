@@ -20,8 +20,7 @@ def _advised(name: str, *sets: str) -> tuple[object, dict[int, int]]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(shipped_profiles()))
-def test_plan_advises_the_k_the_model_tune_chooses(name: str, tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_plan_advises_the_k_the_model_tune_chooses(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SPECDEPLOY_TUNE_MODEL_PACE_S", "0")
     resolved, advised = _advised(name)
     if not advised:  # no GPU named (the CPU runtime's profile), or a target no config.json describes here (Qwen3-Next

@@ -24,7 +24,7 @@ def test_plan_advice_carries_the_benchmark_band_and_throughput_records() -> None
     for r in records:
         assert r["spec_system_tps"] == pytest.approx(r["speedup"] * r["plain_system_tps"])
         assert r["plain_system_tps"] == pytest.approx(r["concurrency"] * r["plain_user_tps"])
-        assert r["speedup_max_abs_err"] == band["max_abs_err"]
+        assert r["speedup_max_rel_err"] == band["max_rel_err"]
 
 
 def test_plan_uses_the_users_acceptance_in_place_of_the_prior() -> None:
@@ -52,13 +52,17 @@ def test_user_acceptance_reproduces_what_was_given() -> None:
 def test_tune_model_backend_reports_the_band_and_replays_only_the_same_acceptance(tmp_path: Path) -> None:
     from specdeploy.tune import run as tune_run
 
-    res = tune_run.tune_resolved(api.load_and_resolve("h200-eagle3", ("tune.concurrency=[1, 8]",)), tmp_path,
-                                 backend="model", report=False)
+    res = tune_run.tune_resolved(
+        api.load_and_resolve("h200-eagle3", ("tune.concurrency=[1, 8]",)), tmp_path, backend="model", report=False
+    )
     assert res.error_band == record.band("eagle3", "h200")
     assert any(record.band_text("eagle3", "h200") in n for n in res.schedule["notes"])
     other = tune_run.tune_resolved(
-        api.load_and_resolve("h200-eagle3", ("tune.concurrency=[1, 8]", "tune.acceptance_al.4=3.8")), tmp_path,
-        backend="model", report=False)
+        api.load_and_resolve("h200-eagle3", ("tune.concurrency=[1, 8]", "tune.acceptance_al.4=3.8")),
+        tmp_path,
+        backend="model",
+        report=False,
+    )
     assert other.cost["replayed"] == 0
     prior, mine = ([m["values"]["al"] for m in r.measurements if "al" in m["values"]] for r in (res, other))
     assert mine and mine != prior  # the model backend predicts with the user's acceptance, not the prior

@@ -31,12 +31,15 @@ def test_first_distribution_of_a_name_wins(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setattr(sys, "path", [str(first), str(second), str(tmp_path / "missing")])
     assert entry_points("g") == [EntryPoint("one", "pkg.mod:Obj"), EntryPoint("three", "pkg:Third [extra]")]
     assert [(ep.name, ep.value) for ep in importlib.metadata.entry_points(group="g")] == [
-        ("one", "pkg.mod:Obj"), ("three", "pkg:Third [extra]")]
+        ("one", "pkg.mod:Obj"),
+        ("three", "pkg:Third [extra]"),
+    ]
 
 
 @pytest.mark.parametrize("case", ["zip", "malformed", "upper"])
-def test_anything_unusual_goes_to_importlib_metadata(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                      case: str) -> None:
+def test_anything_unusual_goes_to_importlib_metadata(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str
+) -> None:
     if case == "zip":
         (tmp_path / "deps.zip").write_bytes(b"PK\x05\x06" + bytes(18))
         monkeypatch.setattr(sys, "path", [str(tmp_path / "deps.zip")])

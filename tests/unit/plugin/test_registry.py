@@ -22,6 +22,7 @@ BUILTINS = {
     "pard",
     "sa",
     "dspark",
+    "suffix",
 }
 
 
@@ -52,15 +53,14 @@ def test_every_builtin_engine_is_an_entry_point() -> None:
         assert engine.efficiency, name  # a performance-model profile (Triton layouts are optional: vLLM serves itself)
 
 
-@pytest.mark.parametrize("fast", [False, True])
-def test_an_unknown_backend_is_refused_with_the_closest_engine(tmp_path: Path, fast: bool) -> None:
+def test_an_unknown_backend_is_refused_with_the_closest_engine(tmp_path: Path) -> None:
     from specdeploy.issues import ProfileError
     from specdeploy.profile.loader import load_profile
 
     profile = tmp_path / "p.yaml"
     profile.write_text("target: {model: m}\nruntime: {backend: referense}\n")
     try:
-        load_profile(str(profile), fast=fast)
+        load_profile(str(profile))
     except ProfileError as exc:
         text = str(exc)
     else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -10,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from specdeploy.profile.table import tables_json
+from tests.helpers import pip_install_into
 
-PLUGIN = '''
+PLUGIN = """
 from pydantic import BaseModel, ConfigDict, Field
 from specdeploy.plugin import Mechanism
 
@@ -28,17 +29,19 @@ class Echo(Mechanism):
     Options = EchoOptions
     support = {"pytorch": ("1.2", "1.3")}
     max_draft_len = 6
-'''
+"""
 
 
-def install_package(tmp_path: Path, name: str, entry: str, module_source: str,
-                    files: dict[str, str] | None = None) -> Path:
+def install_package(
+    tmp_path: Path, name: str, entry: str, module_source: str, files: dict[str, str] | None = None
+) -> Path:
     src = tmp_path / f"src-{name}"
     (src / name).mkdir(parents=True)
     (src / name / "__init__.py").write_text(module_source)
     for file, text in (files or {}).items():
         (src / name / file).write_text(text)
-    (src / "pyproject.toml").write_text(textwrap.dedent(f'''
+    (src / "pyproject.toml").write_text(
+        textwrap.dedent(f'''
         [build-system]
         requires = ["hatchling"]
         build-backend = "hatchling.build"
@@ -47,29 +50,33 @@ def install_package(tmp_path: Path, name: str, entry: str, module_source: str,
         version = "0.0.1"
         [project.entry-points."specdeploy.mechanisms"]
         {entry}
-    '''))
+    ''')
+    )
     target = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index",
-                    "--target", str(target), str(src)], check=True, capture_output=True)
+    pip_install_into(target, str(src))
     return target
 
 
 def specdeploy(site: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(site)}
-    return subprocess.run([sys.executable, "-m", "specdeploy", *args], capture_output=True, text=True, env=env,
-                          cwd=cwd, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "specdeploy", *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=60
+    )
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return install_package(tmp_path_factory.mktemp("plugin"), "specdeploy_echo",
-                           'echo = "specdeploy_echo:Echo"', PLUGIN)
+    return install_package(
+        tmp_path_factory.mktemp("plugin"), "specdeploy_echo", 'echo = "specdeploy_echo:Echo"', PLUGIN
+    )
 
 
 def test_third_party_mechanism_validates_and_plans(site: Path, tmp_path: Path) -> None:
     profile = tmp_path / "p.yaml"
-    profile.write_text("target: {model: meta-llama/Llama-3.1-8B-Instruct}\nhardware: {gpu: h200}\n"
-                       "speculative: {mechanism: echo, draft_len: 4, options: {window: 3}}\n")
+    profile.write_text(
+        "target: {model: meta-llama/Llama-3.1-8B-Instruct}\nhardware: {gpu: h200}\n"
+        "speculative: {mechanism: echo, draft_len: 4, options: {window: 3}}\n"
+    )
     assert specdeploy(site, "validate", str(profile), cwd=tmp_path).returncode == 0
     planned = specdeploy(site, "plan", str(profile), cwd=tmp_path)
     assert planned.returncode == 0 and "speculative.options.window" in planned.stdout
@@ -77,63 +84,121 @@ def test_third_party_mechanism_validates_and_plans(site: Path, tmp_path: Path) -
     assert "echo" in listed.stdout and "specdeploy_echo" not in listed.stderr
 
 
-LAZY_PLUGIN = '''
-from pathlib import Path
+LAZY_PLUGIN = """
 from specdeploy.plugin import Mechanism, lazy_options
 
 
 class Lazy(Mechanism):
     name = "lazy"
-    Options = lazy_options("specdeploy_lazy.options:LazyOptions", tables=Path(__file__).with_name("options.json"))
+    Options = lazy_options("specdeploy_lazy.options:LazyOptions")
     support = {"pytorch": ("1.2", "1.3")}
-'''
-LAZY_OPTIONS = '''
+"""
+LAZY_OPTIONS = """
 from pydantic import BaseModel, ConfigDict, Field
 
 
 class LazyOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
     window: int = Field(2, ge=1, description="Tokens looked back.")
-'''
+"""
 
 
-def test_a_plugin_with_a_generated_options_table_validates_without_pydantic(tmp_path: Path) -> None:
-    namespace: dict[str, object] = {}
-    exec(LAZY_OPTIONS, namespace)  # the plugin author generates the table from the model
-    table = tables_json([namespace["LazyOptions"]])  # type: ignore[list-item]
-    site = install_package(tmp_path, "specdeploy_lazy", 'lazy = "specdeploy_lazy:Lazy"', LAZY_PLUGIN,
-                           {"options.py": LAZY_OPTIONS, "options.json": table})
+def test_lazy_options_are_imported_only_for_a_profile_that_names_the_mechanism(tmp_path: Path) -> None:
+    site = install_package(
+        tmp_path, "specdeploy_lazy", 'lazy = "specdeploy_lazy:Lazy"', LAZY_PLUGIN, {"options.py": LAZY_OPTIONS}
+    )
     profile = tmp_path / "p.yaml"
-    profile.write_text("target: {model: meta-llama/Llama-3.1-8B-Instruct}\nhardware: {gpu: h200}\n"
-                       "speculative: {mechanism: lazy, draft_len: 4, options: {window: 3}}\n")
-    code = ("import sys, runpy\nsys.argv = ['specdeploy', *sys.argv[1:]]\ntry:\n"
-            "    runpy.run_module('specdeploy', run_name='__main__')\nexcept SystemExit as e:\n    code = e.code\n"
-            "print('PYDANTIC', 'pydantic' in sys.modules, 'EXIT', code, file=sys.stderr)\n")
+    profile.write_text(
+        "target: {model: meta-llama/Llama-3.1-8B-Instruct}\nhardware: {gpu: h200}\n"
+        "speculative: {mechanism: lazy, draft_len: 4, options: {window: 3}}\n"
+    )
+    code = (
+        "import sys, runpy\nsys.argv = ['specdeploy', *sys.argv[1:]]\ntry:\n"
+        "    runpy.run_module('specdeploy', run_name='__main__')\nexcept SystemExit as e:\n    code = e.code\n"
+        "print('OPTIONS', 'specdeploy_lazy.options' in sys.modules, 'EXIT', code, file=sys.stderr)\n"
+    )
     env = {**os.environ, "PYTHONPATH": str(site)}
-    ran = subprocess.run([sys.executable, "-c", code, "plan", str(profile)], capture_output=True, text=True,
-                         env=env, cwd=tmp_path, timeout=60)
-    assert "PYDANTIC False EXIT 0" in ran.stderr and "speculative.options.window" in ran.stdout, ran.stderr
+
+    def imports_options(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60
+        )
+
+    listed = imports_options("mechanisms")  # loads every plugin
+    assert "lazy" in listed.stdout and "OPTIONS False EXIT 0" in listed.stderr, listed.stderr
+    planned = imports_options("plan", str(profile))
+    assert "OPTIONS True EXIT 0" in planned.stderr and "speculative.options.window" in planned.stdout, planned.stderr
     bad = tmp_path / "bad.yaml"
     bad.write_text(profile.read_text().replace("window: 3", "window: 0"))
-    failed = specdeploy(site, "validate", str(bad), cwd=tmp_path)  # errors still come from the model
-    assert failed.returncode == 2 and "speculative.options.window: Input should be greater than or equal to 1" \
-        in failed.stderr
+    failed = specdeploy(site, "validate", str(bad), cwd=tmp_path)
+    assert (
+        failed.returncode == 2
+        and "speculative.options.window: Input should be greater than or equal to 1" in failed.stderr
+    )
 
 
 def test_third_party_rules_apply(site: Path, tmp_path: Path) -> None:
     profile = tmp_path / "p.yaml"
-    profile.write_text("target: {model: meta-llama/Llama-3.1-8B-Instruct}\nhardware: {gpu: h200}\n"
-                       "speculative: {mechanism: echo, draft_len: 9, options: {window: 0}}\n")
+    profile.write_text(
+        "target: {model: meta-llama/Llama-3.1-8B-Instruct}\nhardware: {gpu: h200}\n"
+        "speculative: {mechanism: echo, draft_len: 9, options: {window: 0}}\n"
+    )
     result = specdeploy(site, "validate", str(profile), cwd=tmp_path)
     assert result.returncode == 2
     assert "speculative.options.window" in result.stderr and "echo drafts at most 6 tokens" in result.stderr
 
 
 def test_a_duplicate_name_is_an_error_naming_both(tmp_path: Path) -> None:
-    site = install_package(tmp_path, "specdeploy_dup", 'ngram = "specdeploy_dup:Ngram"',
-                           "from specdeploy_mechanisms.ngram import Ngram as _N\n\nclass Ngram(_N):\n    pass\n")
+    site = install_package(
+        tmp_path,
+        "specdeploy_dup",
+        'ngram = "specdeploy_dup:Ngram"',
+        "from specdeploy_mechanisms.ngram import Ngram as _N\n\nclass Ngram(_N):\n    pass\n",
+    )
     profile = tmp_path / "p.yaml"
     profile.write_text("target: {model: m}\nspeculative: {mechanism: ngram}\n")
     result = specdeploy(site, "validate", str(profile), cwd=tmp_path)
     assert result.returncode == 1
     assert "mechanism 'ngram' is defined by both" in result.stderr and "specdeploy_dup:Ngram" in result.stderr
+
+
+REFUSING_PLUGIN = """
+from pydantic import BaseModel, ConfigDict, Field
+from specdeploy.engines.trtllm.declare import TrtllmDecoding
+from specdeploy.plugin import Mechanism
+
+
+class WideOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    wide: bool = Field(False, description="Match across requests.")
+
+
+class Wide(Mechanism):
+    name = "wide"
+    Options = WideOptions
+    chain = False
+    engines = {"pytorch": TrtllmDecoding(decoding_type={"1.3": "NGram"},
+                                         refuse=lambda o, line: "no wide matching on TensorRT-LLM" if o.wide else None)}
+"""
+
+
+def test_a_declared_refusal_is_a_located_usage_error_not_a_traceback(tmp_path: Path) -> None:
+    """The plugin refuses its option only through `TrtllmDecoding.refuse` (no `check`). Before: validate passed and
+    `build --dry-run` died with a ValueError traceback from the emitter (exit 3)."""
+    site = install_package(tmp_path, "specdeploy_wide", 'wide = "specdeploy_wide:Wide"', REFUSING_PLUGIN)
+    profile = tmp_path / "p.yaml"
+    profile.write_text(
+        "target: {model: meta-llama/Llama-3.1-8B-Instruct}\nhardware: {gpu: h200}\n"
+        "runtime: {trtllm_version: 1.3.0}\n"
+        "speculative: {mechanism: wide, draft_len: 4, options: {wide: true}}\n"
+    )
+    said = "p.yaml:4:46 speculative.options: no wide matching on TensorRT-LLM (TensorRT-LLM range 1.3.0rc27+)"
+    for command in (("validate", str(profile)), ("build", str(profile), "--dry-run")):
+        result = specdeploy(site, *command, cwd=tmp_path)
+        assert result.returncode == 2 and said in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr
+    error = json.loads(specdeploy(site, "--json", "build", str(profile), "--dry-run", cwd=tmp_path).stdout)["error"]
+    assert error["type"] == "ProfileError" and error["location"]["path"] == "speculative.options"
+    profile.write_text(profile.read_text().replace("wide: true", "wide: false"))
+    allowed = specdeploy(site, "build", str(profile), "--dry-run", cwd=tmp_path)
+    assert allowed.returncode == 0 and "decoding_type: NGram" in allowed.stdout, allowed.stderr

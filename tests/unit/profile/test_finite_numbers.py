@@ -21,6 +21,7 @@ from specdeploy.profile.schema import Profile
 
 def strict(text: str) -> Any:
     """JSON as RFC 8259 has it: NaN and Infinity are not JSON."""
+
     def refuse(name: str) -> None:
         raise AssertionError(f"{name} in the output: not JSON")
 
@@ -57,9 +58,14 @@ FLOATS = float_fields(Profile)
 
 
 def test_every_float_of_the_profile_is_found() -> None:
-    assert {p for p, _ in FLOATS} >= {"serving.kv_cache_free_gpu_memory_fraction", "tune.sla.p99_itl_ms",
-                                      "tune.sla.p99_ttft_ms", "tune.acceptance_al", "tune.acceptance_rates",
-                                      "tune.time_budget_s"}
+    assert {p for p, _ in FLOATS} >= {
+        "serving.kv_cache_free_gpu_memory_fraction",
+        "tune.sla.p99_itl_ms",
+        "tune.sla.p99_ttft_ms",
+        "tune.acceptance_al",
+        "tune.acceptance_rates",
+        "tune.time_budget_s",
+    }
 
 
 @pytest.mark.parametrize(("path", "value"), FLOATS, ids=[p for p, _ in FLOATS])
@@ -85,9 +91,23 @@ def test_build_dry_run_json_refuses_infinity() -> None:
 
 def test_a_result_json_cannot_hold_is_an_internal_error_never_printed(monkeypatch: pytest.MonkeyPatch) -> None:
     from specdeploy import api
+    from specdeploy.plugin.matrix import MatrixRow
 
-    monkeypatch.setattr(api, "mechanisms", lambda: [{"name": "x", "support": {}, "summary": float("nan"),
-                                                     "trtllm_ranges": {}}])
+    monkeypatch.setattr(
+        api,
+        "mechanisms",
+        lambda: [
+            MatrixRow(
+                name="x",
+                summary="",
+                needs_draft_model=False,
+                support={},
+                max_draft_len=float("nan"),
+                trtllm_ranges={},
+                source="x:X",
+            )
+        ],
+    )
     code, doc, err = run_json("mechanisms")
     assert code == 3 and doc["error"]["code"] == 3 and "Out of range float values are not JSON compliant" in err
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import io
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
@@ -11,15 +9,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from specdeploy.cli import main
+from tests.helpers import cli
 from tests.unit.profile.strategies import SHIPPED, key_paths, mutate, values
-
-
-def run_cli(*args: str) -> tuple[int, str]:
-    err = io.StringIO()
-    with redirect_stderr(err), redirect_stdout(io.StringIO()), pytest.raises(SystemExit) as exit_info:
-        main(list(args))
-    return int(exit_info.value.code or 0), err.getvalue()
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -38,7 +29,7 @@ def test_mutated_profiles_never_traceback(
     mutated = mutate(profile, path, value, delete)
     file = tmp_path / "fuzz.yaml"
     file.write_text(yaml.safe_dump(mutated, allow_unicode=True))
-    code, err = run_cli("validate", str(file))
+    code, _, err = cli("validate", str(file))
     assert code in (0, 2), err
     assert "Traceback" not in err and "internal error" not in err
     if code == 2:
@@ -50,7 +41,7 @@ def test_mutated_profiles_never_traceback(
 def test_arbitrary_text_never_tracebacks(tmp_path: Path, text: str) -> None:
     file = tmp_path / "any.yaml"
     file.write_text(text)
-    code, err = run_cli("validate", str(file))
+    code, _, err = cli("validate", str(file))
     assert code in (0, 2) and "Traceback" not in err
 
 
@@ -70,11 +61,11 @@ def test_arbitrary_text_never_tracebacks(tmp_path: Path, text: str) -> None:
 def test_hostile_files(tmp_path: Path, content: bytes) -> None:
     file = tmp_path / "h.yaml"
     file.write_bytes(content)
-    code, err = run_cli("validate", str(file))
+    code, _, err = cli("validate", str(file))
     assert code in (0, 2) and "Traceback" not in err, err
 
 
 def test_directory_and_missing_file(tmp_path: Path) -> None:
-    assert run_cli("validate", str(tmp_path))[0] == 2
-    code, err = run_cli("validate", str(tmp_path / "missing.yaml"))
+    assert cli("validate", str(tmp_path))[0] == 2
+    code, _, err = cli("validate", str(tmp_path / "missing.yaml"))
     assert code == 2 and "file not found" in err

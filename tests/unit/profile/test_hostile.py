@@ -13,22 +13,16 @@ from pathlib import Path
 import pytest
 
 from specdeploy.profile.yamlmarks import MAX_BYTES
-from tests.unit.profile.test_fuzz import run_cli
+from tests.helpers import billion_laughs, cli
 
 BASE = "target: {model: meta-llama/Llama-3.1-8B-Instruct}\nhardware: {gpu: h200}\n"
-
-
-def billion_laughs(levels: int = 9) -> str:
-    lines = ['a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
-    lines += [f"a{i}: &a{i} [{','.join([f'*a{i - 1}'] * 9)}]" for i in range(1, levels + 1)]
-    return "\n".join(lines) + "\n"
 
 
 def test_alias_bomb_is_refused_at_once_with_its_location(tmp_path: Path) -> None:
     file = tmp_path / "bomb.yaml"
     file.write_text(billion_laughs())
     t0 = time.monotonic()
-    code, err = run_cli("validate", str(file))
+    code, _, err = cli("validate", str(file))
     assert code == 2 and time.monotonic() - t0 < 5
     assert f"{file}:2:" in err and "aliases (*name, <<: *name) are not allowed in a profile" in err
 
@@ -43,14 +37,19 @@ def test_aliases_are_refused_through_options_and_extends(tmp_path: Path, where: 
     else:
         file = tmp_path / "child.yaml"
         file.write_text(BASE + bomb)
-    code, err = run_cli("validate", str(file))
+    code, _, err = cli("validate", str(file))
     assert code == 2 and "aliases (*name, <<: *name) are not allowed" in err
     assert f"{'parent' if where == 'extends' else 'child'}.yaml:6:" in err
 
 
 def _validate_subprocess(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "specdeploy", "validate", *args], capture_output=True, text=True,
-                          timeout=60, env={**os.environ, "NO_COLOR": "1"})
+    return subprocess.run(
+        [sys.executable, "-m", "specdeploy", "validate", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
 
 
 def test_special_files_are_never_read(tmp_path: Path) -> None:
@@ -65,14 +64,14 @@ def test_special_files_are_never_read(tmp_path: Path) -> None:
 def test_a_huge_profile_is_refused_unread(tmp_path: Path) -> None:
     file = tmp_path / "huge.yaml"
     file.write_text(BASE + "#" * MAX_BYTES)
-    code, err = run_cli("validate", str(file))
+    code, _, err = cli("validate", str(file))
     assert code == 2 and "larger than a profile can be" in err
 
 
 def test_a_flood_of_errors_is_capped(tmp_path: Path) -> None:
     file = tmp_path / "flood.yaml"
     file.write_text(BASE + "serving:\n" + "".join(f"  unknown_{i}: 1\n" for i in range(3000)))
-    code, err = run_cli("validate", str(file))
+    code, _, err = cli("validate", str(file))
     assert code == 2 and "... and 2900 more errors not shown (only the first 100 are reported)" in err
     assert err.count("unknown key") == 100
 
@@ -80,7 +79,7 @@ def test_a_flood_of_errors_is_capped(tmp_path: Path) -> None:
 def test_a_symlink_loop_is_a_located_error(tmp_path: Path) -> None:
     loop = tmp_path / "loop.yaml"
     loop.symlink_to(loop)
-    code, err = run_cli("validate", str(loop))
+    code, _, err = cli("validate", str(loop))
     assert code == 2 and "Traceback" not in err and str(loop) in err
 
 
@@ -91,7 +90,7 @@ def test_extends_never_shows_another_files_content(tmp_path: Path, secret_name: 
     secret.write_text("root:$6$SECRETHASH:19000:0:99999:7:::\nbin:*:19000:0:99999:7:::\n")
     (tmp_path / "proj").mkdir()
     (tmp_path / "proj" / "p.yaml").write_text(BASE + f"extends: {secret}\n")
-    code, err = run_cli("validate", str(tmp_path / "proj" / "p.yaml"))
+    code, _, err = cli("validate", str(tmp_path / "proj" / "p.yaml"))
     assert code == 2 and "SECRETHASH" not in err and "bin:*" not in err, err
 
 
@@ -99,8 +98,8 @@ def test_an_unsafe_profile_name_is_invalid(tmp_path: Path) -> None:
     """`Path('...yaml').stem` is '..': a build wrote into --out's parent."""
     file = tmp_path / "...yaml"
     file.write_text(BASE + "speculative: {mechanism: ngram, draft_len: 3}\n")
-    code, err = run_cli("validate", str(file))
+    code, _, err = cli("validate", str(file))
     assert code == 2 and "not a safe artifact folder name" in err
     out = tmp_path / "d" / "out"
-    code, err = run_cli("build", str(file), "--out", str(out))
+    code, _, err = cli("build", str(file), "--out", str(out))
     assert code == 2 and not (tmp_path / "d").exists()

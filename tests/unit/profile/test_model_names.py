@@ -6,36 +6,43 @@ a path (through the current folder) is refused where serve.sh is written."""
 
 from __future__ import annotations
 
-import io
 import os
 import subprocess
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
 
-from specdeploy.cli import main
 from specdeploy.profile.checks import model_ref
-from tests.helpers import LLAMA_31_8B_CONFIG, local_model, write_profile
+from tests.helpers import LLAMA_31_8B_CONFIG, cli, local_model, write_profile
 
-BAD = ["org/a\nb", "org/x}$(touch pwned)", "-rf /", "$(id)", "org/name.git", "org/a--b", "org/a..b", "a/b c",
-       "org/-x", ".hidden/x", "org/x'y", "./a\nb", "/models/x`id`", "/models/a\\b", "a" * 97]
-GOOD = ["HuggingFaceTB/SmolLM2-135M-Instruct", "gpt2", "_org/name_", "org/v1.5-x_y", "./models/llama",
-        "/models/My Models/llama-3", "../m", "~/hub/x", "a/b/c"]
-
-
-def run(*args: str, cwd: Path | None = None) -> tuple[int, str]:
-    err = io.StringIO()
-    here = Path.cwd()
-    if cwd is not None:
-        os.chdir(cwd)
-    try:
-        with redirect_stderr(err), redirect_stdout(io.StringIO()), pytest.raises(SystemExit) as done:
-            main(list(args))
-    finally:
-        os.chdir(here)
-    assert "Traceback" not in err.getvalue(), err.getvalue()
-    return int(done.value.code or 0), err.getvalue()
+BAD = [
+    "org/a\nb",
+    "org/x}$(touch pwned)",
+    "-rf /",
+    "$(id)",
+    "org/name.git",
+    "org/a--b",
+    "org/a..b",
+    "a/b c",
+    "org/-x",
+    ".hidden/x",
+    "org/x'y",
+    "./a\nb",
+    "/models/x`id`",
+    "/models/a\\b",
+    "a" * 97,
+]
+GOOD = [
+    "HuggingFaceTB/SmolLM2-135M-Instruct",
+    "gpt2",
+    "_org/name_",
+    "org/v1.5-x_y",
+    "./models/llama",
+    "/models/My Models/llama-3",
+    "../m",
+    "~/hub/x",
+    "a/b/c",
+]
 
 
 @pytest.mark.parametrize("name", BAD, ids=repr)
@@ -55,37 +62,61 @@ def test_hub_ids_and_folder_paths_pass(name: str) -> None:
 def test_every_command_refuses_it_at_validate(tmp_path: Path, command: tuple[str, ...], key: str, name: str) -> None:
     section, field = key.split(".")
     extra = {"mechanism": "eagle3", "draft_len": 3} if section == "speculative" else {}
-    data = {"target": {"model": "meta-llama/Llama-3.1-8B-Instruct"}, "hardware": {"gpu": "h200"},
-            "speculative": {**extra}}
+    data = {
+        "target": {"model": "meta-llama/Llama-3.1-8B-Instruct"},
+        "hardware": {"gpu": "h200"},
+        "speculative": {**extra},
+    }
     data.setdefault(section, {})[field] = name
     profile = write_profile(tmp_path / "p.yaml", data)
     out = ("--out", str(tmp_path / "out")) if command[0] == "build" else ()
-    code, err = run(*command, str(profile), *out)
+    code, _, err = cli(*command, str(profile), *out)
     assert code == 2 and f"{key}: {name!r} is not a Hugging Face repo id" in err
     assert not (tmp_path / "out").exists()
 
 
 def test_serve_sh_carries_a_folder_that_passes_as_one_word(tmp_path: Path) -> None:
     model = local_model(tmp_path / "My Models" / "llama+v1@x", LLAMA_31_8B_CONFIG)
-    profile = write_profile(tmp_path / "p.yaml", {"target": {"model": str(model)}, "hardware": {"gpu": "h200"},
-                                                  "speculative": {"mechanism": "ngram", "draft_len": 3}})
-    code, err = run("build", str(profile), "--only", "emit", "--out", str(tmp_path / "out"))
+    profile = write_profile(
+        tmp_path / "p.yaml",
+        {
+            "target": {"model": str(model)},
+            "hardware": {"gpu": "h200"},
+            "speculative": {"mechanism": "ngram", "draft_len": 3},
+        },
+    )
+    code, _, err = cli("build", str(profile), "--only", "emit", "--out", str(tmp_path / "out"))
     assert code == 0, err
     script = (tmp_path / "out" / "p" / "serve.sh").read_text()
     probe = script.replace("exec ", 'printf "%s|" "$TARGET"; : ')
-    shown = subprocess.run(["sh", "-c", probe, "serve.sh"], capture_output=True, text=True, check=True,
-                           env={"PATH": os.environ["PATH"]}).stdout
+    shown = subprocess.run(
+        ["sh", "-c", probe, "serve.sh"], capture_output=True, text=True, check=True, env={"PATH": os.environ["PATH"]}
+    ).stdout
     assert shown == f"{model}|"
-    given = subprocess.run(["sh", "-c", probe, "serve.sh"], capture_output=True, text=True, check=True,
-                           env={"PATH": os.environ["PATH"], "SPECDEPLOY_TARGET": "/elsewhere/m"}).stdout
+    given = subprocess.run(
+        ["sh", "-c", probe, "serve.sh"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"PATH": os.environ["PATH"], "SPECDEPLOY_TARGET": "/elsewhere/m"},
+    ).stdout
     assert given == "/elsewhere/m|"
 
 
-def test_a_folder_that_resolves_to_a_path_serve_sh_cannot_carry_is_refused(tmp_path: Path) -> None:
+def test_a_folder_that_resolves_to_a_path_serve_sh_cannot_carry_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     weird = tmp_path / "we}ird"
     local_model(weird / "llama", LLAMA_31_8B_CONFIG)
-    write_profile(weird / "p.yaml", {"target": {"model": "./llama"}, "hardware": {"gpu": "h200"},
-                                     "speculative": {"mechanism": "ngram", "draft_len": 3}})
-    code, err = run("build", "p.yaml", "--only", "emit", "--out", "out", cwd=weird)
+    write_profile(
+        weird / "p.yaml",
+        {
+            "target": {"model": "./llama"},
+            "hardware": {"gpu": "h200"},
+            "speculative": {"mechanism": "ngram", "draft_len": 3},
+        },
+    )
+    monkeypatch.chdir(weird)
+    code, _, err = cli("build", "p.yaml", "--only", "emit", "--out", "out")
     assert code == 1 and f"the model's folder resolves to '{weird}/llama' is not a local folder path" in err
     assert not (weird / "out" / "p" / "serve.sh").exists()

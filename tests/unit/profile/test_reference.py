@@ -1,4 +1,4 @@
-"""The checked-in JSON Schema, profile reference and fast-path tables match the models; every field is documented."""
+"""The checked-in JSON Schema and profile reference match the models; every field is documented."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from pydantic import BaseModel
 
 from specdeploy.profile.reference import json_schema, markdown_reference
 from specdeploy.profile.schema import Profile
-from specdeploy.profile.table import table_files
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -19,14 +18,6 @@ def test_schema_file_matches_models() -> None:
 
 def test_reference_doc_matches_models() -> None:
     assert (ROOT / "docs" / "profile-reference.md").read_text() == markdown_reference(), "run `make schema`"
-
-
-def test_fast_path_tables_match_models() -> None:
-    files = table_files()
-    assert {Path(p).relative_to(ROOT).as_posix() for p in files} == {
-        "specdeploy/schemas/profile.v1.fast.json", "plugins/specdeploy_mechanisms/_options.fast.json"}
-    for path, text in files.items():
-        assert Path(path).read_text() == text, f"{path} drifted from the models: run `make schema`"
 
 
 def test_every_field_is_documented() -> None:

@@ -3,26 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from specdeploy.api import load_and_resolve
-from specdeploy.issues import ProfileError
-from tests.helpers import LLAMA_31_8B_CONFIG, local_model, write_profile
-
-
-def problems(tmp_path: Path, data: dict[str, Any]) -> list[str]:
-    path = write_profile(tmp_path / "p.yaml", data)
-    try:
-        load_and_resolve(str(path))
-    except ProfileError as exc:
-        return [f"{i.dotted}: {i.message}" for i in exc.issues]
-    return []
-
-
-def profile(model: str = "meta-llama/Llama-3.1-8B-Instruct", **sections: Any) -> dict[str, Any]:
-    return {"target": {"model": model}, "hardware": {"gpu": "h200"}, **sections}
+from tests.helpers import LLAMA_31_8B_CONFIG, local_model, profile_data, profile_problems, write_profile
 
 
 @pytest.mark.parametrize(
@@ -73,14 +58,14 @@ def profile(model: str = "meta-llama/Llama-3.1-8B-Instruct", **sections: Any) ->
     ],
 )
 def test_compatibility_matrix(tmp_path: Path, runtime: dict, speculative: dict, expected: str) -> None:
-    found = problems(tmp_path, profile(runtime=runtime, speculative=speculative))
+    found = profile_problems(tmp_path, profile_data(runtime=runtime, speculative=speculative))
     assert any(expected in p for p in found), found
 
 
 def test_tp_pp_and_tokens_and_context(tmp_path: Path) -> None:
-    found = problems(
+    found = profile_problems(
         tmp_path,
-        profile(
+        profile_data(
             hardware={"gpu": "h200", "count": 2, "tensor_parallel": 2, "pipeline_parallel": 2},
             speculative={"mechanism": "ngram", "draft_len": 4},
             serving={"max_batch_size": 64, "max_num_tokens": 256, "max_seq_len": 200000},
@@ -92,13 +77,13 @@ def test_tp_pp_and_tokens_and_context(tmp_path: Path) -> None:
 
 
 def test_memory_fit_names_numbers_and_what_to_lower(tmp_path: Path) -> None:
-    found = problems(tmp_path, profile("meta-llama/Llama-3.3-70B-Instruct", hardware={"gpu": "l40s"}))
+    found = profile_problems(tmp_path, profile_data("meta-llama/Llama-3.3-70B-Instruct", hardware={"gpu": "l40s"}))
     (message,) = found
     assert "does not fit: weights 131.4 GiB" in message and "> 48.0 GiB" in message
 
 
 def test_fp8_needs_fp8_hardware(tmp_path: Path) -> None:
-    found = problems(
+    found = profile_problems(
         tmp_path,
         {
             "target": {"model": "meta-llama/Llama-3.1-8B-Instruct", "quantization": "fp8"},
@@ -110,12 +95,12 @@ def test_fp8_needs_fp8_hardware(tmp_path: Path) -> None:
 
 def test_local_config_wins_over_catalog(tmp_path: Path) -> None:
     folder = local_model(tmp_path / "llama", {**LLAMA_31_8B_CONFIG, "max_position_embeddings": 4096})
-    found = problems(tmp_path, profile(str(folder), serving={"max_seq_len": 8192}))
+    found = profile_problems(tmp_path, profile_data(str(folder), serving={"max_seq_len": 8192}))
     assert found == ["serving.max_seq_len: max_seq_len 8192 exceeds the model's context 4096"]
 
 
 def test_unknown_model_skips_model_checks_and_says_why(tmp_path: Path) -> None:
-    path = write_profile(tmp_path / "p.yaml", profile("someone/unknown-model", serving={"max_seq_len": 10**6}))
+    path = write_profile(tmp_path / "p.yaml", profile_data("someone/unknown-model", serving={"max_seq_len": 10**6}))
     resolved = load_and_resolve(str(path))
     skipped = [n for n in resolved.notes if n.severity == "skipped"]
     assert any(
@@ -125,7 +110,7 @@ def test_unknown_model_skips_model_checks_and_says_why(tmp_path: Path) -> None:
 
 
 def test_reference_backend_rules(tmp_path: Path) -> None:
-    found = problems(
+    found = profile_problems(
         tmp_path,
         {
             "target": {"model": "HuggingFaceTB/SmolLM2-135M-Instruct"},
@@ -141,18 +126,26 @@ def test_reference_backend_rules(tmp_path: Path) -> None:
 def test_the_reference_model_may_be_non_decoupled_but_then_cannot_stream(tmp_path: Path) -> None:
     """Not decoupled it answers unary gRPC, /infer and /generate (perf_analyzer, GenAI-Perf without --streaming);
     before, `triton.decoupled: false` was refused for the reference backend. Streaming still needs decoupled."""
-    base = {"target": {"model": "HuggingFaceTB/SmolLM2-135M-Instruct"}, "hardware": {"gpu": "cpu"},
-            "runtime": {"backend": "reference"}, "triton": {"decoupled": False}, "speculative": {"mechanism": "ngram"}}
-    assert not [p for p in problems(tmp_path, base) if "decoupled" in p]
-    streaming = problems(tmp_path, {**base, "serving": {"streaming": True}})
+    base = {
+        "target": {"model": "HuggingFaceTB/SmolLM2-135M-Instruct"},
+        "hardware": {"gpu": "cpu"},
+        "runtime": {"backend": "reference"},
+        "triton": {"decoupled": False},
+        "speculative": {"mechanism": "ngram"},
+    }
+    assert not [p for p in profile_problems(tmp_path, base) if "decoupled" in p]
+    streaming = profile_problems(tmp_path, {**base, "serving": {"streaming": True}})
     assert any("streaming needs a decoupled Triton model" in p for p in streaming)
 
 
 def test_eagle3_layers_to_capture_is_flagged_as_ignored_on_the_reference_backend(tmp_path: Path) -> None:
     """The reference runtime's head reads the layers it was trained on: a silently ignored option would mislead."""
-    base = {"target": {"model": "HuggingFaceTB/SmolLM2-135M-Instruct"}, "hardware": {"gpu": "cpu"},
-            "runtime": {"backend": "reference"},
-            "speculative": {"mechanism": "eagle3", "draft_model": "specdeploy/smollm2-135m-eagle3"}}
+    base = {
+        "target": {"model": "HuggingFaceTB/SmolLM2-135M-Instruct"},
+        "hardware": {"gpu": "cpu"},
+        "runtime": {"backend": "reference"},
+        "speculative": {"mechanism": "eagle3", "draft_model": "specdeploy/smollm2-135m-eagle3"},
+    }
     assert not load_and_resolve(str(write_profile(tmp_path / "a.yaml", base))).notes
     base["speculative"]["options"] = {"layers_to_capture": [1, 14, 29]}
     notes = load_and_resolve(str(write_profile(tmp_path / "b.yaml", base))).notes

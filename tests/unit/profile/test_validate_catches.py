@@ -20,16 +20,20 @@ def test_goodput_without_an_sla(tmp_path: Path) -> None:
     path = write_profile(tmp_path / "p.yaml", "extends: h200-eagle3\ntune:\n  objective: goodput\n")
     (message,) = errors(path)
     assert message.startswith("tune.objective: objective goodput needs an SLA") and "p99_itl_ms" in message
-    with_sla = write_profile(tmp_path / "q.yaml", "extends: h200-eagle3\ntune:\n  objective: goodput\n"
-                                                  "  sla: {p99_itl_ms: 20}\n")
+    with_sla = write_profile(
+        tmp_path / "q.yaml", "extends: h200-eagle3\ntune:\n  objective: goodput\n  sla: {p99_itl_ms: 20}\n"
+    )
     assert errors(with_sla) == []
 
 
-@pytest.mark.parametrize(("content", "expected"), [
-    (None, "dataset file not found"),
-    ('{"question_id": 1, "category": "qa", "turns": ["hi"]}\n{not json\n', ":2: not valid JSON"),
-    ('{"prompt": "hi"}\n', ":1: missing field(s) question_id, category, turns"),
-])
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (None, "dataset file not found"),
+        ('{"question_id": 1, "category": "qa", "turns": ["hi"]}\n{not json\n', ":2: not valid JSON"),
+        ('{"prompt": "hi"}\n', ":1: missing field(s) question_id, category, turns"),
+    ],
+)
 def test_a_tune_dataset_that_a_tune_could_not_read(tmp_path: Path, content: str | None, expected: str) -> None:
     dataset = tmp_path / "prompts.jsonl"
     if content is not None:

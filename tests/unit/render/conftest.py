@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from specdeploy.api import load_and_resolve
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.resolve.resolved import Resolved
 from tests.fixtures.triton_models import write_models
 
 

@@ -33,10 +33,14 @@ def test_a_second_prepare_never_touches_the_folder_a_server_uses(tmp_path: Path,
     again = backends.prepare_backends(tmp_path)
     after = lib.stat()
     assert again == folder and len(no_pip) == 1
-    assert (after.st_ino, after.st_ctime_ns, after.st_mtime_ns) == (before.st_ino, before.st_ctime_ns,
-                                                                     before.st_mtime_ns)
-    assert (folder / "python" / "numpy").is_dir() and (folder / "python" / "triton_python_backend_stub").stat(
-    ).st_mode & 0o111
+    assert (after.st_ino, after.st_ctime_ns, after.st_mtime_ns) == (
+        before.st_ino,
+        before.st_ctime_ns,
+        before.st_mtime_ns,
+    )
+    assert (folder / "python" / "numpy").is_dir() and (
+        folder / "python" / "triton_python_backend_stub"
+    ).stat().st_mode & 0o111
 
 
 def test_other_contents_get_another_folder(tmp_path: Path, no_pip: list[Path]) -> None:  # noqa: ARG001
@@ -48,8 +52,11 @@ def test_other_contents_get_another_folder(tmp_path: Path, no_pip: list[Path]) -
     assert first != second and (first / "tensorrtllm" / "model.py").read_text() == "# one\n"
 
 
-def test_a_failed_prepare_leaves_no_folder_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                  no_pip: list[Path]) -> None:  # noqa: ARG001
+def test_a_failed_prepare_leaves_no_folder_behind(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    no_pip: list[Path],  # noqa: ARG001
+) -> None:
     def broken(target: Path, version: str, *, log_path: Path) -> None:  # noqa: ARG001
         raise StepFailed("pip failed")
 

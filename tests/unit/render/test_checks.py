@@ -10,8 +10,8 @@ import pytest
 from specdeploy.errors import StepFailed, UsageError
 from specdeploy.render.actions import render_resolved
 from specdeploy.render.check import check_repo
-from specdeploy.render.context import RenderInputs
 from specdeploy.render.env import pbtxt_str
+from specdeploy.render.model import RenderInputs
 from tests.helpers import needs_triton_schema
 
 pytestmark = needs_triton_schema
@@ -52,8 +52,9 @@ def test_rendered_engine_repo_is_clean(engine_repo) -> None:  # type: ignore[no-
 def test_unknown_pbtxt_field_reports_line_and_column(engine_repo) -> None:  # type: ignore[no-untyped-def]
     repo = engine_repo()
     _edit(repo / "preprocessing/config.pbtxt", "max_batch_size:", "max_batch_sise:")
-    assert _messages(repo) == ['preprocessing/config.pbtxt:4:1: Message type "inference.ModelConfig" has no field '
-                               'named "max_batch_sise".']
+    assert _messages(repo) == [
+        'preprocessing/config.pbtxt:4:1: Message type "inference.ModelConfig" has no field named "max_batch_sise".'
+    ]
 
 
 def test_unfilled_placeholder(engine_repo) -> None:  # type: ignore[no-untyped-def]
@@ -69,45 +70,57 @@ def test_broken_ensemble_map(engine_repo) -> None:  # type: ignore[no-untyped-de
     _edit(repo / "ensemble/config.pbtxt", 'key: "QUERY"', 'key: "QUERIES"')
     assert _messages(repo) == [
         "ensemble/config.pbtxt:31: input_map key 'QUERIES' is not an input of model 'preprocessing' "
-        "(mapping to non-existing input)"]
+        "(mapping to non-existing input)"
+    ]
 
 
 def test_ensemble_dtype_mismatch(engine_repo) -> None:  # type: ignore[no-untyped-def]
     repo = engine_repo()
-    _edit(repo / "postprocessing/config.pbtxt", 'name: "SEQUENCE_LENGTH" data_type: TYPE_INT32',
-          'name: "SEQUENCE_LENGTH" data_type: TYPE_INT64')
+    _edit(
+        repo / "postprocessing/config.pbtxt",
+        'name: "SEQUENCE_LENGTH" data_type: TYPE_INT32',
+        'name: "SEQUENCE_LENGTH" data_type: TYPE_INT64',
+    )
     assert _messages(repo) == [
         "ensemble/config.pbtxt:71: inconsistent data type: '_SEQUENCE_LENGTH' is TYPE_INT32 "
-        "(tensorrt_llm.sequence_length), postprocessing.SEQUENCE_LENGTH expects TYPE_INT64"]
+        "(tensorrt_llm.sequence_length), postprocessing.SEQUENCE_LENGTH expects TYPE_INT64"
+    ]
 
 
 def test_ensemble_batch_over_a_step(engine_repo) -> None:  # type: ignore[no-untyped-def]
     repo = engine_repo()
     _edit(repo / "postprocessing/config.pbtxt", "max_batch_size: 8", "max_batch_size: 4")
-    assert _messages(repo) == ["ensemble/config.pbtxt:5: ensemble max_batch_size 8 exceeds step 'postprocessing' "
-                               "max_batch_size 4"]
+    assert _messages(repo) == [
+        "ensemble/config.pbtxt:5: ensemble max_batch_size 8 exceeds step 'postprocessing' max_batch_size 4"
+    ]
 
 
 def test_decoupled_mismatch_bls_vs_tensorrt_llm(engine_repo) -> None:  # type: ignore[no-untyped-def]
     repo = engine_repo("medusa")
     _edit(repo / "tensorrt_llm_bls/config.pbtxt", "decoupled: false", "decoupled: true")
-    assert _messages(repo) == ["tensorrt_llm_bls/config.pbtxt:8: decoupled mismatch: tensorrt_llm_bls is true, "
-                               "tensorrt_llm is false (streaming needs both decoupled)"]
+    assert _messages(repo) == [
+        "tensorrt_llm_bls/config.pbtxt:8: decoupled mismatch: tensorrt_llm_bls is true, "
+        "tensorrt_llm is false (streaming needs both decoupled)"
+    ]
 
 
 def test_decoupled_mismatch_with_model_yaml(resolve_inline, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     resolved = resolve_inline(ENGINE.replace("tensorrt", "pytorch").replace("MECH", "draft_target"))
     repo = render_resolved(resolved, tmp_path / "repo").out
     _edit(repo / "tensorrt_llm/1/model.yaml", "decoupled: false", "decoupled: true")
-    assert _messages(repo) == ["tensorrt_llm/1/model.yaml:25: decoupled mismatch: model.yaml "
-                               "triton_config.decoupled is true, config.pbtxt says false"]
+    assert _messages(repo) == [
+        "tensorrt_llm/1/model.yaml:25: decoupled mismatch: model.yaml "
+        "triton_config.decoupled is true, config.pbtxt says false"
+    ]
 
 
 def test_draft_tokens_over_engine_maximum(engine_repo) -> None:  # type: ignore[no-untyped-def]
     repo = engine_repo()
     _edit(repo / "tensorrt_llm_bls/config.pbtxt", 'string_value: "4"', 'string_value: "6"')
-    assert _messages(repo) == ["tensorrt_llm_bls/config.pbtxt:34: Number of draft tokens (6) is larger than "
-                               "maximum number of draft tokens (4) of the tensorrt_llm engine"]
+    assert _messages(repo) == [
+        "tensorrt_llm_bls/config.pbtxt:34: Number of draft tokens (6) is larger than "
+        "maximum number of draft tokens (4) of the tensorrt_llm engine"
+    ]
 
 
 def test_draft_len_read_from_the_engine_config(engine_repo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -124,7 +137,8 @@ def test_gpu_ids_against_tp_and_gpus(engine_repo) -> None:  # type: ignore[no-un
     _edit(repo / "tensorrt_llm/config.pbtxt", 'string_value: "0" }', 'string_value: "0,1" }')
     assert _messages(repo) == [
         "tensorrt_llm/config.pbtxt:62: gpu_device_ids group '0,1' has 2 GPU(s), TP x PP = 1",
-        "tensorrt_llm/config.pbtxt:62: gpu_device_ids '0,1' names a GPU beyond the profile's 1"]
+        "tensorrt_llm/config.pbtxt:62: gpu_device_ids '0,1' names a GPU beyond the profile's 1",
+    ]
 
 
 def test_kind_gpu_over_the_profile(engine_repo) -> None:  # type: ignore[no-untyped-def]
@@ -140,7 +154,8 @@ def test_name_and_version_folder(engine_repo) -> None:  # type: ignore[no-untype
     assert sorted(_messages(repo)) == [
         "ensemble: no version folder (e.g. 1/): Triton loads no version",
         "postprocessing/config.pbtxt:2: name 'post' differs from its folder 'postprocessing' (Triton requires "
-        "them equal)"]
+        "them equal)",
+    ]
 
 
 @pytest.mark.parametrize("value", ['a"b', "{0, 1}, {2}", "x,y;z", "back\\slash", "tab\there", "ünï"])
@@ -215,8 +230,9 @@ def test_a_planted_model_folder_is_reported(engine_repo) -> None:  # type: ignor
     repo = engine_repo()
     shutil.copytree(repo / "postprocessing", repo / "evil")
     _edit(repo / "evil/config.pbtxt", 'name: "postprocessing"', 'name: "evil"')
-    assert _messages(repo) == ["evil: model folder not named in specdeploy-repo.json: not rendered by specdeploy, "
-                               "never served"]
+    assert _messages(repo) == [
+        "evil: model folder not named in specdeploy-repo.json: not rendered by specdeploy, never served"
+    ]
 
 
 def test_llmapi_model_yaml_names_the_model_llm_requires() -> None:
@@ -266,8 +282,11 @@ def test_planted_versions_bytecode_stubs_and_loops_are_reported(engine_repo, res
     (repo / "postprocessing" / "triton_python_backend_stub").write_bytes(b"\x7fELF")
     (repo / "postprocessing" / "1" / "loop").symlink_to("loop")
     assert sorted(i.file for i in check_repo(repo)) == [
-        "postprocessing/1/loop", "postprocessing/triton_python_backend_stub", "preprocessing/1/__pycache__",
-        "preprocessing/7"]
+        "postprocessing/1/loop",
+        "postprocessing/triton_python_backend_stub",
+        "preprocessing/1/__pycache__",
+        "preprocessing/7",
+    ]
     messages = {i.file: i.message for i in check_repo(repo)}
     assert "loop, or dangling" in messages["postprocessing/1/loop"]
     assert messages["preprocessing/1/__pycache__"].startswith("Python bytecode")

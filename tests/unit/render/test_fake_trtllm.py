@@ -53,14 +53,20 @@ print(json.dumps(out))
 def _run(release: str) -> dict:  # type: ignore[type-arg]
     env = {**os.environ, "PYTHONPATH": str(FAKE), "FAKE_TRTLLM_VERSION": release}
     env.pop("FAKE_TRTLLM_RECORD", None)
-    result = subprocess.run([sys.executable, "-c", SCRIPT, release], capture_output=True, text=True, env=env,
-                            timeout=120, check=False)
+    result = subprocess.run(
+        [sys.executable, "-c", SCRIPT, release], capture_output=True, text=True, env=env, timeout=120, check=False
+    )
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)  # type: ignore[no-any-return]
 
 
-@pytest.mark.parametrize(("release", "ks"), [("1.2.1", {"1": 4, "3": 4, "4": 2, "7": 2, "8": 0, "9": 0}),
-                                             ("1.3.0", {"1": 4, "3": 2, "4": 2, "7": 0, "8": 0, "9": 0})])
+@pytest.mark.parametrize(
+    ("release", "ks"),
+    [
+        ("1.2.1", {"1": 4, "3": 4, "4": 2, "7": 2, "8": 0, "9": 0}),
+        ("1.3.0", {"1": 4, "3": 2, "4": 2, "7": 0, "8": 0, "9": 0}),
+    ],
+)
 def test_double_refuses_like_the_table_and_schedules_k_per_batch(release: str, ks: dict) -> None:  # type: ignore[type-arg]
     out = _run(release)
     assert "missing 1 required positional argument: 'model'" in out["no_model"]

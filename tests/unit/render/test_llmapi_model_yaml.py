@@ -9,7 +9,8 @@ import yaml
 
 from specdeploy.api import load_and_resolve
 from specdeploy.render.actions import llm_args_for
-from specdeploy.render.context import RenderInputs, build_context
+from specdeploy.render.context import build_context
+from specdeploy.render.model import RenderInputs
 from specdeploy.render.writer import render_files
 from tests.helpers import needs_triton_schema
 
@@ -29,8 +30,10 @@ def _model_yaml(resolved, inputs: RenderInputs | None = None) -> dict:  # type: 
 def test_hub_id_is_pinned_by_its_revision(tmp_path: Path) -> None:
     (tmp_path / "p.yaml").write_text(HUB)
     data = _model_yaml(load_and_resolve(str(tmp_path / "p.yaml")))
-    assert (data["model"], data["revision"]) == ("meta-llama/Llama-3.1-8B-Instruct",
-                                                 "0e9e39f249a16976918f6564b8830bc894c89659")
+    assert (data["model"], data["revision"]) == (
+        "meta-llama/Llama-3.1-8B-Instruct",
+        "0e9e39f249a16976918f6564b8830bc894c89659",
+    )
 
 
 def test_the_fetched_folder_wins_and_needs_no_revision(tmp_path: Path) -> None:
@@ -41,8 +44,12 @@ def test_the_fetched_folder_wins_and_needs_no_revision(tmp_path: Path) -> None:
 
 
 def test_a_local_folder_is_absolute(resolve_inline) -> None:  # type: ignore[no-untyped-def]
-    resolved = resolve_inline(HUB.replace("model: meta-llama/Llama-3.1-8B-Instruct, revision: "
-                                          "0e9e39f249a16976918f6564b8830bc894c89659", "model: TARGET"))
+    resolved = resolve_inline(
+        HUB.replace(
+            "model: meta-llama/Llama-3.1-8B-Instruct, revision: 0e9e39f249a16976918f6564b8830bc894c89659",
+            "model: TARGET",
+        )
+    )
     data = _model_yaml(resolved)
     assert Path(data["model"]).is_absolute() and Path(data["model"], "config.json").is_file()
     assert "revision" not in data

@@ -11,7 +11,7 @@ from specdeploy.resolve.gpus import GPUS
 from specdeploy.resolve.hub import lookup_config
 from specdeploy.resolve.memory import memory_fit
 from specdeploy.resolve.model_spec import ModelSpec
-from tests.helpers import write_profile
+from tests.helpers import cli, write_profile
 
 
 def _spec(name: str) -> ModelSpec:
@@ -48,17 +48,24 @@ def test_fp8_weights_do_not_mean_an_fp8_kv_cache() -> None:
 
 
 def test_fp8_kv_only_where_the_emitted_commands_ask_for_it(tmp_path: Path) -> None:
-    base = {"target": {"model": "meta-llama/Llama-3.1-8B-Instruct", "quantization": "fp8"},
-            "hardware": {"gpu": "h100-sxm"}, "speculative": {"mechanism": "none"}}
+    base = {
+        "target": {"model": "meta-llama/Llama-3.1-8B-Instruct", "quantization": "fp8"},
+        "hardware": {"gpu": "h100-sxm"},
+        "speculative": {"mechanism": "none"},
+    }
     exported = tmp_path / "llama-fp8"  # the PyTorch backend runs a pre-quantized checkpoint only
     exported.mkdir()
-    config = {**CATALOG["meta-llama/Llama-3.1-8B-Instruct"][0],
-              "quantization_config": {"quant_method": "modelopt", "quant_algo": "FP8"}}
+    config = {
+        **CATALOG["meta-llama/Llama-3.1-8B-Instruct"][0],
+        "quantization_config": {"quant_method": "modelopt", "quant_algo": "FP8"},
+    }
     (exported / "config.json").write_text(json.dumps(config))
-    pytorch = load_and_resolve(str(write_profile(tmp_path / "p.yaml", {
-        **base, "target": {"model": str(exported), "quantization": "fp8"}})))
-    engine = load_and_resolve(str(write_profile(tmp_path / "e.yaml", {
-        **base, "runtime": {"backend": "tensorrt", "trtllm_version": "1.2.1"}})))  # quantize.py --kv_cache_dtype fp8
+    pytorch = load_and_resolve(
+        str(write_profile(tmp_path / "p.yaml", {**base, "target": {"model": str(exported), "quantization": "fp8"}}))
+    )
+    engine = load_and_resolve(
+        str(write_profile(tmp_path / "e.yaml", {**base, "runtime": {"backend": "tensorrt", "trtllm_version": "1.2.1"}}))
+    )  # quantize.py --kv_cache_dtype fp8
     assert pytorch.fit is not None and engine.fit is not None
     assert (pytorch.fit.kv_dtype, engine.fit.kv_dtype) == ("bfloat16", "fp8")
     assert engine.fit.kv_bytes_per_token * 2 == pytorch.fit.kv_bytes_per_token
@@ -78,9 +85,7 @@ def test_weights_that_cannot_load_are_still_an_error() -> None:
 
 
 def test_the_cli_exits_0_for_the_moved_profile(tmp_path: Path) -> None:
-    from tests.functional.test_cli import run
-
     path = write_profile(tmp_path / "mine.yaml", "extends: h200-eagle3\nhardware:\n  gpu: h100-sxm\n")
-    result = run("validate", str(path))
-    assert result.returncode == 0, result.stderr
-    assert "warning: " in result.stderr and "KV cache is paged" in result.stderr
+    code, _, err = cli("validate", str(path))
+    assert code == 0, err
+    assert "warning: " in err and "KV cache is paged" in err

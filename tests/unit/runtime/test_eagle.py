@@ -1,4 +1,4 @@
-"""The eagle3 drafter: greedy speculation stays lossless, its cache rolls back to verified positions,
+"""The EAGLE-3 head's drafter: greedy speculation stays lossless, its cache rolls back to verified positions,
 and a saved head loads back to the same drafts."""
 
 from __future__ import annotations
@@ -46,10 +46,32 @@ def test_saved_head_drafts_the_same(tmp_path, prompts):
     assert abs(a.acceptance_length - b.acceptance_length) < 0.05  # bf16 storage may flip a rare near-tie
 
 
+def test_a_drafter_folder_of_an_unknown_kind_is_refused(tmp_path):
+    """The folder says what it holds in format words (`head`, `model`); any other kind is refused by name,
+    not loaded as a model it is not."""
+    import json
+
+    target32 = tiny_llama(0).float()
+    save_eagle(tiny_head(target32), tmp_path / "eagle", "tiny")
+    meta = tmp_path / "eagle" / "specdeploy_drafter.json"
+    assert json.loads(meta.read_text())["kind"] == "head"
+    meta.write_text(json.dumps({**json.loads(meta.read_text()), "kind": "tree"}))
+    with pytest.raises(UsageError, match="specdeploy_drafter.json names an unknown kind 'tree'"):
+        load_drafter(str(tmp_path / "eagle"), target32)
+
+
 def test_mechanism_and_drafter_kind_must_match(target, prompts):
-    with pytest.raises(UsageError, match="eagle3 needs a drafter made for it; its drafter is made for draft_target"):
+    with pytest.raises(
+        UsageError,
+        match=r"eagle3 needs a drafter of kind head \(one reading the target's hidden "
+        r"states.*; its drafter is of kind model",
+    ):
         generate(ModelPair(target, tiny_llama(7, layers=1)), prompts[:1], "eagle3", 2, 1, 4)
-    with pytest.raises(UsageError, match="draft_target needs a drafter made for it; its drafter is made for eagle3"):
+    with pytest.raises(
+        UsageError,
+        match=r"draft_target needs a drafter of kind model \(a language model of its own.*; "
+        "its drafter is of kind head",
+    ):
         generate(ModelPair(target, tiny_head(target)), prompts[:1], "draft_target", 2, 1, 4)
 
 

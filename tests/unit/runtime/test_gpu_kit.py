@@ -40,8 +40,9 @@ def carry(kit, blob: bytes, room: int) -> int:
     kit.WHEELS.mkdir(parents=True)
     for i, piece in enumerate(pieces, 1):
         (kit.PARTS / f"part-{i}").write_bytes(piece)
-    kit.MANIFEST.write_text(json.dumps({"gguf": "model.gguf", "sha256": hashlib.sha256(blob).hexdigest(),
-                                        "parts": len(pieces)}))
+    kit.MANIFEST.write_text(
+        json.dumps({"gguf": "model.gguf", "sha256": hashlib.sha256(blob).hexdigest(), "parts": len(pieces)})
+    )
     for i in range(1, len(pieces)):
         kit.stash(i)
         (kit.PARTS / f"part-{i}").unlink()  # the last call carries only its own part
@@ -76,7 +77,7 @@ def test_specdeploy_gets_its_entry_points_without_a_wheel(kit, tmp_path):
     kit.install(tmp_path / "site")
     (info,) = (tmp_path / "site").glob("specdeploy-*.dist-info")
     mechanisms = {e.name: e.value for e in _group_of(info / "entry_points.txt", "specdeploy.mechanisms") or []}
-    assert mechanisms["eagle3"] == "specdeploy_mechanisms.eagle3:Eagle3" and len(mechanisms) == 12  # dspark
+    assert mechanisms["eagle3"] == "specdeploy_mechanisms.eagle3:Eagle3" and len(mechanisms) == 13  # suffix
     assert [e.value for e in _group_of(info / "entry_points.txt", "console_scripts") or []] == ["specdeploy.cli:main"]
 
 
@@ -94,8 +95,10 @@ def test_a_failed_row_names_the_error_its_exception_interrupted(capsys):
             raise RuntimeError("CUDA error: operation failed due to a previous error during capture")  # noqa: B012
     except RuntimeError as exc:
         reason = module.failure(exc)
-    assert reason == ("RuntimeError: CUDA error: operation failed due to a previous error during capture <- during: "
-                      "RuntimeError: operation not permitted when stream is capturing")
+    assert reason == (
+        "RuntimeError: CUDA error: operation failed due to a previous error during capture <- during: "
+        "RuntimeError: operation not permitted when stream is capturing"
+    )
     assert "Traceback" in capsys.readouterr().err
 
 
@@ -108,8 +111,9 @@ def test_every_phase_of_the_kit_starts_from_this_tree(kit, tmp_path):
     scripts = [argv[1] for _, argv, *_ in phases if argv[1].endswith(".py")] + ["bench/gpu/graphs_check.py"]
     assert len(scripts) == 4
     for script in scripts:
-        proc = subprocess.run([sys.executable, script, "--help"], cwd=REPO, env=env, capture_output=True, text=True,
-                              timeout=300)
+        proc = subprocess.run(
+            [sys.executable, script, "--help"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300
+        )
         assert proc.returncode == 0 and "usage:" in proc.stdout, f"{script}: {proc.stderr[-1500:]}"
     (_, doctor, *_), *_ = phases
     proc = subprocess.run(doctor, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)

@@ -19,8 +19,7 @@ import torch
 
 from specdeploy.engines.reference.runtime import generate, graphs, static_step
 from specdeploy.engines.reference.runtime.models import ModelPair
-from tests.unit.runtime.test_static_decode import drafting
-from tests.unit.runtime.tiny import MAX_NEW, noisy_copy, random_prompts, repetitive_prompts, tiny_head
+from tests.unit.runtime.tiny import MAX_NEW, drafting, noisy_copy, random_prompts, repetitive_prompts, tiny_head
 
 
 class FakeStream:

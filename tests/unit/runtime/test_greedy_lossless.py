@@ -28,8 +28,11 @@ def test_plain_runtime_matches_transformers_generate(target, prompts, reference)
 @pytest.mark.parametrize("drafter_kind", ["random", "noisy", "same"])
 @pytest.mark.parametrize("concurrency", [1, 3])
 def test_draft_target_greedy_is_lossless(target, prompts, reference, drafter_kind, concurrency):
-    drafter = {"random": lambda: tiny_llama(7, layers=1), "noisy": lambda: noisy_copy(target, 3, 0.3),
-               "same": lambda: target}[drafter_kind]()
+    drafter = {
+        "random": lambda: tiny_llama(7, layers=1),
+        "noisy": lambda: noisy_copy(target, 3, 0.3),
+        "same": lambda: target,
+    }[drafter_kind]()
     pair = ModelPair(target, drafter)
     for k in range(1, 9):
         out, stats = generate(pair, prompts, "draft_target", k, concurrency, MAX_NEW)
@@ -62,6 +65,22 @@ def test_stats_are_consistent(target, prompts):
     assert set(stats.to_dict()) >= {"accept_hist", "acceptance_length", "tokens_per_s", "ttft_ms", "itl_ms"}
 
 
+def test_tpot_is_per_request_and_itl_per_delivery(target, prompts):
+    """TPOT: one value per request, (last - first token) / (tokens - 1). ITL: one gap per step that gave a
+    sequence tokens, however many it gave (a speculative step gives up to K + 1): not one per token."""
+    rec = Recorder(4)
+    pair = ModelPair(target, noisy_copy(target, 3, 0.3))
+    out = run_batched(pair, prompts, "draft_target", 4, 3, MAX_NEW, 0.0, torch.Generator(), 3, rec)
+    assert all(len(o) == MAX_NEW for o in out) and len(rec.tpot) == len(prompts)
+    assert len(rec.itl) == sum(rec.hist) < len(prompts) * (MAX_NEW - 1)  # drafts accepted: fewer deliveries
+    # a sequence's gaps add up to its first-to-last-token time, which is its TPOT x (tokens - 1)
+    assert sum(rec.itl) == pytest.approx((MAX_NEW - 1) * sum(rec.tpot))
+    stats = rec.finish(
+        1.0, mechanism="draft_target", draft_len=4, concurrency=3, temperature=0.0, num_prompts=len(prompts)
+    )
+    assert stats.itl_ms["mean"] > stats.tpot_ms["mean"] > 0
+
+
 def test_a_finished_row_is_replaced_at_once(target, prompts, reference):
     """In-flight batching: while prompts queue, every step runs `concurrency` rows; static waves would let the
     batch shrink as rows of a wave finish early and then jump back up for the next wave."""
@@ -74,8 +93,9 @@ def test_a_finished_row_is_replaced_at_once(target, prompts, reference):
     assert set(occupancy[:drain]) == {3}
     assert occupancy[drain:] == sorted(occupancy[drain:], reverse=True)  # only the final drain shrinks
     assert len(set(occupancy[drain:])) == 2  # rows did finish at different steps: refills were exercised
-    stats = rec.finish(1.0, mechanism="draft_target", draft_len=4, concurrency=3, temperature=0.0,
-                       num_prompts=len(prompts))
+    stats = rec.finish(
+        1.0, mechanism="draft_target", draft_len=4, concurrency=3, temperature=0.0, num_prompts=len(prompts)
+    )
     assert stats.mean_batch == pytest.approx(sum(occupancy) / len(occupancy)) and stats.mean_batch > 2.5
 
 
@@ -116,8 +136,14 @@ def test_prompts_sharing_a_start_reuse_its_cache_and_match_generate(target, mech
 
     start = random_prompts(1, 96, seed=20, low=20, high=21)[0]
     tails = random_prompts(4, 96, seed=21, low=1, high=9)
-    prompts = [start + tails[0], start + tails[1], start + tails[0], start[:18], start[:5] + tails[2] + start,
-               start + tails[3] + tails[1]]
+    prompts = [
+        start + tails[0],
+        start + tails[1],
+        start + tails[0],
+        start[:18],
+        start[:5] + tails[2] + start,
+        start + tails[3] + tails[1],
+    ]
     prompts.append(prompts[4] + tails[3])
     reference = hf_greedy(target, prompts, MAX_NEW)
     drafter = {"none": None, "draft_target": noisy_copy(target, 3, 0.3), "eagle3": tiny_head(target)}[mechanism]
@@ -130,8 +156,9 @@ def test_prompts_sharing_a_start_reuse_its_cache_and_match_generate(target, mech
     assert drafts == unshared_drafts  # the chains themselves: an untrained head accepts too little to tell by counts
 
 
-def decode_sharing_a_start(pair: ModelPair, mechanism: str, prompts: list[list[int]],
-                           reuse: bool = True) -> tuple[Batch, list]:
+def decode_sharing_a_start(
+    pair: ModelPair, mechanism: str, prompts: list[list[int]], reuse: bool = True
+) -> tuple[Batch, list]:
     """The batch after decoding every prompt, and every chain of drafts proposed (none for plain decoding)."""
     state = make_drafter(mechanism, pair, 0.0, torch.Generator(), 3)
     drafts: list = []

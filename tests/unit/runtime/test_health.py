@@ -81,11 +81,11 @@ def test_the_tuner_reports_it(kind, capsys):
 def serve(pair: ModelPair, k_at) -> None:  # type: ignore[no-untyped-def]
     """Every prompt through the server's in-flight loop (what the Triton reference model runs), 12 tokens each."""
     from specdeploy.engines.reference.runtime.serving import InflightLoop
-    from tests.unit.runtime.test_serving_loop import greedy, run
+    from tests.unit.runtime.tiny import greedy, run_inflight
 
     loop = InflightLoop(pair, "draft_target", k_at, 2, 8)
     try:
-        run(loop, [(p, greedy(12), None) for p in PROMPTS])
+        run_inflight(loop, [(p, greedy(12), None) for p in PROMPTS])
     finally:
         loop.close()
 

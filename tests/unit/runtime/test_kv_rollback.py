@@ -23,7 +23,7 @@ def test_rejected_positions_leave_no_trace():
     tokens = torch.zeros(3, width, dtype=torch.long)
     valid = torch.zeros(3, width, dtype=torch.bool)
     for i, p in enumerate(prompts):
-        tokens[i, width - len(p):], valid[i, width - len(p):] = torch.tensor(p), True
+        tokens[i, width - len(p) :], valid[i, width - len(p) :] = torch.tensor(p), True
     kv = KVState(model, 3)
     kv.forward(tokens, valid)
     histories = [list(p) for p in prompts]

@@ -25,9 +25,16 @@ def hf_reference(model, prompts, budgets, mins, eos):  # type: ignore[no-untyped
     outs = []
     for p, b, m in zip(prompts, budgets, mins, strict=True):
         ids = torch.tensor([p])
-        out = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=b, min_new_tokens=m,
-                             do_sample=False, eos_token_id=eos, pad_token_id=0)
-        outs.append(out[0, len(p):].tolist())
+        out = model.generate(
+            ids,
+            attention_mask=torch.ones_like(ids),
+            max_new_tokens=b,
+            min_new_tokens=m,
+            do_sample=False,
+            eos_token_id=eos,
+            pad_token_id=0,
+        )
+        outs.append(out[0, len(p) :].tolist())
     return outs
 
 
@@ -38,8 +45,12 @@ def serve(pair: ModelPair, mechanism: str, prompts: list[list[int]], specs: list
     drafts: list = []
     chain = state.chain  # type: ignore[attr-defined]
     state.chain = lambda *a: (drafts.append((proposed := chain(*a))[0]), proposed)[1]  # type: ignore[attr-defined]
-    batch, queue, names, ks = Batch(pair, state, Recorder(8)), collections.deque(range(len(prompts))), {}, \
-        itertools.cycle([2, 4, 0, 1, 3])
+    batch, queue, names, ks = (
+        Batch(pair, state, Recorder(8)),
+        collections.deque(range(len(prompts))),
+        {},
+        itertools.cycle([2, 4, 0, 1, 3]),
+    )
     try:
         with torch.inference_mode():
             while queue or batch.active:
@@ -66,21 +77,38 @@ def test_reuse_under_churn_matches_generate_and_drafts_as_without_reuse(mechanis
     target = tiny_llama(0)
     start = random_prompts(1, 96, seed=103, low=20, high=21)[0]
     tails = random_prompts(8, 96, seed=203, low=1, high=12)
-    prompts = [start[:10], start + tails[0], tails[1] + start, start[:17], start + tails[2], start[:16] + tails[3],
-               tails[4] * 3, start + tails[0], start[:18], start, tails[5] + tails[6], start + tails[7] + tails[1]]
+    prompts = [
+        start[:10],
+        start + tails[0],
+        tails[1] + start,
+        start[:17],
+        start + tails[2],
+        start[:16] + tails[3],
+        tails[4] * 3,
+        start + tails[0],
+        start[:18],
+        start,
+        tails[5] + tails[6],
+        start + tails[7] + tails[1],
+    ]
     budgets = [1, 1, 9, 27, 4, 14, 2, 22, 11, 6, 18, 25]
     mins = [0, 0, 5, 0, 4, 0, 0, 9, 0, 6, 0, 0]
     free = hf_reference(target, prompts, [30] * len(prompts), [0] * len(prompts), None)
     eos = collections.Counter(t for o in free for t in o[2:]).most_common(1)[0][0]  # ends several answers early
     target.generation_config.eos_token_id = eos
     reference = hf_reference(target, prompts, budgets, mins, eos)
-    assert sum(eos in r for r in reference) >= 3 and any(eos in f[: m] for f, m in zip(free, mins, strict=True))
+    assert sum(eos in r for r in reference) >= 3 and any(eos in f[:m] for f, m in zip(free, mins, strict=True))
     drafter = noisy_copy(target, 3, 0.3) if mechanism == "draft_target" else tiny_head(target)
     pair = ModelPair(target, drafter, tokenizer=object(), decode=decode)  # a tokenizer makes EOS count
     specs = [RowSpec(b, 0.0, torch.Generator(), min_tokens=m) for b, m in zip(budgets, mins, strict=True)]
     preloads = []
-    monkeypatch.setattr(cache.KVState, "preload", lambda self, layers, real=cache.KVState.preload: (
-        preloads.append(layers[0][0].shape[2]), real(self, layers))[1])
+    monkeypatch.setattr(
+        cache.KVState,
+        "preload",
+        lambda self, layers, real=cache.KVState.preload: (preloads.append(layers[0][0].shape[2]), real(self, layers))[
+            1
+        ],
+    )
     out, drafts = serve(pair, mechanism, prompts, specs)
     assert out == reference
     assert len(preloads) >= 3 and min(preloads) >= engine.REUSE_MIN

@@ -22,8 +22,9 @@ def target():
 def exact_joint(model, temperature: float) -> torch.Tensor:
     with torch.no_grad():
         first = torch.softmax(model(torch.tensor([PROMPT])).logits[0, -1] / temperature, -1)
-        rows = [torch.softmax(model(torch.tensor([[*PROMPT, t]])).logits[0, -1] / temperature, -1)
-                for t in range(VOCAB)]
+        rows = [
+            torch.softmax(model(torch.tensor([[*PROMPT, t]])).logits[0, -1] / temperature, -1) for t in range(VOCAB)
+        ]
     return first[:, None] * torch.stack(rows)
 
 

@@ -7,45 +7,16 @@ from __future__ import annotations
 import threading
 
 import pytest
-import torch
 
-from specdeploy.engines.reference.runtime.engine import RowSpec
 from specdeploy.engines.reference.runtime.models import ModelPair
 from specdeploy.engines.reference.runtime.serving import Emitted, InflightLoop, Request
-from tests.unit.runtime.tiny import hf_greedy, noisy_copy, random_prompts, tiny_llama
+from tests.unit.runtime.tiny import greedy, hf_greedy, noisy_copy, random_prompts, run_inflight, tiny_llama
 
 
 @pytest.fixture(scope="module")
 def pair():
     target = tiny_llama(0)
     return ModelPair(target, noisy_copy(target, 3, 0.3))
-
-
-def run(loop: InflightLoop, jobs: list[tuple[list[int], RowSpec, int | None]]) -> list[list[Emitted]]:
-    """Submit every job from its own thread at once; the steps each one was told about."""
-    seen: list[list[Emitted]] = [[] for _ in jobs]
-    done = [threading.Event() for _ in jobs]
-
-    def emit(i: int):  # type: ignore[no-untyped-def]
-        def record(step: Emitted) -> bool:
-            seen[i].append(step)
-            if step.finished:
-                done[i].set()
-            return False
-
-        return record
-
-    threads = [threading.Thread(target=loop.submit, args=(Request(ids, spec, emit(i), print, k),))
-               for i, (ids, spec, k) in enumerate(jobs)]
-    for t in threads:
-        t.start()
-    for event in done:
-        assert event.wait(120)
-    return seen
-
-
-def greedy(budget: int, min_tokens: int = 0) -> RowSpec:
-    return RowSpec(budget, 0.0, torch.Generator(), min_tokens=min_tokens)
 
 
 def test_concurrent_requests_match_plain_greedy_with_their_own_budgets_and_k(pair):
@@ -56,7 +27,7 @@ def test_concurrent_requests_match_plain_greedy_with_their_own_budgets_and_k(pai
     loop = InflightLoop(pair, "draft_target", lambda b: schedule.get(b, 0), 4, 32)
     try:
         own = [None, 0, None, 6, None, 2]
-        seen = run(loop, [(p, greedy(b), k) for p, b, k in zip(prompts, budgets, own, strict=True)])
+        seen = run_inflight(loop, [(p, greedy(b), k) for p, b, k in zip(prompts, budgets, own, strict=True)])
     finally:
         loop.close()
     for steps, expected, k in zip(seen, reference, own, strict=True):
@@ -89,7 +60,7 @@ def test_min_tokens_holds_eos_back_and_a_request_can_stop_itself():
         return False
 
     try:
-        plain, held = run(loop, [(prompt, greedy(30), None), (prompt, greedy(30, min_tokens=30), None)])
+        plain, held = run_inflight(loop, [(prompt, greedy(30), None), (prompt, greedy(30, min_tokens=30), None)])
         loop.submit(Request(prompt, greedy(30, min_tokens=30), stop_after_two, print))
         assert over.wait(60)
     finally:
@@ -116,7 +87,7 @@ def test_the_loop_keeps_no_per_token_timings(pair, monkeypatch):
     prompts = random_prompts(4, 96, seed=5)
     loop = InflightLoop(pair, "draft_target", lambda _b: 2, 2, 32)
     try:
-        run(loop, [(p, greedy(12), None) for p in prompts])
+        run_inflight(loop, [(p, greedy(12), None) for p in prompts])
     finally:
         loop.close()
     assert made and sum(made[0].hist) > 0  # it decoded with drafts
@@ -142,7 +113,7 @@ def test_finished_requests_leave_no_generator_behind(pair, monkeypatch):
     specs = [greedy(6) for _ in prompts]
     loop = InflightLoop(pair, "draft_target", lambda _b: 2, 2, 32)
     try:
-        seen = run(loop, [(p, s, None) for p, s in zip(prompts, specs, strict=True)])
+        seen = run_inflight(loop, [(p, s, None) for p, s in zip(prompts, specs, strict=True)])
     finally:
         loop.close()
     kept = {id(s.generator) for s in made[0].specs}

@@ -36,12 +36,29 @@ def keyword_517(model: torch.nn.Module) -> torch.nn.Module:
     base, keyword = type(model), cache_keyword(model)
 
     class Keyword517(base):  # type: ignore[misc, valid-type]
-        def forward(self, input_ids=None, attention_mask=None, position_ids=None, past_key_values=None,
-                    inputs_embeds=None, use_cache=None, logits_to_keep=0, **kwargs):
+        def forward(
+            self,
+            input_ids=None,
+            attention_mask=None,
+            position_ids=None,
+            past_key_values=None,
+            inputs_embeds=None,
+            use_cache=None,
+            logits_to_keep=0,
+            **kwargs,
+        ):
             kwargs = {k: v for k, v in kwargs.items() if k not in ("cache", "past_key_values")}  # 5.17: ignored
-            return base.forward(self, input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
-                                inputs_embeds=inputs_embeds, use_cache=use_cache, logits_to_keep=logits_to_keep,
-                                **{keyword: past_key_values}, **kwargs)
+            return base.forward(
+                self,
+                input_ids=input_ids,
+                attention_mask=attention_mask,
+                position_ids=position_ids,
+                inputs_embeds=inputs_embeds,
+                use_cache=use_cache,
+                logits_to_keep=logits_to_keep,
+                **{keyword: past_key_values},
+                **kwargs,
+            )
 
     model.__class__ = Keyword517
     return model
@@ -122,7 +139,7 @@ def test_doctor_says_when_the_installed_transformers_is_refused(monkeypatch: pyt
 
     from specdeploy import api
 
-    assert api.doctor()["reference_runtime"].startswith("available (transformers 5.")
+    assert api.doctor().engines["reference_runtime"].startswith("available (transformers 5.")
     monkeypatch.setattr(importlib.metadata, "version", lambda _name: "5.30.0")
-    line = api.doctor()["reference_runtime"]
+    line = api.doctor().engines["reference_runtime"]
     assert line.startswith("refuses transformers 5.30.0") and "transformers>=5.17,<5.25" in line

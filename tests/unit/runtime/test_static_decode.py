@@ -12,11 +12,19 @@ import torch
 
 from specdeploy.engines.reference.runtime import generate, static_step
 from specdeploy.engines.reference.runtime.cache import KVState
-from specdeploy.engines.reference.runtime.drafters import ChainDrafter, right_aligned
+from specdeploy.engines.reference.runtime.drafters import right_aligned
 from specdeploy.engines.reference.runtime.models import ModelPair
 from specdeploy.engines.reference.runtime.static_step import bucket, new_state
 from specdeploy.errors import UsageError
-from tests.unit.runtime.tiny import MAX_NEW, noisy_copy, random_prompts, repetitive_prompts, tiny_head, tiny_llama
+from tests.unit.runtime.tiny import (
+    MAX_NEW,
+    drafting,
+    noisy_copy,
+    random_prompts,
+    repetitive_prompts,
+    tiny_head,
+    tiny_llama,
+)
 
 
 @pytest.fixture(scope="module")
@@ -29,21 +37,6 @@ def test_static_plain_decoding_matches_transformers_generate(target, prompts, re
     out, stats = generate(ModelPair(target, decode="static"), prompts, "none", 0, concurrency, MAX_NEW)
     assert out == reference
     assert stats.generated_tokens == len(prompts) * MAX_NEW
-
-
-def drafting(pair, monkeypatch, *args):
-    """(outputs, stats, every chain of drafts proposed, in order)."""
-    seen, chain = [], ChainDrafter.chain
-
-    def spy(self, *a, **kw):
-        drafts = chain(self, *a, **kw)
-        seen.append(drafts[0])
-        return drafts
-
-    monkeypatch.setattr(ChainDrafter, "chain", spy)
-    out, stats = generate(pair, *args)
-    monkeypatch.setattr(ChainDrafter, "chain", chain)
-    return out, stats, seen
 
 
 @pytest.mark.parametrize("concurrency", [1, 3])
@@ -192,8 +185,9 @@ def test_the_compiled_step_traces_whole_once_per_bucket(target, prompts, referen
         return step(self, inputs)
 
     monkeypatch.setattr(static_step, "CUDA_ONLY", ("graphs",))
-    monkeypatch.setattr(static_step.StaticRunner, "compile_options",
-                        {"backend": counting, "fullgraph": True, "dynamic": False})
+    monkeypatch.setattr(
+        static_step.StaticRunner, "compile_options", {"backend": counting, "fullgraph": True, "dynamic": False}
+    )
     monkeypatch.setattr(static_step.StaticRunner, "_compiled", seen)
     out, _ = generate(ModelPair(target, decode="compile"), prompts[:4], "none", 0, 3, 6)
     assert out == [r[:6] for r in reference[:4]]

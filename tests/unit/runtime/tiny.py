@@ -3,6 +3,8 @@ forward cannot flip) and prompt sets for the runtime tests."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
 torch.set_num_threads(1)  # tiny matmuls: thread hand-offs cost more than they save on a loaded box
@@ -17,9 +19,15 @@ def tiny_llama(seed: int, layers: int = 2, vocab: int = 96, hidden: int = 48, in
 
     torch.manual_seed(seed)
     config = LlamaConfig(
-        vocab_size=vocab, hidden_size=hidden, intermediate_size=2 * hidden, num_hidden_layers=layers,
-        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=context,
-        tie_word_embeddings=True, initializer_range=init,
+        vocab_size=vocab,
+        hidden_size=hidden,
+        intermediate_size=2 * hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=context,
+        tie_word_embeddings=True,
+        initializer_range=init,
     )
     return LlamaForCausalLM(config).to(torch.float64).eval()
 
@@ -58,9 +66,15 @@ def hf_greedy(model, prompts: list[list[int]], max_new: int) -> list[list[int]]:
     outs = []
     for p in prompts:
         ids = torch.tensor([p])
-        ids = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=max_new, do_sample=False,
-                             eos_token_id=None, pad_token_id=0)
-        outs.append(ids[0, len(p):].tolist())
+        ids = model.generate(
+            ids,
+            attention_mask=torch.ones_like(ids),
+            max_new_tokens=max_new,
+            do_sample=False,
+            eos_token_id=None,
+            pad_token_id=0,
+        )
+        outs.append(ids[0, len(p) :].tolist())
     return outs
 
 
@@ -74,3 +88,59 @@ def tiny_head(target, seed: int = 5):
     head = EagleHead(config, (0, 1)).to(target.dtype).eval()
     share_embeddings(head.body, target)
     return head
+
+
+def run_inflight(loop: Any, jobs: list[tuple[list[int], Any, int | None]]) -> list[list[Any]]:
+    """Submit every job (ids, RowSpec, K) to the in-flight loop from its own thread at once; the steps each one was
+    told about."""
+    import threading
+
+    from specdeploy.engines.reference.runtime.serving import Emitted, Request
+
+    seen: list[list[Emitted]] = [[] for _ in jobs]
+    done = [threading.Event() for _ in jobs]
+
+    def emit(i: int):  # type: ignore[no-untyped-def]
+        def record(step: Emitted) -> bool:
+            seen[i].append(step)
+            if step.finished:
+                done[i].set()
+            return False
+
+        return record
+
+    threads = [
+        threading.Thread(target=loop.submit, args=(Request(ids, spec, emit(i), print, k),))
+        for i, (ids, spec, k) in enumerate(jobs)
+    ]
+    for t in threads:
+        t.start()
+    for event in done:
+        assert event.wait(120)
+    return seen
+
+
+def greedy(budget: int, min_tokens: int = 0) -> Any:
+    """A greedy row of `budget` tokens (a RowSpec)."""
+    from specdeploy.engines.reference.runtime.engine import RowSpec
+
+    return RowSpec(budget, 0.0, torch.Generator(), min_tokens=min_tokens)
+
+
+def drafting(pair, monkeypatch, *args):
+    """generate(pair, *args) with a spy on ChainDrafter.chain: (outputs, stats, every chain of drafts proposed, in
+    order)."""
+    from specdeploy.engines.reference.runtime import generate
+    from specdeploy.engines.reference.runtime.drafters import ChainDrafter
+
+    seen, chain = [], ChainDrafter.chain
+
+    def spy(self, *a, **kw):
+        drafts = chain(self, *a, **kw)
+        seen.append(drafts[0])
+        return drafts
+
+    monkeypatch.setattr(ChainDrafter, "chain", spy)
+    out, stats = generate(pair, *args)
+    monkeypatch.setattr(ChainDrafter, "chain", chain)
+    return out, stats, seen

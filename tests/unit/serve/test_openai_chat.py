@@ -17,9 +17,11 @@ from tests.unit.serve.triton_double import inputs
 
 WORDS = ["<unk>", "<s>", "</s>", "system", "user", "assistant", "hello", "world", "is", "fast", "be", "brief"]
 # ChatML-like, in words the vocabulary knows; a BOS first, as Llama's templates write it
-TEMPLATE = ("{{ bos_token }}{% for m in messages %}{% if m['role'] == 'assistant' and loop.first %}"
-            "{{ raise_exception('Conversation must start with system or user') }}{% endif %}"
-            "{{ m['role'] }} {{ m['content'] }} </s> {% endfor %}{% if add_generation_prompt %}assistant{% endif %}")
+TEMPLATE = (
+    "{{ bos_token }}{% for m in messages %}{% if m['role'] == 'assistant' and loop.first %}"
+    "{{ raise_exception('Conversation must start with system or user') }}{% endif %}"
+    "{{ m['role'] }} {{ m['content'] }} </s> {% endfor %}{% if add_generation_prompt %}assistant{% endif %}"
+)
 REFERENCE_INPUTS = inputs("text_input", "max_tokens", "chat_template")
 
 
@@ -44,26 +46,34 @@ def refused(messages: Any) -> ApiError:
 
 
 def test_system_developer_and_turns_become_the_templates_conversation() -> None:
-    messages = [{"role": "developer", "content": "be brief"}, {"role": "user", "content": "hello", "name": "ann"},
-                {"role": "assistant", "content": [{"type": "text", "text": "world"}, {"type": "text", "text": "is"}]},
-                {"role": "user", "content": "fast"}]
-    assert conversation(messages) == [{"role": "system", "content": "be brief"},
-                                      {"role": "user", "content": "hello", "name": "ann"},
-                                      {"role": "assistant", "content": "world\nis"},
-                                      {"role": "user", "content": "fast"}]
+    messages = [
+        {"role": "developer", "content": "be brief"},
+        {"role": "user", "content": "hello", "name": "ann"},
+        {"role": "assistant", "content": [{"type": "text", "text": "world"}, {"type": "text", "text": "is"}]},
+        {"role": "user", "content": "fast"},
+    ]
+    assert conversation(messages) == [
+        {"role": "system", "content": "be brief"},
+        {"role": "user", "content": "hello", "name": "ann"},
+        {"role": "assistant", "content": "world\nis"},
+        {"role": "user", "content": "fast"},
+    ]
 
 
-@pytest.mark.parametrize(("messages", "param"), [
-    ([{"role": "tool", "content": "42", "tool_call_id": "x"}], "messages[0].role"),
-    ([{"role": "user", "content": "hi"}, {"role": "function", "content": "42"}], "messages[1].role"),
-    ([{"content": "hi"}], "messages[0].role"),
-    ([{"role": "assistant", "content": None, "tool_calls": [{"id": "x"}]}], "messages[0].tool_calls"),
-    ([{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}], "messages[0].content[0]"),
-    ([{"role": "user", "content": None}], "messages[0].content"),
-    ([{"role": "user", "content": "hi", "name": 5}], "messages[0].name"),
-    ([], "messages"),
-    ("hello", "messages"),
-])
+@pytest.mark.parametrize(
+    ("messages", "param"),
+    [
+        ([{"role": "tool", "content": "42", "tool_call_id": "x"}], "messages[0].role"),
+        ([{"role": "user", "content": "hi"}, {"role": "function", "content": "42"}], "messages[1].role"),
+        ([{"content": "hi"}], "messages[0].role"),
+        ([{"role": "assistant", "content": None, "tool_calls": [{"id": "x"}]}], "messages[0].tool_calls"),
+        ([{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}], "messages[0].content[0]"),
+        ([{"role": "user", "content": None}], "messages[0].content"),
+        ([{"role": "user", "content": "hi", "name": 5}], "messages[0].name"),
+        ([], "messages"),
+        ("hello", "messages"),
+    ],
+)
 def test_what_chat_refuses_is_named(messages: Any, param: str) -> None:
     error = refused(messages)
     assert error.param == param and error.body()["error"]["type"] == "invalid_request_error"
@@ -83,8 +93,13 @@ def test_rendered_text_encodes_to_the_templates_own_ids() -> None:
         render(tokenizer(False), [{"role": "assistant", "content": "hello"}])
 
 
-def served(tmp_path: Path, layout: str, names: dict[str, Input] = REFERENCE_INPUTS, template: str | None = TEMPLATE,
-           found: bool = True) -> Served:
+def served(
+    tmp_path: Path,
+    layout: str,
+    names: dict[str, Input] = REFERENCE_INPUTS,
+    template: str | None = TEMPLATE,
+    found: bool = True,
+) -> Served:
     tokenizer(False, template).save_pretrained(tmp_path / "tok")
     (tmp_path / "tok" / "config.json").write_text('{"model_type": "llama"}')  # a model folder, as the runtime wants
     return Served("127.0.0.1:1", "m", names, True, layout, TokenizerRef(str(tmp_path / "tok")) if found else None)
@@ -94,24 +109,37 @@ def prompt(where: Served, messages: list[dict[str, Any]]) -> tuple[str, bool, in
     return asyncio.run(chat_prompt(Templater(where), {"messages": messages}))
 
 
-TURNS = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hello"},
-         {"role": "assistant", "content": "world"}, {"role": "user", "content": "fast"}]
+TURNS = [
+    {"role": "system", "content": "be brief"},
+    {"role": "user", "content": "hello"},
+    {"role": "assistant", "content": "world"},
+    {"role": "user", "content": "fast"},
+]
 
 
 def test_every_layout_gets_the_rendered_conversation(tmp_path: Path) -> None:
     # reference: sent with chat_template false; engine, llmapi: text_input is tokenized as it is
-    for layout, names in (("reference", REFERENCE_INPUTS), ("engine", inputs("text_input")),
-                          ("llmapi", inputs("text_input"))):
+    for layout, names in (
+        ("reference", REFERENCE_INPUTS),
+        ("engine", inputs("text_input")),
+        ("llmapi", inputs("text_input")),
+    ):
         text, raw, count = prompt(served(tmp_path / layout, layout, names), TURNS)
-        assert (text, raw, count) == ("<s>system be brief </s> user hello </s> assistant world </s> user fast </s> "
-                                      "assistant", True, 15)
+        assert (text, raw, count) == (
+            "<s>system be brief </s> user hello </s> assistant world </s> user fast </s> assistant",
+            True,
+            15,
+        )
 
 
-@pytest.mark.parametrize(("kwargs", "why"), [
-    ({"names": inputs("text_input")}, "applies its own single-turn chat template"),
-    ({"found": False}, "no tokenizer was found"),
-    ({"template": None}, "has no chat template"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "why"),
+    [
+        ({"names": inputs("text_input")}, "applies its own single-turn chat template"),
+        ({"found": False}, "no tokenizer was found"),
+        ({"template": None}, "has no chat template"),
+    ],
+)
 def test_without_a_way_to_render_chat_is_one_user_message(tmp_path: Path, kwargs: dict[str, Any], why: str) -> None:
     where = served(tmp_path, "reference", **kwargs)
     assert prompt(where, [{"role": "user", "content": [{"type": "text", "text": "hello"}]}]) == ("hello", False, None)
@@ -126,8 +154,10 @@ def test_an_unloadable_tokenizer_leaves_chat_single_turn(tmp_path: Path) -> None
 
 
 def test_each_layout_names_its_tokenizer(tmp_path: Path) -> None:
-    configs = {"m": {"parameters": {"target_ref": {"string_value": "HuggingFaceTB/SmolLM2-135M-Instruct"}}},
-               "preprocessing": {"parameters": {"tokenizer_dir": {"string_value": "/models/tok"}}}}
+    configs = {
+        "m": {"parameters": {"target_ref": {"string_value": "HuggingFaceTB/SmolLM2-135M-Instruct"}}},
+        "preprocessing": {"parameters": {"tokenizer_dir": {"string_value": "/models/tok"}}},
+    }
     (tmp_path / "m" / "1").mkdir(parents=True)
     (tmp_path / "m" / "1" / "model.yaml").write_text("model: /ckpt\ntriton_config: {decoupled: true}\n")
     found = TokenizerRef("HuggingFaceTB/SmolLM2-135M-Instruct")
@@ -156,8 +186,13 @@ def test_a_pinned_hub_tokenizer_loads_at_its_revision(tmp_path: Path, monkeypatc
     for rev, word in (("a" * 40, "hello"), ("b" * 40, "world")):  # refs/main ends at the last one: b
         folder = tmp_path / rev
         tokenizer(False, TEMPLATE.replace("assistant{% endif %}", word + "{% endif %}")).save_pretrained(folder)
-        hub_cache_model(cache, "test-openai-chat/pinned", {"model_type": "llama"}, revision=rev,
-                        files={p.name: p.read_bytes() for p in folder.iterdir()})
+        hub_cache_model(
+            cache,
+            "test-openai-chat/pinned",
+            {"model_type": "llama"},
+            revision=rev,
+            files={p.name: p.read_bytes() for p in folder.iterdir()},
+        )
     (tmp_path / "m" / "1").mkdir(parents=True)
     (tmp_path / "m" / "1" / "model.yaml").write_text(f"model: test-openai-chat/pinned\nrevision: {'a' * 40}\n")
     ref = tokenizer_of(tmp_path, "llmapi", "m", {}.__getitem__)

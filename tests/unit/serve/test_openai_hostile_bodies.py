@@ -15,8 +15,9 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from specdeploy.serve.openai_frontend import Served
 from specdeploy.serve.openai_routes import routes
-from tests.unit.serve.test_openai_request_shapes import INPUTS, one_event
-from tests.unit.serve.triton_double import triton_double
+from tests.unit.serve.triton_double import inputs, one_event, triton_double
+
+INPUTS = inputs("text_input", "max_tokens", "stream", "chat_template", "exclude_input_in_output")
 
 
 async def post(path: str, body: bytes) -> tuple[int, dict[str, Any]]:
@@ -27,29 +28,45 @@ async def post(path: str, body: bytes) -> tuple[int, dict[str, Any]]:
             return reply.status, json.loads(await reply.text())
 
 
-@pytest.mark.parametrize(("path", "body", "message"), [
-    ("/v1/chat/completions", json.dumps({"messages": [{"role": "user", "content": "\ud800"}]}).encode(),
-     "the request body: a string holds \\ud800, a lone surrogate: not Unicode text (line 1)"),
-    ("/v1/completions", json.dumps({"prompt": "\ud800x"}).encode(),
-     "the request body: a string holds \\ud800, a lone surrogate: not Unicode text (line 1)"),
-    ("/v1/completions", b"[" * 100_000 + b"]" * 100_000,
-     "the request body: nested deeper than 64 levels (line 1)"),
-], ids=["chat-surrogate", "completion-surrogate", "deep"])
+@pytest.mark.parametrize(
+    ("path", "body", "message"),
+    [
+        (
+            "/v1/chat/completions",
+            json.dumps({"messages": [{"role": "user", "content": "\ud800"}]}).encode(),
+            "the request body: a string holds \\ud800, a lone surrogate: not Unicode text (line 1)",
+        ),
+        (
+            "/v1/completions",
+            json.dumps({"prompt": "\ud800x"}).encode(),
+            "the request body: a string holds \\ud800, a lone surrogate: not Unicode text (line 1)",
+        ),
+        ("/v1/completions", b"[" * 100_000 + b"]" * 100_000, "the request body: nested deeper than 64 levels (line 1)"),
+    ],
+    ids=["chat-surrogate", "completion-surrogate", "deep"],
+)
 def test_a_body_that_is_not_json_text_is_a_400(path: str, body: bytes, message: str) -> None:
     status, reply = asyncio.run(post(path, body))
-    assert status == 400 and reply["error"] == {"message": message, "type": "invalid_request_error", "param": None,
-                                                "code": None}
+    assert status == 400 and reply["error"] == {
+        "message": message,
+        "type": "invalid_request_error",
+        "param": None,
+        "code": None,
+    }
 
 
-@pytest.mark.parametrize(("field", "value", "message"), [
-    ("max_tokens", [4], "max_tokens must be an integer, not [4]"),
-    ("max_tokens", True, "max_tokens must be an integer, not true"),
-    ("max_tokens", 4.0, "max_tokens must be an integer, not 4.0"),
-    ("temperature", "0.5", 'temperature must be a number, not "0.5"'),
-    ("stream", "false", 'stream must be true or false, not "false"'),
-    ("stream", 0, "stream must be true or false, not 0"),
-    ("stop", [1], "stop must be a string or a list of strings"),
-])
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("max_tokens", [4], "max_tokens must be an integer, not [4]"),
+        ("max_tokens", True, "max_tokens must be an integer, not true"),
+        ("max_tokens", 4.0, "max_tokens must be an integer, not 4.0"),
+        ("temperature", "0.5", 'temperature must be a number, not "0.5"'),
+        ("stream", "false", 'stream must be true or false, not "false"'),
+        ("stream", 0, "stream must be true or false, not 0"),
+        ("stop", [1], "stop must be a string or a list of strings"),
+    ],
+)
 def test_a_parameter_of_the_wrong_type_is_a_400(field: str, value: Any, message: str) -> None:
     status, reply = asyncio.run(post("/v1/completions", json.dumps({"prompt": "hi", field: value}).encode()))
     assert status == 400 and reply["error"]["message"] == message and reply["error"]["param"] == field
@@ -67,8 +84,10 @@ def test_a_stalled_body_is_answered_408() -> None:
             app = routes(Served(address, "m", INPUTS, decoupled=True), body_timeout_s=0.5)
             async with TestServer(app) as server:
                 reader, writer = await asyncio.open_connection(server.host, server.port)
-                writer.write(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                             b"Content-Length: 100\r\n\r\n{\"prompt\": ")  # and then nothing more
+                writer.write(
+                    b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                    b'Content-Length: 100\r\n\r\n{"prompt": '
+                )  # and then nothing more
                 await writer.drain()
                 try:
                     return await asyncio.wait_for(reader.read(), 60)  # the test's own bound, never reached

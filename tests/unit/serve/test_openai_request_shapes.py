@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -22,7 +21,8 @@ from specdeploy.serve.openai_frontend import ApiError, Served
 from specdeploy.serve.openai_request import triton_body
 from specdeploy.serve.openai_routes import routes
 from specdeploy.serve.openai_server import Frontend
-from tests.unit.serve.triton_double import Answer, inputs, response, triton_double
+from tests.helpers import closed_port
+from tests.unit.serve.triton_double import Answer, inputs, one_event, response, triton_double
 
 INPUTS = inputs("text_input", "max_tokens", "stream", "chat_template", "exclude_input_in_output")
 SERVED = Served("127.0.0.1:1", "m", INPUTS, decoupled=True)
@@ -33,16 +33,13 @@ def test_null_fields_are_fields_not_given() -> None:
     assert triton_body(SERVED, body, "hi", True)[0]["max_tokens"] == 4
 
 
-@pytest.mark.parametrize(("body", "param"), [({"logprobs": 0}, "logprobs"), ({"n": True}, "n"),
-                                             ({"logit_bias": {"1": 2}}, "logit_bias")])
+@pytest.mark.parametrize(
+    ("body", "param"), [({"logprobs": 0}, "logprobs"), ({"n": True}, "n"), ({"logit_bias": {"1": 2}}, "logit_bias")]
+)
 def test_non_neutral_values_are_refused(body: dict[str, Any], param: str) -> None:
     with pytest.raises(ApiError) as refused:
         triton_body(SERVED, body, "hi", True)
     assert refused.value.status == 400 and refused.value.param == param
-
-
-async def one_event(_request: Any, _context: Any) -> AsyncIterator[Any]:
-    yield response("ok", [5], "length")
 
 
 async def ask(body: dict[str, Any], address: str | None = None, answer: Answer = one_event) -> tuple[int, str, str]:
@@ -53,9 +50,14 @@ async def ask(body: dict[str, Any], address: str | None = None, answer: Answer =
             return reply.status, reply.content_type, await reply.text()
 
 
-@pytest.mark.parametrize("body", [{"stream": True, "stream_options": True},
-                                  {"stream": True, "stream_options": {"include_usage": "yes"}},
-                                  {"stream": False, "stream_options": {"include_usage": True}}])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"stream": True, "stream_options": True},
+        {"stream": True, "stream_options": {"include_usage": "yes"}},
+        {"stream": False, "stream_options": {"include_usage": True}},
+    ],
+)
 def test_bad_stream_options_are_a_400(body: dict[str, Any]) -> None:
     status, kind, text = asyncio.run(ask(body))
     assert (status, kind) == (400, "application/json"), text
@@ -66,12 +68,6 @@ def test_stream_options_include_usage_still_adds_the_usage_chunk() -> None:
     status, _, text = asyncio.run(ask({"stream": True, "stream_options": {"include_usage": True}}))
     chunks = [json.loads(line[6:]) for line in text.splitlines() if line.startswith("data: {")]
     assert status == 200 and chunks[-1]["usage"]["completion_tokens"] == 1 and text.endswith("data: [DONE]\n\n")
-
-
-def closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.mark.parametrize("stream", [False, True])
@@ -108,7 +104,8 @@ def test_a_stream_triton_breaks_off_is_a_server_error() -> None:
 
 
 def test_a_client_leaving_mid_stream_closes_the_triton_stream_without_an_error(
-        caplog: pytest.LogCaptureFixture) -> None:
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     """The real Frontend. Before: Triton's stream stayed open after the client left (until the garbage collector
     found it) and every disconnect logged 'Error handling request' with a traceback."""
     dropped = asyncio.Event()
@@ -152,6 +149,7 @@ async def garbled_response(_request: Any, _context: Any) -> AsyncIterator[Any]:
 
 def test_a_garbled_triton_event_and_an_endpoint_bug_are_json_errors(monkeypatch: pytest.MonkeyPatch) -> None:
     """Before: both were aiohttp's plain-text '500 Internal Server Error', which OpenAI clients cannot read."""
+
     async def run() -> list[tuple[int, str, dict[str, Any]]]:
         async with triton_double(garbled_response) as address:
             served = Served(address, "m", INPUTS, decoupled=True)

@@ -19,20 +19,22 @@ from aiohttp.test_utils import TestClient, TestServer
 from specdeploy.serve.openai_frontend import Served
 from specdeploy.serve.openai_routes import routes
 from specdeploy.serve.openai_server import Frontend
-from tests.unit.serve.test_openai_request_shapes import closed_port
+from tests.helpers import closed_port
 from tests.unit.serve.triton_double import Answer, TritonError, inputs, response, triton_double
 
 INPUTS = inputs("text_input", "max_tokens", "chat_template", "exclude_input_in_output")
 
 
-async def ask(answer: Answer, chat: bool = False, decoupled: bool = False,
-              address: str | None = None) -> tuple[int, dict[str, Any]]:
+async def ask(
+    answer: Answer, chat: bool = False, decoupled: bool = False, address: str | None = None
+) -> tuple[int, dict[str, Any]]:
     async with triton_double(answer) as double:
         served = Served(address or double, "m", INPUTS, decoupled=decoupled)
         async with TestClient(TestServer(routes(served))) as client:
             if chat:
-                reply = await client.post("/v1/chat/completions",
-                                          json={"messages": [{"role": "user", "content": "hi"}], "max_tokens": 4})
+                reply = await client.post(
+                    "/v1/chat/completions", json={"messages": [{"role": "user", "content": "hi"}], "max_tokens": 4}
+                )
             else:
                 reply = await client.post("/v1/completions", json={"prompt": "hi", "max_tokens": 4})
             return reply.status, await reply.json()
@@ -46,8 +48,9 @@ def failing(code: grpc.StatusCode, message: str) -> Answer:
     return fail
 
 
-@pytest.mark.parametrize("code", [grpc.StatusCode.INTERNAL, grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.NOT_FOUND,
-                                  grpc.StatusCode.UNKNOWN])
+@pytest.mark.parametrize(
+    "code", [grpc.StatusCode.INTERNAL, grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.NOT_FOUND, grpc.StatusCode.UNKNOWN]
+)
 def test_a_model_failure_is_a_502_server_error_with_tritons_message(code: grpc.StatusCode) -> None:
     status, body = asyncio.run(ask(failing(code, "CUDA out of memory in the model")))
     assert status == 502, body

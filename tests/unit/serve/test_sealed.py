@@ -5,23 +5,14 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 
 from specdeploy.errors import StepFailed, UsageError
 from specdeploy.serve.sealed import gate, seal
-from tests.unit.execute.test_verify import built  # noqa: F401 - the module's built artifact, a fixture
 
 MODELS = ("tensorrt_llm",)  # the llmapi layout the tiny build renders
-
-
-@pytest.fixture
-def art(built: Path, tmp_path: Path) -> Path:  # noqa: F811
-    copy = tmp_path / "tiny"
-    shutil.copytree(built, copy, symlinks=True)
-    return copy
 
 
 def test_a_verified_artifact_is_copied_file_by_file(art: Path, tmp_path: Path) -> None:

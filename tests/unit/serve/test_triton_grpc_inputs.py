@@ -19,16 +19,33 @@ from specdeploy.serve.triton_grpc import tensor
 from tests.unit.serve.triton_double import inputs, response, triton_double, values
 
 
-@pytest.mark.parametrize(("shape", "value", "expected"), [
-    ((1,), "hi", [1]), ((-1, 1), "hi", [1, 1]), ((-1,), ["a", "b"], [2]), ((-1, -1), ["a", "b"], [1, 2]),
-    ((-1,), [], [0]),
-])
+@pytest.mark.parametrize(
+    ("shape", "value", "expected"),
+    [
+        ((1,), "hi", [1]),
+        ((-1, 1), "hi", [1, 1]),
+        ((-1,), ["a", "b"], [2]),
+        ((-1, -1), ["a", "b"], [1, 2]),
+        ((-1,), [], [0]),
+    ],
+)
 def test_shapes_are_filled_as_generate_filled_them(shape: tuple[int, ...], value: Any, expected: list[int]) -> None:
     assert tensor("stop_words", Input("BYTES", shape), value).shape() == expected
 
 
-@pytest.mark.parametrize(("datatype", "value"), [("INT32", 1.5), ("INT32", True), ("INT32", "4"), ("INT32", 2**31),
-                                                 ("UINT64", -1), ("BOOL", 1), ("FP32", "0.5"), ("BYTES", 3)])
+@pytest.mark.parametrize(
+    ("datatype", "value"),
+    [
+        ("INT32", 1.5),
+        ("INT32", True),
+        ("INT32", "4"),
+        ("INT32", 2**31),
+        ("UINT64", -1),
+        ("BOOL", 1),
+        ("FP32", "0.5"),
+        ("BYTES", 3),
+    ],
+)
 def test_a_value_the_datatype_cannot_hold_is_a_400(datatype: str, value: Any) -> None:
     with pytest.raises(ApiError) as refused:
         tensor("x", Input(datatype, (1,)), value)
@@ -45,16 +62,30 @@ def test_the_request_reaching_triton() -> None:
         yield response("ok", [5], "length")
 
     async def run() -> int:
-        names = {**inputs("max_tokens", "stop_words", "temperature", "seed", "chat_template",
-                          "exclude_input_in_output"), "text_input": Input("BYTES", (-1, 1))}  # batching: [batch, 1]
-        async with triton_double(record) as address, TestClient(TestServer(routes(Served(address, "m", names,
-                                                                                          True)))) as client:
-            reply = await client.post("/v1/completions", json={"prompt": "hi", "max_tokens": 4, "stop": ["a", "b"],
-                                                               "temperature": 0, "seed": 7})
+        names = {
+            **inputs("max_tokens", "stop_words", "temperature", "seed", "chat_template", "exclude_input_in_output"),
+            "text_input": Input("BYTES", (-1, 1)),
+        }  # batching: [batch, 1]
+        async with (
+            triton_double(record) as address,
+            TestClient(TestServer(routes(Served(address, "m", names, True)))) as client,
+        ):
+            reply = await client.post(
+                "/v1/completions",
+                json={"prompt": "hi", "max_tokens": 4, "stop": ["a", "b"], "temperature": 0, "seed": 7},
+            )
             return reply.status
 
     assert asyncio.run(run()) == 200
-    assert seen == [{"model": "m", "text_input": ("BYTES", [1, 1], ["hi"]), "max_tokens": ("INT32", [1], [4]),
-                     "stop_words": ("BYTES", [2], ["a", "b"]), "temperature": ("FP32", [1], [0.0]),
-                     "seed": ("UINT64", [1], [7]), "exclude_input_in_output": ("BOOL", [1], [True]),
-                     "chat_template": ("BOOL", [1], [False])}]
+    assert seen == [
+        {
+            "model": "m",
+            "text_input": ("BYTES", [1, 1], ["hi"]),
+            "max_tokens": ("INT32", [1], [4]),
+            "stop_words": ("BYTES", [2], ["a", "b"]),
+            "temperature": ("FP32", [1], [0.0]),
+            "seed": ("UINT64", [1], [7]),
+            "exclude_input_in_output": ("BOOL", [1], [True]),
+            "chat_template": ("BOOL", [1], [False]),
+        }
+    ]

@@ -31,8 +31,9 @@ async def ask(answer: Answer, body: dict[str, Any], decoupled: bool, ready: bool
 
 
 @pytest.mark.parametrize("decoupled", [False, True])
-def test_a_silent_triton_is_a_504_and_its_request_is_cancelled(decoupled: bool,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_silent_triton_is_a_504_and_its_request_is_cancelled(
+    decoupled: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(triton_grpc, "IDLE_S", 0.5)
     cancelled: list[bool] = []
 
@@ -65,12 +66,20 @@ def test_a_stream_error_from_a_model_that_is_not_ready_is_a_502() -> None:
     assert (status, body["error"]["type"]) == (400, "invalid_request_error")
 
 
-@pytest.mark.parametrize(("body", "said"), [
-    ({"prompt": "\ud800 hi"}, "the request body: a string holds \\ud800, a lone surrogate: not Unicode text (line 1)"),
-    ({"prompt": "hi", "temperature": float("nan")},
-     "the request body: not valid JSON: NaN is not a JSON number (RFC 8259 allows finite numbers only) (line 1)"),
-    ({"prompt": "hi", "temperature": 1e39}, "input temperature (FP32) cannot take 1e+39"),
-])
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        (
+            {"prompt": "\ud800 hi"},
+            "the request body: a string holds \\ud800, a lone surrogate: not Unicode text (line 1)",
+        ),
+        (
+            {"prompt": "hi", "temperature": float("nan")},
+            "the request body: not valid JSON: NaN is not a JSON number (RFC 8259 allows finite numbers only) (line 1)",
+        ),
+        ({"prompt": "hi", "temperature": 1e39}, "input temperature (FP32) cannot take 1e+39"),
+    ],
+)
 def test_text_and_numbers_triton_could_not_take_are_a_400(body: dict[str, Any], said: str) -> None:
     async def never(_request: Any, _context: Any) -> AsyncIterator[Any]:
         raise AssertionError("nothing should reach Triton")

@@ -18,10 +18,18 @@ from tritonclient.utils import serialize_byte_tensor
 
 from specdeploy.serve.openai_frontend import Input
 
-REFERENCE = {"text_input": Input("BYTES", (1,)), "max_tokens": Input("INT32", (1,)), "stream": Input("BOOL", (1,)),
-             "chat_template": Input("BOOL", (1,)), "exclude_input_in_output": Input("BOOL", (1,)),
-             "stop_words": Input("BYTES", (-1,)), "temperature": Input("FP32", (1,)), "top_p": Input("FP32", (1,)),
-             "seed": Input("UINT64", (1,)), "min_tokens": Input("INT32", (1,))}
+REFERENCE = {
+    "text_input": Input("BYTES", (1,)),
+    "max_tokens": Input("INT32", (1,)),
+    "stream": Input("BOOL", (1,)),
+    "chat_template": Input("BOOL", (1,)),
+    "exclude_input_in_output": Input("BOOL", (1,)),
+    "stop_words": Input("BYTES", (-1,)),
+    "temperature": Input("FP32", (1,)),
+    "top_p": Input("FP32", (1,)),
+    "seed": Input("UINT64", (1,)),
+    "min_tokens": Input("INT32", (1,)),
+}
 Answer = Callable[[Any, Any], AsyncIterator[Any]]
 
 
@@ -80,14 +88,17 @@ def response(text: str, ids: list[int], finish: str = "") -> Any:
     """One response of the reference model's shape: text_output, output_ids, finish_reason."""
     out = service_pb2.ModelStreamInferResponse()
     infer = out.infer_response
-    for name, datatype, array in (("text_output", "BYTES", np.array([text.encode()], dtype=np.object_)),
-                                  ("output_ids", "INT32", np.array(ids, dtype=np.int32)),
-                                  ("finish_reason", "BYTES", np.array([finish.encode()], dtype=np.object_))):
+    for name, datatype, array in (
+        ("text_output", "BYTES", np.array([text.encode()], dtype=np.object_)),
+        ("output_ids", "INT32", np.array(ids, dtype=np.int32)),
+        ("finish_reason", "BYTES", np.array([finish.encode()], dtype=np.object_)),
+    ):
         tensor = infer.outputs.add()
         tensor.name, tensor.datatype = name, datatype
         tensor.shape.extend(array.shape)
-        infer.raw_output_contents.append(serialize_byte_tensor(array).item() if datatype == "BYTES"
-                                         else array.tobytes())
+        infer.raw_output_contents.append(
+            serialize_byte_tensor(array).item() if datatype == "BYTES" else array.tobytes()
+        )
     return out
 
 
@@ -99,8 +110,8 @@ def values(request: Any) -> dict[str, Any]:
             items, data = [], raw
             while data:
                 size = int.from_bytes(data[:4], "little")
-                items.append(data[4:4 + size].decode())
-                data = data[4 + size:]
+                items.append(data[4 : 4 + size].decode())
+                data = data[4 + size :]
         else:
             dtype = {"BOOL": np.bool_, "INT32": np.int32, "FP32": np.float32, "UINT64": np.uint64}[tensor.datatype]
             items = np.frombuffer(raw, dtype=dtype).tolist()
@@ -108,3 +119,8 @@ def values(request: Any) -> dict[str, Any]:
     for name, parameter in request.parameters.items():
         out[name] = parameter.string_param or parameter.int64_param or parameter.bool_param
     return out
+
+
+async def one_event(_request: Any, _context: Any) -> AsyncIterator[Any]:
+    """An answer of one response: "ok", token 5, finished by length."""
+    yield response("ok", [5], "length")

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from specdeploy.api import load_and_resolve
-from specdeploy.resolve.resolver import Resolved
+from specdeploy.resolve.resolved import Resolved
 from tests.helpers import write_profile
 
 

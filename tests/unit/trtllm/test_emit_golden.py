@@ -3,7 +3,6 @@ key and flag checked against that version's contract table. `pytest --update-gol
 
 from __future__ import annotations
 
-import difflib
 import json
 from pathlib import Path
 from typing import Any
@@ -15,26 +14,17 @@ from specdeploy.engines.trtllm.commands import bench_argv, serve_argv
 from specdeploy.engines.trtllm.llm_api import llm_api_options
 from specdeploy.engines.trtllm.tables import check_argv, check_llm_api_options, table_for
 from specdeploy.plan.planner import make_plan
+from tests.helpers import match_golden_file
 from tests.unit.trtllm.cases import ENGINE, PYTORCH
 
 GOLDEN = Path(__file__).resolve().parents[2] / "golden" / "emit"
 
 
-def _compare(path: Path, text: str, update: bool) -> None:
-    if update:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        return
-    assert path.is_file(), f"missing golden file {path}: run pytest --update-golden"
-    expected = path.read_text()
-    diff = "".join(difflib.unified_diff(expected.splitlines(True), text.splitlines(True), str(path), "emitted"))
-    assert text == expected, f"emitted output differs from the golden file:\n{diff}"
-
-
 def _emitted(resolved: Any) -> tuple[dict[str, Any], dict[str, list[str]]]:
     spec = resolved.profile.speculative
-    options = llm_api_options(resolved, draft_len=resolved.draft_len, schedule=spec.schedule,
-                              max_concurrency=spec.max_concurrency)
+    options = llm_api_options(
+        resolved, draft_len=resolved.draft_len, schedule=spec.schedule, max_concurrency=spec.max_concurrency
+    )
     model = resolved.profile.target.model
     return options, {"serve": serve_argv(resolved, model), "bench": bench_argv(resolved, model)}
 
@@ -47,8 +37,8 @@ def test_pytorch_emission_matches_golden_and_table(name: str, resolve_case: Any,
     assert check_llm_api_options(options, table) == []
     for argv in argvs.values():
         assert check_argv(argv, table) == []
-    _compare(GOLDEN / name / "llm_api_options.yaml", yaml.safe_dump(options, sort_keys=False), update_golden)
-    _compare(GOLDEN / name / "commands.json", json.dumps(argvs, indent=1) + "\n", update_golden)
+    match_golden_file(GOLDEN / name / "llm_api_options.yaml", yaml.safe_dump(options, sort_keys=False), update_golden)
+    match_golden_file(GOLDEN / name / "commands.json", json.dumps(argvs, indent=1) + "\n", update_golden)
 
 
 @pytest.mark.parametrize("name", sorted(ENGINE))
@@ -63,7 +53,7 @@ def test_engine_steps_match_golden_and_table(name: str, resolve_case: Any, updat
     engine = resolved.profile.runtime.backend
     serve = serve_argv(resolved, resolved.profile.target.model, engine_dir="engines/engine.target-x")
     assert engine == "tensorrt" and check_argv(serve, table) == []
-    _compare(GOLDEN / name / "steps.json", json.dumps(argv_steps, indent=1) + "\n", update_golden)
+    match_golden_file(GOLDEN / name / "steps.json", json.dumps(argv_steps, indent=1) + "\n", update_golden)
 
 
 def test_every_shipped_profile_emits_only_table_names() -> None:
@@ -96,4 +86,4 @@ def test_serve_script_matches_golden_and_parses(resolve_case: Any, update_golden
     script = serve_script(serve_argv(resolved, TARGET), target)
     (tmp_path / "serve.sh").write_text(script)
     assert subprocess.run(["sh", "-n", str(tmp_path / "serve.sh")], capture_output=True).returncode == 0
-    _compare(GOLDEN / "pytorch-1.2.1-eagle3" / "serve.sh", script, update_golden)
+    match_golden_file(GOLDEN / "pytorch-1.2.1-eagle3" / "serve.sh", script, update_golden)

@@ -29,8 +29,9 @@ def test_redrafter_converter_arguments(resolve_case: Any) -> None:
     with_pp = [*argv, "--pp_size", "1"]
     assert check_argv(with_pp, T12) == [f"{REDRAFTER}: unknown option --pp_size"]
     i = argv.index("--base_model_checkpoint_dir")
-    assert check_argv(argv[:i] + argv[i + 2:], T12) == [f"{REDRAFTER}: required option --base_model_checkpoint_dir "
-                                                        "missing"]
+    assert check_argv(argv[:i] + argv[i + 2 :], T12) == [
+        f"{REDRAFTER}: required option --base_model_checkpoint_dir missing"
+    ]
 
 
 def test_redrafter_refuses_pipeline_parallel_at_validate(resolve_case: Any) -> None:
@@ -47,11 +48,11 @@ def test_spec_converters_resolve_dtype_auto_from_the_config(resolve_case: Any) -
     convert = steps["convert.target"]
     assert convert[convert.index("--dtype") + 1] == "float16"  # vicuna-7b-v1.3 config.json torch_dtype
     assert check_argv(convert, T12) == []
-    bad = [*convert[:convert.index("--dtype")], "--dtype", "auto", *convert[convert.index("--dtype") + 2:]]
-    assert check_argv(bad, T12) == ["examples/medusa/convert_checkpoint.py: --dtype 'auto' not in "
-                                    "['float32', 'bfloat16', 'float16']"]
+    bad = [*convert[: convert.index("--dtype")], "--dtype", "auto", *convert[convert.index("--dtype") + 2 :]]
+    assert check_argv(bad, T12) == [
+        "examples/medusa/convert_checkpoint.py: --dtype 'auto' not in ['float32', 'bfloat16', 'float16']"
+    ]
 
 
 def test_serve_needs_its_model() -> None:
-    assert check_argv(["trtllm-serve", "--port", "8000"], T12) == ["trtllm-serve: missing positional argument "
-                                                                    "'model'"]
+    assert check_argv(["trtllm-serve", "--port", "8000"], T12) == ["trtllm-serve: missing positional argument 'model'"]

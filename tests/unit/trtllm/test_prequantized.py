@@ -18,12 +18,13 @@ SHIPPED = Path(__file__).resolve().parents[3] / "profiles" / "h100" / "h100-draf
 
 
 def _fp8_pair(model: str, quantization: str = "fp8") -> dict[str, Any]:
-    return {"target": {"model": model, "quantization": quantization},
-            "hardware": {"gpu": "h100-sxm", "count": 2, "tensor_parallel": 2},
-            "runtime": {"trtllm_version": "1.2.1", "backend": "pytorch"},
-            "speculative": {"mechanism": "draft_target", "draft_len": 4,
-                            "draft_model": "meta-llama/Llama-3.2-1B-Instruct"},
-            "serving": {"max_batch_size": 32, "max_seq_len": 8192}}
+    return {
+        "target": {"model": model, "quantization": quantization},
+        "hardware": {"gpu": "h100-sxm", "count": 2, "tensor_parallel": 2},
+        "runtime": {"trtllm_version": "1.2.1", "backend": "pytorch"},
+        "speculative": {"mechanism": "draft_target", "draft_len": 4, "draft_model": "meta-llama/Llama-3.2-1B-Instruct"},
+        "serving": {"max_batch_size": 32, "max_seq_len": 8192},
+    }
 
 
 def test_pytorch_backend_refuses_fp8_of_an_unquantized_checkpoint(resolve_case: Any) -> None:
@@ -45,9 +46,17 @@ def test_a_quantized_folder_named_unquantized_is_refused(resolve_case: Any, tmp_
     """A Model-Optimizer export that says so only in hf_quant_config.json is still an FP8 checkpoint."""
     folder = tmp_path / "llama-fp8"
     folder.mkdir()
-    config = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 2048,
-              "intermediate_size": 8192, "num_attention_heads": 32, "num_hidden_layers": 16,
-              "num_key_value_heads": 8, "vocab_size": 128256, "torch_dtype": "bfloat16"}
+    config = {
+        "architectures": ["LlamaForCausalLM"],
+        "model_type": "llama",
+        "hidden_size": 2048,
+        "intermediate_size": 8192,
+        "num_attention_heads": 32,
+        "num_hidden_layers": 16,
+        "num_key_value_heads": 8,
+        "vocab_size": 128256,
+        "torch_dtype": "bfloat16",
+    }
     (folder / "config.json").write_text(json.dumps(config))
     (folder / "hf_quant_config.json").write_text(json.dumps({"quantization": {"quant_algo": "FP8"}}))
     data = {**_fp8_pair(str(folder), "none"), "speculative": {"mechanism": "none"}}

@@ -17,23 +17,37 @@ from refresh_trtllm_tables import diff  # noqa: E402
 
 def _tool(*args: str, pythonpath: list[Path]) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(map(str, pythonpath)), "FAKE_TENSORRT_LLM_VERSION": "1.3.0"}
-    return subprocess.run([sys.executable, str(ROOT / "tools" / "refresh_trtllm_tables.py"), *args],
-                          capture_output=True, text=True, env=env, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "refresh_trtllm_tables.py"), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
 
 
 def test_diff_names_types_and_defaults() -> None:
     entry = {"fields": {"a": {"type": "int"}}}
-    table = {"llm_args": {"same": {"type": "path"}, "gone": {"type": "int"}, "alias": {"type": "str", "alias_of": "x"}},
-             "decoding_base": {"decoding_type": {"type": "str"}}, "nested": {},
-             "decoding": {"Eagle3": entry, "Old": entry}}
-    installed = {"llm_args": {"same": {"type": "str"}, "new": {"type": "bool"}}, "decoding_base": {}, "nested": {},
-                 "decoding": {"Eagle3": {"fields": {"a": {"type": "float"}}}, "Draft_Target": {"fields": {}}}}
+    table = {
+        "llm_args": {"same": {"type": "path"}, "gone": {"type": "int"}, "alias": {"type": "str", "alias_of": "x"}},
+        "decoding_base": {"decoding_type": {"type": "str"}},
+        "nested": {},
+        "decoding": {"Eagle3": entry, "Old": entry},
+    }
+    installed = {
+        "llm_args": {"same": {"type": "str"}, "new": {"type": "bool"}},
+        "decoding_base": {},
+        "nested": {},
+        "decoding": {"Eagle3": {"fields": {"a": {"type": "float"}}}, "Draft_Target": {"fields": {}}},
+    }
     assert diff(installed, table) == [
         "+ llm_args.new (bool): in the installed class, not in the table",
         "- llm_args.gone: in the table, not in the installed class",
         "+ decoding.Draft_Target: decoding_type installed, not in the table",
         "- decoding.Old: decoding_type in the table, not installed",
-        "~ decoding.Eagle3.a: type int in the table, float installed"]
+        "~ decoding.Eagle3.a: type int in the table, float installed",
+    ]
 
 
 def test_tool_reports_the_installed_double_against_its_range() -> None:

@@ -16,7 +16,7 @@ import yaml
 from specdeploy.engines.trtllm.llm_api import llm_api_options
 from specdeploy.engines.trtllm.selfcheck import Installed, require_pinned, validate_options
 from specdeploy.errors import UsageError
-from tests.helpers import write_profile
+from tests.helpers import tiny_llama_profile, write_profile
 from tests.unit.trtllm.cases import PYTORCH
 
 DOUBLE = Path(__file__).resolve().parents[2] / "fixtures" / "installed_trtllm"
@@ -37,8 +37,15 @@ def _cli(*args: str, version: str | None, cwd: Path) -> subprocess.CompletedProc
         env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "plugins")])
     else:
         env["FAKE_TENSORRT_LLM_VERSION"] = version
-    return subprocess.run([sys.executable, "-m", "specdeploy", *args], capture_output=True, text=True, env=env,
-                          cwd=cwd, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "specdeploy", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=120,
+        check=False,
+    )
 
 
 @pytest.mark.usefixtures("double")
@@ -89,7 +96,8 @@ def _unimportable_install(root: Path, version: str) -> Path:
     `import tensorrt_llm` fails the way the real one does without libcuda."""
     (root / "tensorrt_llm").mkdir(parents=True)
     (root / "tensorrt_llm" / "__init__.py").write_text(
-        "raise ImportError('libcuda.so.1: cannot open shared object file: No such file or directory')\n")
+        "raise ImportError('libcuda.so.1: cannot open shared object file: No such file or directory')\n"
+    )
     info = root / f"tensorrt_llm-{version}.dist-info"
     info.mkdir()
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: tensorrt_llm\nVersion: {version}\n")
@@ -99,24 +107,34 @@ def _unimportable_install(root: Path, version: str) -> Path:
 def test_an_install_that_cannot_be_imported_here_does_not_fail_the_build(tmp_path: Path) -> None:
     """CI without a GPU: the pin is checked from the wheel's metadata (as doctor reads it), and the emitted
     YAML, which cannot be checked here, is written with a warning instead of failing the build (exit 1)."""
-    from tests.functional.test_build import _profile
-
     install = _unimportable_install(tmp_path / "site", "1.3.0")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(install), str(ROOT), str(ROOT / "plugins")])}
-    profile = _profile(tmp_path, runtime={"trtllm_version": "1.3.0", "backend": "pytorch"})
-    argv = [sys.executable, "-m", "specdeploy", "build", str(profile), "--out", str(tmp_path / "out"), "--only",
-            "fetch", "--only", "emit"]
+    profile = tiny_llama_profile(tmp_path, runtime={"trtllm_version": "1.3.0", "backend": "pytorch"})
+    argv = [
+        sys.executable,
+        "-m",
+        "specdeploy",
+        "build",
+        str(profile),
+        "--out",
+        str(tmp_path / "out"),
+        "--only",
+        "fetch",
+        "--only",
+        "emit",
+    ]
     done = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     assert "not checked against the installed TensorRT-LLM" in done.stderr
     assert (tmp_path / "out" / "tiny" / "llm_api_options.yaml").is_file()
-    _profile(tmp_path, runtime={"trtllm_version": "1.3.0rc23", "backend": "pytorch"})  # same file, other pin
+    tiny_llama_profile(tmp_path, runtime={"trtllm_version": "1.3.0rc23", "backend": "pytorch"})  # same file, other pin
     refused = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120, check=False)
     assert refused.returncode == 2 and "pins TensorRT-LLM 1.3.0rc23, but 1.3.0 is installed" in refused.stderr
 
 
-def test_an_import_that_hangs_is_a_failed_check_not_an_internal_error(tmp_path: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_import_that_hangs_is_a_failed_check_not_an_internal_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`import tensorrt_llm` can hang (MPI init): past the timeout it is StepFailed, which emit turns into a
     warning, never subprocess.TimeoutExpired (an internal error, exit 3)."""
     from specdeploy.engines.trtllm import selfcheck

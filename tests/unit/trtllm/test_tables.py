@@ -20,8 +20,10 @@ def test_every_line_has_a_table() -> None:
 
 
 def test_misspelled_and_unknown_keys_fail() -> None:
-    good = {"max_batch_size": 8, "speculative_config": {"decoding_type": "Eagle", "max_draft_len": 3,
-                                                        "speculative_model_dir": "d"}}
+    good = {
+        "max_batch_size": 8,
+        "speculative_config": {"decoding_type": "Eagle", "max_draft_len": 3, "speculative_model_dir": "d"},
+    }
     assert check_llm_api_options(good, T12) == []
     assert check_llm_api_options({"max_batch_sizes": 8}, T12) == [".max_batch_sizes: unknown field"]
     assert check_llm_api_options({"kv_cache_config": {"free_gpu_mem_fraction": 0.9}}, T12)
@@ -41,8 +43,9 @@ def test_version_specific_names() -> None:
 def test_argv_flags_checked() -> None:
     assert check_argv(["trtllm-serve", "m", "--backend", "pytorch", "--port", "8000"], T12) == []
     assert check_argv(["trtllm-serve", "m", "--backend", "tensorrt"], T13)  # no engine backend on 1.3
-    assert check_argv(["trtllm-serve", "m", "--max-batch-size", "8"], T12)[0] == ("trtllm-serve: unknown option "
-                                                                                  "--max-batch-size")
+    assert check_argv(["trtllm-serve", "m", "--max-batch-size", "8"], T12)[0] == (
+        "trtllm-serve: unknown option --max-batch-size"
+    )
     assert check_argv(["trtllm-build", "--speculative_decoding_mode", "eagle3"], T12)
     assert check_argv(["trtllm-build", "--max_draft_len", "x"], T12)
     assert check_argv(["trtllm-build", "--checkpoint_dir", "c"], T13)
@@ -61,9 +64,13 @@ def test_emitters_follow_the_version_line(resolve_case: Any) -> None:
 
 
 def test_overlap_scheduler_and_token_budget(resolve_case: Any) -> None:
-    for name, off in [("pytorch-1.2.1-eagle3", False), ("pytorch-1.2.1-eagle3-two-model-schedule", True),
-                      ("pytorch-1.2.1-draft_target", True), ("pytorch-1.2.1-ngram-schedule", True),
-                      ("pytorch-1.2.1-mtp", False)]:
+    for name, off in [
+        ("pytorch-1.2.1-eagle3", False),
+        ("pytorch-1.2.1-eagle3-two-model-schedule", True),
+        ("pytorch-1.2.1-draft_target", True),
+        ("pytorch-1.2.1-ngram-schedule", True),
+        ("pytorch-1.2.1-mtp", False),
+    ]:
         opts = llm_api_options(resolve_case(name, PYTORCH[name]), draft_len=7, tuning=True)
         assert opts.get("disable_overlap_scheduler", False) is off, name
         assert opts["max_num_tokens"] >= opts["max_batch_size"] * (1 + 7)

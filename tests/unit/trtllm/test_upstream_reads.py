@@ -62,14 +62,19 @@ def test_visualize_network_takes_a_directory() -> None:
     """trtllm-build --visualize_network <dir> (1.2.1 commands/trtllm-build page), not a flag."""
     assert check_argv(["trtllm-build", "--checkpoint_dir", "c", "--visualize_network", "onnx/"], T12) == []
     assert check_argv(["trtllm-build", "--checkpoint_dir", "c", "--visualize_network"], T12) == [
-        "trtllm-build: --visualize_network needs a value"]
+        "trtllm-build: --visualize_network needs a value"
+    ]
 
 
-@pytest.mark.parametrize(("case", "said"), [("pytorch-1.2.1-eagle3-schedule", True),
-                                            ("pytorch-1.2.1-eagle3-two-model-schedule", False),
-                                            ("pytorch-1.3.0-eagle3-schedule", False)])
-def test_one_model_schedule_is_said_to_be_ignored(resolve_case: Any, tmp_path: Path, case: str,
-                                                  said: bool) -> None:
+@pytest.mark.parametrize(
+    ("case", "said"),
+    [
+        ("pytorch-1.2.1-eagle3-schedule", True),
+        ("pytorch-1.2.1-eagle3-two-model-schedule", False),
+        ("pytorch-1.3.0-eagle3-schedule", False),
+    ],
+)
+def test_one_model_schedule_is_said_to_be_ignored(resolve_case: Any, tmp_path: Path, case: str, said: bool) -> None:
     """1.2.1's one-model path does not support dynamic draft lengths (its features/speculative-decoding page):
     `plan` (the profile's notes) and the emitted YAML (llm_api_options.yaml, Triton's model.yaml) say so where a
     schedule is emitted for it."""

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from specdeploy.tune.result import v1_renamed
 from specdeploy.tune.setup import TuneSetup
 from specdeploy.tune.types import Request
 
@@ -15,7 +16,8 @@ RECORDED = Path(__file__).parents[2] / "fixtures" / "tune" / "recorded_model_h20
 
 
 class Replay:
-    """A measure() that answers only from the recording (a strategy asking for anything else fails)."""
+    """A measure() that answers only from the recording (a strategy asking for anything else fails); recorded as
+    specdeploy.tune/1, it is read as a /2 reader reads a /1 result."""
 
     def __init__(self) -> None:
         self.rows = {(r := json.loads(line))["key"]: r for line in RECORDED.read_text().splitlines()}
@@ -24,7 +26,7 @@ class Replay:
     def __call__(self, req: Request) -> dict[str, Any]:
         self.calls.append(req)
         row = self.rows[req.key]
-        return {**row["values"], "cost_s": row["cost_s"]}
+        return {**v1_renamed(row["values"]), "cost_s": row["cost_s"]}
 
 
 @pytest.fixture
@@ -34,8 +36,17 @@ def replay() -> Replay:
 
 @pytest.fixture
 def setup() -> TuneSetup:
-    return TuneSetup("h200-eagle3", "eagle3", True, (1, 4, 16, 64), tuple(range(1, 7)), repeats=3,
-                     trtllm_version="1.2.1", line="1.2", max_batch_size=64)
+    return TuneSetup(
+        "h200-eagle3",
+        "eagle3",
+        True,
+        (1, 4, 16, 64),
+        tuple(range(1, 7)),
+        repeats=3,
+        trtllm_version="1.2.1",
+        line="1.2",
+        max_batch_size=64,
+    )
 
 
 @pytest.fixture

@@ -26,8 +26,14 @@ class RecordingDouble:
             os._exit(1)  # the worker process dies mid-point, as a killed or OOM-killed worker does
         time.sleep(self.seconds)
         values = dict(self.inner(request))
-        line = {"key": request.key, "k": request.k, "gpus": [str(g) for g in ray.get_gpu_ids()], "start": start,
-                "end": time.monotonic(), "pid": os.getpid()}
+        line = {
+            "key": request.key,
+            "k": request.k,
+            "gpus": [str(g) for g in ray.get_gpu_ids()],
+            "start": start,
+            "end": time.monotonic(),
+            "pid": os.getpid(),
+        }
         with self.log.open("a") as handle:
             handle.write(json.dumps(line) + "\n")
         return values

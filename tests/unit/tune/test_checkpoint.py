@@ -53,18 +53,26 @@ def test_crash_is_recorded_retried_once_then_reported(tmp_path: Path) -> None:
         calls.append(req)
         if req.k == 3:
             raise RuntimeError("CUDA error: an illegal memory access")
-        return {"system_tps": 1.0, "user_tps": 1.0, "cost_s": 1.0}
+        return {"output_token_throughput": 1.0, "output_token_throughput_per_user": 1.0, "cost_s": 1.0}
 
     ck = Checkpoint(tmp_path / "ck.jsonl", "h")
     rec = Recorder(crashy, ck)
     assert rec(Request("e2e", 1, 3)) is None
     assert rec(Request("e2e", 1, 2)) is not None
     assert len(calls) == 3  # the crash once + its retry, then the good one
-    assert rec.failures == [{"key": "e2e/c1/k3/r0", "request": Request("e2e", 1, 3).to_dict(),
-                             "errors": ["RuntimeError: CUDA error: an illegal memory access"] * 2}]
+    assert rec.failures == [
+        {
+            "key": "e2e/c1/k3/r0",
+            "request": Request("e2e", 1, 3).to_dict(),
+            "errors": ["RuntimeError: CUDA error: an illegal memory access"] * 2,
+        }
+    ]
     lines = [json.loads(line) for line in (tmp_path / "ck.jsonl").read_text().splitlines()[1:]]
     assert [(r["key"], r["ok"], r["attempt"]) for r in lines] == [
-        ("e2e/c1/k3/r0", False, 1), ("e2e/c1/k3/r0", False, 2), ("e2e/c1/k2/r0", True, 1)]
+        ("e2e/c1/k3/r0", False, 1),
+        ("e2e/c1/k3/r0", False, 2),
+        ("e2e/c1/k2/r0", True, 1),
+    ]
 
 
 def test_other_setup_starts_over_and_keeps_the_old_file(tmp_path: Path) -> None:

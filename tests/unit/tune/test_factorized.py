@@ -16,6 +16,7 @@ from specdeploy.tune.engine import drive
 from specdeploy.tune.factorized import Factorized
 from specdeploy.tune.fit import implausible_steps
 from specdeploy.tune.types import Request
+from tests.helpers import slowed
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +44,7 @@ def tune(setup, prior, world, tmp_path: Path, fault: Callable[[Request, dict], d
 
 
 def best_k(world, setup, c: int) -> int:  # noqa: ANN001
-    return max((0, *setup.draft_lens), key=lambda k: world.point(c, k)["system_tps"])
+    return max((0, *setup.draft_lens), key=lambda k: world.point(c, k)["output_token_throughput"])
 
 
 def test_a_step_slower_than_more_work_is_implausible() -> None:
@@ -73,7 +74,7 @@ def test_slow_confirmation_runs_are_measured_again(setup, prior, world, tmp_path
 
     def two_slow_runs(req: Request, values: dict) -> dict:
         if (req.kind, req.concurrency, req.k) == ("e2e", c, k) and req.repeat < 2:
-            return {**values, "system_tps": values["system_tps"] * 0.85, "user_tps": values["user_tps"] * 0.85}
+            return slowed(values, 0.85)
         return values
 
     strategy, asked = tune(setup, prior, world, tmp_path, two_slow_runs)
@@ -87,7 +88,7 @@ def test_a_contradicted_prediction_brings_in_the_runner_up(setup, prior, world, 
 
     def best_is_really_7pct_slower(req: Request, values: dict) -> dict:  # what the model cannot know
         if (req.kind, req.concurrency, req.k) == ("e2e", c, k):
-            return {**values, "system_tps": values["system_tps"] * 0.93, "user_tps": values["user_tps"] * 0.93}
+            return slowed(values, 0.93)
         return values
 
     strategy, asked = tune(setup, prior, world, tmp_path, best_is_really_7pct_slower)
@@ -102,7 +103,7 @@ def test_plain_decoding_is_measured_where_the_measured_speedup_is_in_doubt(setup
 
     def speculation_loses_at_64(req: Request, values: dict) -> dict:  # a cost only the speculative loop pays
         if (req.kind, req.concurrency) == ("e2e", c) and req.k > 0:
-            return {**values, "system_tps": values["system_tps"] * 0.4, "user_tps": values["user_tps"] * 0.4}
+            return slowed(values, 0.4)
         return values
 
     strategy, asked = tune(setup, prior, world, tmp_path, speculation_loses_at_64)
@@ -122,8 +123,9 @@ def test_probes_that_keep_crashing_are_not_asked_for_forever(setup, prior, world
     assert retried and max(r.repeat for r in retried) < 3 and set(strategy.decisions()) == set(setup.concurrency)
 
 
-def test_a_backend_whose_probes_cost_an_engine_start_probes_plain_and_k_max_only(setup, prior, world,
-                                                                                  tmp_path: Path) -> None:
+def test_a_backend_whose_probes_cost_an_engine_start_probes_plain_and_k_max_only(
+    setup, prior, world, tmp_path: Path
+) -> None:
     """vLLM fixes K when an engine starts: the cost model interpolates between K = 0 and K_max instead. Here the
     decisions land on the world's best K except at c = 64, where the step cost bends between K = 0 and K_max
     (memory- to compute-bound) and the interpolation picks K = 3 for the best K = 2: 95% of the best."""
@@ -135,6 +137,6 @@ def test_a_backend_whose_probes_cost_an_engine_start_probes_plain_and_k_max_only
     strategy, asked = tune(replace(setup, probe_draft_lens=1), prior, world, tmp_path, as_is)
     assert {r.k for r in asked if r.kind == "cost"} == {0, setup.k_max}
     for c, decision in strategy.decisions().items():
-        best = world.point(c, best_k(world, setup, c))["system_tps"]
-        assert world.point(c, decision.k)["system_tps"] >= 0.95 * best
+        best = world.point(c, best_k(world, setup, c))["output_token_throughput"]
+        assert world.point(c, decision.k)["output_token_throughput"] >= 0.95 * best
     assert len(asked) < 0.5 * len(tune(setup, prior, world, tmp_path / "all", as_is)[1])

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -12,11 +13,11 @@ import pytest
 from specdeploy import api
 from specdeploy.plan.text import plan_text
 from specdeploy.tune import run as tune_run
-from specdeploy.tune.result import BackendChoice
+from specdeploy.tune.result import V1_NAMES, BackendChoice
 from specdeploy.tune.setup import setup_from
 from specdeploy.tune.summary import decision_lines
 from specdeploy.tune.types import Request
-from tests.helpers import write_profile
+from tests.helpers import slowed, write_profile
 
 
 def test_a_prediction_never_reads_as_a_measurement(tmp_path: Path) -> None:
@@ -38,10 +39,66 @@ def test_a_prediction_never_reads_as_a_measurement(tmp_path: Path) -> None:
     assert "PREDICTED" in report and "device time" not in report and "device-seconds" not in report
     assert "confidence" not in report
     rows = (Path(str(res.report)).parent / "measurements.csv").read_text().splitlines()
-    assert rows[0].startswith("kind,concurrency,k,repeat,evidence") and len(rows) == len(res.measurements) + 1
-    assert all(",predicted,model," in row and row.split(",")[-2] == "" for row in rows[1:])  # no run seconds
+    assert rows[0].startswith("kind,concurrency,k,evidence") and len(rows) == len(res.measurements) + 1
+    assert "run_s" not in rows[0] and all(",predicted,model," in row for row in rows[1:])  # no run seconds
     lock = tune_run.record_in_lock(res, tmp_path)["tuned"]
     assert lock["backend"] == "model" and lock["evidence"] == "predicted" and lock["confidence"] == "none (predicted)"
+
+
+def test_a_prediction_is_asked_once_and_shows_one_value_with_its_band(tmp_path: Path) -> None:
+    """The model is deterministic: every point is predicted once (no `#0/#1/#2`, no second probe), shows one value
+    per metric (no percentiles, no median/MAD, no noise-based confidence) and the model's relative error band."""
+    lines: list[str] = []
+    res = tune_run.tune_resolved(api.load_and_resolve("h200-eagle3"), tmp_path, backend="model", say=lines.append)
+    points = [(m["request"]["kind"], m["request"]["concurrency"], m["request"]["k"]) for m in res.measurements]
+    assert len(points) == len(set(points)) and all(m["request"]["repeat"] == 0 for m in res.measurements)
+    assert len(lines) == len(points) and not any("#" in line for line in lines)
+    e2e = [m["values"] for m in res.measurements if m["request"]["kind"] == "e2e"]
+    assert all(
+        {
+            "request_throughput",
+            "output_token_throughput",
+            "output_token_throughput_per_user",
+            "ttft_ms",
+            "tpot_ms",
+            "itl_ms",
+        }
+        <= set(v)
+        for v in e2e
+    )
+    assert not any(name.startswith(("mean_", "p50_", "p90_", "p99_")) for v in e2e for name in v)
+    assert all(set(c) == {"value"} for d in res.decisions for c in d["candidates"].values())
+    assert res.confidence == {"level": "none (predicted)"} and "mad" not in json.dumps(res.record())
+    band = res.error_band
+    assert band is not None and set(band) >= {"max_rel_err", "median_rel_err"} and "max_abs_err" not in band
+    suffix = "× ±{:.0%} ".format(band["max_rel_err"])
+    assert all(suffix in line for line in decision_lines(res.to_dict()) if line.startswith("c="))
+    report = re.sub(r"data:image/png;base64,[^']*", "", Path(str(res.report)).read_text())  # the text, not the PNGs
+    assert "p99" not in report and "p50" not in report and "error band (relative, on speedup)" in report
+    header = (Path(str(res.report)).parent / "measurements.csv").read_text().splitlines()[0].split(",")
+    assert "repeat" not in header and {"ttft_ms", "tpot_ms", "itl_ms"} <= set(header)
+
+
+def test_a_v1_result_still_renders(tmp_path: Path) -> None:
+    """A result written before the metrics were renamed (specdeploy.tune/1) re-renders under the new names."""
+    from specdeploy.tune.report import write_report
+    from specdeploy.tune.result import readable
+
+    res = tune_run.tune_resolved(
+        api.load_and_resolve("h200-eagle3", ("tune.concurrency=[1, 4]",)), tmp_path, backend="model", report=False
+    ).record()
+    old_names = {v: k for k, v in V1_NAMES.items()}
+    v1 = json.loads(json.dumps(res), object_hook=lambda d: {old_names.get(k, k): v for k, v in d.items()})
+    v1 = {**v1, "format": "specdeploy.tune/1"}
+    v1.pop("environment")
+    assert "system_tps" in json.dumps(v1) and "max_abs_err" in json.dumps(v1)
+    page = write_report(v1, tmp_path / "old").read_text()
+    assert "Not recorded" in page and "±{:.0%}".format(res["error_band"]["max_rel_err"]) in page
+    write_report(res, tmp_path / "new")
+    assert (tmp_path / "old" / "measurements.csv").read_text() == (tmp_path / "new" / "measurements.csv").read_text()
+    assert readable(v1)["mixed"]["plain_output_token_throughput"] == res["mixed"]["plain_output_token_throughput"]
+    with pytest.raises(ValueError, match="specdeploy.tune/9"):
+        readable({**res, "format": "specdeploy.tune/9"})
 
 
 def test_a_measuring_backend_keeps_its_seconds(tmp_path: Path) -> None:
@@ -53,8 +110,7 @@ def test_a_measuring_backend_keeps_its_seconds(tmp_path: Path) -> None:
     monkey.setattr(tune_run, "PREDICTING", frozenset())
     try:
         lines: list[str] = []
-        res = tune_run.tune_resolved(resolved, tmp_path, backend="model", measure=model, say=lines.append,
-                                     report=False)
+        res = tune_run.tune_resolved(resolved, tmp_path, backend="model", measure=model, say=lines.append, report=False)
     finally:
         monkey.undo()
     assert res.evidence == "measured" and res.cost["device_s"] > 0
@@ -75,20 +131,29 @@ def test_the_progress_count_never_overshoots(tmp_path: Path, monkeypatch: pytest
         yield bars[-1]
 
     monkeypatch.setattr(tune_run, "progress_bar", quiet_bar)
-    res = tune_run.tune_resolved(api.load_and_resolve("h200-eagle3"), tmp_path, backend="model", progress=True,
-                                 report=False)
+    res = tune_run.tune_resolved(
+        api.load_and_resolve("h200-eagle3"), tmp_path, backend="model", progress=True, report=False
+    )
     task = bars[0].tasks[0]
     assert res.mixed is not None  # the replay ran
     assert task.completed == len(res.measurements) and task.completed <= (task.total or 0)
 
 
 def _auto_profile(tmp_path: Path) -> Path:
-    return write_profile(tmp_path / "auto.yaml", {
-        "target": {"model": "meta-llama/Llama-3.1-8B-Instruct"}, "hardware": {"gpu": "h200"},
-        "runtime": {"trtllm_version": "1.2.1"},
-        "speculative": {"mechanism": "eagle3", "draft_model": "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B",
-                        "draft_len": "auto"},
-        "tune": {"concurrency": [1, 16]}})
+    return write_profile(
+        tmp_path / "auto.yaml",
+        {
+            "target": {"model": "meta-llama/Llama-3.1-8B-Instruct"},
+            "hardware": {"gpu": "h200"},
+            "runtime": {"trtllm_version": "1.2.1"},
+            "speculative": {
+                "mechanism": "eagle3",
+                "draft_model": "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B",
+                "draft_len": "auto",
+            },
+            "tune": {"concurrency": [1, 16]},
+        },
+    )
 
 
 def test_plan_and_tune_search_one_k_range(tmp_path: Path) -> None:
@@ -109,8 +174,8 @@ def test_a_clamped_k_shows_wherever_the_k_does(tmp_path: Path) -> None:
 
     def slow_drafts_alone(req: Request) -> dict[str, Any]:
         values = model(req)
-        if req.concurrency == 1 and req.k > 1 and "system_tps" in values:
-            values = {**values, "system_tps": values["system_tps"] * 0.2, "user_tps": values["user_tps"] * 0.2}
+        if req.concurrency == 1 and req.k > 1 and "output_token_throughput" in values:
+            values = slowed(values, 0.2)
         return values
 
     res = tune_run.tune_resolved(full, tmp_path, backend="model", strategy="grid", measure=slow_drafts_alone)
@@ -131,8 +196,14 @@ def test_a_clamped_k_shows_wherever_the_k_does(tmp_path: Path) -> None:
     from specdeploy.execute.context import ActionContext
 
     the_plan = api.plan(str(_auto_profile(tmp_path)))[1]
-    ctx = ActionContext(full, the_plan, the_plan.step("emit.llm_api"), tmp_path / "emit",
-                        log=type("L", (), {"write": lambda *_: None})(), outputs={"tune.draft_len": lock})
+    ctx = ActionContext(
+        full,
+        the_plan,
+        the_plan.step("emit.llm_api"),
+        tmp_path / "emit",
+        log=type("L", (), {"write": lambda *_: None})(),
+        outputs={"tune.draft_len": lock},
+    )
     emit_llm_api(ctx)
     options = (tmp_path / "emit" / "llm_api_options.yaml").read_text()
     assert "# note: TRT-LLM 1.2.x needs the smallest key's K = max_draft_len: K clamped to 1" in options

@@ -15,6 +15,7 @@ from specdeploy.tune.engine import finish
 from specdeploy.tune.search import Batch, Results, Strategy
 from specdeploy.tune.setup import TuneSetup
 from specdeploy.tune.types import Measurement, Request
+from tests.helpers import slowed
 
 
 class Measured(Strategy):
@@ -32,26 +33,35 @@ def replayed(tmp_path: Path, spread: float, got: float, base: float = 100.0) -> 
     against a plain-decoding baseline of `base`. Returns the tune's outcome."""
     setup = TuneSetup("p", "eagle3", True, (1,), (1,), repeats=2)
     strategy = Measured(setup)
-    strategy.book.add([Measurement(Request("e2e", 1, k, r), {"system_tps": tps * (1 + sign * spread),
-                                                              "user_tps": tps * (1 + sign * spread)})
-                       for k, tps in ((0, 100.0), (1, 120.0)) for r, sign in enumerate((-1, 1))])
+    run = {"output_token_throughput": 1.0, "output_token_throughput_per_user": 1.0}
+    strategy.book.add(
+        [
+            Measurement(Request("e2e", 1, k, r), slowed(run, tps * (1 + sign * spread)))
+            for k, tps in ((0, 100.0), (1, 120.0))
+            for r, sign in enumerate((-1, 1))
+        ]
+    )
     assert strategy.decisions()[1].k == 1
 
     def measure(req: Request) -> dict[str, float]:
         assert req.kind == "mixed"
-        return {"system_tps": got, "baseline_tps": base, "cost_s": 1.0}
+        return {"output_token_throughput": got, "plain_output_token_throughput": base, "cost_s": 1.0}
 
     return finish(strategy, Recorder(measure, Checkpoint(tmp_path / "ck.jsonl", "h")))
 
 
-@pytest.mark.parametrize(("spread", "got", "below_plain"), [
-    (0.05, 97.0, False),  # runs move by 5 %: 3 % below plain is noise
-    (0.05, 85.0, True),  # 15 % below plain is not
-    (0.002, 97.0, True),  # a quiet machine (a GPU): 3 % below plain is a real loss
-    (0.002, 90.0, True),
-])
-def test_a_schedule_replayed_below_plain_decoding_turns_speculation_off(tmp_path: Path, spread: float, got: float,
-                                                                         below_plain: bool) -> None:
+@pytest.mark.parametrize(
+    ("spread", "got", "below_plain"),
+    [
+        (0.05, 97.0, False),  # runs move by 5 %: 3 % below plain is noise
+        (0.05, 85.0, True),  # 15 % below plain is not
+        (0.002, 97.0, True),  # a quiet machine (a GPU): 3 % below plain is a real loss
+        (0.002, 90.0, True),
+    ],
+)
+def test_a_schedule_replayed_below_plain_decoding_turns_speculation_off(
+    tmp_path: Path, spread: float, got: float, below_plain: bool
+) -> None:
     out = replayed(tmp_path, spread, got)
     assert not out.problems and out.schedule["speculation"] != below_plain and out.mixed["collapse"] == below_plain
     if below_plain:

@@ -13,8 +13,15 @@ def book_with(points: dict[tuple[int, int], list[float]], **kw) -> Book:  # noqa
     setup = TuneSetup("p", "eagle3", True, tuple(sorted({c for c, _ in points})), (1, 2, 3, 4), **kw)
     book = Book(setup)
     for (c, k), xs in points.items():
-        book.add([Measurement(Request("e2e", c, k, r), {"system_tps": x, "user_tps": x / c, "itl_p99_ms": 1000 / x})
-                  for r, x in enumerate(xs)])
+        book.add(
+            [
+                Measurement(
+                    Request("e2e", c, k, r),
+                    {"output_token_throughput": x, "output_token_throughput_per_user": x / c, "p99_itl_ms": 1000 / x},
+                )
+                for r, x in enumerate(xs)
+            ]
+        )
     return book
 
 
@@ -26,9 +33,19 @@ def test_within_one_percent_the_smaller_k_wins() -> None:
 
 
 def test_non_monotonic_optima_are_kept() -> None:
-    book = book_with({(1, 0): [10] * 3, (1, 2): [20] * 3, (1, 4): [30] * 3,
-                      (8, 0): [80] * 3, (8, 2): [120] * 3, (8, 4): [100] * 3,
-                      (32, 0): [200] * 3, (32, 2): [210] * 3, (32, 4): [260] * 3})
+    book = book_with(
+        {
+            (1, 0): [10] * 3,
+            (1, 2): [20] * 3,
+            (1, 4): [30] * 3,
+            (8, 0): [80] * 3,
+            (8, 2): [120] * 3,
+            (8, 4): [100] * 3,
+            (32, 0): [200] * 3,
+            (32, 2): [210] * 3,
+            (32, 4): [260] * 3,
+        }
+    )
     assert [book.decide(c).k for c in (1, 8, 32)] == [4, 2, 4]
 
 

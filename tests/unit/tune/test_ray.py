@@ -30,8 +30,13 @@ SETS = ("tune.concurrency=[1,4]", "tune.draft_lens=[1,2,3]", "tune.repeats=1")
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Any:
     path = os.pathsep.join([str(ROOT), str(ROOT / "plugins"), os.environ.get("PYTHONPATH", "")])
-    ray.init(num_cpus=16, num_gpus=8, include_dashboard=False, log_to_driver=False,
-             runtime_env={"env_vars": {"PYTHONPATH": path, "HF_HUB_OFFLINE": "1"}})
+    ray.init(
+        num_cpus=16,
+        num_gpus=8,
+        include_dashboard=False,
+        log_to_driver=False,
+        runtime_env={"env_vars": {"PYTHONPATH": path, "HF_HUB_OFFLINE": "1"}},
+    )
     warm = tmp_path_factory.mktemp("warm")  # start the 8 GPU workers once: on 2 busy cores that takes seconds
     for _ in range(2):
         list(RayPool(_double(warm, 0.5), gpus=1).run(_points(8)))
@@ -94,8 +99,10 @@ def test_parallel_caps_the_points_in_flight(tmp_path: Path) -> None:
 
 def _contents(artifact: Path) -> set[str]:
     lines = (artifact / CHECKPOINT).read_text().splitlines()[1:]
-    return {json.dumps({k: v for k, v in json.loads(line).items() if k not in ("at", "attempt")}, sort_keys=True)
-            for line in lines}
+    return {
+        json.dumps({k: v for k, v in json.loads(line).items() if k not in ("at", "attempt")}, sort_keys=True)
+        for line in lines
+    }
 
 
 def test_a_ray_tune_equals_the_serial_tune_and_survives_a_dead_worker(tmp_path: Path) -> None:
@@ -125,8 +132,10 @@ resolved = load_and_resolve("h200-eagle3", SETS)
 tune_resolved(resolved, Path({str(artifact)!r}), backend="model", report=False, ray_address={address!r},
               measure=_double(Path({str(tmp_path)!r}), 1.0))
 """
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "plugins"),
-                                                        os.environ.get("PYTHONPATH", "")])}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "plugins"), os.environ.get("PYTHONPATH", "")]),
+    }
     child = subprocess.Popen([sys.executable, "-c", script], env=env, start_new_session=True)
     checkpoint = artifact / CHECKPOINT
     deadline = time.monotonic() + 120

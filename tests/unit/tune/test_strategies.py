@@ -20,8 +20,11 @@ def oracle(replay, setup) -> dict[int, int]:  # noqa: ANN001
     """Best K per concurrency by the median of all six recorded repeats."""
     import statistics
 
-    med = {(c, k): statistics.median(replay.rows[f"e2e/c{c}/k{k}/r{r}"]["values"]["system_tps"] for r in range(6))
-           for c in setup.concurrency for k in (0, *setup.draft_lens)}
+    med = {
+        (c, k): statistics.median(replay.rows[f"e2e/c{c}/k{k}/r{r}"]["values"]["system_tps"] for r in range(6))
+        for c in setup.concurrency
+        for k in (0, *setup.draft_lens)
+    }
     return {c: max((0, *setup.draft_lens), key=lambda k: med[(c, k)]) for c in setup.concurrency}, med
 
 
@@ -61,8 +64,9 @@ def test_a_budget_keeps_room_for_the_mixed_replay(setup, prior, replay, tmp_path
 def test_grid_without_budget_is_the_exhaustive_sweep(setup, prior, replay, tmp_path: Path) -> None:
     strategy, rec, stopped = run("grid", setup, prior, replay, tmp_path)
     assert stopped is None
-    assert {(r.concurrency, r.k) for r in replay.calls} == {(c, k) for c in setup.concurrency
-                                                           for k in (0, *setup.draft_lens)}
+    assert {(r.concurrency, r.k) for r in replay.calls} == {
+        (c, k) for c in setup.concurrency for k in (0, *setup.draft_lens)
+    }
 
 
 def test_hillclimb_walks_from_the_start_k(setup, prior, replay, tmp_path: Path) -> None:

@@ -26,10 +26,18 @@ from specdeploy.tune.types import Request
 FIX = Path(__file__).parents[2] / "fixtures" / "tune"
 
 
-def test_parse_report_json() -> None:
+def test_parse_report_json_names_the_metrics_as_the_field_does() -> None:
+    """trtllm-bench's throughputs and its per-request TTFT/TPOT distributions under specdeploy's names
+    (docs/design/metrics.md); its `average` is the mean, its p95 is not carried; it reports no ITL."""
     v = parse_report(json.loads((FIX / "synthetic_report_json_k4.json").read_text()))
-    assert v["system_tps"] == 780.2 and v["user_tps"] == 98.4
-    assert v["itl_p99_ms"] == 14.2 and v["ttft_p99_ms"] == 85.5
+    assert (v["request_throughput"], v["output_token_throughput"], v["output_token_throughput_per_user"]) == (
+        3.05,
+        780.2,
+        98.4,
+    )
+    assert [v[f"{s}_tpot_ms"] for s in ("mean", "p50", "p90", "p99")] == [10.2, 10.0, 12.1, 14.2]
+    assert [v[f"{s}_ttft_ms"] for s in ("mean", "p50", "p90", "p99")] == [45.0, 42.0, 60.0, 85.5]
+    assert v["p99_itl_ms"] is None and "p95_tpot_ms" not in v
     assert v["al_reported"] == 2.23 and v["dar_reported"] == 0.3065
     with pytest.raises(StepFailed):
         parse_report({"engine": {}})
@@ -40,8 +48,24 @@ def test_iteration_stats_skip_non_drafting_rows_and_junk() -> None:
     assert s["iterations"] == 4 and s["drafting_iterations"] == 3
     assert s["al"] == pytest.approx((36 + 24) / 24) and s["acceptance_rate"] == pytest.approx(36 / 96)
     assert s["step_s"] == pytest.approx(0.0104)
-    assert parse_iteration_stats([json.dumps({"specDecodingStats": {"numDraftTokens": 4, "numAcceptedTokens": 2,
-                                                                    "numRequestsWithDraftTokens": 1}})])["al"] == 3.0
+    # ITL: each iteration's latency is the gap every one of its 8 active requests waited for its next tokens
+    assert s["itl_ms"] == pytest.approx({"mean": (30.0 + 10.0 + 10.4 + 9.8) / 4, "p50": 10.0, "p90": 30.0, "p99": 30.0})
+    assert (
+        parse_iteration_stats(
+            [
+                json.dumps(
+                    {
+                        "specDecodingStats": {
+                            "numDraftTokens": 4,
+                            "numAcceptedTokens": 2,
+                            "numRequestsWithDraftTokens": 1,
+                        }
+                    }
+                )
+            ]
+        )["al"]
+        == 3.0
+    )
 
 
 def test_acceptance_bias_correction_when_a_schedule_shortened_drafts() -> None:
@@ -74,8 +98,9 @@ def test_options_restart_per_k_and_plain_decoding(backend: TrtllmBackend) -> Non
     assert sched["speculative_config"]["draft_len_schedule"] == {1: 4, 8: 2, 17: 0}
 
 
-def test_e2e_measurement_through_run_process(backend: TrtllmBackend, tmp_path: Path,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_e2e_measurement_through_run_process(
+    backend: TrtllmBackend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     seen = []
 
     def fake_run(_req, argv, folder):  # noqa: ANN001, ANN202 - stands in for trtllm-bench
@@ -91,5 +116,6 @@ def test_e2e_measurement_through_run_process(backend: TrtllmBackend, tmp_path: P
     assert {"--report_json", "--iteration_log", "--streaming", "--extra_llm_api_options"} <= set(argv)
     folder = tmp_path / "e2e_c8_k4_r0"
     assert yaml.safe_load((folder / "options.yaml").read_text())["speculative_config"]["max_draft_len"] == 4
-    assert v["system_tps"] == 780.2 and v["cost_s"] == 42.0 and v["iter_al"] == pytest.approx(2.5)
+    assert v["output_token_throughput"] == 780.2 and v["cost_s"] == 42.0 and v["iter_al"] == pytest.approx(2.5)
+    assert v["p99_itl_ms"] == 30.0 and v["p50_itl_ms"] == 10.0 and v["p99_tpot_ms"] == 14.2
     assert backend(Request("cost", 8, 4)) == {"step_s": pytest.approx(0.0104), "cost_s": 42.0}

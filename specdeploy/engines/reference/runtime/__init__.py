@@ -19,7 +19,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from specdeploy._io import write_json_atomic, write_text_atomic
-from specdeploy.engines.reference.declare import needs_model, runnable
+from specdeploy.engines.reference.declare import DRAFTER_KINDS, needs_model, reads, runnable
 from specdeploy.engines.reference.runtime.stats import RunStats, expected_al
 from specdeploy.errors import UsageError
 
@@ -43,7 +43,10 @@ __all__ = [
 
 
 def load_pair(
-    target_ref: str, drafter_ref: str | None = None, device: str | None = None, cpu_kernels: bool = True,
+    target_ref: str,
+    drafter_ref: str | None = None,
+    device: str | None = None,
+    cpu_kernels: bool = True,
     decode: str | None = None,
 ) -> ModelPair:
     """Load a target and optional drafter by reference (see models.py for what a reference can be); `decode` is
@@ -99,8 +102,9 @@ def generate(
     rec = Recorder(k)
     start = time.perf_counter()
     prompts = [list(p) for p in prompts]
-    outputs = run_batched(pair, prompts, mechanism, k, concurrency, max_new_tokens, temperature, generator,
-                          ngram_match, rec)
+    outputs = run_batched(
+        pair, prompts, mechanism, k, concurrency, max_new_tokens, temperature, generator, ngram_match, rec
+    )
     stats = rec.finish(
         time.perf_counter() - start,
         mechanism=mechanism,
@@ -135,14 +139,17 @@ def _validate(pair, prompts, mechanism, draft_len, concurrency, max_new_tokens, 
 def _validate_options(pair, mechanism, draft_len, concurrency, max_new_tokens, temperature, ngram_match) -> None:
     if mechanism not in runnable():
         raise UsageError(f"unknown mechanism {mechanism!r}", hint=f"choose one of {', '.join(runnable())}")
-    if needs_model(mechanism):
+    wanted = reads(mechanism)
+    if wanted is not None:
         from specdeploy.engines.reference.runtime.models import drafter_kind
 
         kind = drafter_kind(pair.drafter)
-        if kind != mechanism:
-            have = f"its drafter is made for {kind}" if kind else "it has no drafter"
-            raise UsageError(f"mechanism {mechanism} needs a drafter made for it; {have}",
-                             hint="pass a drafter reference made for this mechanism")
+        if kind != wanted:
+            have = f"its drafter is of kind {kind}" if kind else "it has no drafter"
+            raise UsageError(
+                f"mechanism {mechanism} needs a drafter of kind {wanted} ({DRAFTER_KINDS[wanted]}); {have}",
+                hint="pass a drafter reference of that kind",
+            )
     if mechanism != "none" and not 1 <= draft_len <= MAX_DRAFT_LEN:
         raise UsageError(f"draft length must be between 1 and {MAX_DRAFT_LEN}, got {draft_len}")
     if concurrency < 1:

@@ -73,8 +73,10 @@ class KVState:
             **{self.keyword: self.cache},
         )
         if self.cache.get_seq_length() != width + chunk:  # a cache the model ignored: every token would be wrong
-            raise MissingDependency(f"the model did not fill its KV cache ({self.cache.get_seq_length()} slots, "
-                                    f"expected {width + chunk}): this transformers ignores `{self.keyword}=`")
+            raise MissingDependency(
+                f"the model did not fill its KV cache ({self.cache.get_seq_length()} slots, "
+                f"expected {width + chunk}): this transformers ignores `{self.keyword}=`"
+            )
         self.mask = full
         return out.logits
 
@@ -107,9 +109,15 @@ class KVState:
             ref = (mine or theirs)[0][0]
             joined = []
             for i in range(len(mine or theirs)):
-                kv = [torch.cat([_slots(mine[i][j] if mine else None, self.rows, width, ref),
-                                 _slots(theirs[i][j] if theirs else None, other.rows, width, ref)])
-                      for j in (0, 1)]
+                kv = [
+                    torch.cat(
+                        [
+                            _slots(mine[i][j] if mine else None, self.rows, width, ref),
+                            _slots(theirs[i][j] if theirs else None, other.rows, width, ref),
+                        ]
+                    )
+                    for j in (0, 1)
+                ]
                 joined.append(kv)
             if not mine:
                 self.cache = other.cache

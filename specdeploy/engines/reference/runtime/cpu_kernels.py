@@ -75,8 +75,10 @@ def sdpa_gqa_forward(
     **_: Any,
 ) -> tuple[torch.Tensor, None]:
     """transformers' SDPA attention, minus the K/V repeat: query heads share their KV head in the kernel."""
-    causal = query.shape[2] > 1 and attention_mask is None and (
-        is_causal if is_causal is not None else getattr(module, "is_causal", True)
+    causal = (
+        query.shape[2] > 1
+        and attention_mask is None
+        and (is_causal if is_causal is not None else getattr(module, "is_causal", True))
     )
     out = torch.nn.functional.scaled_dot_product_attention(
         query,

@@ -33,7 +33,9 @@ class Drafter:
         return None
 
     def propose(
-        self, histories: list[list[int]], limits: list[int]  # noqa: ARG002
+        self,
+        histories: list[list[int]],
+        limits: list[int],  # noqa: ARG002
     ) -> tuple[list[list[int]], list[torch.Tensor | None]]:
         raise NotImplementedError
 

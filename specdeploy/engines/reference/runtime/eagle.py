@@ -1,4 +1,4 @@
-"""The `eagle3` drafter at run time: feeds the head the target's hidden states of every verified
+"""The EAGLE-3 head's drafter at run time: feeds the head the target's hidden states of every verified
 position, then chains K drafts on its own hidden state.
 
 Its cache holds one slot per verified position (made from true target features). The chain's slots
@@ -39,13 +39,14 @@ class FeatureTap:
 
 
 class EagleDrafter(ChainDrafter):
-    def __init__(self, head: Any, target: Any, temperature: float, generator: torch.Generator,
-                 decode: str = "eager") -> None:
+    def __init__(
+        self, head: Any, target: Any, temperature: float, generator: torch.Generator, decode: str = "eager"
+    ) -> None:
         from specdeploy.engines.reference.runtime.eagle_model import EagleHead
         from specdeploy.engines.reference.runtime.static_step import new_state
 
         if not isinstance(head, EagleHead):
-            raise TypeError("mechanism eagle3 needs an EAGLE drafter")
+            raise TypeError("EagleDrafter reads a head drafter (eagle_model.EagleHead)")
         super().__init__(head.draft_vocab, int(head.config.vocab_size), temperature, generator)
         self.head = head
         self.kv = new_state(head.body, 0, decode, role="drafter")
@@ -96,8 +97,9 @@ class EagleDrafter(ChainDrafter):
         hidden = self.own_tap.outputs[0]
         assert hidden is not None
         ones = torch.ones(len(tokens), 1, dtype=torch.bool)
-        return self._forward(tokens[:, None], hidden[: len(tokens), self.fed_width - 1 : self.fed_width], ones,
-                             fused=False)
+        return self._forward(
+            tokens[:, None], hidden[: len(tokens), self.fed_width - 1 : self.fed_width], ones, fused=False
+        )
 
     def _forward(self, tokens: torch.Tensor, context: torch.Tensor, valid: torch.Tensor, fused: bool) -> torch.Tensor:
         """Last-position logits after feeding one chunk (the tap keeps the head's hidden states)."""

@@ -23,8 +23,6 @@ from specdeploy.engines.reference.runtime.shared_drafter import (
     write_shared_meta,
 )
 
-KIND = "eagle3"
-
 
 def default_feature_layers(layers: int) -> tuple[int, int, int]:
     """A low, a middle and a high decoder layer whose outputs feed the head: TensorRT-LLM's default
@@ -63,19 +61,24 @@ def own_state(head: EagleHead) -> dict[str, torch.Tensor]:
     """What the drafter folder stores: everything but the borrowed embedding and head, plus the vocabulary."""
 
     state = {f"body.{k}": v for k, v in own_drafter_state(head.body).items()}
-    state.update({k: v.detach().to(torch.bfloat16).contiguous() for k, v in head.state_dict().items()
-                  if k.startswith(("fuse.", "fc."))})
+    state.update(
+        {
+            k: v.detach().to(torch.bfloat16).contiguous()
+            for k, v in head.state_dict().items()
+            if k.startswith(("fuse.", "fc."))
+        }
+    )
     return state
 
 
 def save_eagle(head: EagleHead, folder: Path, target_ref: str, extra: dict[str, Any] | None = None) -> None:
     from safetensors.torch import save_file
 
-
     folder.mkdir(parents=True, exist_ok=True)
     head.config.save_pretrained(folder)
     save_file(own_state(head), str(folder / "model.safetensors"))
-    write_shared_meta(folder, target_ref, {"kind": KIND, "feature_layers": list(head.feature_layers), **(extra or {})})
+    meta = {"kind": "head", "feature_layers": list(head.feature_layers)}  # kind: declare.DrafterKind
+    write_shared_meta(folder, target_ref, {**meta, **(extra or {})})
 
 
 def load_eagle(folder: Path, target: Any, meta: dict[str, Any]) -> EagleHead:

@@ -68,6 +68,7 @@ class Batch:
         self.outputs: list[list[int]] = []
         self.histories: list[list[int]] = []
         self.last_emit: list[float] = []
+        self.first_emit: list[float] = []
         self.stopped: set[int] = set()  # asked to stop early (a stop string matched)
         self.drafted: list[int] = []  # per sequence: drafts proposed, drafts accepted
         self.accepted: list[int] = []
@@ -82,6 +83,7 @@ class Batch:
             self.outputs.append([])
             self.histories.append([])
             self.last_emit.append(0.0)
+            self.first_emit.append(0.0)
             self.drafted.append(0)
             self.accepted.append(0)
             self.free.append(len(self.prompts) - 1)
@@ -124,8 +126,11 @@ class Batch:
             chunk = torch.tensor([p[reused:] for p in prompts])
             parts.append(one.forward(chunk, torch.ones(chunk.shape, dtype=torch.bool), last_only=True)[:, -1])
             if not reused and donor is None and length > REUSE_MIN:
-                donor = Donor(prompts[0], [(k.clone(), v.clone()) for k, v in one.prefix(0, length)],
-                              self.drafter.remember(0, length))
+                donor = Donor(
+                    prompts[0],
+                    [(k.clone(), v.clone()) for k, v in one.prefix(0, length)],
+                    self.drafter.remember(0, length),
+                )
             self.drafter.join(prompts, reused, self.donor.drafter if reused and self.donor else None)  # this forward
             fresh.extend(one)
         self.donor = donor or self.donor
@@ -134,10 +139,11 @@ class Batch:
         now = time.perf_counter()
         for row, i in enumerate(joining):
             s = self.specs[i]
-            self.outputs[i] = [pick(self._held(logits[row : row + 1], i)[0], s.temperature, s.generator, s.top_k,
-                                    s.top_p)]
+            self.outputs[i] = [
+                pick(self._held(logits[row : row + 1], i)[0], s.temperature, s.generator, s.top_k, s.top_p)
+            ]
             self.histories[i].append(self.outputs[i][0])
-            self.last_emit[i] = now
+            self.last_emit[i] = self.first_emit[i] = now
         self.rec.prefill_s += now - start
         self.rec.ttft += [(now - start) * 1e3] * len(joining)  # a request arrives when its slot frees
         self.leave(self.active + joining)
@@ -172,8 +178,15 @@ class Batch:
         accepted, nexts = [], []
         for row, i in enumerate(active):
             s = self.specs[i]
-            n, nxt = verify_row(self._held(logits[row, : 1 + lengths[row]], i), drafts[row], qs[row], s.temperature,
-                                s.generator, s.top_k, s.top_p)
+            n, nxt = verify_row(
+                self._held(logits[row, : 1 + lengths[row]], i),
+                drafts[row],
+                qs[row],
+                s.temperature,
+                s.generator,
+                s.top_k,
+                s.top_p,
+            )
             accepted.append(n)
             nexts.append(nxt)
         self.target.truncate(torch.tensor([before + 1 + n for n in accepted]))  # keep x, d1..dn
@@ -192,14 +205,21 @@ class Batch:
             new = _clip(drafts[row][: accepted[row]] + [nexts[row]], self.outputs[i], self.specs[i].budget, self.eos)
             self.outputs[i] += new
             self.histories[i] += new
-            rec.itl += [(end - self.last_emit[i]) * 1e3 / len(new)] * len(new)  # admission stalls included
+            if new:  # one delivery of up to K + 1 tokens; an admission's prefill stall is in its gap
+                rec.itl.append((end - self.last_emit[i]) * 1e3)
             self.last_emit[i] = end
         self.leave(active)
 
     def leave(self, rows: list[int]) -> None:
         """Rows (in cache order) that are done leave the batch; the rest become `active`."""
-        still = [i for i in rows
-                 if i not in self.stopped and not _done(self.outputs[i], self.specs[i].budget, self.eos)]
+        still = [
+            i for i in rows if i not in self.stopped and not _done(self.outputs[i], self.specs[i].budget, self.eos)
+        ]
+        self.rec.tpot += [
+            (self.last_emit[i] - self.first_emit[i]) * 1e3 / (len(self.outputs[i]) - 1)
+            for i in rows
+            if i not in still and len(self.outputs[i]) > 1
+        ]
         if len(still) < len(rows):
             keep = torch.tensor([rows.index(i) for i in still], dtype=torch.long)
             self.target.select(keep)

@@ -23,7 +23,7 @@ MIN_STEPS = 32
 """Verification steps (rows x steps) before a judgement: one short request says little."""
 FRACTION = 0.25
 """First-draft acceptance below this fraction of the promise is 'near zero' (the shipped head: promise 0.40,
-measured 0.25-0.31 on CPU (transformers 5.17 and 5.24; bench/results/reference.json's eagle3 sweep: 0.24-0.25),
+measured 0.25-0.31 on CPU (transformers 5.17 and 5.24; bench/results/reference.json's EAGLE-3 sweep: 0.24-0.25),
 0.00 on an H200 with the broken stack; no committed GPU run has measured it since the stack was fixed)."""
 PROMISE_KEYS = ("step1", "target_answers")
 """training.json's `held_out_top1_agreement` entry that predicts the first draft's acceptance, per trainer."""
@@ -93,11 +93,15 @@ def _message(pair: Any, record: Record, measured: float, steps: int) -> str:
 
     wrong = bool(record.trained_for and pair.target_ref and record.trained_for != pair.target_ref)
     target = f"trained for {record.trained_for}, paired with {pair.target_ref or 'an unnamed target'}"
-    stack = (f"a stack the runtime mishandles (here transformers {transformers.__version__}, torch "
-             f"{torch.__version__}; tested: transformers{supported_range()}; run tests/unit/runtime on it)")
+    stack = (
+        f"a stack the runtime mishandles (here transformers {transformers.__version__}, torch "
+        f"{torch.__version__}; tested: transformers{supported_range()}; run tests/unit/runtime on it)"
+    )
     causes = [f"a wrong target ({target})", stack] if wrong else [stack, f"a target other than its own ({target})"]
     causes.append("damaged drafter weights")
     name = pair.drafter_ref or type(pair.drafter).__name__
-    return (f"drafter {name} accepted its first draft in {measured:.0%} of {steps} steps; its training record "
-            f"({record.source}) promises about {record.first_draft:.0%}. Speculation cannot pay like this. "
-            f"Likely causes: {'; '.join(causes)}")
+    return (
+        f"drafter {name} accepted its first draft in {measured:.0%} of {steps} steps; its training record "
+        f"({record.source}) promises about {record.first_draft:.0%}. Speculation cannot pay like this. "
+        f"Likely causes: {'; '.join(causes)}"
+    )

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from specdeploy.boundedio import read_json
+from specdeploy.engines.reference.declare import DrafterKind
 from specdeploy.engines.reference.runtime.health import Tally, read_record
 from specdeploy.engines.reference.runtime.shared_drafter import (
     DRAFT_VOCAB_KEY,
@@ -31,7 +32,8 @@ SMOLLM2_REF = "HuggingFaceTB/SmolLM2-135M-Instruct"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DRAFTER_REF = "specdeploy/smollm2-135m-drafter"
 DRAFTER_DIR = Path(__file__).parent / "drafters" / "smollm2-135m-drafter"
-EAGLE_REF = "specdeploy/smollm2-135m-eagle3"
+HEAD_REF = "specdeploy/smollm2-135m-eagle3"
+"""The shipped head drafter (a published name: profiles and goldens name it)."""
 
 
 @dataclass
@@ -72,7 +74,7 @@ def check_same_vocab(target: Any, drafter: Any) -> None:
     if tv != dv:
         raise UsageError(
             f"the drafter's vocabulary ({dv} tokens) differs from the target's ({tv} tokens)",
-            hint="a draft_target drafter must share the target's tokenizer",
+            hint="a drafter model must share the target's tokenizer",
         )
 
 
@@ -83,7 +85,10 @@ def default_device() -> str:
 
 
 def load_pair(
-    target_ref: str, drafter_ref: str | None = None, device: str | None = None, cpu_kernels: bool = True,
+    target_ref: str,
+    drafter_ref: str | None = None,
+    device: str | None = None,
+    cpu_kernels: bool = True,
     decode: str | None = None,
 ) -> ModelPair:
     """Load a target (and drafter) by reference: a known name or a local `from_pretrained` folder.
@@ -219,27 +224,32 @@ def load_drafter(ref: str, target: Any) -> Any:
 
     folder = packaged_model(ref) or Path(ref).expanduser()
     if not (folder / "config.json").is_file():
-        raise UsageError(f"drafter not found: {ref}", hint=f"use {DRAFTER_REF}, {EAGLE_REF} or a local model folder")
+        raise UsageError(f"drafter not found: {ref}", hint=f"use {DRAFTER_REF}, {HEAD_REF} or a local model folder")
     if not (folder / SHARED_META).is_file():
         drafter = _from_pretrained(folder, ref)
         check_same_vocab(target, drafter)
-    elif (meta := _shared_meta(folder, ref)).get("kind") == "eagle3":
+    elif (kind := (meta := _shared_meta(folder, ref)).get("kind", "model")) == "head":
         from specdeploy.engines.reference.runtime.eagle_model import load_eagle
 
         drafter = load_eagle(folder, target, meta)
-    else:
+    elif kind == "model":
         drafter = _load_shared_drafter(folder, target)
+    else:
+        raise UsageError(
+            f"drafter {ref}: {SHARED_META} names an unknown kind {kind!r}",
+            hint="a drafter folder holds a `head` (on the target's features) or a `model`",
+        )
     drafter.specdeploy_record = read_record(folder)  # what its training promises (health.py)
     return drafter
 
 
-def drafter_kind(drafter: Any) -> str | None:
-    """Which mechanism a loaded drafter serves: `eagle3` (a head on target features) or `draft_target`."""
+def drafter_kind(drafter: Any) -> DrafterKind | None:
+    """What a loaded drafter is: a `head` on the target's features, or a `model` of its own; None: no drafter."""
     if drafter is None:
         return None
     from specdeploy.engines.reference.runtime.eagle_model import EagleHead
 
-    return "eagle3" if isinstance(drafter, EagleHead) else "draft_target"
+    return "head" if isinstance(drafter, EagleHead) else "model"
 
 
 def _load_shared_drafter(folder: Path, target: Any) -> Any:

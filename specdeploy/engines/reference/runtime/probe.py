@@ -42,14 +42,17 @@ def probe_costs(
         for context in contexts:
             prefix = torch.randint(0, vocab, (batch, context), generator=generator)
             kv = _prefilled(pair.target, prefix)
-            feeds = [(kv, _feeder(kv, torch.randint(0, vocab, (batch, count), generator=generator)))
-                     for count in new_tokens]
+            feeds = [
+                (kv, _feeder(kv, torch.randint(0, vocab, (batch, count), generator=generator))) for count in new_tokens
+            ]
             if pair.drafter is not None:
                 chunk = torch.randint(0, vocab, (batch, 1), generator=generator)
                 feeds.append(_drafter_step(pair.drafter, prefix, chunk, generator))
             ms = _interleaved_ms(feeds, repeats)
-            out["target"] += [{"batch": batch, "new_tokens": count, "context": context, "ms": t}
-                              for count, t in zip(new_tokens, ms[: len(new_tokens)], strict=True)]
+            out["target"] += [
+                {"batch": batch, "new_tokens": count, "context": context, "ms": t}
+                for count, t in zip(new_tokens, ms[: len(new_tokens)], strict=True)
+            ]
             if pair.drafter is not None:
                 out["drafter"].append({"batch": batch, "context": context, "ms": ms[-1]})
     return out
@@ -65,8 +68,9 @@ def _feeder(kv: KVState, chunk: torch.Tensor) -> Callable[[], Any]:
     return lambda: kv.forward(chunk, torch.ones(chunk.shape, dtype=torch.bool))
 
 
-def _drafter_step(drafter: Any, prefix: torch.Tensor, chunk: torch.Tensor,
-                  generator: torch.Generator) -> tuple[KVState, Callable[[], Any]]:
+def _drafter_step(
+    drafter: Any, prefix: torch.Tensor, chunk: torch.Tensor, generator: torch.Generator
+) -> tuple[KVState, Callable[[], Any]]:
     """A prefilled drafter cache and one chained draft step on it."""
     from specdeploy.engines.reference.runtime.eagle_model import EagleHead
 

@@ -53,8 +53,9 @@ class Request:
 class InflightLoop:
     """The decode loop thread; `k_at(batch)` is the schedule's draft length at a live batch size."""
 
-    def __init__(self, pair: Any, mechanism: str, k_at: Callable[[int], int], max_batch: int,
-                 max_draft_len: int) -> None:
+    def __init__(
+        self, pair: Any, mechanism: str, k_at: Callable[[int], int], max_batch: int, max_draft_len: int
+    ) -> None:
         self.pair, self.mechanism, self.k_at, self.max_batch = pair, mechanism, k_at, max(1, max_batch)
         self.max_draft_len = max_draft_len
         self.waiting: deque[Request] = deque()
@@ -119,8 +120,15 @@ class InflightLoop:
         finally:
             drafter.close()
 
-    def _report(self, batch: Batch, running: dict[int, Request], rows: list[int], k: int, size: int,
-                own: dict[int, int] | None = None) -> None:
+    def _report(
+        self,
+        batch: Batch,
+        running: dict[int, Request],
+        rows: list[int],
+        k: int,
+        size: int,
+        own: dict[int, int] | None = None,
+    ) -> None:
         """Call back every row with what this step emitted; a row done, or complete on its own (a stop string,
         a client gone), leaves for good."""
         stop = []
@@ -130,8 +138,9 @@ class InflightLoop:
             request.sent = len(batch.outputs[i])
             finished = i not in batch.active
             try:
-                complete = request.emit(Emitted(new, (own or {}).get(i, k), finished, size, batch.drafted[i],
-                                                 batch.accepted[i]))
+                complete = request.emit(
+                    Emitted(new, (own or {}).get(i, k), finished, size, batch.drafted[i], batch.accepted[i])
+                )
             except Exception:  # noqa: BLE001 - its client is gone (sender closed): drop it, serve the others
                 complete = True
             if finished:

@@ -47,8 +47,10 @@ def check_transformers(version: str | None = None) -> None:
         version = str(transformers.__version__)
     if TESTED[0] <= parse(version) <= TESTED[1]:
         return
-    message = (f"transformers {version} is outside the range the reference runtime is tested on "
-               f"({supported_range()}); on an untested release it may decode wrongly without any error")
+    message = (
+        f"transformers {version} is outside the range the reference runtime is tested on "
+        f"({supported_range()}); on an untested release it may decode wrongly without any error"
+    )
     if os.environ.get(OPT_OUT) == "1":
         print(f"WARNING: {message} ({OPT_OUT}=1 set: going on anyway)", file=sys.stderr, flush=True)
         return
@@ -61,5 +63,7 @@ def cache_keyword(model: Any) -> str:
     for name in ("cache", "past_key_values"):
         if name in params:
             return name
-    raise MissingDependency(f"{type(model).__name__}.forward takes no KV cache (neither `cache` nor "
-                            "`past_key_values`)", hint=f"use transformers{supported_range()}")
+    raise MissingDependency(
+        f"{type(model).__name__}.forward takes no KV cache (neither `cache` nor `past_key_values`)",
+        hint=f"use transformers{supported_range()}",
+    )

@@ -34,8 +34,9 @@ class StaticBuffers:
         head_dim = int(getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads)
         param = next(model.parameters())
         shape = (rows, heads, capacity, head_dim)
-        self.keys = [torch.zeros(shape, dtype=param.dtype, device=param.device)
-                     for _ in range(config.num_hidden_layers)]
+        self.keys = [
+            torch.zeros(shape, dtype=param.dtype, device=param.device) for _ in range(config.num_hidden_layers)
+        ]
         self.values = [torch.zeros_like(k) for k in self.keys]
         self.positions = torch.zeros(0, 0, dtype=torch.long, device=param.device)  # [B, T], set by the step
         self.updates = 0  # layers written by the last eager forward: a model that ignored its cache writes none
@@ -49,8 +50,9 @@ class StaticBuffers:
     def capacity(self) -> int:
         return int(self.keys[0].shape[2])
 
-    def update(self, key_states: torch.Tensor, value_states: torch.Tensor, layer_idx: int, *_: Any,
-               **__: Any) -> tuple[torch.Tensor, torch.Tensor]:
+    def update(
+        self, key_states: torch.Tensor, value_states: torch.Tensor, layer_idx: int, *_: Any, **__: Any
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Write this step's K/V [B, H, T, D] at `positions`; return the layer's whole buffers for B rows."""
         batch = key_states.shape[0]
         index = self.positions[:, None, :, None].expand(-1, key_states.shape[1], -1, key_states.shape[3])
@@ -97,8 +99,13 @@ class StaticKVState:
     def rows(self) -> int:
         return int(self.lengths.shape[0])
 
-    def forward(self, tokens: torch.Tensor | None, valid: torch.Tensor, last_only: bool = False,
-                embeds: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(
+        self,
+        tokens: torch.Tensor | None,
+        valid: torch.Tensor,
+        last_only: bool = False,
+        embeds: torch.Tensor | None = None,
+    ) -> torch.Tensor:
         """KVState.forward: append a [B, w] chunk (holes where `valid` is False); logits [B, w or 1, V]."""
         valid = valid.cpu().bool()
         logits = self.runner.step(self, tokens, embeds, valid)

@@ -41,8 +41,10 @@ def decode_mode(mode: str | None, device: str) -> str:
     if mode not in MODES:
         raise UsageError(f"unknown decode mode {mode!r}", hint=f"choose one of {', '.join(MODES)} (${ENV})")
     if mode in CUDA_ONLY and not str(device).startswith("cuda"):
-        raise UsageError(f"decode mode {mode!r} captures CUDA graphs and needs a CUDA device; this model is on "
-                         f"{device}", hint=f"{ENV}=static runs the same static step without capture")
+        raise UsageError(
+            f"decode mode {mode!r} captures CUDA graphs and needs a CUDA device; this model is on {device}",
+            hint=f"{ENV}=static runs the same static step without capture",
+        )
     return mode
 
 
@@ -104,8 +106,10 @@ class StaticRunner:
         self.buffers.counting = False
         layers = len(self.buffers.keys)
         if self.buffers.updates != layers:
-            raise MissingDependency(f"the model wrote its K/V in {self.buffers.updates} of {layers} layers: this "
-                                    f"transformers ignores `{self.keyword}=`")
+            raise MissingDependency(
+                f"the model wrote its K/V in {self.buffers.updates} of {layers} layers: this "
+                f"transformers ignores `{self.keyword}=`"
+            )
 
     def reserve(self, rows: int, capacity: int) -> None:
         """Buffers for `rows` rows and `capacity` positions; growing them drops the graphs captured on the old ones."""
@@ -127,8 +131,9 @@ class StaticRunner:
         for buf in self.buffers.keys + self.buffers.values:
             buf[: len(rows)] = buf[index]
 
-    def step(self, state: StaticKVState, tokens: torch.Tensor | None, embeds: torch.Tensor | None,
-             valid: torch.Tensor) -> torch.Tensor:
+    def step(
+        self, state: StaticKVState, tokens: torch.Tensor | None, embeds: torch.Tensor | None, valid: torch.Tensor
+    ) -> torch.Tensor:
         """Logits [B, w, V] of a chunk (token ids or input embeddings), run at its bucket's padded shape."""
         if state is not self.owner:
             raise RuntimeError("a static KV state whose runner another batch has claimed since")
@@ -160,8 +165,9 @@ class StaticRunner:
             logits = self._compiled(inputs)
         return logits[:rows, :width]
 
-    def forward(self, positions: torch.Tensor, tokens: torch.Tensor | None = None,
-                embeds: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(
+        self, positions: torch.Tensor, tokens: torch.Tensor | None = None, embeds: torch.Tensor | None = None
+    ) -> torch.Tensor:
         """The static-shape forward: every tensor's shape is fixed by the bucket and the buffers' capacity."""
         buffers = self.buffers
         buffers.positions = positions
@@ -170,8 +176,15 @@ class StaticRunner:
         visible = slots[None, None, None, :] <= positions[:, None, :, None]  # own slot and every earlier one
         bias = torch.zeros(visible.shape, dtype=dtype, device=positions.device)
         bias.masked_fill_(~visible, torch.finfo(dtype).min)
-        out = self.model(input_ids=tokens, inputs_embeds=embeds, attention_mask=bias, position_ids=positions,
-                         use_cache=True, logits_to_keep=0, **{self.keyword: buffers})
+        out = self.model(
+            input_ids=tokens,
+            inputs_embeds=embeds,
+            attention_mask=bias,
+            position_ids=positions,
+            use_cache=True,
+            logits_to_keep=0,
+            **{self.keyword: buffers},
+        )
         return out.logits
 
     def _compiled(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from specdeploy.metrics import distribution
 
 
 @dataclass(frozen=True)
@@ -13,8 +14,9 @@ class RunStats:
 
     `accept_hist[n]` is the fraction of (sequence, verification step) pairs that accepted exactly n
     drafted tokens (n = 0..draft_len); `acceptance_length` is tokens emitted per sequence per target
-    step, bonus token included. Latencies are milliseconds; ITL spreads the tokens one step emits
-    evenly over the time since the row's previous tokens (an admission's prefill stall included).
+    step, bonus token included. Latencies are milliseconds (docs/design/metrics.md): TTFT from admission to the
+    first token, TPOT per sequence ((last - first token) / (tokens - 1)), ITL each gap between two steps that
+    gave a sequence tokens (a step gives it up to K + 1 at once; an admission's prefill stall included).
     """
 
     mechanism: str
@@ -35,6 +37,7 @@ class RunStats:
     wall_time_s: float
     tokens_per_s: float
     ttft_ms: dict[str, float] = field(default_factory=dict)
+    tpot_ms: dict[str, float] = field(default_factory=dict)
     itl_ms: dict[str, float] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()  # e.g. a drafter accepting far less than its training record promises (health.py)
 
@@ -58,18 +61,6 @@ class RunStats:
         return out
 
 
-def percentiles(values: list[float]) -> dict[str, float]:
-    """p50/p90/p99 (nearest-rank on the sorted list) plus the mean; empty input gives zeros."""
-    if not values:
-        return {"p50": 0.0, "p90": 0.0, "p99": 0.0, "mean": 0.0}
-    ordered = sorted(values)
-
-    def rank(q: float) -> float:
-        return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
-
-    return {"p50": rank(0.5), "p90": rank(0.9), "p99": rank(0.99), "mean": sum(ordered) / len(ordered)}
-
-
 def expected_al(accept_hist: list[float] | tuple[float, ...], k: int) -> float:
     """E[AL](k) = 1 + sum_{i<=k} a_i with a_i = sum_{n>=i} h_n, valid for chain drafters (§1.2)."""
     total = 1.0
@@ -86,6 +77,7 @@ class Recorder:
         self.drafted = self.generated = 0
         self.draft_s = self.verify_s = self.prefill_s = 0.0
         self.ttft: list[float] = []
+        self.tpot: list[float] = []
         self.itl: list[float] = []
         self.occupancy: list[int] = []  # rows in the batch at each verification step
         self.first_drafts = self.first_hits = 0  # row-steps that drafted; of them, those whose first draft held
@@ -93,6 +85,7 @@ class Recorder:
     def forget_timings(self) -> None:
         """Drop the per-token timings read by `finish`: a server never finishes, and runs for days."""
         self.ttft.clear()
+        self.tpot.clear()
         self.itl.clear()
         self.occupancy.clear()
 
@@ -120,6 +113,7 @@ class Recorder:
             prefill_time_s=self.prefill_s,
             wall_time_s=wall,
             tokens_per_s=self.generated / wall if wall > 0 else 0.0,
-            ttft_ms=percentiles(self.ttft),
-            itl_ms=percentiles(self.itl),
+            ttft_ms=distribution(self.ttft),
+            tpot_ms=distribution(self.tpot),
+            itl_ms=distribution(self.itl),
         )

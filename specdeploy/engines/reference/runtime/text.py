@@ -38,7 +38,14 @@ def generate_text(
         raise UsageError("the prompt is empty")
     ids = encode_prompt(pair.tokenizer, PromptRecord("request", "user", (prompt,), raw=not chat))
     outputs, stats = generate(
-        pair, [ids], mechanism, draft_len, 1, max_new_tokens, temperature=temperature, seed=seed,
+        pair,
+        [ids],
+        mechanism,
+        draft_len,
+        1,
+        max_new_tokens,
+        temperature=temperature,
+        seed=seed,
         ngram_match=ngram_match,
     )
     return TextResult(pair.tokenizer.decode(outputs[0], skip_special_tokens=True), outputs[0], stats)

@@ -28,8 +28,9 @@ def target_probs(logits: torch.Tensor, temperature: float, top_k: int = 0, top_p
     return cut / cut.sum(-1, keepdim=True)
 
 
-def pick(logits: torch.Tensor, temperature: float, generator: torch.Generator, top_k: int = 0,
-         top_p: float = 1.0) -> int:
+def pick(
+    logits: torch.Tensor, temperature: float, generator: torch.Generator, top_k: int = 0, top_p: float = 1.0
+) -> int:
     """The next token from one row of logits: argmax at temperature 0, a sample otherwise."""
     if temperature <= 0.0:
         return int(logits.argmax())

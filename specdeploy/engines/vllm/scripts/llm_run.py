@@ -31,8 +31,10 @@ ITL = "vllm:inter_token_latency_seconds"
 
 def counters(llm: Any) -> dict[str, Any]:
     """The cumulative counters this driver reports, summed over engines."""
-    out: dict[str, Any] = {v: 0 for v in SPEC.values()} | {"per_position": [], "itl": {"count": 0, "sum": 0.0,
-                                                                                          "buckets": {}}}
+    out: dict[str, Any] = {v: 0 for v in SPEC.values()} | {
+        "per_position": [],
+        "itl": {"count": 0, "sum": 0.0, "buckets": {}},
+    }
     for metric in llm.get_metrics():
         if metric.name in SPEC:
             out[SPEC[metric.name]] += metric.value
@@ -50,12 +52,15 @@ def counters(llm: Any) -> dict[str, Any]:
 
 def difference(after: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
     pos_b = before["per_position"] + [0] * (len(after["per_position"]) - len(before["per_position"]))
-    return {**{k: after[k] - before[k] for k in SPEC.values()},
-            "per_position": [a - b for a, b in zip(after["per_position"], pos_b)],
-            "itl": {"count": after["itl"]["count"] - before["itl"]["count"],
-                    "sum": after["itl"]["sum"] - before["itl"]["sum"],
-                    "buckets": {le: n - before["itl"]["buckets"].get(le, 0)
-                                for le, n in after["itl"]["buckets"].items()}}}
+    return {
+        **{k: after[k] - before[k] for k in SPEC.values()},
+        "per_position": [a - b for a, b in zip(after["per_position"], pos_b)],
+        "itl": {
+            "count": after["itl"]["count"] - before["itl"]["count"],
+            "sum": after["itl"]["sum"] - before["itl"]["sum"],
+            "buckets": {le: n - before["itl"]["buckets"].get(le, 0) for le, n in after["itl"]["buckets"].items()},
+        },
+    }
 
 
 def cpu_seconds() -> dict[str, float]:
@@ -81,7 +86,7 @@ def wave(llm: Any, prompts: list[Any], params: Any, c: int) -> dict[str, Any]:
     wall, answers, ttft, tpot = 0.0, [], [], []
     for i in range(0, len(prompts), c):
         t0 = time.monotonic()
-        outs = llm.generate(prompts[i:i + c], params, use_tqdm=False)
+        outs = llm.generate(prompts[i : i + c], params, use_tqdm=False)
         wall += time.monotonic() - t0
         for out in outs:
             answers.append(list(out.outputs[0].token_ids))
@@ -92,10 +97,17 @@ def wave(llm: Any, prompts: list[Any], params: Any, c: int) -> dict[str, Any]:
                 if n > 1:
                     tpot.append((m.last_token_ts - m.first_token_ts) / (n - 1))
     after = cpu_seconds()
-    return {"concurrency": c, "wall_s": wall, "cpu_s": {n: t - cpu.get(n, 0.0) for n, t in after.items()},
-            "load": [load, os.getloadavg()[0]],
-            "requests": len(prompts), "token_ids": answers, "ttft_s": ttft, "tpot_s": tpot,
-            **difference(counters(llm), before)}
+    return {
+        "concurrency": c,
+        "wall_s": wall,
+        "cpu_s": {n: t - cpu.get(n, 0.0) for n, t in after.items()},
+        "load": [load, os.getloadavg()[0]],
+        "requests": len(prompts),
+        "token_ids": answers,
+        "ttft_s": ttft,
+        "tpot_s": tpot,
+        **difference(counters(llm), before),
+    }
 
 
 def main(job_path: str, out_path: str) -> None:
@@ -104,24 +116,33 @@ def main(job_path: str, out_path: str) -> None:
     from vllm import LLM, SamplingParams
 
     start = time.monotonic()
-    llm = LLM(model=job["model"], dtype=job.get("dtype", "float32"), max_model_len=job.get("max_model_len", 2048),
-              speculative_config=job.get("speculative_config"), enforce_eager=job.get("enforce_eager", False),
-              seed=job.get("seed", 0), disable_log_stats=False, max_num_seqs=max(job["concurrency"]))
+    llm = LLM(
+        model=job["model"],
+        dtype=job.get("dtype", "float32"),
+        max_model_len=job.get("max_model_len", 2048),
+        speculative_config=job.get("speculative_config"),
+        enforce_eager=job.get("enforce_eager", False),
+        seed=job.get("seed", 0),
+        disable_log_stats=False,
+        max_num_seqs=max(job["concurrency"]),
+    )
     start_s = time.monotonic() - start
     tokenizer = llm.get_tokenizer()
     prompts = []
     for p in job["prompts"]:
         if p.get("chat", True):
-            ids = tokenizer.apply_chat_template([{"role": "user", "content": p["text"]}], add_generation_prompt=True,
-                                                tokenize=True)
+            ids = tokenizer.apply_chat_template(
+                [{"role": "user", "content": p["text"]}], add_generation_prompt=True, tokenize=True
+            )
             ids = ids["input_ids"] if isinstance(ids, dict) or hasattr(ids, "input_ids") else ids
         else:
             ids = tokenizer.encode(p["text"])
         prompts.append({"prompt_token_ids": list(ids)})
     params = SamplingParams(temperature=0.0, max_tokens=job["max_tokens"], ignore_eos=True)
     llm.generate(prompts[:1], SamplingParams(temperature=0.0, max_tokens=4), use_tqdm=False)  # warm-up
-    runs = [{"repeat": r, **wave(llm, prompts, params, c)} for r in range(job.get("repeats", 1))
-            for c in job["concurrency"]]
+    runs = [
+        {"repeat": r, **wave(llm, prompts, params, c)} for r in range(job.get("repeats", 1)) for c in job["concurrency"]
+    ]
     result = {"vllm_version": vllm.__version__, "start_s": start_s, "runs": runs}
     Path(out_path).write_text(json.dumps(result), encoding="utf-8")
 

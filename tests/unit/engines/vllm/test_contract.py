@@ -33,15 +33,18 @@ def test_the_0_32_methods_include_every_one_specdeploy_emits() -> None:
     assert "qwen3_next_mtp" in line.mtp_model_types and "deepseek_mtp" in line.mtp_model_types
 
 
-@pytest.mark.parametrize(("ranges", "message"), [
-    ([[2, 8, 3]], "must start at 1"),
-    ([[1, 4, 3], [4, 8, 2]], "overlap at 4"),
-    ([[1, 4, -1]], "K >= 0"),
-    ([[3, 1, 2]], "range_start <= range_end"),
-    ([[0, 4, 2]], "0 < range_start"),
-    ([[1, 4]], r"is \(range_start, range_end, K\)"),
-    ([], "must start at 1"),
-])
+@pytest.mark.parametrize(
+    ("ranges", "message"),
+    [
+        ([[2, 8, 3]], "must start at 1"),
+        ([[1, 4, 3], [4, 8, 2]], "overlap at 4"),
+        ([[1, 4, -1]], "K >= 0"),
+        ([[3, 1, 2]], "range_start <= range_end"),
+        ([[0, 4, 2]], "0 < range_start"),
+        ([[1, 4]], r"is \(range_start, range_end, K\)"),
+        ([], "must start at 1"),
+    ],
+)
 def test_schedules_vllm_would_refuse_at_start_are_refused(ranges: list[list[int]], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         check_schedule(ranges, lines()["0.32"])

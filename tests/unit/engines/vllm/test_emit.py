@@ -23,8 +23,10 @@ def test_ngram_maps_the_matching_size_and_drops_trtllm_pool_settings() -> None:
     assert origin["prompt_lookup_max"] == ("speculative", "options", "max_matching_ngram_size")
 
 
-@pytest.mark.parametrize(("mechanism", "method"), [("draft_target", "draft_model"), ("eagle", "eagle"),
-                                                    ("eagle3", "eagle3"), ("dspark", "dspark")])
+@pytest.mark.parametrize(
+    ("mechanism", "method"),
+    [("draft_target", "draft_model"), ("eagle", "eagle"), ("eagle3", "eagle3"), ("dspark", "dspark")],
+)
 def test_drafter_methods_carry_the_drafter(mechanism: str, method: str) -> None:
     spec, _ = speculative_config(mechanism, {}, 2, LINE, drafter="/models/head")
     assert spec == {"method": method, "num_speculative_tokens": 2, "model": "/models/head"}
@@ -42,16 +44,46 @@ def test_sa_is_not_vllms_suffix_decoding() -> None:
         speculative_config("sa", {}, 4, LINE)
 
 
-@pytest.mark.parametrize(("mechanism", "options", "drafter", "path", "message"), [
-    ("eagle3", {}, None, "speculative.draft_model", "needs a drafter model"),
-    ("ngram", {}, "/m", "speculative.draft_model", "takes no drafter model"),
-    ("ngram", {"window": 3}, None, "speculative.options.window", "has no option 'window'"),
-    ("eagle3", {"dynamic_tree": True}, "/m", "speculative.options.dynamic_tree", "no dynamic tree"),
-    ("mtp", {"relaxed_acceptance": True}, None, "speculative.options.relaxed_acceptance", "no relaxed acceptance"),
-    ("medusa", {}, "/m", "speculative.mechanism", "has no method for 'medusa'"),
-])
+def test_suffix_maps_its_options_onto_the_suffix_decoding_fields() -> None:
+    options = {"max_tree_depth": 16, "max_cached_requests": 0, "max_spec_factor": 2.0, "min_token_prob": 0.2}
+    spec, origin = speculative_config("suffix", options, 8, LINE)
+    assert spec == {
+        "method": "suffix",
+        "num_speculative_tokens": 8,
+        "suffix_decoding_max_tree_depth": 16,
+        "suffix_decoding_max_cached_requests": 0,
+        "suffix_decoding_max_spec_factor": 2.0,
+        "suffix_decoding_min_token_prob": 0.2,
+    }
+    assert origin["suffix_decoding_max_tree_depth"] == ("speculative", "options", "max_tree_depth")
+    assert origin["num_speculative_tokens"] == ("speculative", "draft_len")  # the cap of a variable draft
+    assert set(spec) - {"method", "num_speculative_tokens"} <= set(LINE.fields)
+
+
+def test_suffix_gets_one_cap_for_a_tuned_schedule() -> None:
+    # vLLM 0.32's SuffixDecodingProposer asserts the scheduled K equals num_speculative_tokens
+    out = emit("suffix", {}, 6, target="/m", limits=LIMITS, line=LINE, schedule={1: 6, 8: 3}, max_concurrency=16)
+    assert out.speculative is not None and "num_speculative_tokens_per_batch_size" not in out.speculative
+    assert out.speculative["num_speculative_tokens"] == 6
+    assert out.notes[0].startswith("vLLM's suffix takes no per-batch-size schedule (its proposer asserts")
+    assert "K = 6 at every batch size (tuned: 1-7: 6, 8-16: 3, 17-64: 0)" in out.notes[0]
+
+
+@pytest.mark.parametrize(
+    ("mechanism", "options", "drafter", "path", "message"),
+    [
+        ("eagle3", {}, None, "speculative.draft_model", "needs a drafter model"),
+        ("ngram", {}, "/m", "speculative.draft_model", "takes no drafter model"),
+        ("ngram", {"window": 3}, None, "speculative.options.window", "has no option 'window'"),
+        ("suffix", {}, "/m", "speculative.draft_model", "takes no drafter model"),
+        ("eagle3", {"dynamic_tree": True}, "/m", "speculative.options.dynamic_tree", "no dynamic tree"),
+        ("mtp", {"relaxed_acceptance": True}, None, "speculative.options.relaxed_acceptance", "no relaxed acceptance"),
+        ("medusa", {}, "/m", "speculative.mechanism", "has no method for 'medusa'"),
+    ],
+)
 def test_what_vllm_cannot_honour_is_refused_where_the_profile_wrote_it(
-        mechanism: str, options: dict[str, object], drafter: str | None, path: str, message: str) -> None:
+    mechanism: str, options: dict[str, object], drafter: str | None, path: str, message: str
+) -> None:
     with pytest.raises(UsageError, match=message) as caught:
         speculative_config(mechanism, options, 3, LINE, drafter=drafter)
     assert caught.value.issues[0].dotted == path
@@ -92,9 +124,16 @@ def test_a_release_without_a_schedule_gets_one_k_and_a_note() -> None:
 def test_the_config_file_and_the_argv_say_the_same() -> None:
     out = emit("eagle3", {"one_model": True}, 3, target="/t", limits=LIMITS, line=LINE, drafter="/h")
     doc = yaml.safe_load(out.config_yaml())
-    assert doc == {"model": "/t", "host": "127.0.0.1", "port": 8123, "max-num-seqs": 64, "tensor-parallel-size": 1,
-                   "dtype": "bfloat16", "max-model-len": 4096,
-                   "speculative-config": {"method": "eagle3", "num_speculative_tokens": 3, "model": "/h"}}
+    assert doc == {
+        "model": "/t",
+        "host": "127.0.0.1",
+        "port": 8123,
+        "max-num-seqs": 64,
+        "tensor-parallel-size": 1,
+        "dtype": "bfloat16",
+        "max-model-len": 4096,
+        "speculative-config": {"method": "eagle3", "num_speculative_tokens": 3, "model": "/h"},
+    }
     argv = out.argv()
     assert json.loads(argv[argv.index("--speculative-config") + 1]) == doc["speculative-config"]
     assert argv[argv.index("--max-num-seqs") + 1] == "64"
@@ -110,6 +149,6 @@ def test_every_mechanisms_vllm_declaration_names_a_method_of_its_line() -> None:
     from specdeploy.plugin.registry import registry
 
     declared = {name: cls.engines["vllm"] for name, cls in registry().items() if "vllm" in cls.engines}
-    assert set(declared) == {"ngram", "draft_target", "eagle", "eagle3", "mtp", "dspark"}
+    assert set(declared) == {"ngram", "draft_target", "eagle", "eagle3", "mtp", "dspark", "suffix"}
     for method in declared.values():
         assert isinstance(method, VllmMethod) and method.method in LINE.methods and LINE.name in method.lines

@@ -4,7 +4,6 @@ steps) and emits the `vllm serve` files of every shipped vLLM profile exactly as
 
 from __future__ import annotations
 
-import difflib
 import json
 import subprocess
 from pathlib import Path
@@ -16,6 +15,7 @@ from specdeploy.api import load_and_resolve, mechanisms
 from specdeploy.engines.vllm.actions import CONFIG_FILE, SPEC_FILE, vllm_files
 from specdeploy.errors import UsageError
 from specdeploy.plan.planner import make_plan
+from tests.helpers import match_golden_file
 
 ROOT = Path(__file__).resolve().parents[4]
 GOLDEN = ROOT / "tests" / "golden" / "emit"
@@ -23,26 +23,34 @@ CPU = ROOT / "profiles" / "cpu" / "cpu-smollm2-vllm.yaml"
 FIXED = ("speculative.draft_len=3",)
 """The CPU profile tunes its draft length (draft_len: auto); the goldens hold K = 3."""
 CASES: dict[str, tuple[Path, tuple[str, ...]]] = {
-    "vllm-cpu-ngram": (CPU, (*FIXED, "speculative.mechanism=ngram", "speculative.draft_model=null",
-                             "speculative.options.max_matching_ngram_size=4")),
-    "vllm-cpu-draft_model": (CPU, (*FIXED, "speculative.mechanism=draft_target",
-                                   "speculative.draft_model=specdeploy/smollm2-135m-drafter")),
+    "vllm-cpu-ngram": (
+        CPU,
+        (
+            *FIXED,
+            "speculative.mechanism=ngram",
+            "speculative.draft_model=null",
+            "speculative.options.max_matching_ngram_size=4",
+        ),
+    ),
+    "vllm-cpu-draft_model": (
+        CPU,
+        (*FIXED, "speculative.mechanism=draft_target", "speculative.draft_model=specdeploy/smollm2-135m-drafter"),
+    ),
     "vllm-cpu-eagle3": (CPU, FIXED),
+    "vllm-cpu-suffix": (
+        CPU,
+        (
+            "speculative.mechanism=suffix",
+            "speculative.options=null",
+            "speculative.draft_len=12",
+            "speculative.draft_model=null",
+            "speculative.options.max_cached_requests=1000",
+        ),
+    ),
     "vllm-h100-eagle3": (ROOT / "profiles" / "h100" / "h100-vllm-eagle3.yaml", ()),
     "vllm-h100-mtp-qwen3-next": (ROOT / "profiles" / "h100" / "h100-vllm-mtp-qwen3-next.yaml", ()),
 }
 TUNED = {"tune.draft_len": {"draft_len": 4, "schedule": {"1": 4, "4": 2, "16": 1}, "max_concurrency": 32}}
-
-
-def _compare(path: Path, text: str, update: bool) -> None:
-    if update:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        return
-    assert path.is_file(), f"missing golden file {path}: run pytest --update-golden"
-    expected = path.read_text()
-    diff = "".join(difflib.unified_diff(expected.splitlines(True), text.splitlines(True), str(path), "emitted"))
-    assert text == expected, f"emitted output differs from the golden file:\n{diff}"
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -56,7 +64,7 @@ def test_vllm_emission_matches_golden(name: str, update_golden: bool, tmp_path: 
     config = yaml.safe_load(texts[CONFIG_FILE])
     assert config["speculative-config"] == json.loads(texts[SPEC_FILE])
     for file, text in texts.items():
-        _compare(GOLDEN / name / file, text, update_golden)
+        match_golden_file(GOLDEN / name / file, text, update_golden)
 
 
 def test_a_tuned_schedule_becomes_num_speculative_tokens_per_batch_size(update_golden: bool) -> None:
@@ -64,10 +72,24 @@ def test_a_tuned_schedule_becomes_num_speculative_tokens_per_batch_size(update_g
     texts, out = vllm_files(resolved, TUNED)
     # speculation off above the tuned concurrency (32) up to max_num_seqs (64): a K = 0 range
     assert out.speculative is not None
-    assert out.speculative["num_speculative_tokens_per_batch_size"] == [[1, 3, 4], [4, 15, 2], [16, 32, 1],
-                                                                          [33, 64, 0]]
+    assert out.speculative["num_speculative_tokens_per_batch_size"] == [[1, 3, 4], [4, 15, 2], [16, 32, 1], [33, 64, 0]]
     assert out.speculative["num_speculative_tokens"] == 4
-    _compare(GOLDEN / "vllm-h100-eagle3-schedule" / CONFIG_FILE, texts[CONFIG_FILE], update_golden)
+    match_golden_file(GOLDEN / "vllm-h100-eagle3-schedule" / CONFIG_FILE, texts[CONFIG_FILE], update_golden)
+
+
+def test_a_fetched_hub_model_is_its_id_pinned_by_revision() -> None:
+    """vLLM expands no variable in `--config`: a fetched hub checkpoint is named by id and commit, which vLLM finds
+    in the hub cache, never as a `${HF_HUB_CACHE}/...` path; the drafter's commit goes to the speculative config."""
+    resolved = load_and_resolve(str(CASES["vllm-h100-eagle3"][0]))
+    target, draft = "a" * 40, "b" * 40
+    texts, out = vllm_files(
+        resolved,
+        {"fetch.target": {"kind": "hub", "revision": target}, "fetch.draft": {"kind": "hub", "revision": draft}},
+    )
+    assert "${" not in texts[CONFIG_FILE] and out.speculative is not None
+    assert (out.serve["model"], out.serve["revision"]) == ("meta-llama/Llama-3.1-8B-Instruct", target)
+    assert (out.speculative["model"], out.speculative["revision"]) == ("yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", draft)
+    assert out.origin["--revision"] == ("target", "revision")
 
 
 def test_a_tune_record_with_ranges_emits_its_schedule() -> None:
@@ -99,9 +121,16 @@ def test_the_release_line_and_efficiency_profile_come_from_the_engine() -> None:
 
 
 def test_the_matrix_has_a_vllm_column_from_the_plugins_declarations() -> None:
-    support = {row["name"]: row["support"].get("vllm") for row in mechanisms()}
-    assert {name for name, lines in support.items() if lines} == {"ngram", "draft_target", "eagle", "eagle3", "mtp",
-                                                                  "dspark"}
+    support = {row.name: row.support.get("vllm") for row in mechanisms()}
+    assert {name for name, lines in support.items() if lines} == {
+        "ngram",
+        "draft_target",
+        "eagle",
+        "eagle3",
+        "mtp",
+        "dspark",
+        "suffix",
+    }
     assert support["eagle3"] == ["0.32"] and support["sa"] is None and support["medusa"] is None
 
 
@@ -124,15 +153,13 @@ def test_doctor_names_the_vllm_it_finds(monkeypatch: pytest.MonkeyPatch, tmp_pat
     from specdeploy.plugin.registry import get_engine
 
     fake = tmp_path / "python"
-    fake.write_text("#!/bin/sh\necho '{\"distribution\": \"vllm-cpu\", \"version\": \"0.32.3\"}'\n")
+    fake.write_text('#!/bin/sh\necho \'{"distribution": "vllm-cpu", "version": "0.32.3"}\'\n')
     fake.chmod(0o755)
     monkeypatch.setenv(env.ENV_VAR, str(fake))
     env._query.cache_clear()
     lines, lacking = get_engine("vllm").doctor(None)
     assert lines["vllm"] == f"vllm-cpu 0.32.3 at {fake} (contract line 0.32)" and lacking == []
     env._query.cache_clear()
-
-
 
 
 def test_a_vllm_tune_is_not_clamped_by_tensorrt_llms_schedule_rules() -> None:

@@ -55,13 +55,13 @@ def test_draft_model_scores_only_its_vocabulary() -> None:
 def test_eagle3_folder_names_what_vllm_reads() -> None:
     from safetensors.torch import load_file
 
-    from specdeploy.engines.reference.runtime.models import EAGLE_REF
+    from specdeploy.engines.reference.runtime.models import HEAD_REF
     from specdeploy.engines.vllm.export import eagle3_folder
     from specdeploy.runtime_paths import packaged_model
 
     folder = eagle3_folder()
     config = json.loads((folder / "config.json").read_text())
-    source = packaged_model(EAGLE_REF)
+    source = packaged_model(HEAD_REF)
     assert source is not None
     meta = json.loads((source / "specdeploy_drafter.json").read_text())
     assert config["eagle_config"]["eagle_aux_hidden_state_layer_ids"] == [i + 1 for i in meta["feature_layers"]]

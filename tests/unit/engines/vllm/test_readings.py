@@ -1,4 +1,4 @@
-"""Reading vLLM's numbers (/metrics text, the factorized tuner's histogram, ITL buckets) and the server argv."""
+"""Reading vLLM's numbers (/metrics text, the factorized tuner's histogram, ITL buckets)."""
 
 from __future__ import annotations
 
@@ -31,15 +31,3 @@ def test_histogram_counts_steps_by_drafts_accepted() -> None:
 def test_itl_quantiles_are_bucket_bounds() -> None:
     hist = {"count": 10, "sum": 0.2, "buckets": {"0.01": 2, "0.025": 9, "0.05": 10, "+Inf": 10}}
     assert itl_summary(hist) == {"mean": 20.0, "p50": 25.0, "p90": 25.0, "p99": 50.0}
-
-
-def test_server_argv_runs_the_module_on_loopback() -> None:
-    from pathlib import Path
-
-    from specdeploy.engines.vllm.serve import ServerSpec, server_argv
-
-    spec = ServerSpec(Path("/m"), 8011, {"method": "ngram", "num_speculative_tokens": 3}, "smollm2", enforce_eager=True)
-    argv = server_argv(Path("/py"), spec)
-    assert argv[:3] == ["/py", "-m", "vllm.entrypoints.openai.api_server"]
-    assert argv[argv.index("--host") + 1] == "127.0.0.1" and "--enforce-eager" in argv
-    assert argv[argv.index("--speculative-config") + 1] == '{"method":"ngram","num_speculative_tokens":3}'

@@ -15,8 +15,9 @@ LINE = lines()["0.32"]
 def test_a_config_folder_drops_the_gguf_quantization_vllm_refuses(tmp_path: Path) -> None:
     source = tmp_path / "src"
     source.mkdir()
-    (source / "config.json").write_text(json.dumps({"model_type": "llama", "quantization_config": {
-        "quant_method": "gguf", "gguf_file": "m.gguf"}}))
+    (source / "config.json").write_text(
+        json.dumps({"model_type": "llama", "quantization_config": {"quant_method": "gguf", "gguf_file": "m.gguf"}})
+    )
     (source / "tokenizer.json").write_text("{}")
     (source / "model.safetensors").write_text("weights")
     out = config_folder(source, tmp_path / "out")
@@ -41,8 +42,12 @@ def test_a_refusal_is_located_at_the_first_emitted_key_it_names() -> None:
 
 def test_a_known_phrase_of_the_release_wins_over_the_words() -> None:
     out = emit("mtp", {}, 1, target="/t", limits=ServeLimits(max_num_seqs=8), line=LINE)
-    assert locate("NotImplementedError: Unsupported speculative method: 'mtp'", out, LINE) == \
-        ("speculative", "mechanism")
-    assert locate("num_speculative_tokens was provided but without speculative model.", out, LINE) == \
-        ("speculative", "draft_model")
+    assert locate("NotImplementedError: Unsupported speculative method: 'mtp'", out, LINE) == (
+        "speculative",
+        "mechanism",
+    )
+    assert locate("num_speculative_tokens was provided but without speculative model.", out, LINE) == (
+        "speculative",
+        "draft_model",
+    )
     assert locate("something else entirely", out, LINE) == ("speculative",)

@@ -31,17 +31,39 @@ class EngineRun:
         k = job.speculative_config["num_speculative_tokens"] if job.speculative_config else 0
         self.started.append(k)
         tokens = [[1] * job.max_tokens for _ in job.prompts]
-        points = [Point(c, 10.0 * c, 1.0, {}, {}, {"p99": 5.0}, 10 if k else 0, 10 * k, sum(PER_POSITION[:k]),
-                        PER_POSITION[:k], tokens, r, {"VLLM::Worker": 2.0, "VLLM::EngineCore": 2.0})
-                  for r in range(job.repeats) for c in job.concurrency]
+        points = [
+            Point(
+                c,
+                10.0 * c,
+                1.0,
+                {},
+                {},
+                {"p99": 5.0},
+                10 if k else 0,
+                10 * k,
+                sum(PER_POSITION[:k]),
+                PER_POSITION[:k],
+                tokens,
+                r,
+                {"VLLM::Worker": 2.0, "VLLM::EngineCore": 2.0},
+            )
+            for r in range(job.repeats)
+            for c in job.concurrency
+        ]
         return Result("0.32.0", 30.0, points)
 
 
 class Backend(VllmBackend):
     def job(self, k: int, schedule: dict[int, int] | None = None, rounds: int | None = None) -> Job:
         spec = {"method": "eagle3", "num_speculative_tokens": k, "schedule": schedule} if k else None
-        return Job(Path("/model"), [("a", True), ("b", True)], tuple(sorted(schedule or self.setup.concurrency)), 8,
-                   spec, repeats=rounds or self.rounds)
+        return Job(
+            Path("/model"),
+            [("a", True), ("b", True)],
+            tuple(sorted(schedule or self.setup.concurrency)),
+            8,
+            spec,
+            repeats=rounds or self.rounds,
+        )
 
 
 @pytest.fixture
@@ -75,7 +97,7 @@ def test_the_schedule_replays_in_one_engine_beside_plain_decoding(engine: Engine
     assert engine.started == [3, 0]  # the schedule's engine (K = 3 at most), then plain decoding's
     assert b.replay_s() == statistics.median(s["run_s"] for s in b.starts)
     assert [p["k"] for p in out["per_concurrency"]] == [3, 0] and out["cost_s"] > 0
-    assert out["baseline_tps"] == 15.0 and b.measured(Request("mixed", 2, 3, 0, pairs))
+    assert out["plain_output_token_throughput"] == 15.0 and b.measured(Request("mixed", 2, 3, 0, pairs))
 
 
 @pytest.mark.usefixtures("engine")
@@ -90,5 +112,6 @@ def test_the_histogram_sums_every_wave_of_the_k_engine(tmp_path: Path) -> None:
 def test_a_cpu_build_counts_tokens_per_worker_cpu_second(tmp_path: Path) -> None:
     wall = backend(tmp_path)(Request("e2e", 2, 0))
     cpu = backend(tmp_path / "cpu", clock="cpu")(Request("e2e", 2, 0))
-    assert wall["system_tps"] == 20.0 and cpu["system_tps"] == 2 * 8 / 2.0  # the worker's 2 CPU seconds
+    # the worker's 2 CPU seconds
+    assert wall["output_token_throughput"] == 20.0 and cpu["output_token_throughput"] == 2 * 8 / 2.0
     assert cpu["wall_tps"] == 20.0 and cpu["clock"] == "cpu"

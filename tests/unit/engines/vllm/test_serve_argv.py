@@ -1,0 +1,58 @@
+"""The argv `specdeploy serve` runs vLLM's OpenAI server with: the artifact's config file on 127.0.0.1, and extra
+engine arguments that may add settings but never override what the artifact or `serve` sets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from specdeploy.engines.vllm.serve import server_argv
+from specdeploy.errors import UsageError
+
+CONFIG = """\
+model: /models/smollm2
+host: 127.0.0.1
+port: 8000
+max-num-seqs: 4
+speculative-config:
+  method: ngram
+  num_speculative_tokens: 3
+"""
+
+
+@pytest.fixture
+def config(tmp_path: Path) -> Path:
+    path = tmp_path / "vllm-serve.yaml"
+    path.write_text(CONFIG)
+    return path
+
+
+def test_the_server_runs_the_module_on_the_config_file_on_loopback(config: Path) -> None:
+    argv = server_argv(Path("/py"), config, name="smollm2", port=8011, args=("--enforce-eager",))
+    assert argv[:3] == ["/py", "-m", "vllm.entrypoints.openai.api_server"]
+    assert argv[argv.index("--config") + 1] == str(config)
+    assert argv[argv.index("--host") + 1] == "127.0.0.1" and argv[argv.index("--port") + 1] == "8011"
+    assert argv[argv.index("--served-model-name") + 1] == "smollm2"
+    assert argv[-1] == "--enforce-eager"  # after the config file's settings: vLLM takes the command line's last
+
+
+@pytest.mark.parametrize("arg", ["--host=0.0.0.0", "--port", "--uds=/tmp/s", "--served_model_name=x", "--ho"])
+def test_an_extra_argument_cannot_move_the_endpoint(config: Path, arg: str) -> None:
+    with pytest.raises(UsageError, match="`specdeploy serve` sets"):
+        server_argv(Path("/py"), config, name="m", port=1, args=(arg,))
+
+
+@pytest.mark.parametrize(
+    "arg",
+    ["--speculative-config={}", "--speculative-config.num_speculative_tokens=5", "--max_num_seqs=8", "--speculative"],
+)
+def test_an_extra_argument_cannot_override_the_verified_config(config: Path, arg: str) -> None:
+    with pytest.raises(UsageError, match=r"is the artifact's \(vllm-serve.yaml"):
+        server_argv(Path("/py"), config, name="m", port=1, args=(arg,))
+
+
+def test_short_options_are_refused(config: Path) -> None:
+    """`-tp 2` is --tensor-parallel-size in vLLM's parser: a short alias would slip past the check."""
+    with pytest.raises(UsageError, match="long option names"):
+        server_argv(Path("/py"), config, name="m", port=1, args=("-tp", "2"))
