@@ -43,7 +43,9 @@ def specdeploy(*args: str, timeout: float = 900) -> subprocess.CompletedProcess[
 def built(vllm_install: env.VllmInstall, tmp_path_factory: pytest.TempPathFactory) -> Path:  # noqa: ARG001
     pytest.importorskip("torch")  # SmolLM2 is exported for vLLM in specdeploy's environment
     root = tmp_path_factory.mktemp("built")
-    done = specdeploy("build", str(CPU), "--out", str(root))
+    # n-gram at a fixed K: the profile's own EAGLE head with draft_len auto would tune first (minutes)
+    fixed = ("speculative.mechanism=ngram", "speculative.draft_model=null", "speculative.draft_len=3")
+    done = specdeploy("build", str(CPU), *(w for s in fixed for w in ("--set", s)), "--out", str(root))
     assert done.returncode == 0, done.stdout + done.stderr
     return root / NAME
 
