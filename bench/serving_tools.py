@@ -11,7 +11,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from specdeploy.metrics import STATS, THROUGHPUTS, distribution, measured
+from specdeploy.metrics import STATS, THROUGHPUTS, distribution, key, measured
 
 
 def client_metrics(
@@ -145,7 +145,7 @@ def aiperf(venv: Path, openai_url: str, tokenizer: Path, concurrency: int, token
     d = json.loads((work / "profile_export_aiperf.json").read_text())
     found = {name: (d.get(name) or {}).get("avg") for name in THROUGHPUTS}
     found |= {
-        f"{stat}_{ours}_ms": (d.get(theirs) or {}).get("avg" if stat == "mean" else stat)
+        key(ours, stat): (d.get(theirs) or {}).get("avg" if stat == "mean" else stat)
         for ours, theirs in AIPERF.items()
         for stat in STATS
     }

@@ -37,6 +37,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+from specdeploy.metrics import OUTPUT_THROUGHPUT
 from specdeploy.tune.checkpoint import Checkpoint, Recorder
 from specdeploy.tune.engine import drive, spent
 from specdeploy.tune.setup import TuneSetup
@@ -132,9 +133,7 @@ def ref_score(chosen: dict[int, int], truth: dict[tuple[int, int], float]) -> di
     }
 
 
-def medians(
-    rounds: list[dict[tuple[int, int], Any]], key: str = "output_token_throughput"
-) -> dict[tuple[int, int], float]:
+def medians(rounds: list[dict[tuple[int, int], Any]], key: str = OUTPUT_THROUGHPUT) -> dict[tuple[int, int], float]:
     import statistics
 
     return {p: statistics.median(r[p][key] for r in rounds) for p in rounds[0]}
@@ -246,9 +245,7 @@ def reference_suite(
     truth = medians(truth_rounds)
     for row in out.values():
         row.update(ref_score(row["chosen"], truth), cost_fraction=row["cost_s"] / sweep_cost)
-    spread = {
-        p: statistics.median(abs(r[p]["output_token_throughput"] / truth[p] - 1) for r in truth_rounds) for p in points
-    }
+    spread = {p: statistics.median(abs(r[p][OUTPUT_THROUGHPUT] / truth[p] - 1) for r in truth_rounds) for p in points}
     noise = {
         "per_run_rel_mad_median": statistics.median(spread.values()),
         "per_run_rel_mad_max": max(spread.values()),
@@ -272,7 +269,7 @@ def reference_suite(
         **out,
         "oracle_k": best_k(truth),
         "noise": noise,
-        "truth_tps": {f"{c}/{k}": v for (c, k), v in truth.items()},
+        f"truth_{OUTPUT_THROUGHPUT}": {f"{c}/{k}": v for (c, k), v in truth.items()},
         "truth_measuring_s": sum(v["cost_s"] for r in rounds for v in r.values()),
     }
 

@@ -23,6 +23,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from specdeploy.metrics import OUTPUT_THROUGHPUT
+from specdeploy.tune.types import PLAIN_THROUGHPUT
+
 REPO = Path(__file__).resolve().parents[1]
 PROFILE = REPO / "profiles" / "cpu" / "cpu-smollm2-vllm.yaml"
 SWEEP_KS = (0, 1, 2, 3, 4)
@@ -170,25 +173,26 @@ def best_schedule(swept: dict[str, Any]) -> dict[str, Any]:
         backend = _backend(Path(tmp), swept["rounds"])
         run, spent = backend.run(backend.job(max(best.values()), best), "best", max(best.values()))
     speed = _speeds(run.points)
+    return {"schedule": best, "run_s": round(spent, 1), "load_average": _load(), **served_figures(swept, best, speed)}
+
+
+def served_figures(swept: dict[str, Any], best: dict[int, int], speed: dict[str, Any]) -> dict[str, Any]:
+    """The schedule engine's output token throughput per concurrency (`speed`, in the sweep's clock) beside the
+    sweep's plain engine and its engine at that K, and each one's mean over the concurrencies."""
+    clock, points = swept["clock"], swept["points"]
     per = {
         str(c): {
             "k": k,
-            "tps": speed[str(c)][clock]["median_tps"],
+            OUTPUT_THROUGHPUT: speed[str(c)][clock]["median_tps"],
             "al": speed[str(c)]["al"],
-            "plain_tps": points["0"]["speed"][str(c)][clock]["median_tps"],
-            "k_engine_tps": points[str(k)]["speed"][str(c)][clock]["median_tps"],
+            PLAIN_THROUGHPUT: points["0"]["speed"][str(c)][clock]["median_tps"],
+            f"k_engine_{OUTPUT_THROUGHPUT}": points[str(k)]["speed"][str(c)][clock]["median_tps"],
         }
         for c, k in best.items()
     }
-    mean = {name: round(statistics.mean(v[name] for v in per.values()), 2) for name in ("tps", "plain_tps")}
-    return {
-        "schedule": best,
-        "run_s": round(spent, 1),
-        "load_average": _load(),
-        "speed": speed,
-        "per_concurrency": per,
-        "mean_system_tps": mean,
-    }
+    names = (OUTPUT_THROUGHPUT, PLAIN_THROUGHPUT)
+    mean = {name: round(statistics.mean(v[name] for v in per.values()), 2) for name in names}
+    return {"speed": speed, "per_concurrency": per, "mean_over_concurrencies": mean}
 
 
 def quality(tuned: dict[str, Any], swept: dict[str, Any]) -> dict[str, Any]:
@@ -206,7 +210,7 @@ def quality(tuned: dict[str, Any], swept: dict[str, Any]) -> dict[str, Any]:
             "sweep_best": best,
             "quality": round(truth[decision["k"]] / truth[best], 4),
             "quality_served": round(truth[served] / truth[best], 4),
-            "truth_tps": {str(k): v for k, v in truth.items()},
+            f"truth_{OUTPUT_THROUGHPUT}": {str(k): v for k, v in truth.items()},
         }
     for name in ("quality", "quality_served"):
         out[f"min_{name}"] = min(v[name] for v in out["per_concurrency"].values())

@@ -19,6 +19,7 @@ from typing import Any
 
 from specdeploy.engines.reference.runtime import ModelPair, generate
 from specdeploy.errors import UsageError
+from specdeploy.metrics import OUTPUT_THROUGHPUT
 
 GOAL_TOKENS_PER_S = 470.0  # c = 1, SmolLM2-135M, H200: 10x eager's 21 ms a token (issue 18)
 CAPTURING = ("graphs", "compile")
@@ -104,7 +105,7 @@ def measure(
     if pair.decode == "eager":
         eager[concurrency] = outputs
     row = {
-        "tokens_per_s": stats.tokens_per_s,
+        OUTPUT_THROUGHPUT: stats.tokens_per_s,
         "ms_per_step": 1e3 * stats.wall_time_s / max(stats.steps, 1),
         "warmup_s": warm,
         "identical_to_eager": outputs == eager[concurrency] if concurrency in eager else None,
@@ -116,11 +117,11 @@ def measure(
 
 def best_mode(rows: list[dict]) -> str:
     """The fastest mode at c = 1 whose output equalled eager's at every concurrency it ran (eager if none)."""
-    exact = {r["mode"] for r in rows if "tokens_per_s" in r} - {
+    exact = {r["mode"] for r in rows if OUTPUT_THROUGHPUT in r} - {
         r["mode"] for r in rows if r.get("identical_to_eager") is False
     }
-    timed_c1 = [r for r in rows if r["mode"] in exact and r["concurrency"] == 1 and "tokens_per_s" in r]
-    return max(timed_c1, key=lambda r: r["tokens_per_s"])["mode"] if timed_c1 else "eager"
+    timed_c1 = [r for r in rows if r["mode"] in exact and r["concurrency"] == 1 and OUTPUT_THROUGHPUT in r]
+    return max(timed_c1, key=lambda r: r[OUTPUT_THROUGHPUT])["mode"] if timed_c1 else "eager"
 
 
 def table(rows: list[dict]) -> str:
@@ -130,7 +131,7 @@ def table(rows: list[dict]) -> str:
             lines.append(f"  {r['mode']:<11} {r['concurrency']:>2}  skipped: {r['skipped'][:90]}")
         else:
             lines.append(
-                f"  {r['mode']:<11} {r['concurrency']:>2}  {r['tokens_per_s']:<9.1f} {r['ms_per_step']:<8.2f} "
+                f"  {r['mode']:<11} {r['concurrency']:>2}  {r[OUTPUT_THROUGHPUT]:<9.1f} {r['ms_per_step']:<8.2f} "
                 f"{r['warmup_s']:<10.1f} {r['identical_to_eager']}"
             )
     return "\n".join(lines)

@@ -23,6 +23,7 @@ from typing import Any
 from specdeploy.engines.reference.runtime import ModelPair, generate, load_pair, probe_costs
 from specdeploy.engines.reference.runtime.models import DRAFTER_REF, HEAD_REF, SMOLLM2_REF
 from specdeploy.errors import UsageError
+from specdeploy.metrics import OUTPUT_THROUGHPUT
 from specdeploy.prompts import PromptRecord, encode_prompt, load_humaneval, load_mtbench
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the device machine reaches no network: fail fast, never wait
@@ -177,7 +178,7 @@ def one_run(
         "mechanism": mechanism,
         "k": k,
         "concurrency": concurrency,
-        "tokens_per_s": stats.tokens_per_s,
+        OUTPUT_THROUGHPUT: stats.tokens_per_s,
         "acceptance_length": stats.acceptance_length,
         "acceptance_rate": stats.acceptance_rate,
         "steps": stats.steps,
@@ -194,7 +195,7 @@ def table(e2e: dict) -> str:
         "  mechanism     K  c  tok/s     AL    identical",
     ]
     lines += [
-        f"  {r['mechanism']:<12} {r['k']:>2} {r['concurrency']:>2}  {r['tokens_per_s']:<9.1f} "
+        f"  {r['mechanism']:<12} {r['k']:>2} {r['concurrency']:>2}  {r[OUTPUT_THROUGHPUT]:<9.1f} "
         f"{r['acceptance_length']:<5.2f} {r['identical']}"
         for r in e2e["runs"]
     ]
@@ -253,7 +254,9 @@ def kit_runs(device: str, quick: bool, budget_s: float, out: Path | None = None)
     mode = result["sweep_mode"] = decode_modes.best_mode(result["decode"])
     moded = decode_modes.in_mode(pair, mode)
     assert not isinstance(moded, str)  # best_mode names a mode that ran
-    plain = {r["concurrency"]: r["tokens_per_s"] for r in result["decode"] if r["mode"] == mode and "tokens_per_s" in r}
+    plain = {
+        r["concurrency"]: r[OUTPUT_THROUGHPUT] for r in result["decode"] if r["mode"] == mode and OUTPUT_THROUGHPUT in r
+    }
     last = 0.0
     for concurrency in plan["concurrency"]:
         for mechanism, k in plan["jobs"]:
@@ -275,7 +278,7 @@ def kit_runs(device: str, quick: bool, budget_s: float, out: Path | None = None)
                     "k": k,
                     "concurrency": concurrency,
                     "mode": mode,
-                    "tokens_per_s": stats.tokens_per_s,
+                    OUTPUT_THROUGHPUT: stats.tokens_per_s,
                     "acceptance_length": stats.acceptance_length,
                     "acceptance_rate": stats.acceptance_rate,
                     "steps": stats.steps,
@@ -308,7 +311,7 @@ def kit_table(result: dict) -> str:
         "  mechanism     K  c  tok/s     AL    speedup  identical",
     ]
     lines += [
-        f"  {r['mechanism']:<12} {r['k']:>2} {r['concurrency']:>2}  {r['tokens_per_s']:<9.1f} "
+        f"  {r['mechanism']:<12} {r['k']:>2} {r['concurrency']:>2}  {r[OUTPUT_THROUGHPUT]:<9.1f} "
         f"{r['acceptance_length']:<5.2f} {r['speedup'] or 0:<8.2f} {r['identical']}"
         for r in result["runs"]
     ]

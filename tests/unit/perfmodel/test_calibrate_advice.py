@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from specdeploy.metrics import OUTPUT_THROUGHPUT
 from specdeploy.perfmodel import (
     Efficiency,
     Measured,
@@ -163,7 +164,7 @@ def test_step_cost_bench_tiny_runs_on_cpu(tmp_path: Path) -> None:
     assert [r["category"] for r in e2e["prompts"]] == ["coding", "coding", "writing", "reasoning"]
     runs = {(r["mechanism"], r["k"], r["concurrency"]): r for r in e2e["runs"]}
     assert set(runs) == {(m, k, c) for m, k in [("none", 0), ("draft_target", 2), ("draft_target", 4)] for c in (1, 4)}
-    assert all(r["identical"] is True and r["tokens_per_s"] > 0 for r in runs.values())  # greedy: lossless
+    assert all(r["identical"] is True and r[OUTPUT_THROUGHPUT] > 0 for r in runs.values())  # greedy: lossless
     assert all(runs["none", 0, c]["acceptance_length"] == 1.0 for c in (1, 4))
     assert all(1.0 < runs["draft_target", k, c]["acceptance_length"] <= k + 1 for k in (2, 4) for c in (1, 4))
     assert len(e2e["probe"]["target"]) == 4 and len(e2e["probe"]["drafter"]) == 2
