@@ -26,7 +26,9 @@ from _common import write_result  # noqa: E402
 
 from specdeploy.engines.reference.runtime import generate, load_pair  # noqa: E402
 from specdeploy.engines.reference.runtime.models import DRAFTER_REF, HEAD_REF, SMOLLM2_REF  # noqa: E402
+from specdeploy.metrics import OUTPUT_THROUGHPUT  # noqa: E402
 from specdeploy.prompts import encode_prompt, sample_prompts  # noqa: E402
+from specdeploy.tune.types import PLAIN_THROUGHPUT  # noqa: E402
 
 RUNS = (("draft_target", DRAFTER_REF, (1,)), ("eagle3", HEAD_REF, (1, 2, 3)))
 
@@ -61,8 +63,8 @@ def main() -> None:
                     "first_token_acceptance": round(1 - stats.accept_hist[0], 4),
                     "acceptance_rate": round(stats.acceptance_rate, 4),
                     "acceptance_length": round(stats.acceptance_length, 3),
-                    "tokens_per_s": round(stats.tokens_per_s, 2),
-                    "plain_tokens_per_s": round(plain.tokens_per_s, 2),
+                    OUTPUT_THROUGHPUT: round(stats.tokens_per_s, 2),
+                    PLAIN_THROUGHPUT: round(plain.tokens_per_s, 2),
                     "speedup": round(stats.tokens_per_s / plain.tokens_per_s, 3),
                     "identical_to_plain": out == plain_out,
                 }

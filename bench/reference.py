@@ -30,6 +30,7 @@ from specdeploy._io import write_json_atomic  # noqa: E402
 from specdeploy.engines.reference.runtime import generate, load_pair, probe_costs  # noqa: E402
 from specdeploy.engines.reference.runtime.cpu_kernels import weights_description  # noqa: E402
 from specdeploy.engines.reference.runtime.models import DRAFTER_REF, HEAD_REF, SMOLLM2_REF  # noqa: E402
+from specdeploy.metrics import OUTPUT_THROUGHPUT, latency_fields  # noqa: E402
 from specdeploy.prompts import encode_prompt, load_humaneval, load_mtbench  # noqa: E402
 
 
@@ -100,13 +101,14 @@ def main() -> None:
             "quick": args.quick,
         },
         "plain": {
-            "runtime_tokens_per_s": plain.tokens_per_s,
-            "hf_generate_tokens_per_s": hf_tps,
+            f"runtime_{OUTPUT_THROUGHPUT}": plain.tokens_per_s,
+            f"hf_generate_{OUTPUT_THROUGHPUT}": hf_tps,
             "runtime_vs_hf": plain.tokens_per_s / hf_tps,
             "identical_to_hf": plain_out == ref,
             "step_ms": t_plain,
-            "ttft_ms": plain.ttft_ms,
-            "itl_ms": plain.itl_ms,
+            **latency_fields("ttft", plain.ttft_ms),
+            **latency_fields("tpot", plain.tpot_ms),
+            **latency_fields("itl", plain.itl_ms),
         },
         "sweep": [],
     }
@@ -128,7 +130,7 @@ def main() -> None:
                 "accept_hist": list(stats.accept_hist),
                 "draft_ms_per_step": draft,
                 "verify_ms_per_step": verify,
-                "tokens_per_s": stats.tokens_per_s,
+                OUTPUT_THROUGHPUT: stats.tokens_per_s,
                 "identical_to_plain": out == plain_out,
             }
             result["sweep"].append(row)
