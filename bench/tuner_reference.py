@@ -17,18 +17,24 @@ Clock (issue 18): every truth run is timed both ways at once, tokens per process
 second (the tiny pair has no EOS, so each run generates prompts x output_len tokens), and `clock_comparison`
 reports each one's repeat-to-repeat spread and how often the best K survives resampling; `--clock` picks the one
 the strategies decide on and the truth is scored in. The same truth runs spread (median / max relative MAD per
-point across rounds), 2 shared cores, bench/results/tuner-reference-*.json:
+point across rounds), 2 shared cores; bench/results/tuner-reference-*.json hold the 2026-12-01 runs:
 
-| grid, 10 rounds | load average | decided on | CPU clock | wall clock | worst-c quality, factorized / sweep |
-|---|---|---|---|---|---|
-| full (27 points, 8 x 48 tokens) | 2.6-4.8 | cpu | 6.4 % / 11 % | 30 % / 54 % | 0.90 / 0.90 |
-| full | 4-5 | wall | 5.5 % / 11 % | 10 % / 42 % | 0.64 / 1.00 |
-| kit's quick (10 points, 4 x 16) | 8-9 | cpu | 5.5 % / 12 % | 27 % / 33 % | 0.80 / 0.86 |
-| kit's quick | 8-9 | wall | 7.8 % / 14 % | 20 % / 36 % | 1.00 / 0.81 |
+| grid, 10 rounds | run | load average | decided on | CPU clock | wall clock | worst-c quality, factorized / sweep |
+|---|---|---|---|---|---|---|
+| full (27 points, 8 x 48 tokens) | 2026-12-01 | 1.7-2.6 | cpu | 1.6 % / 3.3 % | 11 % / 21 % | 0.93 / 0.99 |
+| full | 2026-12-01 | 2.0-2.6 | wall | 1.4 % / 2.5 % | 1.4 % / 3.0 % | 0.92 / 0.91 |
+| kit's quick (10 points, 4 x 16) | 2026-12-01 | 1.1-1.4 | cpu | 1.1 % / 2.2 % | 1.3 % / 3.8 % | 0.96 / 1.00 |
+| kit's quick | 2026-12-01 | 1.5-1.7 | wall | 2.2 % / 4.7 % | 2.8 % / 8.6 % | 0.93 / 1.00 |
+| full | 2026-11-30 | 2.6-4.8 | cpu | 6.4 % / 11 % | 30 % / 54 % | 0.90 / 0.90 |
+| full | 2026-11-30 | 4-5 | wall | 5.5 % / 11 % | 10 % / 42 % | 0.64 / 1.00 |
+| kit's quick | 2026-11-30 | 8-9 | cpu | 5.5 % / 12 % | 27 % / 33 % | 0.80 / 0.86 |
+| kit's quick | 2026-11-30 | 8-9 | wall | 7.8 % / 14 % | 20 % / 36 % | 1.00 / 0.81 |
 
-The CPU clock is 2-5x steadier in every run, so it stays the default here; on the GPU kit's idle host, wall
-(a host waiting on the GPU need not spend CPU time). At c = 1 the best K still survives resampling only 20-35 % of the
-time: K = 3..8 lie within the noise of each other, so no clock makes that choice sharp.
+Under load (the 2026-11-30 runs) the CPU clock was 2-5x steadier in every run; at a load average under 3 the two
+clocks were about as steady, except when a neighbour's burst landed in wall time only (the full cpu run: 11 % against
+1.6 %). So the CPU clock stays the default here; on the GPU kit's idle host, wall (a host waiting on the GPU need not
+spend CPU time). On the full grid at c = 1 the best K survives resampling only 25-40 % of the time in every run:
+K = 3..8 lie within the noise of each other, so no clock makes that choice sharp.
 """
 
 from __future__ import annotations
