@@ -16,12 +16,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from specdeploy.metrics import OUTPUT_THROUGHPUT, PER_USER_THROUGHPUT
+from specdeploy.tune.types import PLAIN_THROUGHPUT
+
 if TYPE_CHECKING:
     from specdeploy.serve.client import Answer
 
 PROFILE = "cpu-smollm2"
 QUESTION = "In two sentences: why does speculative decoding make LLM inference faster?"
 MAX_TOKENS = 80
+SPECULATIVE_THROUGHPUT = f"speculative_{OUTPUT_THROUGHPUT}"
+"""The tuner's output token throughput at its best speculative K (PLAIN_THROUGHPUT: at K = 0)."""
 
 
 def say(message: str) -> None:
@@ -53,9 +58,9 @@ def speeds(result: dict[str, Any]) -> dict[str, Any]:
         "concurrency": first["concurrency"],
         "chosen_k": first["k"],
         "reason": first["reason"],
-        "tokens_per_s_plain": plain,
+        PLAIN_THROUGHPUT: plain,
         "best_speculative_k": best,
-        "tokens_per_s_speculative": measured.get(best) if best else None,
+        SPECULATIVE_THROUGHPUT: measured.get(best) if best else None,
         "speedup": measured[best] / plain if best and plain else None,
     }
 
@@ -109,11 +114,11 @@ def run_demo(out: Path = Path("artifacts")) -> dict[str, Any]:
 
 
 def _side(answer: Answer) -> dict[str, Any]:
-    """What one Triton response says about its own decoding."""
+    """What one Triton response says about its own decoding (its `tokens_per_s`: one request's, so one user's)."""
     out = answer.outputs
     return {
         "draft_len": out.get("draft_len"),
-        "tokens_per_s": out.get("tokens_per_s"),
+        PER_USER_THROUGHPUT: out.get("tokens_per_s"),
         "acceptance": out.get("acceptance_rate"),
     }
 
@@ -124,14 +129,14 @@ def show(summary: dict[str, Any]) -> None:
     if m and m["best_speculative_k"]:
         print(
             f"the tuner measured at concurrency {m['concurrency']} ({m['prompts']} {m['dataset']} prompts, "
-            f"repeated): {m['tokens_per_s_plain']:.1f} tokens/s without speculation, "
-            f"{m['tokens_per_s_speculative']:.1f} with {summary['mechanism']} at K = {m['best_speculative_k']} "
+            f"repeated): {m[PLAIN_THROUGHPUT]:.1f} tokens/s without speculation, "
+            f"{m[SPECULATIVE_THROUGHPUT]:.1f} with {summary['mechanism']} at K = {m['best_speculative_k']} "
             f"({m['speedup']:.2f}x); it chose K = {m['chosen_k']} ({m['reason']})"
         )
     plain, spec = sorted((served, other), key=lambda side: side["draft_len"])
     print(
-        f"this request through Triton: {spec['tokens_per_s']:.1f} tokens/s at K = {spec['draft_len']} (acceptance "
-        f"{spec['acceptance']:.2f}), {plain['tokens_per_s']:.1f} without speculation; "
+        f"this request through Triton: {spec[PER_USER_THROUGHPUT]:.1f} tokens/s at K = {spec['draft_len']} "
+        f"(acceptance {spec['acceptance']:.2f}), {plain[PER_USER_THROUGHPUT]:.1f} without speculation; "
         f"{'identical' if other['same_text'] else 'DIFFERENT'} answers; served default K = {served['draft_len']} "
         "(one request each: noisy, the tuner's runs are the measurement)"
     )
