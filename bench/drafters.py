@@ -7,7 +7,7 @@ categories) and HumanEval. Neither drafter saw any of these prompts in training 
 machine and the same prompts in one process, plain decoding measured once per set (2 shared cores: a
 neighbour moves tokens/s by 10-20 %, acceptance not at all).
 
-    .venv/bin/python bench/drafters.py [--mtbench 16] [--humaneval 8] [--max-new 48]   # ~8 minutes
+    .venv/bin/python bench/drafters.py [--mtbench 16] [--humaneval 8] [--max-new 48]   # 4-8 minutes
 """
 
 from __future__ import annotations
