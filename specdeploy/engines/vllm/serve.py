@@ -116,11 +116,8 @@ def start(argv: list[str], *, port: int, name: str, log: Path, timeout_s: float 
     """Run `argv` in its own process group (SIGTERMed if this process dies) and return once /health answers 200;
     StepFailed (and the group stopped) if it exits or stays unhealthy past `timeout_s`. Interrupted (Ctrl-C while
     the engine starts), it stops the group before passing the interrupt on."""
-    from specdeploy.engines.vllm.env import child_env
-
-    # the user's HF_HUB_OFFLINE, VLLM_CPU_KVCACHE_SPACE (the KV cache on a CPU, GiB) pass through
     try:
-        process = spawn_group(argv, env=child_env(), log_path=log)
+        process = spawn_group(argv, env=server_env(), log_path=log)
     except OSError as exc:
         raise StepFailed(f"cannot run {argv[0]}: {exc.strerror or exc}", hint=f"log: {log}") from None
     server = Server(process, port, log, name)
@@ -140,6 +137,14 @@ def start(argv: list[str], *, port: int, name: str, log: Path, timeout_s: float 
     except BaseException:
         stop(server)
         raise
+
+
+def server_env() -> dict[str, str]:
+    """The engine compiles as the tune's engines did (`env.COMPILE_ENV`) unless the user's environment says
+    otherwise; the user's HF_HUB_OFFLINE, VLLM_CPU_KVCACHE_SPACE (the KV cache on a CPU, GiB) pass through."""
+    from specdeploy.engines.vllm.env import COMPILE_ENV, child_env
+
+    return {**COMPILE_ENV, **child_env()}
 
 
 def _tail(log: str, lines: int = 12) -> str:
