@@ -1,5 +1,5 @@
-"""The argv and environment `specdeploy serve` runs vLLM's OpenAI server with: the artifact's config file on 127.0.0.1, extra
-engine arguments that may add settings but never override what the artifact or `serve` sets."""
+"""The argv and environment `specdeploy serve` runs vLLM's OpenAI server with: the artifact's config file on
+127.0.0.1, extra engine arguments that may add settings but never override what the artifact or `serve` sets."""
 
 from __future__ import annotations
 
