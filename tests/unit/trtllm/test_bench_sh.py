@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from specdeploy.api import dry_run
+from tests.helpers import cli
 
 RECORDER = """#!/bin/sh
 printf '%s\\n' "$@" > "$BENCH_CALLS/$(ls "$BENCH_CALLS" | wc -l).args"
@@ -96,19 +97,13 @@ def test_bench_sh_sums_its_runs_up_under_the_tune_results_metric_names(tmp_path:
 @pytest.mark.parametrize("json_mode", [False, True])
 def test_the_emit_steps_file_list_names_bench_sh_and_its_dataset(json_mode: bool) -> None:
     args = ["--json"] * json_mode + ["build", "h200-eagle3", "--dry-run"]
-    done = subprocess.run(
-        [sys.executable, "-m", "specdeploy", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "NO_COLOR": "1"},
-    )
-    assert done.returncode == 0, done.stderr
+    code, out, err = cli(*args)
+    assert code == 0, err
     if json_mode:
-        data = json.loads(done.stdout)
+        data = json.loads(out)
         assert {"bench.sh", "bench_dataset.jsonl"} <= set(data["files"])
         (emit,) = [s for s in data["steps"] if s["id"] == "emit.llm_api"]
         assert {"bench.sh", "bench_dataset.jsonl"} <= set(emit["outputs"])
     else:
-        assert "--- bench.sh (would be written) ---" in done.stdout
-        assert "writes llm_api_options.yaml, serve.sh, bench.sh, bench_dataset.jsonl" in done.stdout
+        assert "--- bench.sh (would be written) ---" in out
+        assert "writes llm_api_options.yaml, serve.sh, bench.sh, bench_dataset.jsonl" in out
