@@ -49,6 +49,14 @@ UNCONFIRMED: dict[str, str] = {
     "1.3.sa_pard_since": "SA and PARD: absent from P2 (neither class nor from_dict key), not in D6's decoding types, "
     "documented in D7 (SADecodingConfig, PARDDecodingConfig; YAML 'SA', 'PARD'), classes in P8, P10, P11, P13, P14; "
     "rc3-rc7's llm_args not read, so specdeploy emits them from 1.3.0rc8",
+    "1.3.fields_unread": "decoding-class fields compared per page (tables/trtllm-1.3.json bounds each field that "
+    "appears, disappears or changes default): DecodingBaseConfig at P2, P8; EagleDecodingConfig at P2, P8 (its "
+    "validate_eagle_config also at P13); Eagle3DecodingConfig at P2, P8, P10, P11, P13, P14, P23; MTP at P2, P8, P10 "
+    "(P11's sa_config from the earlier read); NGram at P2, P8, P14; SA at P8, P10, P11; PARD at P8 (P10, P11 from the "
+    "earlier read); DFlash at P14; SaveState at P2, P8, P10, P13, P14. Not compared: P20 and P22 (any class); P13 "
+    "for NGram, SA, MTP, PARD, Draft_Target; P14 for SA, PARD; every unread release; where a field's reads "
+    "straddle unread releases, its since is the first page that shows it and its until the first page that lacks "
+    "it (Eagle3 max_batch_size: P13, P23)",
     "1.4.contract": "no 1.4 release candidate was read; 1.4 profiles use the 1.3.0rc27+ contract, marked UNKNOWN",
     "1.3.dspark_since": "DSpark (DSparkDecodingConfig): absent from 1.3.0rc20 (P20: DFlashDecodingConfig is followed "
     "by AutoDecodingConfig), present in 1.3.0rc22 (P22) and rc23 (P23); 1.3.0rc21 unread (its "
@@ -206,31 +214,38 @@ RANGES: tuple[VersionLine, ...] = (
         eagle3_two_model="supported",
         acceptance_fields=_ACCEPTANCE_OLD,
         sources={
-            "decoding_type": "P2's from_dict keys NGram, MTP, AUTO, Eagle3 = the Literals of P8 (NGram, MTP), P10 "
-            "(AUTO), P14 (Eagle3) and D6's, D7's YAML types; draft/target: 'DraftTarget' in P2's map, D6 and D7",
+            "decoding_type": "P2's from_dict keys NGram, MTP, AUTO, Eagle3 = the Literals of P8 and D6's, D7's YAML "
+            "types; draft/target: 'DraftTarget' in P2's map, D6 and D7",
             "mtp_length": "P2 (__init__, from_dict) and P8 (set_max_total_draft_tokens) overwrite max_draft_len",
             "acceptance": "P2 and P8 DecodingBaseConfig fields",
             "eagle3_two_model": "P2 validate_eagle_config warns nothing, P8 warns deprecated: accepted at both ends",
         },
         unknown=("1.3.schedule_rc3_rc7", "cli.serve_bench"),
     ),
-    replace(
-        _1_3,
-        range="1.3.0rc8-rc13",
-        low="1.3.0rc8",
-        high="1.3.0rc14",
-        mtp_length_keys=_MTP_BOTH,
-        acceptance_fields=_ACCEPTANCE_OLD,
-        sources={
-            "decoding_type": "decoding_type Literals of P8, P10, P11, P13 (Draft_Target, NGram, MTP, SA, PARD; AUTO "
-            "from P10); Eagle3: P14's Literal and D6's, D7's YAML types (P8-P13's Eagle3DecodingConfig not read)",
-            "schedule": "P8, P10, P11, P13 " + _UPPER,
-            "max_concurrency": "P8, P10, P11, P13 " + _EXCL,
-            "mtp_length": "P8, P10, P11, P13 set_max_total_draft_tokens overwrites max_draft_len",
-            "acceptance": "P8, P10, P11, P13 DecodingBaseConfig fields",
-            "eagle3_two_model": "P8, P10, P11, P13 validate_eagle_config: deprecation warning",
-        },
-        unknown=("1.3.draft_target_alias", "1.3.sa_pard_since", "cli.serve_bench"),
+    *(
+        replace(
+            _1_3,
+            range=f"1.3.0rc{lo}-rc{hi}",
+            low=f"1.3.0rc{lo}",
+            high=f"1.3.0rc{hi + 1}",
+            mtp_length_keys=_MTP_BOTH,
+            acceptance_fields=_ACCEPTANCE_OLD,
+            sources={
+                "decoding_type": f"decoding_type Literals of {pages} (Draft_Target, NGram, MTP, SA, PARD, Eagle3, "
+                "AUTO)",
+                "schedule": f"{pages} " + _UPPER,
+                "max_concurrency": f"{pages} " + _EXCL,
+                "mtp_length": f"{pages} set_max_total_draft_tokens overwrites max_draft_len",
+                "acceptance": f"{pages} DecodingBaseConfig fields",
+                "eagle3_two_model": f"{pages} validate_eagle_config: deprecation warning",
+                "fields": f"{pages}: SA combined with Eagle3, MTP, PARD through {sa}",
+            },
+            unknown=("1.3.draft_target_alias", "1.3.sa_pard_since", "1.3.fields_unread", "cli.serve_bench"),
+        )
+        for lo, hi, pages, sa in (
+            (8, 10, "P8, P10", "use_sa_spec / sa_spec_threshold; SA has no global pool"),
+            (11, 13, "P11, P13", "sa_config (SAEnhancerConfig); SA has enable_global_pool / global_pool_size"),
+        )
     ),
     replace(
         _1_3,
@@ -247,7 +262,7 @@ RANGES: tuple[VersionLine, ...] = (
             "acceptance": "P14 DecodingBaseConfig fields",
             "eagle3_two_model": "P14/P23 validate_eagle_config: deprecation warning",
         },
-        unknown=("1.3.mtp_rc15_rc22", "1.3.draft_target_alias", "cli.serve_bench"),
+        unknown=("1.3.mtp_rc15_rc22", "1.3.draft_target_alias", "1.3.fields_unread", "cli.serve_bench"),
     ),
     replace(
         _1_3,

@@ -38,8 +38,10 @@ def _emit(resolved: Any) -> dict[str, Any]:
         ("1.3.0rc2.post1", "1.3.0rc2"),
         ("1.3.0rc3", "1.3.0rc3-rc7"),
         ("1.3.0rc7", "1.3.0rc3-rc7"),
-        ("1.3.0rc8", "1.3.0rc8-rc13"),
-        ("1.3.0rc13", "1.3.0rc8-rc13"),
+        ("1.3.0rc8", "1.3.0rc8-rc10"),
+        ("1.3.0rc10", "1.3.0rc8-rc10"),
+        ("1.3.0rc11", "1.3.0rc11-rc13"),
+        ("1.3.0rc13", "1.3.0rc11-rc13"),
         ("1.3.0rc14", "1.3.0rc14-rc22"),
         ("1.3.0rc22.post1", "1.3.0rc14-rc22"),
         ("1.3.0rc23", "1.3.0rc23-rc26"),
@@ -214,8 +216,8 @@ def test_mechanisms_lists_the_ranges_with_their_unknowns() -> None:
         "draft_len_schedule UNKNOWN: a profile's refused, a tuned one emitted as one K"
     ]
     assert [r["range"] for r in rows["medusa"].trtllm_ranges["tensorrt"]] == ["1.2.x"]
-    assert "1.3.0rc8-rc13" not in {r["range"] for r in rows["dflash"].trtllm_ranges["pytorch"]}
-    assert eagle3["1.3.0rc8-rc13"]["notes"] == ["two-model deprecated"]
+    assert not {"1.3.0rc8-rc10", "1.3.0rc11-rc13"} & {r["range"] for r in rows["dflash"].trtllm_ranges["pytorch"]}
+    assert eagle3["1.3.0rc8-rc10"]["notes"] == eagle3["1.3.0rc11-rc13"]["notes"] == ["two-model deprecated"]
 
 
 def test_a_mechanism_absent_from_the_range_is_refused_at_validate(resolve_case: Any) -> None:

@@ -1,5 +1,6 @@
 """The 1.3 release candidates before rc14, split where their llm_args pages were read (versions.py: P2 = rc2,
-P8-P13 = rc8 to rc13): rc0-rc2 read keys as lower bounds, rc8-rc13 as upper bounds, rc3-rc7 (unread, between
+P8-P13 = rc8 to rc13, split at rc11 where SA's settings moved to sa_config): rc0-rc2 read keys as lower
+bounds, rc8-rc13 as upper bounds, rc3-rc7 (unread, between
 the two) refuse a profile's schedule; draft/target is 'DraftTarget' before rc8; SA and PARD come at rc8, DFlash
 at rc14."""
 
