@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -42,7 +43,7 @@ class CliResult(NamedTuple):
     err: str
 
 
-def cli(*args: str, env: dict[str, str | None] | None = None, input: str | None = None) -> CliResult:
+def cli(*args: str, env: Mapping[str, str | None] | None = None, input: str | None = None) -> CliResult:
     """`specdeploy ARGS` in this process, through click's CliRunner isolation (stdin, stdout and stderr apart,
     `env` set for the call): `main` itself runs, so exit codes and --json errors are what a user gets; a traceback
     on stderr (anything but `--debug`) fails the test."""
