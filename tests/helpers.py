@@ -27,9 +27,14 @@ def _has_triton_schema() -> bool:
         return False
 
 
-needs_triton_schema = pytest.mark.skipif(
-    not _has_triton_schema(), reason="rendering checks config.pbtxt against Triton's schema: the triton extra"
-)
+TRITON_SCHEMA_REASON = "rendering checks config.pbtxt against Triton's schema: the triton extra"
+needs_triton_schema = pytest.mark.skipif(not _has_triton_schema(), reason=TRITON_SCHEMA_REASON)
+
+
+def skip_without_triton_schema() -> None:
+    """needs_triton_schema for a fixture (a mark cannot go on one): skips every test that uses it."""
+    if not _has_triton_schema():
+        pytest.skip(TRITON_SCHEMA_REASON)
 
 
 class CliResult(NamedTuple):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-grimp = pytest.importorskip("grimp", reason="import-linter (the dev extra) installs grimp")
+grimp = pytest.importorskip("grimp", reason="import-linter (the dev extra, on Python 3.11 and later) installs grimp")
 
 ROOT = Path(__file__).resolve().parents[3]
 
