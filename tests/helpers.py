@@ -102,6 +102,15 @@ def closed_port() -> int:
         return int(s.getsockname()[1])
 
 
+def pyproject() -> dict[str, Any]:
+    """This checkout's pyproject.toml (tomli, which pytest brings, reads it on Python 3.10)."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    return tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
+
+
 def gone(pid: int) -> bool:
     """Whether the process is gone (or a zombie nobody reaped)."""
     try:

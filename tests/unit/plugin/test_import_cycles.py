@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import pyproject
+
 grimp = pytest.importorskip("grimp", reason="import-linter (the dev extra, on Python 3.11 and later) installs grimp")
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -47,8 +49,7 @@ def test_the_detector_finds_a_cycle_through_three_modules() -> None:
 
 
 def test_no_module_cycle_is_left() -> None:
-    tomllib = pytest.importorskip("tomllib", reason="the standard library reads TOML from Python 3.11 on")
-    settings = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
+    settings = pyproject()["tool"]["importlinter"]
     graph = grimp.build_graph(
         *settings["root_packages"],
         include_external_packages=False,
