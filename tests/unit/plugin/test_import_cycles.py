@@ -7,15 +7,11 @@ packages against their siblings; this checks single modules, package `__init__` 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from tests.helpers import pyproject
 
 grimp = pytest.importorskip("grimp", reason="import-linter (the dev extra, on Python 3.11 and later) installs grimp")
-
-ROOT = Path(__file__).resolve().parents[3]
 
 
 def cycles(graph: grimp.ImportGraph) -> list[list[str]]:

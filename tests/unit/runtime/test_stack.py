@@ -9,7 +9,6 @@ that drops unknown keywords as 5.17 did. The real 5.17 runs in tests/slow/test_t
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 import torch
@@ -27,8 +26,6 @@ from specdeploy.engines.reference.runtime.stack import (
 from specdeploy.errors import MissingDependency
 from tests.helpers import pyproject
 from tests.unit.runtime.tiny import hf_greedy, random_prompts, tiny_llama
-
-ROOT = Path(__file__).resolve().parents[3]
 
 
 def keyword_517(model: torch.nn.Module) -> torch.nn.Module:
