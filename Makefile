@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install install-dev vllm-env browser test test-vllm-tune test-unit test-fast bench lint typecheck schema golden demo clean
+.PHONY: install install-dev vllm-env browser test test-floor test-vllm-tune test-unit test-fast bench lint typecheck schema golden demo clean
 
 install: $(STAMP) vllm-env
 
@@ -37,7 +37,7 @@ $(STAMP): pyproject.toml Makefile
 	touch $(STAMP)
 
 # The quick loop: the CLI and the unit tier's tools only (`make test-unit` then skips what needs torch, Triton's
-# schema or the SmolLM2 wheel, each test saying which extra).
+# schema, Ray or the SmolLM2 and MT-Bench wheels, each test saying which extra or wheel).
 install-dev:
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q -e '.[dev]'
@@ -48,8 +48,29 @@ browser:
 	command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 \
 		|| { apt-get update -q && apt-get install -y -q chromium; }
 
-test: install
+test: test-floor install
 	$(PY) -m pytest -q
+
+# The declared floor: tests/unit on the lowest Python requires-python allows, with the dev extra alone (what needs
+# another extra skips and says which). Its interpreter: python3.X on PATH where it runs (pyenv's shim does not
+# without PYENV_VERSION), else pyenv's newest 3.X build; none is an error, not a skip: the floor is declared.
+FLOOR       := $(shell sed -n 's/^requires-python = ">=\([0-9.]*\)"$$/\1/p' pyproject.toml)
+FLOOR_VENV  := .venv-py$(subst .,,$(FLOOR))
+FLOOR_STAMP := $(FLOOR_VENV)/.installed-stamp
+
+test-floor: $(FLOOR_STAMP)
+	$(FLOOR_VENV)/bin/python -m pytest -q tests/unit
+
+$(FLOOR_STAMP): pyproject.toml Makefile
+	@test -n "$(FLOOR)" || { echo "no requires-python = \">=X.Y\" in pyproject.toml" >&2; exit 1; }
+	py=$$(python$(FLOOR) -c 'import sys; print(sys.executable)' 2>/dev/null \
+		|| ls -d $(HOME)/.pyenv/versions/$(FLOOR).*/bin/python$(FLOOR) 2>/dev/null | sort -V | tail -n 1); \
+	test -n "$$py" || { echo "no Python $(FLOOR) (requires-python's floor): put python$(FLOOR) on PATH or" \
+		"install it with pyenv (pyenv install $(FLOOR))" >&2; exit 1; }; \
+	rm -rf $(FLOOR_VENV) && "$$py" -m venv $(FLOOR_VENV)
+	$(FLOOR_VENV)/bin/python -c 'import sys; v = "%d.%d" % sys.version_info[:2]; assert v == "$(FLOOR)", v'
+	$(FLOOR_VENV)/bin/python -m pip install -q -e '.[dev]'
+	touch $(FLOOR_STAMP)
 
 # The measured tunes on the real vLLM alone (`make test` runs them too): the CPU profile's build, 7.5 min, and a
 # short n-gram tune, 2.4 min, on this project's 2-core machine (docs/engines/vllm.md, "Tuning").
@@ -101,4 +122,4 @@ demo: install
 	HF_HUB_OFFLINE=1 $(PY) tools/demo.py
 
 clean:
-	rm -rf $(VENV) $(VLLM_VENV) artifacts dist build .pytest_cache
+	rm -rf $(VENV) $(VLLM_VENV) $(FLOOR_VENV) artifacts dist build .pytest_cache

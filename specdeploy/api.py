@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -367,9 +369,6 @@ def serve(
     terminal), or until the server dies, then stop it cleanly (it also gets a parent-death signal, for SIGKILL).
     tritonserver, with an OpenAI-compatible endpoint fronting the entry model on `openai_port` (None: none), or
     the engine's own server where the engine serves itself (vLLM's, on `openai_port`, given `engine_args`)."""
-    import signal
-    import time
-
     from specdeploy.errors import StepFailed
     from specdeploy.serve.own import start
 

@@ -7,6 +7,10 @@ from pathlib import Path
 
 import pytest
 
+# huggingface_hub reads HF_HUB_OFFLINE once, when it is first imported, and collection imports it (through the
+# runtime tests' transformers) before any fixture runs: set here, no in-process fetch of a test reaches the hub.
+os.environ["HF_HUB_OFFLINE"] = "1"
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(

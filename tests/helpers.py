@@ -11,6 +11,8 @@ import os
 import shutil
 import subprocess
 import sys
+import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -25,9 +27,14 @@ def _has_triton_schema() -> bool:
         return False
 
 
-needs_triton_schema = pytest.mark.skipif(
-    not _has_triton_schema(), reason="rendering checks config.pbtxt against Triton's schema: the triton extra"
-)
+TRITON_SCHEMA_REASON = "rendering checks config.pbtxt against Triton's schema: the triton extra"
+needs_triton_schema = pytest.mark.skipif(not _has_triton_schema(), reason=TRITON_SCHEMA_REASON)
+
+
+def skip_without_triton_schema() -> None:
+    """needs_triton_schema for a fixture (a mark cannot go on one): skips every test that uses it."""
+    if not _has_triton_schema():
+        pytest.skip(TRITON_SCHEMA_REASON)
 
 
 class CliResult(NamedTuple):
@@ -36,7 +43,7 @@ class CliResult(NamedTuple):
     err: str
 
 
-def cli(*args: str, env: dict[str, str | None] | None = None, input: str | None = None) -> CliResult:
+def cli(*args: str, env: Mapping[str, str | None] | None = None, input: str | None = None) -> CliResult:
     """`specdeploy ARGS` in this process, through click's CliRunner isolation (stdin, stdout and stderr apart,
     `env` set for the call): `main` itself runs, so exit codes and --json errors are what a user gets; a traceback
     on stderr (anything but `--debug`) fails the test."""
@@ -93,6 +100,35 @@ def closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def pyproject() -> dict[str, Any]:
+    """This checkout's pyproject.toml (tomli, which pytest brings, reads it on Python 3.10)."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+    return tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+def gone(pid: int) -> bool:
+    """Whether the process is gone (or a zombie nobody reaped)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    stat = Path(f"/proc/{pid}/stat")
+    return stat.exists() and stat.read_text().rsplit(")", 1)[1].split()[0] == "Z"
+
+
+def wait_gone(pid: int, seconds: float = 30) -> bool:
+    """Whether the process is gone within `seconds`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if gone(pid):
+            return True
+        time.sleep(0.2)
+    return False
 
 
 def billion_laughs(levels: int = 9) -> str:

@@ -12,11 +12,14 @@ Exit 0 when nothing differs, 1 when something does, 2 when TensorRT-LLM is missi
 from __future__ import annotations
 
 import argparse
+import ast
 import contextlib
+import inspect
 import json
 import re
 import subprocess
 import sys
+import textwrap
 import typing
 from pathlib import Path
 from typing import Any
@@ -65,14 +68,38 @@ def _literal(cls: Any) -> str:
     return str(args[0]) if args else str(getattr(cls, "decoding_type", cls.__name__))
 
 
+def from_dict_keys(base: Any) -> dict[str, str]:
+    """`decoding_type` -> class name, from the map in `DecodingBaseConfig.from_dict` where the release parses
+    `speculative_config` through one (1.3.0rc2: key 'DraftTarget' while the class says 'Draft_Target'); empty
+    where each class declares its own Literal (1.3.0rc8 on)."""
+    method = vars(base).get("from_dict")
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(getattr(method, "__func__", method))))
+    except (OSError, TypeError):
+        return {}
+    return {
+        key.value: value.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Dict)
+        for key, value in zip(node.keys, node.values)
+        if isinstance(key, ast.Constant) and isinstance(key.value, str) and isinstance(value, ast.Name)
+    }
+
+
 def introspect(module: Any) -> dict[str, Any]:
-    """The installed llm_args in the tables' shape (no sources: those are a person's to write)."""
+    """The installed llm_args in the tables' shape (no sources: those are a person's to write), each decoding
+    class under the `decoding_type` the release accepts in YAML."""
     base = module.DecodingBaseConfig
-    decoding = {
-        _literal(cls): {"fields": fields(cls, set(base.model_fields))}
+    classes = {
+        cls.__name__: cls
         for cls in vars(module).values()
         if isinstance(cls, type) and issubclass(cls, base) and cls is not base
     }
+    keys = from_dict_keys(base)
+    named = (
+        {k: classes[n] for k, n in keys.items() if n in classes} if keys else {_literal(c): c for c in classes.values()}
+    )
+    decoding = {key: {"fields": fields(cls, set(base.model_fields))} for key, cls in named.items()}
     return {
         "decoding_base": fields(base),
         "decoding": decoding,

@@ -25,8 +25,10 @@ class Dflash(Mechanism):
         "pytorch": TrtllmDecoding(
             decoding_type={"1.3": "DFlash"},
             since={"1.3": "1.3.0rc14"},
-            unconfirmed=("1.3.dflash_sa_since",),
-            sources={"decoding_type": "S2, D27 (absent from S1)"},
+            sources={
+                "decoding_type": "Literal['DFlash'] in P14 and P23; D27; absent from P2, P10, P11, P13 (their "
+                "PARDDecodingConfig is followed by AutoDecodingConfig)"
+            },
         )
     }
     max_draft_len = 63

@@ -20,9 +20,13 @@ class DraftTarget(Mechanism):
     engines = {
         "pytorch": TrtllmDecoding(
             decoding_type={"1.2": "DraftTarget", "1.3": "Draft_Target"},
+            spelled_before={"1.3.0rc8": "DraftTarget"},
             overlap=lambda _o: False,
             unconfirmed=("1.3.draft_target_alias",),
-            sources={"decoding_type": "P121 from_dict map; Literal['Draft_Target'] in S1, S2, P14"},
+            sources={
+                "decoding_type": "P121 and P2 from_dict map key 'DraftTarget' (no 'Draft_Target' key); D6, D7 "
+                "list 'DraftTarget'; Literal['Draft_Target'] in P8, P10, P11, P13, P14, P23"
+            },
         ),
         "tensorrt": TrtllmEngineBuild(
             decoding_type={"1.2": "DraftTarget"},

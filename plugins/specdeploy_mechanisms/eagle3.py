@@ -68,6 +68,13 @@ class Eagle3(Mechanism):
                 "dynamic EAGLE-3 trees need TensorRT-LLM 1.3 or later",
                 "set runtime.trtllm_version: 1.3.0 or drop dynamic_tree",
             )
+        if opts.dynamic_tree and opts.dynamic_tree_max_topk is None and ctx.line is not None and ctx.line.name == "1.3":
+            yield ctx.issue(
+                "options.dynamic_tree_max_topk",
+                "TensorRT-LLM refuses a dynamic tree without dynamic_tree_max_topK (EagleDecodingConfig."
+                "validate_eagle_config; tables/trtllm-1.3.json, Eagle3)",
+                "set options.dynamic_tree_max_topk, e.g. 4",
+            )
         yield from _two_model(ctx, opts)
         if ctx.target and ctx.draft:
             if ctx.draft.hidden != ctx.target.hidden:

@@ -27,7 +27,10 @@ class Mtp(Mechanism):
             range_notes=lambda line: ["K in " + " = ".join(line.mtp_length_keys)],
             one_model=lambda _o, line: line.name == "1.2",  # 1.2.1 docs: MTP is one-model only
             unconfirmed=("1.3.mtp_rc15_rc22",),
-            sources={"decoding_type": "P121 from_dict map; S1, S2, P14 Literal", "length": "mtp_length sources"},
+            sources={
+                "decoding_type": "P121, P2 from_dict map; P8, P10, P11, P13, P14 Literal",
+                "length": "mtp_length sources",
+            },
         ),
         "vllm": VllmMethod(
             "mtp",

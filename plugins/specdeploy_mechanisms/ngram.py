@@ -25,7 +25,7 @@ class Ngram(Mechanism):
             decoding_type={"1.2": "NGram", "1.3": "NGram"},
             overlap=lambda _o: False,
             fields=lambda o, _line: {name: getattr(o, name) for name in MATCHING},
-            sources={"decoding_type": "P121 from_dict map; S1, S2, P14 Literal"},
+            sources={"decoding_type": "P121, P2 from_dict map; P8, P10, P11, P13, P14 Literal"},
         ),
         "reference": ReferenceDrafter("specdeploy.engines.reference.runtime.drafters:NgramDrafter"),
         "vllm": VllmMethod(

@@ -17,7 +17,12 @@ class Pard(Mechanism):
     needs_draft_model = True
     chain = False
     engines = {
-        "pytorch": TrtllmDecoding(decoding_type={"1.3": "PARD"}, sources={"decoding_type": "Literal in S1, S2, P14"})
+        "pytorch": TrtllmDecoding(
+            decoding_type={"1.3": "PARD"},
+            since={"1.3": "1.3.0rc8"},
+            unconfirmed=("1.3.sa_pard_since",),
+            sources={"decoding_type": "Literal['PARD'] in P8, P10, P11, P13, P14; D7; absent from P2 and D6"},
+        )
     }
     max_draft_len = 16
     default_draft_len = 4

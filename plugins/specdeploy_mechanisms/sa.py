@@ -15,9 +15,9 @@ class SuffixAutomaton(Mechanism):
     engines = {
         "pytorch": TrtllmDecoding(
             decoding_type={"1.3": "SA"},
-            since={"1.3": "1.3.0rc14"},
-            unconfirmed=("1.3.dflash_sa_since",),
-            sources={"decoding_type": "S2, D27 (absent from S1)"},
+            since={"1.3": "1.3.0rc8"},
+            unconfirmed=("1.3.sa_pard_since",),
+            sources={"decoding_type": "Literal['SA'] in P8, P10, P11, P13, P14; D7, D27; absent from P2 and D6"},
         )
     }
     max_draft_len = 32

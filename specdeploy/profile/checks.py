@@ -5,6 +5,9 @@ Each takes a type-valid value, returns it (possibly normalised) or raises ValueE
 
 from __future__ import annotations
 
+import re
+from difflib import get_close_matches
+
 
 def known_line(value: str) -> str:
     """A TensorRT-LLM release that a contract range covers (1.2.x, the 1.3 line; 1.4 marked UNKNOWN): asked of
@@ -47,8 +50,6 @@ def known_layout(value: str) -> str:
 
 
 def _close(value: str, known: list[str]) -> str:
-    from difflib import get_close_matches
-
     close = get_close_matches(value, known, n=1)
     return f" (did you mean '{close[0]}'?)" if close else ""
 
@@ -109,8 +110,6 @@ def acceptance_rates(value: list[float] | None) -> list[float] | None:
 
 
 def _match(pattern: str, value: str | None, what: str) -> str | None:
-    import re
-
     if value is not None and not re.fullmatch(pattern, value):
         raise ValueError(f"{value!r} is not {what}")
     return value
@@ -180,8 +179,6 @@ def model_ref(value: str | None) -> str | None:
     """A model (target or drafter): a hub repo id or a local folder. Anything else is refused here, once, for every
     command: the name reaches serve.sh, bench.sh and the rendered files, where a newline, `}`, `$(` or a leading
     `-` would change what they run."""
-    import re
-
     if value is not None and not value.strip():
         raise ValueError("the model reference is empty")
     if value is None or (

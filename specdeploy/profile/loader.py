@@ -11,6 +11,7 @@ import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
+from difflib import get_close_matches
 from pathlib import Path as FsPath
 from typing import TYPE_CHECKING, Any
 
@@ -206,8 +207,6 @@ def _load_chain(
 def _extends_hint(ref: str, folder: FsPath, *, from_here: bool = False) -> str:
     """The closest shipped profile name or sibling file (by its path from the current folder when `from_here`, as
     a command names it; else by its name in `folder`, as `extends` does), else where names come from."""
-    from difflib import get_close_matches
-
     stem = FsPath(ref).stem if ref.endswith((".yaml", ".yml")) else ref
     names = {p.stem: str(p) if from_here else p.name for p in folder.glob("*.y*ml")} if folder.is_dir() else {}
     names.update({name: name for name in shipped_profiles()})

@@ -322,7 +322,7 @@ class Slurm(Section):
         default="04:00:00", description="`--time` (`[D-]HH:MM:SS`)."
     )
     model_cache: Annotated[StrictStr, AfterValidator(checks.safe_path)] = Field(
-        default="/shared/models", description="Host folder (on every node) mounted as the model cache (HF_HOME)."
+        default="/mnt/models", description="Host folder (on every node) mounted as the model cache (HF_HOME)."
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from difflib import get_close_matches
 from pathlib import Path
 from typing import ClassVar
 
@@ -36,8 +37,6 @@ def find_shipped(name: str) -> Path | None:
 
 def shipped_hint(name: str) -> str:
     """The closest shipped name for a miss (`h200-eagl`), and where the names are."""
-    from difflib import get_close_matches
-
     close = get_close_matches(Path(name).stem, list(shipped_profiles()), n=1)
     return f"did you mean '{close[0]}'? (`specdeploy profiles list`)" if close else "see `specdeploy profiles list`"
 

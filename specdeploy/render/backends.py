@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 
 from specdeploy.errors import MissingDependency, StepFailed
+from specdeploy.execute.process import NoAnswer, ask
 from specdeploy.runtime_paths import pytriton_root
 
 NUMPY = "numpy<2"
@@ -115,9 +116,6 @@ def stub_env(extra: dict[str, str] | None = None, *, environ: dict[str, str] | N
 def stub_report() -> str:
     """doctor's line: the Python the stub embeds, and what the first `python3` of the stub's environment is when
     run isolated there (as the stub's embedded interpreter is): the same X.Y, with a working `ssl`."""
-    import shutil
-    import subprocess
-
     try:
         env = stub_env()
     except MissingDependency:
@@ -127,7 +125,10 @@ def stub_report() -> str:
     if found is None:
         return f"BROKEN: the stub links Python {version} but finds no python3 on PATH ({env['PATH']})"
     code = "import ssl, sys; print('%d.%d' % sys.version_info[:2], sys.prefix)"
-    probe = subprocess.run([found, "-I", "-c", code], env=env, capture_output=True, text=True, timeout=60, check=False)
+    try:
+        probe = ask([found, "-I", "-c", code], env=env, timeout=60)
+    except NoAnswer as exc:
+        return f"BROKEN: the stub's python3: {exc}"
     if probe.returncode != 0:
         return f"BROKEN: {found} cannot import ssl in the stub's environment: {probe.stderr.strip()[-200:]}"
     seen, prefix = probe.stdout.split(maxsplit=1)

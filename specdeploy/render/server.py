@@ -7,42 +7,22 @@ a `serve` killed outright (SIGKILL, OOM) never leaves it serving. Used by the tr
 
 from __future__ import annotations
 
-import ctypes
-import os
 import secrets
-import signal
 import socket
 import subprocess
 import sysconfig
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from specdeploy.errors import MissingDependency, StepFailed
+from specdeploy.execute.process import spawn_group, stop_group
 from specdeploy.render.backends import bundle, stub_env
 
-PR_SET_DEATHSIG = 1  # linux/prctl.h
 SITE_PACKAGES_ENV = "SPECDEPLOY_SITE_PACKAGES"
 """Where a reference model's stub finds specdeploy when its config names no site_packages: ours."""
-
-
-def die_with(parent: int) -> Callable[[], None] | None:
-    """A preexec hook: SIGTERM this child when `parent` dies (Linux prctl; elsewhere None: no hook), and exit at once
-    when the parent is already gone (it died between fork and prctl). libc is looked up here, in the parent:
-    the child only makes the call."""
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-
-    def arm() -> None:
-        prctl(PR_SET_DEATHSIG, signal.SIGTERM, 0, 0, 0)
-        if os.getppid() != parent:
-            os._exit(1)
-
-    return arm
+STOP_GRACE_S = 10.0
 
 
 def free_port() -> int:
@@ -60,7 +40,6 @@ class TritonServer:
     grpc_port: int
     log_path: Path
     repo: Path
-    _log: object = field(default=None, repr=False)
     frontend: Any = None  # the OpenAI-compatible endpoint `serve` runs beside it
 
     @property
@@ -93,16 +72,8 @@ class TritonServer:
         """Load one model (explicit model control); raises with the server's reason, always bounded."""
         self.client().load_model(model, client_timeout=timeout)
 
-    def stop(self, timeout: float = 10.0) -> None:
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(timeout)
-        if self._log is not None:
-            self._log.close()  # type: ignore[attr-defined]
+    def stop(self) -> None:
+        stop_group(self.process, STOP_GRACE_S)
 
     def __enter__(self) -> TritonServer:
         return self
@@ -145,24 +116,14 @@ def start_server(
         "--exit-timeout-secs=5",
         *extra_args,
     ]
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    log = log_path.open("wb")
     try:
-        process = subprocess.Popen(
-            argv,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=stub_env(env),
-            start_new_session=True,
-            preexec_fn=die_with(os.getpid()),
-        )
+        process = spawn_group(argv, env=stub_env(env), log_path=log_path)
     except OSError as exc:  # not executable, not a binary for this machine
-        log.close()
         raise MissingDependency(
             f"cannot run the bundled tritonserver {binary}: {exc.strerror or exc}",
             hint="reinstall it: pip install --force-reinstall nvidia-pytriton==0.7.0",
         ) from None
-    server = TritonServer(process, http, grpc, log_path, repo, log)
+    server = TritonServer(process, http, grpc, log_path, repo)
     try:
         server.wait_live(timeout)
     except BaseException:

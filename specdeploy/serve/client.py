@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import queue
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -83,8 +84,6 @@ def ask(
 
 def streamed(client: Any, model: str, inputs: list[Any], timeout: float) -> Any:
     """A decoupled model answers over a gRPC stream (unary ModelInfer refuses it): its one, final response."""
-    import queue
-
     answers: queue.Queue[Any] = queue.Queue()
     client.start_stream(callback=lambda result, error: answers.put(error or result))
     try:

@@ -13,6 +13,7 @@ so serving the repository in place wrote `__pycache__/*.pyc` into the artifact, 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 from collections.abc import Callable
@@ -65,8 +66,6 @@ def verified(artifact: Path) -> dict[str, Any]:
             f"{artifact / MANIFEST_NAME} changed while `verify` read it: not served",
             hint="something is writing into the artifact; serve a copy nobody else writes",
         )
-    import json
-
     return dict(json.loads(manifest))
 
 

@@ -4,12 +4,15 @@ specdeploy's own version and commit."""
 
 from __future__ import annotations
 
+import json
+import os
 import platform
-import subprocess
 from datetime import datetime, timezone
 from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 from typing import Any
+
+from specdeploy.execute.process import NoAnswer, ask, child_env
 
 PACKAGES = ("torch", "transformers", "tensorrt_llm", "vllm", "numpy", "nvidia-ml-py")
 """The installed packages whose version can move a figure (those absent here are left out)."""
@@ -38,8 +41,6 @@ def environment(engine: str, release: str | None) -> dict[str, Any]:
 
 def cpu_model() -> str:
     """The CPU's model name (Linux: /proc/cpuinfo) and its logical cores."""
-    import os
-
     name = platform.processor() or platform.machine()
     try:
         for line in Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").splitlines():
@@ -64,22 +65,16 @@ def commit() -> str | None:
     root = Path(__file__).resolve().parents[2]
     if (root / ".git").exists():
         try:
-            head = subprocess.run(
-                ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, check=True
-            ).stdout.strip()
-            dirty = subprocess.run(
-                ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-                capture_output=True,
-                text=True,
-                timeout=10,
-                check=True,
-            ).stdout.strip()
-            return head + ("-dirty" if dirty else "")
-        except (OSError, subprocess.SubprocessError):
+            head = ask(["git", "-C", str(root), "rev-parse", "HEAD"], env=child_env(), timeout=10)
+            dirty = ask(
+                ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"], env=child_env(), timeout=10
+            )
+        except NoAnswer:
             return None
+        if head.returncode or dirty.returncode:
+            return None
+        return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
     try:
-        import json
-
         url = json.loads(distribution("specdeploy").read_text("direct_url.json") or "{}")
     except (PackageNotFoundError, ValueError):
         return None

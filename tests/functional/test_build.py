@@ -1,4 +1,6 @@
-"""`specdeploy build` and `verify` end to end, in a subprocess as a user runs them."""
+"""`specdeploy build` and `verify` end to end, in process through `main` (tests.helpers.cli); in a subprocess for
+the exit code a shell sees, and for builds that fetch from the hub cache (huggingface_hub reads HF_HUB_OFFLINE once,
+when first imported: in this process, maybe before the test set it)."""
 
 from __future__ import annotations
 
@@ -6,8 +8,9 @@ import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
+
+import pytest
 
 from tests.helpers import (
     LLAMA_31_8B_CONFIG,
@@ -24,43 +27,42 @@ TOKEN = "hf_SECRETtokenXYZ0123456789"
 
 def test_build_then_noop_rebuild_and_json_summary(tmp_path: Path) -> None:
     profile, out = tiny_llama_profile(tmp_path), tmp_path / "artifacts"
-    first = run_specdeploy("build", str(profile), "--out", str(out), "--only", "fetch", "--only", "emit")
-    assert first.returncode == 0, first.stderr
+    first = cli("build", str(profile), "--out", str(out), "--only", "fetch", "--only", "emit")
+    assert first.code == 0, first.err
     art = out / "tiny"
     options = (art / "llm_api_options.yaml").read_text()
     assert "decoding_type: NGram" in options and "disable_overlap_scheduler: true" in options
     assert "trtllm-serve" in (art / "serve.sh").read_text() and os.access(art / "serve.sh", os.X_OK)
-    assert "emit.llm_api         built" in first.stderr
-    again = run_specdeploy("build", str(profile), "--out", str(out), "--only", "fetch", "--only", "emit", "--json")
-    summary = json.loads(again.stdout)
-    assert again.returncode == 0 and summary["ok"]
+    assert "emit.llm_api         built" in first.err
+    again = cli("build", str(profile), "--out", str(out), "--only", "fetch", "--only", "emit", "--json")
+    summary = json.loads(again.out)
+    assert again.code == 0 and summary["ok"]
     assert {s["id"]: s["status"] for s in summary["steps"]}["emit.llm_api"] == "reused"
-    changed = run_specdeploy(
-        "build", str(profile), "--out", str(out), "--only", "emit", "--set", "speculative.draft_len=2"
-    )
+    changed = cli("build", str(profile), "--out", str(out), "--only", "emit", "--set", "speculative.draft_len=2")
     assert re.search(
-        r"emit.llm_api         rebuilt in \d+\.\d s \(reason: profile speculative.draft_len changed\)", changed.stderr
+        r"emit.llm_api         rebuilt in \d+\.\d s \(reason: profile speculative.draft_len changed\)", changed.err
     )
     manifest = json.loads((art / "manifest.json").read_text())
     assert manifest["schema_version"] == 2 and manifest["models"]["target"]["kind"] == "local"
-    assert run_specdeploy("verify", str(art)).returncode == 0
-    verified = json.loads(run_specdeploy("verify", str(art), "--json").stdout)  # versioned like the manifest
+    assert cli("verify", str(art)).code == 0
+    verified = json.loads(cli("verify", str(art), "--json").out)  # versioned like the manifest
     assert list(verified) == ["schema_version", "artifact_dir", "checked", "drift", "problems", "ok"]
     assert verified["schema_version"] == 1 and verified["ok"] and verified["checked"] > 0
     (art / "serve.sh").write_text("#!/bin/sh\necho tampered\n")
-    drift = run_specdeploy("verify", str(art))
-    assert drift.returncode == 1 and "drift: serve.sh" in drift.stdout
+    drift = cli("verify", str(art))
+    assert drift.code == 1 and "drift: serve.sh" in drift.out
 
 
 def test_dry_run_prints_the_plan_and_writes_nothing(tmp_path: Path) -> None:
     out = tmp_path / "artifacts"
-    result = run_specdeploy("build", str(tiny_llama_profile(tmp_path)), "--out", str(out), "--dry-run", "--json")
-    assert result.returncode == 0
-    assert [s["id"] for s in json.loads(result.stdout)["steps"]][:2] == ["fetch.target", "emit.llm_api"]
+    code, stdout, _ = cli("build", str(tiny_llama_profile(tmp_path)), "--out", str(out), "--dry-run", "--json")
+    assert code == 0
+    assert [s["id"] for s in json.loads(stdout)["steps"]][:2] == ["fetch.target", "emit.llm_api"]
     assert not out.exists()
 
 
 def test_engine_build_without_trtllm_says_how_to_install(tmp_path: Path) -> None:
+    """In a subprocess: exit 1 as a shell sees it."""
     profile = tiny_llama_profile(
         tmp_path,
         runtime={"trtllm_version": "1.2.1", "backend": "tensorrt"},
@@ -89,11 +91,11 @@ def test_engine_build_without_trtllm_says_how_to_install(tmp_path: Path) -> None
 
 def test_usage_errors_exit_2(tmp_path: Path) -> None:
     profile = tiny_llama_profile(tmp_path)
-    assert run_specdeploy("build", str(profile), "--out", str(tmp_path), "--only", "nope").returncode == 2
+    assert cli("build", str(profile), "--out", str(tmp_path), "--only", "nope").code == 2
     bad = write_profile(tmp_path / "bad.yaml", {"target": {"model": "m"}, "speculative": {"mechanism": "eagle-3"}})
-    assert run_specdeploy("build", str(bad)).returncode == 2
-    assert run_specdeploy("verify", str(tmp_path / "nothing-here")).returncode == 2
-    assert run_specdeploy("build", str(profile), "--out", str(tmp_path), "--tune").returncode == 2  # nothing to tune
+    assert cli("build", str(bad)).code == 2
+    assert cli("verify", str(tmp_path / "nothing-here")).code == 2
+    assert cli("build", str(profile), "--out", str(tmp_path), "--tune").code == 2  # nothing to tune
 
 
 def test_hf_token_never_printed_or_written(tmp_path: Path) -> None:
@@ -127,7 +129,7 @@ def test_hf_token_never_printed_or_written(tmp_path: Path) -> None:
     assert lock["models"]["target"]["revision"] == "d" * 40
 
 
-def test_serve_sh_finds_a_relative_local_model(tmp_path: Path) -> None:
+def test_serve_sh_finds_a_relative_local_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`target.model: ./llama` resolved inside the artifact folder, where serve.sh runs, not where the model is."""
     model = local_model(tmp_path / "llama", LLAMA_31_8B_CONFIG)
     profile = write_profile(
@@ -138,27 +140,9 @@ def test_serve_sh_finds_a_relative_local_model(tmp_path: Path) -> None:
             "speculative": {"mechanism": "ngram", "draft_len": 4},
         },
     )
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "specdeploy",
-            "build",
-            str(profile),
-            "--out",
-            "out",
-            "--only",
-            "fetch",
-            "--only",
-            "emit",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env={**os.environ, "NO_COLOR": "1"},
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stderr
+    monkeypatch.chdir(tmp_path)
+    code, _, err = cli("build", str(profile), "--out", "out", "--only", "fetch", "--only", "emit")
+    assert code == 0, err
     art = tmp_path / "out" / "rel"
     bin_dir = tmp_path / "bin"  # a TEST DOUBLE of trtllm-serve: prints the folder and the model it was given
     bin_dir.mkdir()
@@ -186,15 +170,15 @@ def test_build_renders_the_deploy_targets_the_profile_names(tmp_path: Path) -> N
         deploy={"targets": ["container", "k8s", "slurm"], "name": "tiny-llama"},
     )
     out = tmp_path / "artifacts"
-    done = run_specdeploy("build", str(profile), "--out", str(out), "--json")
-    assert done.returncode == 0, done.stderr
-    steps = {s["id"]: s["status"] for s in json.loads(done.stdout)["steps"]}
+    done = cli("build", str(profile), "--out", str(out), "--json")
+    assert done.code == 0, done.err
+    steps = {s["id"]: s["status"] for s in json.loads(done.out)["steps"]}
     assert steps["render.deploy"] == "built"
     deploy = out / "tiny" / "deploy"
     assert (deploy / "k8s" / "leaderworkerset.yaml").is_file() and (deploy / "slurm" / "sbatch.sh").is_file()
     assert "COPY triton/" in (deploy / "container" / "Dockerfile").read_text()
-    assert run_specdeploy("check-deploy", str(deploy)).returncode == 0
-    assert run_specdeploy("verify", str(out / "tiny")).returncode == 0
+    assert cli("check-deploy", str(deploy)).code == 0
+    assert cli("verify", str(out / "tiny")).code == 0
 
 
 def test_llmapi_repository_loads_the_fetched_snapshot(tmp_path: Path) -> None:
@@ -245,10 +229,8 @@ def test_dry_run_says_which_steps_only_would_run() -> None:
 
 def test_bench_sh_sits_next_to_the_yaml_with_its_dataset(tmp_path: Path) -> None:
     out = tmp_path / "artifacts"
-    build = run_specdeploy(
-        "build", str(tiny_llama_profile(tmp_path)), "--out", str(out), "--only", "fetch", "--only", "emit"
-    )
-    assert build.returncode == 0, build.stderr
+    build = cli("build", str(tiny_llama_profile(tmp_path)), "--out", str(out), "--only", "fetch", "--only", "emit")
+    assert build.code == 0, build.err
     art = out / "tiny"
     script = (art / "bench.sh").read_text()
     assert os.access(art / "bench.sh", os.X_OK) and 'cd "$(dirname "$0")"' in script
@@ -256,4 +238,4 @@ def test_bench_sh_sits_next_to_the_yaml_with_its_dataset(tmp_path: Path) -> None
     records = [json.loads(line) for line in (art / "bench_dataset.jsonl").read_text().splitlines()]
     assert len(records) == 32 and set(records[0]) == {"task_id", "prompt", "category", "output_tokens"}
     assert records[0]["output_tokens"] == 128
-    assert "fetch.target         started: fetch " in build.stderr  # a long stage announces itself
+    assert "fetch.target         started: fetch " in build.err  # a long stage announces itself

@@ -1,4 +1,5 @@
-"""The CLI end to end, in a subprocess as a user runs it: exit codes, --json, profiles, doctor."""
+"""The CLI end to end: exit codes, --json, profiles, doctor. In process through `main` (tests.helpers.cli); in a
+subprocess where the process is what is under test: the exit codes a shell sees, and what a command imports."""
 
 from __future__ import annotations
 
@@ -10,18 +11,19 @@ from pathlib import Path
 import pytest
 
 from specdeploy.profile.shipped import shipped_profiles
-from tests.helpers import run_specdeploy
+from tests.helpers import cli, run_specdeploy
 
 
 def test_help_lists_commands_and_exit_codes() -> None:
-    result = run_specdeploy("--help")
-    assert result.returncode == 0
+    code, out, _ = cli("--help")
+    assert code == 0
     for command in ("validate", "plan", "profiles", "doctor", "mechanisms"):
-        assert command in result.stdout
-    assert "Exit codes: 0 ok, 1 a step failed, 2 invalid profile or usage, 3 internal error" in result.stdout
+        assert command in out
+    assert "Exit codes: 0 ok, 1 a step failed, 2 invalid profile or usage, 3 internal error" in out
 
 
 def test_validate_ok_and_invalid_exit_codes(tmp_path: Path) -> None:
+    """In a subprocess: the exit codes 0 and 2 as a shell sees them."""
     assert run_specdeploy("validate", "h200-eagle3").returncode == 0
     bad = tmp_path / "bad.yaml"
     bad.write_text("target: {model: m}\nspeculative: {mechanism: eagle-3}\n")
@@ -34,26 +36,25 @@ def test_validate_ok_and_invalid_exit_codes(tmp_path: Path) -> None:
 def test_validate_json_reports_every_profile(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("target: {model: m, quantisation: fp8}\n")
-    result = run_specdeploy("--json", "validate", "h100-ngram", str(bad))
-    assert result.returncode == 2
-    report = json.loads(result.stdout)["result"]  # a failure: {"error": ..., "result": ...}
+    code, out, _ = cli("--json", "validate", "h100-ngram", str(bad))
+    assert code == 2
+    report = json.loads(out)["result"]  # a failure: {"error": ..., "result": ...}
     assert [r["ok"] for r in report] == [True, False]
     assert report[1]["errors"][0]["path"] == "target.quantisation" and report[1]["errors"][0]["line"] == 1
 
 
 def test_plan_prints_sources_facts_fit_and_steps() -> None:
-    result = run_specdeploy("plan", "h200-eagle3", "--set", "serving.max_batch_size=32")
-    assert result.returncode == 0, result.stderr
-    out = result.stdout
+    code, out, err = cli("plan", "h200-eagle3", "--set", "serving.max_batch_size=32")
+    assert code == 0, err
     assert "serving.max_batch_size" in out and "--set" in out
     assert "G = 4" in out and "ridge 206 FLOP/byte" in out and "fit     per GPU" in out
     assert "emit.llm_api" in out and "render.triton" in out
 
 
 def test_plan_json_is_a_serializable_plan() -> None:
-    result = run_specdeploy("--json", "plan", "l40s-medusa-engine")
-    assert result.returncode == 0, result.stderr
-    plan = json.loads(result.stdout)
+    code, out, err = cli("--json", "plan", "l40s-medusa-engine")
+    assert code == 0, err
+    plan = json.loads(out)
     assert plan["schema_version"] == 1 and plan["profile"] == "l40s-medusa-engine"
     ids = [s["id"] for s in plan["steps"]]
     assert ids[0] == "fetch.target" and ids[-1] == "check.triton"
@@ -61,42 +62,42 @@ def test_plan_json_is_a_serializable_plan() -> None:
 
 
 def test_unknown_set_key_is_usage_error() -> None:
-    result = run_specdeploy("plan", "h200-eagle3", "--set", "servng.max_batch_size=3")
-    assert result.returncode == 2 and "did you mean 'serving'" in result.stderr
+    code, _, err = cli("plan", "h200-eagle3", "--set", "servng.max_batch_size=3")
+    assert code == 2 and "did you mean 'serving'" in err
 
 
 def test_profiles_list_show_copy(tmp_path: Path) -> None:
-    listed = run_specdeploy("--json", "profiles", "list")
-    names = {row["name"] for row in json.loads(listed.stdout)}
+    listed = cli("--json", "profiles", "list")
+    names = {row["name"] for row in json.loads(listed.out)}
     assert names == set(shipped_profiles())
-    shown = run_specdeploy("profiles", "show", "cpu-smollm2")
-    assert "backend: reference" in shown.stdout
-    assert run_specdeploy("profiles", "copy", "h100-ngram", str(tmp_path)).returncode == 0
+    shown = cli("profiles", "show", "cpu-smollm2")
+    assert "backend: reference" in shown.out
+    assert cli("profiles", "copy", "h100-ngram", str(tmp_path)).code == 0
     assert (tmp_path / "h100-ngram.yaml").read_text() == shipped_profiles()["h100-ngram"].read_text()
-    again = run_specdeploy("profiles", "copy", "h100-ngram", str(tmp_path))
-    assert again.returncode == 2 and "exists" in again.stderr
-    assert run_specdeploy("profiles", "show", "nope").returncode == 2
+    again = cli("profiles", "copy", "h100-ngram", str(tmp_path))
+    assert again.code == 2 and "exists" in again.err
+    assert cli("profiles", "show", "nope").code == 2
 
 
 def test_doctor_says_plainly_what_is_missing() -> None:
-    result = run_specdeploy("--json", "doctor")
-    doc = json.loads(result.stdout)
+    code, out, _ = cli("--json", "doctor")
+    doc = json.loads(out)
     report = doc.get("result", doc)  # a failure carries the report as its result
     assert report["specdeploy"] and "nvml" in report
     assert next(iter(report)) == "schema_version" and report["schema_version"] == 1  # versioned like the manifest
-    assert result.returncode == (1 if report["missing"] else 0)  # exit 1: GPU builds cannot run here
+    assert code == (1 if report["missing"] else 0)  # exit 1: GPU builds cannot run here
     if not report["gpus"]:
         assert report["nvml"] == "no NVIDIA driver found (NVML library not found)"
         assert report["driver"] == "no NVIDIA driver" and "NVIDIA GPU" in report["missing"]
         assert doc["error"]["code"] == 1 and "GPU builds cannot run here" in doc["error"]["message"]
-        text = run_specdeploy("doctor").stdout
+        text = cli("doctor").out
         assert "None" not in text and "gpus               none" in text
     if "not installed" in report["tensorrt_llm"]:
         assert "https://pypi.nvidia.com" in report["tensorrt_llm"] and "TensorRT-LLM" in report["missing"]
 
 
 def test_mechanisms_matrix() -> None:
-    rows = {r["name"]: r for r in json.loads(run_specdeploy("--json", "mechanisms").stdout)}
+    rows = {r["name"]: r for r in json.loads(cli("--json", "mechanisms").out)}
     assert rows["medusa"]["support"] == {"tensorrt": ["1.2"]}
     assert rows["dflash"]["support"] == {"pytorch": ["1.3"]}
     assert "reference" in rows["ngram"]["support"]
@@ -106,9 +107,9 @@ def test_mechanisms_matrix() -> None:
 
 @pytest.mark.parametrize("name", sorted(shipped_profiles()))
 def test_every_shipped_profile_validates_and_plans(name: str) -> None:
-    result = run_specdeploy("--json", "plan", name)
-    assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout)["steps"]
+    code, out, err = cli("--json", "plan", name)
+    assert code == 0, err
+    assert json.loads(out)["steps"]
 
 
 HEAVY = (

@@ -1,4 +1,4 @@
-"""`render --target` and `check-deploy` as a user runs them: exit codes and located errors."""
+"""`render --target` and `check-deploy` through `main` as a user runs them: exit codes and located errors."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import cli, run_specdeploy
+from tests.helpers import cli
 
 MULTI = "h200-mtp-deepseek-v3-2node"
 
@@ -14,23 +14,23 @@ MULTI = "h200-mtp-deepseek-v3-2node"
 def test_render_targets_then_check_then_a_tampered_file_fails(tmp_path: Path) -> None:
     root = tmp_path / "artifacts"
     out = root / MULTI / "deploy"  # --out is the artifacts root, as for build
-    done = run_specdeploy("render", MULTI, "--target", "k8s", "--target", "slurm", "--out", str(root))
-    assert done.returncode == 0, done.stderr
-    assert "create    k8s/leaderworkerset.yaml" in done.stdout and "shellcheck" in done.stdout
-    again = run_specdeploy("render", MULTI, "--target", "k8s", "--target", "slurm", "--out", str(root), "--pretend")
-    assert "identical k8s/leaderworkerset.yaml" in again.stdout
-    assert run_specdeploy("check-deploy", str(out)).returncode == 0
+    done = cli("render", MULTI, "--target", "k8s", "--target", "slurm", "--out", str(root))
+    assert done.code == 0, done.err
+    assert "create    k8s/leaderworkerset.yaml" in done.out and "shellcheck" in done.out
+    again = cli("render", MULTI, "--target", "k8s", "--target", "slurm", "--out", str(root), "--pretend")
+    assert "identical k8s/leaderworkerset.yaml" in again.out
+    assert cli("check-deploy", str(out)).code == 0
     manifest = out / "k8s" / "leaderworkerset.yaml"
     manifest.write_text(manifest.read_text().replace("size: 2", "size: two"))
     (out / "slurm" / "sbatch.sh").write_text("#!/bin/bash\ncd $1\n")
-    bad = run_specdeploy("check-deploy", str(out))
-    assert bad.returncode == 1
-    assert "leaderWorkerTemplate.size" in bad.stdout and "SC2086" in bad.stdout
-    assert run_specdeploy("check-deploy", str(tmp_path / "nowhere")).returncode == 2
+    bad = cli("check-deploy", str(out))
+    assert bad.code == 1
+    assert "leaderWorkerTemplate.size" in bad.out and "SC2086" in bad.out
+    assert cli("check-deploy", str(tmp_path / "nowhere")).code == 2
 
 
 def test_undeployable_profiles_exit_2_with_the_location(tmp_path: Path) -> None:
-    split = run_specdeploy(
+    split = cli(
         "render",
         MULTI,
         "--target",
@@ -42,14 +42,14 @@ def test_undeployable_profiles_exit_2_with_the_location(tmp_path: Path) -> None:
         "--out",
         str(tmp_path / "x"),
     )
-    assert split.returncode == 2 and "hardware.tensor_parallel" in split.stderr and not (tmp_path / "x").exists()
+    assert split.code == 2 and "hardware.tensor_parallel" in split.err and not (tmp_path / "x").exists()
     profile = tmp_path / "p.yaml"
     profile.write_text(f"extends: {MULTI}\ndeploy:\n  name: Not_A_Name\n")
-    bad = run_specdeploy("validate", str(profile))
-    assert bad.returncode == 2 and f"{profile}:3:3 deploy.name" in bad.stderr, bad.stderr
+    bad = cli("validate", str(profile))
+    assert bad.code == 2 and f"{profile}:3:3 deploy.name" in bad.err, bad.err
     profile.write_text(f"extends: {MULTI}\nhardware:\n  tensor_parallel: 16\n  pipeline_parallel: 1\n")
-    bad = run_specdeploy("validate", str(profile))
-    assert bad.returncode == 2 and f"{profile}:3:3 hardware.tensor_parallel" in bad.stderr, bad.stderr
+    bad = cli("validate", str(profile))
+    assert bad.code == 2 and f"{profile}:3:3 hardware.tensor_parallel" in bad.err, bad.err
 
 
 def test_render_target_says_which_checks_ran(tmp_path: Path) -> None:

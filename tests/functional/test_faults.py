@@ -1,6 +1,7 @@
 """User and environment faults are exit 1 or 2 with a clear message, never an internal error (exit 3): a full
 disk and a read-only mount (small tmpfs mounts in a private mount namespace; skipped where mounting is not
-allowed), non-UTF-8 input, a garbage serve record."""
+allowed), non-UTF-8 input, a garbage serve record. In process through `main` (tests.helpers.cli), in a subprocess
+where the process is under test: its own mount namespace, and the bytes of its argv."""
 
 from __future__ import annotations
 
@@ -13,20 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import LLAMA_31_8B_CONFIG, local_model, write_profile
+from tests.helpers import LLAMA_31_8B_CONFIG, cli, local_model, write_profile
 
 ENV = {**os.environ, "NO_COLOR": "1"}
-
-
-def run(*args: str | bytes) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "specdeploy", *args],
-        capture_output=True,
-        text=True,
-        env=ENV,
-        timeout=300,
-        errors="replace",
-    )
 
 
 def in_mount(options: str, folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -56,8 +46,8 @@ def _profile(tmp_path: Path) -> Path:
     )
 
 
-def _clean(result: subprocess.CompletedProcess[str]) -> None:
-    assert "Traceback" not in result.stderr and "internal error" not in result.stderr, result.stderr
+def _clean(stderr: str) -> None:
+    assert "Traceback" not in stderr and "internal error" not in stderr, stderr
 
 
 @pytest.mark.parametrize("size", ["8k", "40k"])
@@ -66,20 +56,20 @@ def test_a_full_disk_is_a_failed_build(tmp_path: Path, size: str) -> None:
         f"size={size}", tmp_path / "out", "build", str(_profile(tmp_path)), "--out", str(tmp_path / "out")
     )
     assert result.returncode in (1, 2), result.stderr
-    _clean(result)
+    _clean(result.stderr)
     assert "No space left on device" in result.stderr
 
 
 def test_a_read_only_out_is_a_usage_error(tmp_path: Path) -> None:
     result = in_mount("ro", tmp_path / "out", "build", str(_profile(tmp_path)), "--out", str(tmp_path / "out"))
     assert result.returncode == 2 and "cannot create the artifact folder" in result.stderr, result.stderr
-    _clean(result)
+    _clean(result.stderr)
 
 
 def test_profiles_copy_into_a_read_only_folder(tmp_path: Path) -> None:
     result = in_mount("ro", tmp_path / "ro", "profiles", "copy", "h200-eagle3", str(tmp_path / "ro"))
     assert result.returncode == 2 and "cannot write" in result.stderr, result.stderr
-    _clean(result)
+    _clean(result.stderr)
 
 
 def test_a_non_utf8_prompt_is_a_usage_error() -> None:
@@ -105,9 +95,9 @@ def test_a_non_utf8_prompt_is_a_usage_error() -> None:
 def test_a_garbage_or_stale_serve_record(tmp_path: Path, record: str) -> None:
     (tmp_path / ".specdeploy").mkdir()
     (tmp_path / ".specdeploy" / "serve.json").write_text(record)
-    result = run("ask", "hi", "--artifact", str(tmp_path))
-    assert result.returncode == 2 and "is stale" in result.stderr, result.stderr
-    _clean(result)
+    code, _, err = cli("ask", "hi", "--artifact", str(tmp_path))
+    assert code == 2 and "is stale" in err, err
+    _clean(err)
 
 
 def test_a_non_utf8_tune_dataset(tmp_path: Path) -> None:
@@ -122,9 +112,9 @@ def test_a_non_utf8_tune_dataset(tmp_path: Path) -> None:
             "tune": {"dataset": str(data)},
         },
     )
-    result = run("tune", str(profile), "--backend", "model", "--out", str(tmp_path / "out"))
-    assert result.returncode == 2 and "UTF-8" in result.stderr, result.stderr
-    _clean(result)
+    code, _, err = cli("tune", str(profile), "--backend", "model", "--out", str(tmp_path / "out"))
+    assert code == 2 and "UTF-8" in err, err
+    _clean(err)
 
 
 def read_only_copy(source: Path, folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -145,11 +135,11 @@ def read_only_copy(source: Path, folder: Path, *args: str) -> subprocess.Complet
 
 def test_read_only_artifacts_under_a_cached_build_and_serve(tmp_path: Path) -> None:
     profile = _profile(tmp_path)
-    assert run("build", str(profile), "--out", str(tmp_path / "out")).returncode == 0
+    assert cli("build", str(profile), "--out", str(tmp_path / "out")).code == 0
     ro = tmp_path / "ro"
     rebuilt = read_only_copy(tmp_path / "out", ro, "build", str(profile), "--out", str(ro))
     assert rebuilt.returncode == 2 and "it is not writable" in rebuilt.stderr, rebuilt.stderr  # refused before any lock
-    _clean(rebuilt)
+    _clean(rebuilt.stderr)
     served = read_only_copy(tmp_path / "out", ro, "serve", str(ro / "tiny"))
     assert served.returncode == 2 and "serve a writable copy" in served.stderr, served.stderr
-    _clean(served)
+    _clean(served.stderr)

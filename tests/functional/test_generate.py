@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import run_specdeploy
+from tests.helpers import cli
 
 
 @pytest.mark.parametrize(
@@ -20,6 +20,6 @@ from tests.helpers import run_specdeploy
     ],
 )
 def test_bad_input_exits_2(args: list[str], message: str) -> None:
-    result = run_specdeploy(*args)
-    assert result.returncode == 2, result.stderr
-    assert message in result.stderr and "Traceback" not in result.stderr
+    code, _, err = cli(*args)
+    assert code == 2, err
+    assert message in err and "Traceback" not in err

@@ -1,7 +1,10 @@
 """`build` without a GPU or TensorRT-LLM, and artifacts a CI job can diff and move (issue 16, items 2 and 5): a
 `draft_len: auto` profile builds end to end with the performance model's schedule, labelled as predicted; a
 rebuild of the unchanged profile leaves `git status` of the artifact clean; nothing names this machine's folders;
-serve.sh finds the checkpoint on another host through $HF_HUB_CACHE."""
+serve.sh finds the checkpoint on another host through $HF_HUB_CACHE.
+
+A build that fetches runs in a subprocess (huggingface_hub reads HF_HUB_OFFLINE once, when first imported: in this
+process, maybe before the test set it); the rest in process through `main` (tests.helpers.cli)."""
 
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from tests.helpers import HUB_DRAFT_REV, HUB_TARGET_REV, run_specdeploy
+from tests.helpers import HUB_DRAFT_REV, HUB_TARGET_REV, cli, run_specdeploy
 
 
 def git(folder: Path, *args: str) -> str:
@@ -109,7 +112,7 @@ def test_the_artifact_moves_to_a_serving_host(tmp_path: Path, hub: tuple) -> Non
 
 def test_emit_needs_no_fetched_checkpoint_and_a_tune_result_is_adopted(tmp_path: Path, hub: tuple) -> None:
     profile, env = hub
-    fixed = run_specdeploy(
+    fixed = cli(
         "build",
         str(profile),
         "--out",
@@ -120,20 +123,20 @@ def test_emit_needs_no_fetched_checkpoint_and_a_tune_result_is_adopted(tmp_path:
         "speculative.draft_len=3",
         env=env,
     )
-    assert fixed.returncode == 0, fixed.stderr
+    assert fixed.code == 0, fixed.err
     options = (tmp_path / "fixed" / "auto" / "llm_api_options.yaml").read_text()
     assert "speculative_model_dir: acme/llama-small" in options and "max_draft_len: 3" in options
-    assert "fetch.target         not-selected" in fixed.stderr or "fetch.target" not in fixed.stderr
+    assert "fetch.target         not-selected" in fixed.err or "fetch.target" not in fixed.err
     # the tune a user ran into the same folder is the schedule the build emits (same profile hash)
     out = tmp_path / "tuned"
-    tuned = run_specdeploy("--json", "tune", str(profile), "--backend", "model", "--out", str(out), env=env)
-    assert tuned.returncode == 0, tuned.stderr
+    tuned = cli("--json", "tune", str(profile), "--backend", "model", "--out", str(out), env=env)
+    assert tuned.code == 0, tuned.err
     built = run_specdeploy("build", str(profile), "--out", str(out), env=env)
     assert built.returncode == 0, built.stderr
     assert "tune.draft_len: adopted tune/result.json (predicted by the model backend)" in built.stderr
     assert " predicted " not in built.stderr  # nothing re-tuned
     lock = json.loads((out / "auto" / "specdeploy.lock").read_text())["tuned"]
-    assert lock["schedule"] == json.loads(tuned.stdout)["schedule"]["schedule"] and lock["adopted"] is True
+    assert lock["schedule"] == json.loads(tuned.out)["schedule"]["schedule"] and lock["adopted"] is True
     changed = run_specdeploy("build", str(profile), "--out", str(out), "--set", "tune.concurrency=[1,2,4]", env=env)
     assert changed.returncode == 0 and "adopted" not in changed.stderr  # another profile: tuned afresh
 
@@ -156,12 +159,12 @@ def test_a_fixed_k_rebuild_is_byte_identical_too(tmp_path: Path, hub: tuple) -> 
 def test_dry_run_shows_the_files_it_would_write(tmp_path: Path, hub: tuple) -> None:
     profile, env = hub
     out = tmp_path / "artifacts"
-    shown = run_specdeploy("build", str(profile), "--out", str(out), "--dry-run", env=env)
-    assert shown.returncode == 0, shown.stderr
-    assert "--- llm_api_options.yaml (would be written) ---" in shown.stdout and "--- serve.sh" in shown.stdout
-    assert "tune.draft_len decides max_draft_len and draft_len_schedule (K = 1.." in shown.stdout
-    assert "writes llm_api_options.yaml, serve.sh" in shown.stdout and "manifest.json" in shown.stdout
-    data = json.loads(run_specdeploy("build", str(profile), "--out", str(out), "--dry-run", "--json", env=env).stdout)
+    shown = cli("build", str(profile), "--out", str(out), "--dry-run", env=env)
+    assert shown.code == 0, shown.err
+    assert "--- llm_api_options.yaml (would be written) ---" in shown.out and "--- serve.sh" in shown.out
+    assert "tune.draft_len decides max_draft_len and draft_len_schedule (K = 1.." in shown.out
+    assert "writes llm_api_options.yaml, serve.sh" in shown.out and "manifest.json" in shown.out
+    data = json.loads(cli("build", str(profile), "--out", str(out), "--dry-run", "--json", env=env).out)
     assert "speculative_model_dir: acme/llama-small" in data["files"]["llm_api_options.yaml"]
     assert f"models--acme--llama/snapshots/{HUB_TARGET_REV}" not in data["files"]["serve.sh"]  # nothing fetched yet
     assert not out.exists()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import activated_venv_env
+from tests.helpers import activated_venv_env, cli
 
 pytestmark = pytest.mark.skipif(
     __import__("importlib").util.find_spec("pytriton") is None, reason="nvidia-pytriton is not installed"
@@ -22,16 +22,8 @@ pytestmark = pytest.mark.skipif(
 def test_doctor_says_what_the_stub_sees_under_an_activated_venv() -> None:
     from specdeploy.render.backends import system_python_version
 
-    env = {**activated_venv_env(Path(sys.prefix)), "PYTHONPATH": "/nowhere"}
-    done = subprocess.run(
-        [sys.executable, "-m", "specdeploy", "--json", "doctor"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    report = json.loads(done.stdout)
+    env = {**activated_venv_env(Path(sys.prefix)), "PYTHONHOME": None, "PYTHONPATH": "/nowhere"}
+    report = json.loads(cli("--json", "doctor", env=env).out)
     line = report.get("result", report)["triton_python_stub"]  # exit 1 where GPU builds cannot run: {error, result}
     assert line.startswith(f"Python {system_python_version()}, standard library of "), line
     assert "PYTHONPATH" in line and "VIRTUAL_ENV" in line

@@ -1,5 +1,5 @@
-"""`specdeploy tune` end to end in a subprocess, on the model backend (no GPU): result JSON, report, lock,
-bad input (exit 1 / 2), Ctrl-C with an intact, resumable checkpoint."""
+"""`specdeploy tune` end to end through `main` (tests.helpers.cli), on the model backend (no GPU): result JSON,
+report, lock, bad input (exit 1 / 2); Ctrl-C (a real SIGINT, to a subprocess) with an intact, resumable checkpoint."""
 
 from __future__ import annotations
 
@@ -16,20 +16,20 @@ import pytest
 
 from specdeploy.errors import UsageError
 from specdeploy.execute.context import ActionContext
-from tests.helpers import run_specdeploy
+from tests.helpers import cli
 
 CHECKPOINT = Path(".specdeploy/tune/tune.draft_len.jsonl")
 
 
 def test_tune_model_backend_writes_result_report_and_lock(tmp_path: Path) -> None:
-    proc = run_specdeploy("--json", "tune", "h100-draft-target", "--backend", "model", "--out", str(tmp_path))
-    assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout)
+    proc = cli("--json", "tune", "h100-draft-target", "--backend", "model", "--out", str(tmp_path))
+    assert proc.code == 0, proc.err
+    out = json.loads(proc.out)
     art = tmp_path / "h100-draft-target"
     result = json.loads((art / "tune" / "result.json").read_text())
     assert result["format"] == "specdeploy.tune/2" and result["backend"] == "model"
     assert result["measurements"] and all(m["ok"] for m in result["measurements"])
-    progress = [line for line in proc.stderr.splitlines() if " c=" in line]  # no terminal: a line per measurement
+    progress = [line for line in proc.err.splitlines() if " c=" in line]  # no terminal: a line per measurement
     assert len(progress) == len(result["measurements"]) and any("tokens/s" in line for line in progress)
     assert [d["concurrency"] for d in result["decisions"]] == [1, 2, 4, 8, 16, 32]
     emitted = result["schedule"]["emitted"]
@@ -39,14 +39,12 @@ def test_tune_model_backend_writes_result_report_and_lock(tmp_path: Path) -> Non
     assert "specdeploy tune" in (art / "tune" / "report.html").read_text()
     lock = json.loads((art / "specdeploy.lock").read_text())["tuned"]
     assert lock["schedule"] == out["schedule"]["schedule"] and lock["result"] == "tune/result.json"
-    again = json.loads(
-        run_specdeploy("--json", "tune", "h100-draft-target", "--backend", "model", "--out", str(tmp_path)).stdout
-    )
+    again = json.loads(cli("--json", "tune", "h100-draft-target", "--backend", "model", "--out", str(tmp_path)).out)
     assert again["cost"]["new_measurements"] == 0 and again["cost"]["replayed"] == result["cost"]["measurements"]
 
 
 def test_unreachable_sla_exits_1_with_speculation_off_and_the_closest_point(tmp_path: Path) -> None:
-    proc = run_specdeploy(
+    proc = cli(
         "tune",
         "h200-eagle3",
         "--backend",
@@ -58,8 +56,8 @@ def test_unreachable_sla_exits_1_with_speculation_off_and_the_closest_point(tmp_
         "--set",
         "tune.sla.p99_itl_ms=0.01",
     )
-    assert proc.returncode == 1
-    assert "unreachable" in proc.stderr and "closest: concurrency" in proc.stderr
+    assert proc.code == 1
+    assert "unreachable" in proc.err and "closest: concurrency" in proc.err
     result = json.loads((tmp_path / "h200-eagle3" / "tune" / "result.json").read_text())
     assert result["schedule"]["speculation"] is False and result["sla"]["reachable"] is False
 
@@ -75,8 +73,8 @@ def test_bad_input_exits_2(tmp_path: Path, sets: tuple[str, ...], message: str) 
     empty = tmp_path / "empty.jsonl"
     empty.write_text('{"prompt": ""}\n{"turns": []}\n')
     args = [a for s in sets for a in ("--set", s.replace("EMPTY", str(empty)))]
-    proc = run_specdeploy("tune", "h200-eagle3", "--backend", "model", "--out", str(tmp_path), *args)
-    assert proc.returncode == 2 and message in proc.stderr
+    proc = cli("tune", "h200-eagle3", "--backend", "model", "--out", str(tmp_path), *args)
+    assert proc.code == 2 and message in proc.err
 
 
 def test_ctrl_c_leaves_a_resumable_checkpoint(tmp_path: Path) -> None:
@@ -99,8 +97,8 @@ def test_ctrl_c_leaves_a_resumable_checkpoint(tmp_path: Path) -> None:
     lines = ck.read_text().splitlines()
     records = [json.loads(line) for line in lines[1:]]  # every line whole: appended and fsynced one by one
     assert len(records) >= 5 and not (tmp_path / "h200-eagle3" / "tune" / "result.json").exists()
-    tuned = run_specdeploy("--json", "tune", "h200-eagle3", "--backend", "model", "--out", str(tmp_path))
-    done = json.loads(tuned.stdout)
+    tuned = cli("--json", "tune", "h200-eagle3", "--backend", "model", "--out", str(tmp_path))
+    done = json.loads(tuned.out)
     assert done["cost"]["replayed"] == len(records) and done["cost"]["new_measurements"] > 0
 
 

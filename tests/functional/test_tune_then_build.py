@@ -1,6 +1,10 @@
 """The README's flows across commands: `tune` first and a build that adopts its result, then a standalone
 `render` into the same artifacts root, all leave a folder `verify` passes and a repository that says what
-model.yaml serves. No GPU or TensorRT-LLM here: the tune is the performance model's (labelled predicted)."""
+model.yaml serves. No GPU or TensorRT-LLM here: the tune is the performance model's (labelled predicted).
+
+In process through `main` (tests.helpers.cli), but in a subprocess: a build that fetches (huggingface_hub reads
+HF_HUB_OFFLINE once, when first imported: in this process, maybe before the test set it), and the CPU reference
+runtime (torch's thread count is process-wide)."""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.helpers import run_specdeploy
+from tests.helpers import cli, run_specdeploy
 
 ONLY = ("--only", "tune", "--only", "emit", "--only", "render", "--only", "check")
 
@@ -19,14 +23,14 @@ ONLY = ("--only", "tune", "--only", "emit", "--only", "render", "--only", "check
 def test_tune_first_then_a_build_that_adopts_it_verifies(tmp_path: Path, hub: tuple) -> None:
     profile, env = hub
     out = tmp_path / "artifacts"
-    tuned = run_specdeploy("tune", str(profile), "--out", str(out), env=env)
-    assert tuned.returncode == 0, tuned.stderr
-    built = run_specdeploy("build", str(profile), "--out", str(out), *ONLY, env=env)
-    assert built.returncode == 0, built.stderr
-    assert "adopted tune/result.json" in built.stderr
+    tuned = cli("tune", str(profile), "--out", str(out), env=env)
+    assert tuned.code == 0, tuned.err
+    built = cli("build", str(profile), "--out", str(out), *ONLY, env=env)
+    assert built.code == 0, built.err
+    assert "adopted tune/result.json" in built.err
     art = out / "auto"
-    checked = run_specdeploy("verify", str(art), env=env)
-    assert checked.returncode == 0, checked.stdout + checked.stderr
+    checked = cli("verify", str(art), env=env)
+    assert checked.code == 0, checked.out + checked.err
     listed = json.loads((art / "manifest.json").read_text())["files"]
     assert {p.relative_to(art).as_posix() for p in (art / "tune").iterdir()} <= set(listed)
 
@@ -47,23 +51,23 @@ def test_a_standalone_render_into_the_artifacts_root_writes_what_the_build_wrote
     profile, env = hub
     out = tmp_path / "artifacts"
     assert run_specdeploy("build", str(profile), "--out", str(out), env=env).returncode == 0
-    pretend = run_specdeploy("--json", "render", str(profile), "--out", str(out), "--pretend", env=env)
-    assert pretend.returncode == 0, pretend.stderr
-    report = json.loads(pretend.stdout)
+    pretend = cli("--json", "render", str(profile), "--out", str(out), "--pretend", env=env)
+    assert pretend.code == 0, pretend.err
+    report = json.loads(pretend.out)
     assert report["out"] == str(out / "auto" / "triton")
     assert set(report["files"].values()) == {"identical"}, report["files"]
-    assert run_specdeploy("render", str(profile), "--out", str(out), env=env).returncode == 0
-    assert run_specdeploy("verify", str(out / "auto"), env=env).returncode == 0
+    assert cli("render", str(profile), "--out", str(out), env=env).code == 0
+    assert cli("verify", str(out / "auto"), env=env).code == 0
 
 
 def test_render_out_names_the_artifacts_root_and_the_old_usage_is_refused(tmp_path: Path, hub: tuple) -> None:
     profile, env = hub
     out = tmp_path / "artifacts"
     assert run_specdeploy("build", str(profile), "--out", str(out), env=env).returncode == 0
-    old = run_specdeploy("render", str(profile), "--out", str(out / "auto" / "triton"), "--pretend", env=env)
-    assert old.returncode == 2
-    assert "--out is the artifacts root, as for `build` and `tune`" in old.stderr
-    assert f"--out {out}" in old.stderr
+    old = cli("render", str(profile), "--out", str(out / "auto" / "triton"), "--pretend", env=env)
+    assert old.code == 2
+    assert "--out is the artifacts root, as for `build` and `tune`" in old.err
+    assert f"--out {out}" in old.err
 
 
 @pytest.mark.slow

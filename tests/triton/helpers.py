@@ -124,15 +124,6 @@ def stop(process: subprocess.Popen[bytes]) -> str:
     return process.communicate(timeout=60)[0].decode()
 
 
-def gone(pid: int) -> bool:
-    """Whether the process is gone (or a zombie)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    return Path(f"/proc/{pid}/stat").exists() and Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
-
-
 def echo_repo(folder: Path, add: int, *, planted: bool = False) -> Path:
     """A repository `serve` accepts: a manifest naming one python model `echo` (adds `add`); `planted` adds a model
     folder the manifest does not name."""

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from specdeploy.api import generate
-from tests.triton.helpers import ENV, SETS, gone, serve_smollm2
+from tests.helpers import gone
+from tests.triton.helpers import ENV, SETS, serve_smollm2
 
 
 def test_serve_ask_and_ctrl_c(tmp_path: Path, backends: Path) -> None:  # noqa: ARG001 - prepares the backend cache

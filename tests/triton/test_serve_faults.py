@@ -8,10 +8,10 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-from tests.triton.helpers import ENV, echo_repo, gone, infer, wait_served
+from tests.helpers import wait_gone
+from tests.triton.helpers import ENV, echo_repo, infer, wait_served
 
 
 def start(folder: Path) -> tuple[subprocess.Popen[bytes], dict[str, object]]:
@@ -23,15 +23,6 @@ def start(folder: Path) -> tuple[subprocess.Popen[bytes], dict[str, object]]:
         start_new_session=True,
     )
     return process, wait_served(process, folder)
-
-
-def wait_gone(pid: int, seconds: float = 30) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if gone(pid):
-            return True
-        time.sleep(0.2)
-    return False
 
 
 def test_two_serves_side_by_side_then_hup_and_kill(tmp_path: Path) -> None:

@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import LLAMA_31_8B_CONFIG, local_model, write_profile
+from tests.helpers import LLAMA_31_8B_CONFIG, local_model, skip_without_triton_schema, write_profile
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An artifact `build` made of a tiny n-gram profile (Llama-3.1-8B's shape, a 64-byte weights file), once per
-    test module; renders Triton's config, so a module using it needs the triton extra (needs_triton_schema)."""
+    test module; renders Triton's config, so a test using it skips without the triton extra."""
+    skip_without_triton_schema()
     from specdeploy.api import load_and_resolve
     from specdeploy.execute.build import run_build
     from specdeploy.plan.planner import make_plan

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from specdeploy.boundedio import MAX_DEPTH, InputError, loads_json, loads_yaml
-from tests.helpers import billion_laughs, cli, llm_request, write_profile
+from tests.helpers import billion_laughs, cli, llm_request, needs_triton_schema, write_profile
 
 DEEP = 3000
 LEVELS = 1500
@@ -125,6 +125,7 @@ def test_check_repo_walks_a_1500_level_tree(art: Path, deep_tree: Callable[[Path
     assert code == 1 and "a: model folder without config.pbtxt" in out
 
 
+@needs_triton_schema
 def test_render_pretend_over_a_1500_level_tree_lists_it(tmp_path: Path, deep_tree: Callable[[Path], None]) -> None:
     code, _, err = cli("render", "cpu-smollm2", "--out", str(tmp_path / "artifacts"))
     assert code == 0, err

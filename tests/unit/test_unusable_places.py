@@ -17,7 +17,7 @@ from tests.helpers import cli, write_profile
 
 @pytest.fixture
 def cache_is_a_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    pytest.importorskip("torch")
+    pytest.importorskip("torch", reason="generate and a reference tune run torch: the reference extra")
     file = tmp_path / "cache"
     file.write_text("")
     monkeypatch.setenv("SPECDEPLOY_CACHE", str(file))
@@ -31,7 +31,7 @@ def test_generate_names_a_cache_variable_that_points_at_a_file(cache_is_a_file: 
 
 
 def test_generate_names_a_default_cache_that_cannot_be_made(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    pytest.importorskip("torch")
+    pytest.importorskip("torch", reason="generate and a reference tune run torch: the reference extra")
     home = tmp_path / "home"
     home.mkdir()
     (home / ".cache").write_text("")  # HOME's .cache is no folder: ~/.cache/specdeploy cannot be made
@@ -49,13 +49,13 @@ def test_a_tune_says_the_cache_is_unusable(cache_is_a_file: Path, tmp_path: Path
 
 
 def test_a_tritonserver_that_cannot_be_run_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from specdeploy.render import server
+    from specdeploy.render import backends, server
 
     binary = tmp_path / "pytriton" / "tritonserver" / "bin" / "tritonserver"
     binary.parent.mkdir(parents=True)
     binary.write_bytes(b"\x7fELF")
     binary.chmod(0o644)  # not executable: the OS refuses to run it
-    monkeypatch.setattr(server, "bundle", lambda: tmp_path / "pytriton")
+    monkeypatch.setattr(backends, "pytriton_root", lambda: tmp_path / "pytriton")  # no triton extra needed
     with pytest.raises(MissingDependency) as refused:
         server.start_server(tmp_path / "repo", tmp_path / "backends", tmp_path / "log" / "tritonserver.log")
     assert refused.value.exit_code == ExitCode.STEP_FAILED

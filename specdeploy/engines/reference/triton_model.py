@@ -13,6 +13,7 @@ requires (and which unary gRPC, /infer and /generate need).
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections import Counter
@@ -192,8 +193,6 @@ def _cancelled(cancelled: Callable[[], bool], fail: Callable[[BaseException], No
 def schedule(params: dict[str, str]) -> Callable[[int], int]:
     """The draft length at a live batch size: the tuned lower-bound schedule (speculation off above
     max_concurrency), else the fixed `draft_len` parameter (0: off)."""
-    import json
-
     from specdeploy.schedule import canonical, draft_len_at
 
     fixed = int(params.get("draft_len") or 0)

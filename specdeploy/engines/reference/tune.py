@@ -5,6 +5,7 @@ per-user throughput is its output token throughput over c (docs/design/metrics.m
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from specdeploy.errors import UsageError
@@ -85,8 +86,6 @@ class ReferenceBackend:
         """One probe per concurrency covers every K: T(B, K) = target(B, K + 1) + K x drafter(B, 1). Repeat r (the
         strategy doubting a probe) reads a fresh probe of every K at that concurrency: a probe of one K alone
         measured ~40% faster than inside the full one, so only whole probes compare."""
-        import time
-
         start = time.perf_counter()
         if (req.concurrency, req.repeat) not in self._probes:
             from specdeploy.engines.reference.runtime import probe_costs
@@ -107,8 +106,6 @@ class ReferenceBackend:
         return {"step_s": step_ms / 1e3, "cost_s": time.perf_counter() - start}
 
     def e2e(self, req: Request) -> dict[str, Any]:
-        import time
-
         cpu = time.process_time()
         stats = self._generate([ids for _, ids in self.prompts], req.k, req.concurrency)
         cpu = time.process_time() - cpu

@@ -55,6 +55,14 @@ def rule_problems(spec: dict[str, Any], rules: dict[str, Any]) -> list[str]:
                 f"speculative_config.max_draft_len {spec['max_draft_len']} is overwritten by "
                 f"num_nextn_predict_layers ({n}) on this release: set both to K"
             )
+    topk = spec.get("dynamic_tree_max_topK")
+    if (
+        dtype in ("Eagle", "Eagle3")
+        and spec.get("use_dynamic_tree")
+        and rules.get("dynamic_tree_needs_topk")
+        and not (isinstance(topk, int) and topk > 0)
+    ):
+        problems.append("speculative_config.use_dynamic_tree needs dynamic_tree_max_topK > 0")
     two_model = rules.get("eagle3_two_model", "supported")
     if dtype in ("Eagle", "Eagle3") and spec.get("eagle3_one_model") is False and two_model in ("refused", "unknown"):
         problems.append(

@@ -27,6 +27,9 @@ class TrtllmDeclaration:
     mechanism's config class. Its keys are the lines the mechanism supports (`Mechanism.supported`)."""
     since: Mapping[str, str] = field(default_factory=dict)
     """Line -> the first release of that line that has the mechanism (its earlier ranges refuse it)."""
+    spelled_before: Mapping[str, str] = field(default_factory=dict)
+    """Release -> the `decoding_type` of the ranges of its line below it, where the line's spelling came later
+    (draft/target: 'DraftTarget' before 1.3.0rc8). A key must be a range boundary (`VersionLine.low`)."""
     unconfirmed: tuple[str, ...] = ()
     """`versions.UNCONFIRMED` keys that concern it (the matrix shows them on its row)."""
     sources: Mapping[str, str] = field(default_factory=dict)
@@ -40,6 +43,13 @@ class TrtllmDeclaration:
         """Whether the release range `line` has the mechanism."""
         since = self.since.get(line.name)
         return line.name in self.decoding_type and (since is None or version_key(line.low) >= version_key(since))
+
+    def spelling(self, line: VersionLine) -> str:
+        """The `decoding_type` the range `line` reads for the mechanism."""
+        for release, spelled in self.spelled_before.items():
+            if release.startswith(f"{line.name}.") and version_key(line.low) < version_key(release):
+                return spelled
+        return self.decoding_type[line.name]
 
     def notes(self, line: VersionLine, options: Any = None) -> list[str]:
         """What differs in this range, for the matrix."""
@@ -165,7 +175,7 @@ def range_notes(mechanism: str, lines: tuple[str, ...], engine: str) -> list[Ran
         out.append(
             {
                 "range": line.range,
-                "decoding_type": declared.decoding_type[line.name],
+                "decoding_type": declared.spelling(line),
                 "notes": notes,
                 "unknown": unknown,
             }

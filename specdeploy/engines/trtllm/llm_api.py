@@ -35,7 +35,7 @@ def _speculative_config(resolved: Resolved, line: VersionLine, k: int, draft_pat
     refused = declared.refusal(opts, line)
     if refused is not None:  # validate reports it too: only an unvalidated profile gets here
         raise ProfileError([refused])
-    cfg: dict[str, Any] = {"decoding_type": declared.decoding_type[line.name]}
+    cfg: dict[str, Any] = {"decoding_type": declared.spelling(line)}
     if declared.length_keys is not None:  # the target drafts: K under its own keys, no drafter path
         cfg.update(dict.fromkeys(declared.length_keys(line), k))
     else:

@@ -49,7 +49,7 @@ def contract_issues(ctx: CheckContext, _mech: Any = None) -> Iterator[Issue]:
                 ("speculative", "schedule"),
                 f"how TensorRT-LLM {version} reads draft_len_schedule is "
                 f"UNKNOWN (range {line.range}; see specdeploy.engines.trtllm.versions.UNCONFIRMED)",
-                "pin runtime.trtllm_version: 1.3.0rc14 or later (or 1.2.1), or drop the schedule",
+                "pin runtime.trtllm_version: 1.3.0rc8 or later (or 1.3.0rc2, or 1.2.x), or drop the schedule",
             )
         elif spec.schedule[min(spec.schedule)] != max(spec.schedule.values()):
             yield Issue(

@@ -1,9 +1,10 @@
 """The canonical schedule (`specdeploy.schedule`) as each TensorRT-LLM line's `draft_len_schedule`
 (docs/design/trtllm.md §5).
 
-The profile writes lower bounds `{concurrency_lo: K}`; 1.2.1 reads keys as lower bounds (largest key
-<= batch, key 1 required, `schedule[1] == max_draft_len`); the 1.3 line reads them as upper bounds
-(above the largest key speculation is off). The tuner and the emitter both go through `emit_schedule`.
+The profile writes lower bounds `{concurrency_lo: K}`; 1.2.x and 1.3.0rc0-rc2 read keys as lower bounds (largest
+key <= batch, key 1 required, `schedule[1] == max_draft_len`); 1.3.0rc8 on reads them as upper bounds (above the
+largest key speculation is off); between, the rule is UNKNOWN (`VersionLine.schedule`). The tuner and the emitter
+both go through `emit_schedule`.
 """
 
 from __future__ import annotations
@@ -24,15 +25,15 @@ def emit_schedule(
 ) -> dict[int, int]:
     """The `draft_len_schedule` dict for `line`.
 
-    1.2 (lower bounds): keys = bs_lo (first = 1), plus `{last_hi + 1: 0}` to stop speculating.
-    1.3 (upper bounds): keys = bs_hi; trailing K = 0 ranges are dropped (above the last key is off).
+    Lower bounds (1.2.x, 1.3.0rc0-rc2): keys = bs_lo (first = 1), plus `{last_hi + 1: 0}` to stop speculating.
+    Upper bounds (1.3.0rc8 on): keys = bs_hi; trailing K = 0 ranges are dropped (above the last key is off).
     Both: the first range carries the largest K (upstream: schedule[smallest key] == max_draft_len).
     """
     ranges = canonical(schedule, max_concurrency=max_concurrency, max_batch_size=max_batch_size)
     if line.schedule == "unknown":
         raise ValueError(
             f"how TensorRT-LLM {line.range} reads draft_len_schedule is UNKNOWN: pin a release whose "
-            "rule was read (1.2.x, 1.3.0rc14 or later)"
+            "rule was read (1.2.x, 1.3.0rc2, 1.3.0rc8 or later)"
         )
     if any(k > ranges[0][2] for *_, k in ranges):
         raise ValueError(

@@ -10,12 +10,12 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import subprocess
 import sys
 from dataclasses import dataclass
 from typing import Any
 
 from specdeploy.errors import StepFailed, UsageError
+from specdeploy.execute.process import NoAnswer, ask
 
 TIMEOUT_S = 300
 MARK = "specdeploy-selfcheck: "
@@ -56,19 +56,14 @@ def _run(request: dict[str, Any]) -> dict[str, Any] | None:
     if importlib.util.find_spec("tensorrt_llm") is None:
         return None
     try:
-        proc = subprocess.run(
+        proc = ask(
             [sys.executable, "-c", _CHILD],
-            input=json.dumps({**request, "mark": MARK}),
-            capture_output=True,
-            text=True,
+            stdin=json.dumps({**request, "mark": MARK}),
             timeout=TIMEOUT_S,
             env=dict(os.environ),
-            check=False,
         )
-    except subprocess.TimeoutExpired:
-        raise StepFailed(
-            f"the installed tensorrt_llm did not answer within {TIMEOUT_S} s (import or argument check)", hint=_HINT
-        ) from None
+    except NoAnswer as exc:
+        raise StepFailed(f"the installed tensorrt_llm: {exc} (import or argument check)", hint=_HINT) from None
     if proc.returncode != 0:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
         raise StepFailed(f"importing the installed tensorrt_llm failed: {' | '.join(tail)}", hint=_HINT)

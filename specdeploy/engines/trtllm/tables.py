@@ -1,9 +1,10 @@
 """Contract tables: the option/field names, types and allowed values of each TRT-LLM release range
 (tables/*.json, every entry with its `source`), and checks of an emitted options dict or argv against them.
 
-`table_for(line)` filters a line's table to one range (entries carry `since` / `until` releases) and adds
-that range's cross-field rules; `check_llm_api_options(options, table_for(version_line(v)))` is what a
-double of `TorchLlmArgs` and specdeploy's own tests both call.
+`table_for(line)` filters a line's table to one range (entries carry `since` / `until` releases, and a
+`defaults` map where a default changed between releases) and adds that range's cross-field rules;
+`check_llm_api_options(options, table_for(version_line(v)))` is what a double of `TorchLlmArgs` and specdeploy's own
+tests both call.
 """
 
 from __future__ import annotations
@@ -35,10 +36,26 @@ def _applies(entry: Any, line: VersionLine) -> bool:
     return until is None or (line.high is not None and version_key(line.high) <= version_key(until))
 
 
+def _default_in(defaults: dict[str, Any], line: VersionLine) -> Any:
+    """The default in force over all of `line`'s range from a `defaults` map (first release -> value; None:
+    unknown from there), or None where the range straddles a change or starts before the first key."""
+    starts = sorted(defaults, key=version_key)
+    before = [s for s in starts if version_key(s) <= version_key(line.low)]
+    after = [s for s in starts if version_key(s) > version_key(line.low)]
+    if not before or (after and (line.high is None or version_key(after[0]) < version_key(line.high))):
+        return None
+    return defaults[before[-1]]
+
+
 def _filter(node: Any, line: VersionLine) -> Any:
-    if isinstance(node, dict):
-        return {k: _filter(v, line) for k, v in node.items() if _applies(v, line)}
-    return node
+    if not isinstance(node, dict):
+        return node
+    out = {k: _filter(v, line) for k, v in node.items() if _applies(v, line)}
+    if isinstance(out.get("defaults"), dict):  # a default that changed between releases: the range's own
+        out.pop("default", None)
+        if (value := _default_in(out.pop("defaults"), line)) is not None:
+            out["default"] = value
+    return out
 
 
 def table_for(line: VersionLine) -> dict[str, Any]:
@@ -51,6 +68,8 @@ def table_for(line: VersionLine) -> dict[str, Any]:
         "schedule_excludes_max_concurrency": line.schedule_excludes_max_concurrency,
         "mtp_overwrites_max_draft_len": "num_nextn_predict_layers" in line.mtp_length_keys,
         "eagle3_two_model": line.eagle3_two_model,
+        # EagleDecodingConfig.validate_eagle_config refuses a dynamic tree without a top-K at P2, P8 and P13
+        "dynamic_tree_needs_topk": line.name == "1.3",
         "sources": dict(line.sources),
         "unknown": list(line.unknown),
     }

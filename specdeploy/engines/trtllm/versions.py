@@ -3,17 +3,21 @@
 A *line* (1.2, 1.3) is what plugins and the mechanism matrix speak of; inside a line the rules changed
 between release candidates, so a profile's `trtllm_version` selects a *range* (`VersionLine.range`).
 Every rule names its source (`sources`) or is listed in `UNCONFIRMED` and the range's `unknown`; nothing
-here is guessed silently. Sources (NVIDIA/TensorRT-LLM; docs pages under https://nvidia.github.io/TensorRT-LLM/,
-built from its gh-pages branch at the commit named): `P121` = `1.2.1/_modules/tensorrt_llm/llmapi/llm_args.html`
-(58fb435eacc402f3bd177e60f592c955d2b0719d); `P14` = `1.3.0rc14/.../llm_args.html`
-(c502768cdf4065fa028b2661ce43c0786d25d34b); `P20`, `P22`, `P23` = `1.3.0rc20/.../llm_args.html`
-(f67b8b9653cc98a22e197e381352422d3c43b8dd), `1.3.0rc22/...` (0694d640e984759d125df55bac27a19e0079fe8e),
-`1.3.0rc23/...` (4cadc0c613b11a9fe1e1d7fea0b328b5aa727c1b); `S1` = `tensorrt_llm/llmapi/llm_args.py` on main,
-early 2026, before 1.3.0rc7, and `S2` = the same path on main, mid-2026: copies a source index stored without their
-commit (its stored versions of the path name 0004396720 and fcd3f31, neither of them these), so only the facts
-nothing else settles cite them (the 1.3.0rc0-rc13 range below); the contract tables cite P121 and P23 per class; `D27` =
-`1.3.0rc27/_sources/features/speculative-decoding.md.txt` (7568f407f9f5ac8202a15e401aed2708c873fa09);
-`A` = docs/design/upstream-audit.md §A.
+here is guessed silently. A rule read the same at both ends of a range holds for the releases between (rc9 and
+rc12 were not read); where two reads differ, the releases between them are a range of their own whose differing
+rules are UNKNOWN.
+
+Sources: NVIDIA/TensorRT-LLM docs pages under https://nvidia.github.io/TensorRT-LLM/, built from its gh-pages
+branch at the commit named. `Pn` = `<release>/_modules/tensorrt_llm/llmapi/llm_args.html` of:
+`P121` 1.2.1 (58fb435eacc402f3bd177e60f592c955d2b0719d), `P2` 1.3.0rc2 (8ec257a2978c14d580b1a245f7498eea37585c78),
+`P8` 1.3.0rc8 (3f54ea808d2faa151e5f7a3b424bdcc0a3241c79), `P10` 1.3.0rc10 (fc76088d7ac3feaac862b3e23007469753a8d113),
+`P11` 1.3.0rc11 (828c41115338b7a201bfaa595688a2f53aa5bacb), `P13` 1.3.0rc13
+(0fa0042256267fa773432bc41e9e6ebc05d433ae), `P14` 1.3.0rc14 (c502768cdf4065fa028b2661ce43c0786d25d34b), `P20`
+1.3.0rc20 (f67b8b9653cc98a22e197e381352422d3c43b8dd), `P22` 1.3.0rc22 (0694d640e984759d125df55bac27a19e0079fe8e),
+`P23` 1.3.0rc23 (4cadc0c613b11a9fe1e1d7fea0b328b5aa727c1b). `D6`, `D7` = `<release>/features/speculative-decoding.html`
+of 1.3.0rc6 (8a61efde10f96d3aedba8ff02ed8dffefd3aa809) and 1.3.0rc7 (c95d0792f1c7e31e092f8155cec29b24c96e969c);
+`D27` = `1.3.0rc27/_sources/features/speculative-decoding.md.txt` (7568f407f9f5ac8202a15e401aed2708c873fa09);
+`A` = docs/design/upstream-audit.md §A. The contract tables cite P121 and P23 per class.
 """
 
 from __future__ import annotations
@@ -25,22 +29,35 @@ from typing import Literal
 ScheduleSemantics = Literal["lower_bound", "upper_bound", "unknown"]
 TwoModel = Literal["supported", "deprecated", "refused", "unknown"]
 
-#: Facts no stored source settles; each says what specdeploy does meanwhile. The one place for them.
+#: Facts no stored source settles; each says what was read and what specdeploy does meanwhile. The one place for them.
 UNCONFIRMED: dict[str, str] = {
-    "1.3.schedule_rc0_rc13": "draft_len_schedule semantics of 1.3.0rc0-rc13: S1 (before rc7) still reads keys as "
-    "lower bounds with key 1 required, P14 (rc14) as upper bounds; where it changed is "
-    "unread, so specdeploy refuses a profile's schedule there and emits a tuned one as one K "
+    "1.3.rc0_rc1": "1.3.0rc0 and rc1: no llm_args page of theirs was read; their range takes 1.3.0rc2's rules (P2), "
+    "and validate warns at runtime.trtllm_version",
+    "1.3.schedule_rc3_rc7": "draft_len_schedule semantics of 1.3.0rc3-rc7: P2 (rc2) reads keys as lower bounds with "
+    "key 1 required and schedule[1] == max_draft_len, no rule against max_concurrency; P8 (rc8), P10, P11, P13 and "
+    "P14 as upper bounds (smallest key's K == max_draft_len), exclusive with max_concurrency; no llm_args page of "
+    "rc3-rc7 was read, so specdeploy refuses a profile's schedule there and emits a tuned one as one K "
     "(max_draft_len, max_concurrency)",
     "1.3.mtp_rc15_rc22": "whether 1.3.0rc15-rc22 overwrite MTP max_draft_len with num_nextn_predict_layers (P14 "
     "does, P23 does not); specdeploy emits both keys equal there, which is right either way",
     "1.3.eagle3_two_model_rc24_rc26": "EAGLE-3 two-model in 1.3.0rc24-rc26 (P23: deprecated warning; rc27 "
     "signature per A: no eagle3_one_model field); refused there",
-    "1.3.draft_target_alias": "whether 1.3 also accepts decoding_type 'DraftTarget' (D27 lists it for YAML; the "
-    "class literal is 'Draft_Target' in S1, S2, P14 and no alias code was found); "
-    "specdeploy emits 'Draft_Target'",
+    "1.3.draft_target_alias": "whether 1.3.0rc8 and later also accept decoding_type 'DraftTarget': their classes "
+    "declare Literal['Draft_Target'] (P8, P10, P11, P13, P14, P23) and DecodingBaseConfig has no from_dict map, but "
+    "D7 and D27 list 'DraftTarget' for YAML and the code that parses speculative_config was not located; "
+    "specdeploy emits 'Draft_Target' from rc8 ('DraftTarget' before: P2's from_dict map, D6, D7)",
+    "1.3.sa_pard_since": "SA and PARD: absent from P2 (neither class nor from_dict key), not in D6's decoding types, "
+    "documented in D7 (SADecodingConfig, PARDDecodingConfig; YAML 'SA', 'PARD'), classes in P8, P10, P11, P13, P14; "
+    "rc3-rc7's llm_args not read, so specdeploy emits them from 1.3.0rc8",
+    "1.3.fields_unread": "decoding-class fields compared per page (tables/trtllm-1.3.json bounds each field that "
+    "appears, disappears or changes default): DecodingBaseConfig at P2, P8; EagleDecodingConfig at P2, P8 (its "
+    "validate_eagle_config also at P13); Eagle3DecodingConfig at P2, P8, P10, P11, P13, P14, P23; MTP at P2, P8, P10 "
+    "(P11's sa_config from the earlier read); NGram at P2, P8, P14; SA at P8, P10, P11; PARD at P8 (P10, P11 from the "
+    "earlier read); DFlash at P14; SaveState at P2, P8, P10, P13, P14. Not compared: P20 and P22 (any class); P13 "
+    "for NGram, SA, MTP, PARD, Draft_Target; P14 for SA, PARD; every unread release; where a field's reads "
+    "straddle unread releases, its since is the first page that shows it and its until the first page that lacks "
+    "it (Eagle3 max_batch_size: P13, P23)",
     "1.4.contract": "no 1.4 release candidate was read; 1.4 profiles use the 1.3.0rc27+ contract, marked UNKNOWN",
-    "1.3.dflash_sa_since": "DFlash and SA: absent from S1 (before rc7), present in S2 (between rc14 and rc23) and "
-    "D27; refused before rc14, assumed from rc14 (P14's region for them unread)",
     "1.3.dspark_since": "DSpark (DSparkDecodingConfig): absent from 1.3.0rc20 (P20: DFlashDecodingConfig is followed "
     "by AutoDecodingConfig), present in 1.3.0rc22 (P22) and rc23 (P23); 1.3.0rc21 unread (its "
     "rendered llm_args was not stored; its API reference page lists no DSparkDecodingConfig). "
@@ -59,12 +76,14 @@ ONE_MODEL_K = (
 )
 """Where a 1.2 mechanism runs one-model (`declare.TrtllmDecoding.one_model`): EAGLE-3 with one_model, MTP."""
 
-WHOLE_RANGE = frozenset({"1.4.contract"})
-"""UNCONFIRMED keys that concern every mechanism of the range; a mechanism lists the others it concerns in its
-declaration (`declare.TrtllmDeclaration.unconfirmed`), and the matrix shows them on its row."""
+WHOLE_RANGE = frozenset({"1.3.rc0_rc1", "1.4.contract"})
+"""UNCONFIRMED keys that concern every mechanism of the range (validate warns at runtime.trtllm_version); a
+mechanism lists the others it concerns in its declaration (`declare.TrtllmDeclaration.unconfirmed`), and the
+matrix shows them on its row."""
 
 AUTO_DECODING = "AUTO"
-"""`speculative.mechanism: auto`: TensorRT-LLM's own heuristic (P121 / S1 from_dict map)."""
+"""`speculative.mechanism: auto`: TensorRT-LLM's own heuristic (the from_dict map key 'AUTO' in P121 and P2;
+Literal['AUTO'] from P8 on)."""
 
 
 @dataclass(frozen=True)
@@ -100,6 +119,9 @@ class VersionLine:
         return version_key(self.low) <= key and (self.high is None or key < version_key(self.high))
 
 
+_ACCEPTANCE_OLD = ("acceptance_window", "acceptance_length_threshold")
+_MTP_BOTH = ("num_nextn_predict_layers", "max_draft_len")
+
 LINE_1_2 = VersionLine(
     name="1.2",
     range="1.2.x",
@@ -112,7 +134,7 @@ LINE_1_2 = VersionLine(
     schedule_key_one_required=True,
     schedule_excludes_max_concurrency=False,
     eagle3_two_model="supported",
-    acceptance_fields=("acceptance_window", "acceptance_length_threshold"),
+    acceptance_fields=_ACCEPTANCE_OLD,
     sources={
         "decoding_type": "P121 update_llm_args_with_extra_dict -> DecodingBaseConfig.from_dict map (Eagle, "
         "DraftTarget, MTP, NGram, Medusa, Lookahead, SaveState, UserProvided, AUTO; no Eagle3)",
@@ -152,48 +174,95 @@ _1_3 = VersionLine(
     acceptance_fields=("acceptance_rate_window_size", "acceptance_rate_threshold"),
     table="trtllm-1.3",
 )
-_SCHED_13 = "P14/P23 validate_draft_len_schedule_and_sort: smallest key's K == max_draft_len (upper bounds)"
-_EXCL_13 = "P14/P23 validate_max_concurrency_and_draft_len_schedule_mutually_exclusive"
-_DT_SRC = (
-    "Literal['Draft_Target'] in P14 and P23#DraftTargetDecodingConfig (P121: decoding_type 'Draft_Target'); "
-    "Eagle3 literal P14"
+_UPPER = (
+    "validate_draft_len_schedule_and_sort: smallest key's K == max_draft_len; draft_len_schedule description: "
+    "upper bounds"
+)
+_EXCL = "validate_max_concurrency_and_draft_len_schedule_mutually_exclusive"
+_DT_SRC = "Literal['Draft_Target'] in P8, P10, P11, P13, P14 and P23#DraftTargetDecodingConfig; Eagle3 literal P14"
+_P2 = replace(
+    _1_3,
+    schedule="lower_bound",
+    schedule_key_one_required=True,
+    schedule_excludes_max_concurrency=False,
+    mtp_length_keys=_MTP_BOTH,
+    eagle3_two_model="supported",
+    acceptance_fields=_ACCEPTANCE_OLD,
+    sources={
+        "decoding_type": "P2 update_llm_args_with_extra_dict -> DecodingBaseConfig.from_dict map (MTP, Medusa, Eagle, "
+        "Eagle3, Lookahead, NGram, DraftTarget, SaveState, UserProvided, AUTO; 'Eagle' on pytorch -> Eagle3)",
+        "schedule": "P2 validate_draft_len_schedule_and_sort: key 1 required, schedule[1] == max_draft_len; "
+        "draft_len_schedule comment: batch_size >= key (lower bounds)",
+        "max_concurrency": "P2 DecodingBaseConfig (no exclusivity validator)",
+        "mtp_length": "P2 MTPDecodingConfig: __init__ and from_dict set max_draft_len from num_nextn_predict_layers",
+        "acceptance": "P2 DecodingBaseConfig fields",
+        "eagle3_two_model": "P2 eagle3_one_model field; validate_eagle_config warns nothing",
+    },
 )
 
 RANGES: tuple[VersionLine, ...] = (
     LINE_1_2,
+    replace(_P2, range="1.3.0rc0-rc1", low="1.3.0rc0", high="1.3.0rc2", unknown=("1.3.rc0_rc1", "cli.serve_bench")),
+    replace(_P2, range="1.3.0rc2", low="1.3.0rc2", high="1.3.0rc3", unknown=("cli.serve_bench",)),
     replace(
         _1_3,
-        range="1.3.0rc0-rc13",
-        low="1.3.0rc0",
-        high="1.3.0rc14",
+        range="1.3.0rc3-rc7",
+        low="1.3.0rc3",
+        high="1.3.0rc8",
         schedule="unknown",
-        mtp_length_keys=("num_nextn_predict_layers", "max_draft_len"),
+        mtp_length_keys=_MTP_BOTH,
         eagle3_two_model="supported",
-        acceptance_fields=("acceptance_window", "acceptance_length_threshold"),
+        acceptance_fields=_ACCEPTANCE_OLD,
         sources={
-            "decoding_type": _DT_SRC,
-            "mtp_length": "S1 set_max_total_draft_tokens overwrites max_draft_len",
-            "acceptance": "S1 DecodingBaseConfig fields",
-            "eagle3_two_model": "S1 validate_eagle_config",
+            "decoding_type": "P2's from_dict keys NGram, MTP, AUTO, Eagle3 = the Literals of P8 and D6's, D7's YAML "
+            "types; draft/target: 'DraftTarget' in P2's map, D6 and D7",
+            "mtp_length": "P2 (__init__, from_dict) and P8 (set_max_total_draft_tokens) overwrite max_draft_len",
+            "acceptance": "P2 and P8 DecodingBaseConfig fields",
+            "eagle3_two_model": "P2 validate_eagle_config warns nothing, P8 warns deprecated: accepted at both ends",
         },
-        unknown=("1.3.schedule_rc0_rc13", "1.3.draft_target_alias", "cli.serve_bench"),
+        unknown=("1.3.schedule_rc3_rc7", "cli.serve_bench"),
+    ),
+    *(
+        replace(
+            _1_3,
+            range=f"1.3.0rc{lo}-rc{hi}",
+            low=f"1.3.0rc{lo}",
+            high=f"1.3.0rc{hi + 1}",
+            mtp_length_keys=_MTP_BOTH,
+            acceptance_fields=_ACCEPTANCE_OLD,
+            sources={
+                "decoding_type": f"decoding_type Literals of {pages} (Draft_Target, NGram, MTP, SA, PARD, Eagle3, "
+                "AUTO)",
+                "schedule": f"{pages} " + _UPPER,
+                "max_concurrency": f"{pages} " + _EXCL,
+                "mtp_length": f"{pages} set_max_total_draft_tokens overwrites max_draft_len",
+                "acceptance": f"{pages} DecodingBaseConfig fields",
+                "eagle3_two_model": f"{pages} validate_eagle_config: deprecation warning",
+                "fields": f"{pages}: SA combined with Eagle3, MTP, PARD through {sa}",
+            },
+            unknown=("1.3.draft_target_alias", "1.3.sa_pard_since", "1.3.fields_unread", "cli.serve_bench"),
+        )
+        for lo, hi, pages, sa in (
+            (8, 10, "P8, P10", "use_sa_spec / sa_spec_threshold; SA has no global pool"),
+            (11, 13, "P11, P13", "sa_config (SAEnhancerConfig); SA has enable_global_pool / global_pool_size"),
+        )
     ),
     replace(
         _1_3,
         range="1.3.0rc14-rc22",
         low="1.3.0rc14",
         high="1.3.0rc23",
-        mtp_length_keys=("num_nextn_predict_layers", "max_draft_len"),
-        acceptance_fields=("acceptance_window", "acceptance_length_threshold"),
+        mtp_length_keys=_MTP_BOTH,
+        acceptance_fields=_ACCEPTANCE_OLD,
         sources={
             "decoding_type": _DT_SRC,
-            "schedule": _SCHED_13,
-            "max_concurrency": _EXCL_13,
+            "schedule": "P14/P23 " + _UPPER,
+            "max_concurrency": "P14/P23 " + _EXCL,
             "mtp_length": "P14 set_max_total_draft_tokens overwrites max_draft_len with num_nextn_predict_layers",
             "acceptance": "P14 DecodingBaseConfig fields",
-            "eagle3_two_model": "S2/P23 validate_eagle_config: deprecation warning",
+            "eagle3_two_model": "P14/P23 validate_eagle_config: deprecation warning",
         },
-        unknown=("1.3.mtp_rc15_rc22", "1.3.draft_target_alias", "1.3.dflash_sa_since", "cli.serve_bench"),
+        unknown=("1.3.mtp_rc15_rc22", "1.3.draft_target_alias", "1.3.fields_unread", "cli.serve_bench"),
     ),
     replace(
         _1_3,
@@ -202,8 +271,8 @@ RANGES: tuple[VersionLine, ...] = (
         high="1.3.0rc27",
         sources={
             "decoding_type": _DT_SRC,
-            "schedule": _SCHED_13,
-            "max_concurrency": _EXCL_13,
+            "schedule": "P14/P23 " + _UPPER,
+            "max_concurrency": "P14/P23 " + _EXCL,
             "mtp_length": "P23 _remap_deprecated_num_nextn_predict_layers: max_draft_len wins",
             "acceptance": "P23 acceptance_rate_window_size / acceptance_rate_threshold",
             "eagle3_two_model": "P23 validate_eagle_config: deprecation warning",
@@ -218,9 +287,9 @@ RANGES: tuple[VersionLine, ...] = (
         eagle3_two_model="refused",
         sources={
             "decoding_type": _DT_SRC + "; D27 YAML list",
-            "schedule": _SCHED_13 + "; S2 docstring",
-            "max_concurrency": _EXCL_13,
-            "mtp_length": "P23/S2 max_draft_len wins; D27 MTPDecodingConfig example",
+            "schedule": "P14/P23 " + _UPPER,
+            "max_concurrency": "P14/P23 " + _EXCL,
+            "mtp_length": "P23 max_draft_len wins; D27 MTPDecodingConfig example",
             "acceptance": "A: rc27 class pages",
             "eagle3_two_model": "A: rc27 signature has no eagle3_one_model; HEAD forces one-model; PR #18721 raises",
         },

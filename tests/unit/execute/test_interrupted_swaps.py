@@ -16,6 +16,9 @@ import pytest
 
 from specdeploy.api import build
 from specdeploy.execute.verify import verify
+from tests.helpers import needs_triton_schema
+
+pytestmark = needs_triton_schema  # every test builds, and the build renders Triton's config
 
 LEFTOVER = re.compile(r"^\..+\.(old|new)-|\.tmp$")
 

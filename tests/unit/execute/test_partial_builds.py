@@ -12,6 +12,9 @@ import pytest
 from specdeploy.api import build
 from specdeploy.errors import UsageError
 from specdeploy.execute.verify import verify
+from tests.helpers import needs_triton_schema
+
+pytestmark = needs_triton_schema  # every test builds, and the build renders Triton's config
 
 
 def _built(resolved: Any, tmp_path: Path) -> tuple[str, Path, Path]:

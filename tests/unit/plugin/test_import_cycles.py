@@ -7,13 +7,11 @@ packages against their siblings; this checks single modules, package `__init__` 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-grimp = pytest.importorskip("grimp", reason="import-linter (the dev extra) installs grimp")
+from tests.helpers import pyproject
 
-ROOT = Path(__file__).resolve().parents[3]
+grimp = pytest.importorskip("grimp", reason="import-linter (the dev extra, on Python 3.11 and later) installs grimp")
 
 
 def cycles(graph: grimp.ImportGraph) -> list[list[str]]:
@@ -47,8 +45,7 @@ def test_the_detector_finds_a_cycle_through_three_modules() -> None:
 
 
 def test_no_module_cycle_is_left() -> None:
-    tomllib = pytest.importorskip("tomllib", reason="the standard library reads TOML from Python 3.11 on")
-    settings = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
+    settings = pyproject()["tool"]["importlinter"]
     graph = grimp.build_graph(
         *settings["root_packages"],
         include_external_packages=False,

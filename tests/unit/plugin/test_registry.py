@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from specdeploy.plugin.registry import registry
+from tests.helpers import pyproject
 
 ROOT = Path(__file__).resolve().parents[3]
 BUILTINS = {
@@ -27,8 +26,7 @@ BUILTINS = {
 
 
 def test_every_builtin_is_an_entry_point_and_a_plugin_file() -> None:
-    tomllib = pytest.importorskip("tomllib", reason="the standard library reads TOML from Python 3.11 on")
-    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]["specdeploy.mechanisms"]
+    declared = pyproject()["project"]["entry-points"]["specdeploy.mechanisms"]
     files = {p.stem for p in (ROOT / "plugins" / "specdeploy_mechanisms").glob("*.py") if not p.stem.startswith("_")}
     assert set(declared) == BUILTINS == files
     assert BUILTINS <= set(registry())
@@ -46,8 +44,7 @@ def test_every_option_is_documented() -> None:
 def test_every_builtin_engine_is_an_entry_point() -> None:
     from specdeploy.plugin.registry import engines
 
-    tomllib = pytest.importorskip("tomllib", reason="the standard library reads TOML from Python 3.11 on")
-    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]["specdeploy.engines"]
+    declared = pyproject()["project"]["entry-points"]["specdeploy.engines"]
     assert set(declared) == {"pytorch", "tensorrt", "reference", "vllm"} <= set(engines())
     for name, engine in engines().items():
         assert engine.efficiency, name  # a performance-model profile (Triton layouts are optional: vLLM serves itself)

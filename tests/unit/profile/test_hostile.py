@@ -43,6 +43,7 @@ def test_aliases_are_refused_through_options_and_extends(tmp_path: Path, where: 
 
 
 def _validate_subprocess(*args: str) -> subprocess.CompletedProcess[str]:
+    """A subprocess, not `cli`: a loader that reads a special file forever is stopped by the timeout."""
     return subprocess.run(
         [sys.executable, "-m", "specdeploy", "validate", *args],
         capture_output=True,

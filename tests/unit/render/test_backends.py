@@ -15,7 +15,7 @@ from specdeploy.render import backends
 def no_pip(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """A double for the `pip install numpy<2` subprocess: records where it would install, writes a marker."""
     if backends.pytriton_root() is None:
-        pytest.skip("nvidia-pytriton is not installed")
+        pytest.skip("nvidia-pytriton is not installed: the triton extra")
     installs: list[Path] = []
 
     def install(target: Path, version: str, *, log_path: Path) -> None:  # noqa: ARG001

@@ -9,10 +9,8 @@ that drops unknown keywords as 5.17 did. The real 5.17 runs in tests/slow/test_t
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
-import tomllib
 import torch
 
 from specdeploy.engines.reference.runtime import generate
@@ -26,9 +24,8 @@ from specdeploy.engines.reference.runtime.stack import (
     supported_range,
 )
 from specdeploy.errors import MissingDependency
+from tests.helpers import pyproject
 from tests.unit.runtime.tiny import hf_greedy, random_prompts, tiny_llama
-
-ROOT = Path(__file__).resolve().parents[3]
 
 
 def keyword_517(model: torch.nn.Module) -> torch.nn.Module:
@@ -116,7 +113,7 @@ def test_the_installed_transformers_is_in_range():
 
 
 def test_pyproject_declares_the_supported_range():
-    extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["reference"]
+    extra = pyproject()["project"]["optional-dependencies"]["reference"]
     declared = [re.sub(r"\s", "", d) for d in extra if re.match(r"transformers\b", d)]
     assert declared == [f"transformers{supported_range()}"], f"TESTED = {TESTED}"
 

@@ -60,8 +60,14 @@ for _v in ("1.2.1", "1.3.0"):
 PYTORCH.update(
     {  # the ranges inside the 1.3 line (specdeploy.engines.trtllm.versions.RANGES), and 1.4 (UNKNOWN)
         "pytorch-1.2.1-eagle3-two-model-schedule": _two_model("1.2.1"),
+        "pytorch-1.3.0rc2-ngram-schedule": _case(
+            LLAMA, "pytorch", "1.3.0rc2", "ngram", draft_len=4, schedule=SCHEDULE, max_concurrency=24
+        ),
         "pytorch-1.3.0rc5-draft_target": _case(
             LLAMA, "pytorch", "1.3.0rc5", "draft_target", draft_len=4, draft_model=SMALL
+        ),
+        "pytorch-1.3.0rc8-draft_target": _case(
+            LLAMA, "pytorch", "1.3.0rc8", "draft_target", draft_len=4, draft_model=SMALL
         ),
         "pytorch-1.3.0rc14-mtp": _mtp("1.3.0rc14"),
         "pytorch-1.3.0rc14-ngram-schedule": _case(

@@ -32,8 +32,16 @@ def _emit(resolved: Any) -> dict[str, Any]:
     ("version", "expected"),
     [
         ("1.2.1", "1.2.x"),
-        ("1.3.0rc0", "1.3.0rc0-rc13"),
-        ("1.3.0rc13", "1.3.0rc0-rc13"),
+        ("1.3.0rc0", "1.3.0rc0-rc1"),
+        ("1.3.0rc1", "1.3.0rc0-rc1"),
+        ("1.3.0rc2", "1.3.0rc2"),
+        ("1.3.0rc2.post1", "1.3.0rc2"),
+        ("1.3.0rc3", "1.3.0rc3-rc7"),
+        ("1.3.0rc7", "1.3.0rc3-rc7"),
+        ("1.3.0rc8", "1.3.0rc8-rc10"),
+        ("1.3.0rc10", "1.3.0rc8-rc10"),
+        ("1.3.0rc11", "1.3.0rc11-rc13"),
+        ("1.3.0rc13", "1.3.0rc11-rc13"),
         ("1.3.0rc14", "1.3.0rc14-rc22"),
         ("1.3.0rc22.post1", "1.3.0rc14-rc22"),
         ("1.3.0rc23", "1.3.0rc23-rc26"),
@@ -204,22 +212,23 @@ def test_mechanisms_lists_the_ranges_with_their_unknowns() -> None:
     eagle3 = {r["range"]: r for r in rows["eagle3"].trtllm_ranges["pytorch"]}
     assert eagle3["1.3.0rc27+"]["notes"] == ["two-model refused"] and eagle3["1.2.x"]["decoding_type"] == "Eagle"
     assert eagle3["1.4 (UNKNOWN)"]["unknown"] == ["1.4.contract"]
-    assert eagle3["1.3.0rc0-rc13"]["notes"] == [
+    assert eagle3["1.3.0rc3-rc7"]["notes"] == [
         "draft_len_schedule UNKNOWN: a profile's refused, a tuned one emitted as one K"
     ]
     assert [r["range"] for r in rows["medusa"].trtllm_ranges["tensorrt"]] == ["1.2.x"]
-    assert "1.3.0rc0-rc13" not in {r["range"] for r in rows["dflash"].trtllm_ranges["pytorch"]}
+    assert not {"1.3.0rc8-rc10", "1.3.0rc11-rc13"} & {r["range"] for r in rows["dflash"].trtllm_ranges["pytorch"]}
+    assert eagle3["1.3.0rc8-rc10"]["notes"] == eagle3["1.3.0rc11-rc13"]["notes"] == ["two-model deprecated"]
 
 
 def test_a_mechanism_absent_from_the_range_is_refused_at_validate(resolve_case: Any) -> None:
     data = {**PYTORCH["pytorch-1.3.0-sa"], "runtime": {"trtllm_version": "1.3.0rc5", "backend": "pytorch"}}
     with pytest.raises(ProfileError) as err:
         resolve_case("sa", data)
-    assert err.value.issues[0].path == ("speculative", "mechanism") and "1.3.0rc0-rc13" in err.value.message
+    assert err.value.issues[0].path == ("speculative", "mechanism") and "1.3.0rc3-rc7" in err.value.message
 
 
 def test_a_tuned_schedule_on_a_range_of_unknown_semantics_emits_one_k(resolve_case: Any, tmp_path: Any) -> None:
-    """1.3.0rc0-rc13: validate accepts draft_len: auto, tune says "no draft_len_schedule emitted"; emit must
+    """1.3.0rc3-rc7: validate accepts draft_len: auto, tune says "no draft_len_schedule emitted"; emit must
     agree (it raised ValueError, a failed build after the tune) and verify must accept what was emitted."""
     import yaml
 

@@ -147,4 +147,4 @@ def test_an_import_that_hangs_is_a_failed_check_not_an_internal_error(
     monkeypatch.setattr(selfcheck, "TIMEOUT_S", 1)
     with pytest.raises(StepFailed) as err:
         validate_options("{}", "m")
-    assert "did not answer within 1 s" in err.value.message
+    assert "did not answer within 1 s" in err.value.message, err.value.message

@@ -15,6 +15,7 @@ from specdeploy.engines.trtllm.versions import LINE_1_2, UNCONFIRMED
 from specdeploy.plan.planner import make_plan
 from specdeploy.render.actions import render_resolved
 from specdeploy.render.context import build_context
+from tests.helpers import needs_triton_schema
 from tests.unit.trtllm.cases import ENGINE, PYTORCH
 
 T12 = table_for(LINE_1_2)
@@ -66,6 +67,7 @@ def test_visualize_network_takes_a_directory() -> None:
     ]
 
 
+@needs_triton_schema  # renders Triton's model.yaml
 @pytest.mark.parametrize(
     ("case", "said"),
     [

@@ -21,7 +21,7 @@ from specdeploy.tune.setup import setup_from
 from specdeploy.tune.types import Request
 from tests.unit.tune.ray_double import RecordingDouble, intervals
 
-ray = pytest.importorskip("ray")
+ray = pytest.importorskip("ray", reason="the ray extra")
 ROOT = Path(__file__).resolve().parents[3]
 pytestmark = pytest.mark.usefixtures("cluster")
 SETS = ("tune.concurrency=[1,4]", "tune.draft_lens=[1,2,3]", "tune.repeats=1")
@@ -156,7 +156,7 @@ tune_resolved(resolved, Path({str(artifact)!r}), backend="model", report=False, 
 
 def test_the_reference_runtime_runs_its_points_through_ray_on_cpus(tmp_path: Path) -> None:
     """The whole path for real on a CPU machine: tiny random models, real speculative decoding in the workers."""
-    pytest.importorskip("torch")
+    pytest.importorskip("torch", reason="the reference runtime: the reference extra")
     from specdeploy.engines.reference.runtime.models import ModelPair
     from specdeploy.engines.reference.tune import ReferenceBackend
     from specdeploy.perfmodel import ConstantTimer

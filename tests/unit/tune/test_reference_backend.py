@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("torch")
-pytest.importorskip("transformers")
+pytest.importorskip("torch", reason="the reference backend runs torch: the reference extra")
+pytest.importorskip("transformers", reason="the reference backend runs transformers: the reference extra")
 
 from specdeploy.engines.reference.tune import ReferenceBackend  # noqa: E402
 from specdeploy.metrics import MEASURED_KEYS  # noqa: E402

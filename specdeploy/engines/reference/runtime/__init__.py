@@ -15,6 +15,7 @@ This module imports no torch at import time; the heavy modules load on first cal
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -87,8 +88,6 @@ def generate(
     from the queue at once (in-flight batching). A drafter accepting far less than its training record
     promises is reported on stderr and in `stats.warnings` (health.py).
     """
-    import dataclasses
-
     import torch
 
     from specdeploy.engines.reference.runtime import health

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="the exports are torch tensors: the reference extra")
 
 
 def test_layer0_attention_sees_only_its_own_position() -> None:

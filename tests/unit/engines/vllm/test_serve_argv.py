@@ -1,5 +1,5 @@
-"""The argv `specdeploy serve` runs vLLM's OpenAI server with: the artifact's config file on 127.0.0.1, and extra
-engine arguments that may add settings but never override what the artifact or `serve` sets."""
+"""The argv and environment `specdeploy serve` runs vLLM's OpenAI server with: the artifact's config file on
+127.0.0.1, extra engine arguments that may add settings but never override what the artifact or `serve` sets."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from specdeploy.engines.vllm.serve import server_argv
+from specdeploy.engines.vllm.serve import server_argv, server_env
 from specdeploy.errors import UsageError
 
 CONFIG = """\
@@ -56,3 +56,12 @@ def test_short_options_are_refused(config: Path) -> None:
     """`-tp 2` is --tensor-parallel-size in vLLM's parser: a short alias would slip past the check."""
     with pytest.raises(UsageError, match="long option names"):
         server_argv(Path("/py"), config, name="m", port=1, args=("-tp", "2"))
+
+
+def test_the_server_compiles_as_the_tune_did_unless_the_user_says_otherwise(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("VLLM_USE_AOT_COMPILE", raising=False)
+    monkeypatch.setenv("VLLM_CPU_KVCACHE_SPACE", "3")
+    env = server_env()
+    assert env["VLLM_USE_AOT_COMPILE"] == "0" and env["VLLM_CPU_KVCACHE_SPACE"] == "3"
+    monkeypatch.setenv("VLLM_USE_AOT_COMPILE", "1")
+    assert server_env()["VLLM_USE_AOT_COMPILE"] == "1"

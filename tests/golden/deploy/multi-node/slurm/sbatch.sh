@@ -10,7 +10,7 @@
 #SBATCH --time=04:00:00
 set -euo pipefail
 readonly image=h200-mtp-deepseek-v3-2node:specdeploy
-readonly model_cache=/shared/models
+readonly model_cache=/mnt/models
 export HF_HOME=/models/hf
 srun --mpi=pmix \
   --container-image="${image}" \

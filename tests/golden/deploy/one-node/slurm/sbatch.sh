@@ -12,7 +12,7 @@
 #SBATCH --account=team-a
 set -euo pipefail
 readonly image=h200-eagle3:specdeploy
-readonly model_cache=/shared/models
+readonly model_cache=/mnt/models
 export HF_HOME=/models/hf
 srun --mpi=pmix \
   --container-image="${image}" \

@@ -1,0 +1,124 @@
+"""The wrapper's other two ways to run a program: `ask` (a short question) and `spawn_group`/`stop_group` (a
+server), with real child processes."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from specdeploy.execute.process import NoAnswer, ask, child_env, spawn_group, stop_group
+from tests.helpers import wait_gone
+
+
+def test_ask_returns_exit_code_and_both_outputs_and_reads_stdin() -> None:
+    code = "import sys; data = sys.stdin.read(); print(data.upper()); print('warn', file=sys.stderr); sys.exit(3)"
+    answer = ask([sys.executable, "-c", code], stdin="hello", env=child_env(), timeout=30)
+    assert (answer.returncode, answer.stdout.strip(), answer.stderr.strip()) == (3, "HELLO", "warn")
+
+
+def test_ask_without_stdin_gives_the_child_an_empty_one() -> None:
+    answer = ask([sys.executable, "-c", "import sys; print(repr(sys.stdin.read()))"], env=child_env(), timeout=30)
+    assert answer.stdout.strip() == "''"
+
+
+def test_ask_passes_only_the_given_environment() -> None:
+    env = {**child_env(), "SPECDEPLOY_PROBE": "yes"}
+    env.pop("HOME", None)
+    code = "import os; print(os.environ.get('SPECDEPLOY_PROBE'), os.environ.get('HOME'))"
+    assert ask([sys.executable, "-c", code], env=env, timeout=30).stdout.split() == ["yes", "None"]
+
+
+def test_a_child_past_its_timeout_is_no_answer() -> None:
+    with pytest.raises(NoAnswer, match="did not answer within 0.5 s"):
+        ask([sys.executable, "-c", "import time; time.sleep(30)"], env=child_env(), timeout=0.5)
+
+
+def test_a_missing_program_is_no_answer(tmp_path: Path) -> None:
+    with pytest.raises(NoAnswer, match="cannot run .*no-such-tool"):
+        ask([str(tmp_path / "no-such-tool")], env=child_env(), timeout=5)
+
+
+def test_ask_runs_no_shell(tmp_path: Path) -> None:
+    answer = ask(
+        [sys.executable, "-c", "import sys; print(sys.argv[1])", "$(touch x); echo hi"],
+        env=child_env(),
+        timeout=30,
+        cwd=tmp_path,
+    )
+    assert answer.stdout.strip() == "$(touch x); echo hi" and not (tmp_path / "x").exists()
+
+
+GROUP_LEADER = """
+import subprocess, sys, time
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+print("leader up, child", child.pid, flush=True)
+time.sleep(120)
+"""
+
+
+def test_a_spawned_server_leads_its_own_group_and_logs_by_appending(tmp_path: Path) -> None:
+    log = tmp_path / "logs" / "server.log"
+    log.parent.mkdir()
+    log.write_text("earlier run\n")
+    process = spawn_group([sys.executable, "-c", GROUP_LEADER], env=child_env(), log_path=log)
+    try:
+        assert os.getpgid(process.pid) == process.pid != os.getpgrp()
+        deadline = time.monotonic() + 30
+        while "leader up" not in log.read_text() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        text = log.read_text()
+        assert text.startswith("earlier run\n") and "leader up" in text
+    finally:
+        stop_group(process, grace_s=5)
+
+
+def test_stop_group_ends_the_leader_and_what_it_started(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    process = spawn_group([sys.executable, "-c", GROUP_LEADER], env=child_env(), log_path=log)
+    deadline = time.monotonic() + 30
+    while "child" not in log.read_text() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    child = int(log.read_text().split("child")[1].split()[0])
+    code = stop_group(process, grace_s=5)
+    assert code == -signal.SIGTERM
+    assert wait_gone(child), "the leader's child outlived stop_group"
+
+
+def test_stop_group_kills_a_leader_that_ignores_sigterm(tmp_path: Path) -> None:
+    stubborn = (
+        "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('up', flush=True); time.sleep(120)"
+    )
+    log = tmp_path / "server.log"
+    process = spawn_group([sys.executable, "-c", stubborn], env=child_env(), log_path=log)
+    deadline = time.monotonic() + 30
+    while "up" not in log.read_text() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert stop_group(process, grace_s=0.5) == -signal.SIGKILL
+
+
+SPAWNER = """
+import sys, time
+from pathlib import Path
+from specdeploy.execute.process import child_env, spawn_group
+sleeper = [sys.executable, "-c", "import time; time.sleep(120)"]
+server = spawn_group(sleeper, env=child_env(), log_path=Path(sys.argv[1]))
+print(server.pid, flush=True)
+time.sleep(120)
+"""
+
+
+def test_a_spawned_server_dies_with_specdeploy(tmp_path: Path) -> None:
+    parent = subprocess.Popen(
+        [sys.executable, "-c", SPAWNER, str(tmp_path / "server.log")], stdout=subprocess.PIPE, text=True
+    )
+    assert parent.stdout is not None
+    server = int(parent.stdout.readline())
+    parent.kill()  # SIGKILL: no handler of specdeploy's runs
+    parent.wait()
+    assert wait_gone(server), "the server outlived a SIGKILLed parent"
