@@ -3,21 +3,8 @@ the metrics are named (docs/design/metrics.md)."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-from types import ModuleType
-
 from specdeploy.tune.types import PLAIN_THROUGHPUT
-
-ROOT = Path(__file__).resolve().parents[3]
-
-
-def demo() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("demo", ROOT / "tools" / "demo.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.helpers import load_script
 
 
 def test_the_tunes_plain_and_best_speculative_throughput_keep_the_metric_names() -> None:
@@ -34,7 +21,7 @@ def test_the_tunes_plain_and_best_speculative_throughput_keep_the_metric_names()
             }
         ],
     }
-    module = demo()
+    module = load_script("tools/demo.py")
     speeds = module.speeds(result)
     assert speeds[PLAIN_THROUGHPUT] == 20.0
     assert speeds[module.SPECULATIVE_THROUGHPUT] == 23.0 and speeds["best_speculative_k"] == 1

@@ -3,23 +3,16 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from specdeploy.metrics import OUTPUT_THROUGHPUT
 from specdeploy.tune.types import PLAIN_THROUGHPUT
-
-ROOT = Path(__file__).resolve().parents[4]
+from tests.helpers import load_script
 
 
 def vllm_tune() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("vllm_tune", ROOT / "bench" / "vllm_tune.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("bench/vllm_tune.py")
 
 
 def speed(rates: dict[str, float], al: float = 1.0) -> dict[str, Any]:
