@@ -8,7 +8,10 @@ one with more work, where the predicted objective dips in K. Confirmation: the m
 common to every point; a confirmation further below it than the noise is measured again (slow runs), a K the
 scaled prediction says beats the measured best by more than SUSPECT is confirmed too, and plain decoding is
 measured wherever the measured speedup over its prediction is below GUARD_MARGIN. The 1% tie rule decides among
-measured points.
+measured points. An SLA on p99 ITL is applied to predictions through a p99 ITL / step factor: a prior until the
+confirmations measure it, then refitted, and the candidates derived again (a K the prior ruled out is measured,
+as is the best K predicted over the SLA by less than the factor's uncertainty); a K is served only on its
+measured p99 ITL.
 """
 
 from __future__ import annotations
@@ -18,10 +21,10 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 from specdeploy.errors import StepFailed
-from specdeploy.metrics import PER_USER_THROUGHPUT
+from specdeploy.metrics import PER_USER_THROUGHPUT, value
 from specdeploy.tune.book import Decision
-from specdeploy.tune.fit import ITL_P99_FACTOR, AcceptanceFit, CostFit, acceptance_fit, implausible_steps, predicted
-from specdeploy.tune.objective import TIE, objective_value, sla_excess, summarize
+from specdeploy.tune.fit import AcceptanceFit, CostFit, ItlFit, acceptance_fit, implausible_steps, itl_fit, predicted
+from specdeploy.tune.objective import MAX_REL_MAD, TIE, objective_value, sla_excess, summarize
 from specdeploy.tune.search import Batch, PriorFactory, Results, Strategy
 from specdeploy.tune.setup import TuneSetup
 from specdeploy.tune.types import Request
@@ -38,6 +41,8 @@ SUSPECT = 0.02
 """A runner-up whose prediction, scaled by the measured factor, beats the measured best by > 2% is confirmed."""
 GUARD_MARGIN = 1.2
 """Below this predicted speedup (20%), plain decoding is measured end to end too."""
+REFITS = 3
+"""At most this many rounds of refitting the p99 ITL / step factor and confirming the candidates it brings in."""
 
 
 def probe_lens(ks: list[int], count: int | None) -> list[int]:
@@ -55,6 +60,7 @@ class Factorized(Strategy):
     acc: AcceptanceFit | None = None
     cost: CostFit | None = None
     calibration: dict[str, Any] | None = None
+    itl: ItlFit = ItlFit()
     predictions: dict[tuple[int, int], dict[str, float]] = {}
 
     def __init__(self, setup: TuneSetup, prior: PriorFactory | None = None) -> None:
@@ -82,6 +88,11 @@ class Factorized(Strategy):
         while again := self.suspect_probes():
             self.fit_cost((yield self.probe(again)))
         yield self.rounds((c, k) for c in s.concurrency for k in self.candidates(c))
+        for _ in range(REFITS):
+            self.refit_itl()
+            if not (new := [(c, k) for c in s.concurrency for k in self.candidates(c) if not self.book.n(c, k)]):
+                break
+            yield self.rounds(new)
         if far := self.strays():
             yield self.rounds(far)
         if ups := self.runners_up():
@@ -89,6 +100,7 @@ class Factorized(Strategy):
         if off := self.doubtful():
             yield self.rounds((c, 0) for c in off)
         yield from self.remeasure_noisy()
+        self.refit_itl()  # the fit record counts every confirmation
 
     def fit_cost(self, probes: Results) -> None:
         """Step cost per probed (c, K) = its fastest probe (interference only slows a step down); the prior
@@ -100,8 +112,25 @@ class Factorized(Strategy):
         assert self.prior is not None and self.acc is not None
         timer, self.calibration = self.prior({c: t for (c, k), t in table.items() if k == 0})
         self.cost = CostFit(timer, table)
+        self.predict()
+
+    def predict(self) -> None:
+        assert self.cost is not None and self.acc is not None
         ks = [0, *self.setup.draft_lens]
-        self.predictions = {(c, k): predicted(self.cost, self.acc, c, k) for c in self.setup.concurrency for k in ks}
+        self.predictions = {
+            (c, k): predicted(self.cost, self.acc, c, k, self.itl.at(c)) for c in self.setup.concurrency for k in ks
+        }
+
+    def refit_itl(self) -> None:
+        """p99 ITL / predicted step from every confirmed point (the median over its runs), then the predictions
+        again: the prior's factor is a guess, and a guess too high rules out K that meet the SLA."""
+        ratios = {}
+        for (c, k), runs in self.book.runs.items():
+            itl = [v for m in runs if (v := value(m.values, "itl", "p99")) is not None]
+            if itl and (c, k) in self.predictions:
+                ratios[(c, k)] = statistics.median(itl) / (1e3 * self.predictions[(c, k)]["step_s"])
+        self.itl = itl_fit(ratios)
+        self.predict()
 
     def suspect_probes(self) -> list[tuple[int, int]]:
         """Points to probe again: the predicted best's neighbours in K (twice in all), steps slower than a point
@@ -175,22 +204,35 @@ class Factorized(Strategy):
         ]
 
     def _pred_objective(self, c: int, k: int) -> float:
-        return objective_value(
-            self.predictions[(c, k)],
-            self.setup.objective,
-            {"p99_itl_ms": self.setup.p99_itl_ms} if self.setup.p99_itl_ms else {},
-        )
+        return objective_value(self.predictions[(c, k)], self.setup.objective, self._sla())
+
+    def _sla(self) -> dict[str, float]:
+        return {"p99_itl_ms": self.setup.p99_itl_ms} if self.setup.p99_itl_ms else {}
 
     def candidates(self, c: int) -> list[int]:
-        """The predicted best K, plus K = 0 unless speculation is predicted to pay by 20%. (The 1% tie rule is
-        applied to measurements: on predictions it would add the prediction's error to the 1% it gives away.)"""
+        """The predicted best K, plus K = 0 unless speculation is predicted to pay by 20%, plus the best K predicted
+        over the SLA by less than the ITL factor's uncertainty (`near_sla`). (The 1% tie rule is applied to
+        measurements: on predictions it would add the prediction's error to the 1% it gives away.)"""
         ks = [0, *self.setup.draft_lens]
         score = {k: self._pred_objective(c, k) for k in ks}
+        near = self.near_sla(c, max(score.values()))
         if max(score.values()) <= 0:  # nothing predicted within the SLA: confirm the closest point and plain decoding
-            sla = {"p99_itl_ms": self.setup.p99_itl_ms} if self.setup.p99_itl_ms else {}
-            return sorted({0, min(ks, key=lambda k: (sla_excess(self.predictions[(c, k)], sla), k))})
+            return sorted({0, min(ks, key=lambda k: (sla_excess(self.predictions[(c, k)], self._sla()), k)), *near})
         best = max(ks, key=score.__getitem__)
-        return [0, best] if best > 0 and self.predictions[(c, best)]["speedup"] < GUARD_MARGIN else [best]
+        out = [0, best] if best > 0 and self.predictions[(c, best)]["speedup"] < GUARD_MARGIN else [best]
+        return sorted({*out, *near})
+
+    def near_sla(self, c: int, best: float) -> list[int]:
+        """The K predicted to beat `best` by more than the tie but to miss the SLA by less than the measured factor's
+        uncertainty (its spread, at least a run's MAX_REL_MAD): measuring decides it, not a prediction that
+        close. None before a measurement: the refit after the first confirmations comes first."""
+        if not self.itl.points or not self._sla():
+            return []
+        margin = max(MAX_REL_MAD, self.itl.spread)
+        pts = {k: p for (cc, k), p in self.predictions.items() if cc == c}
+        fast = {k: objective_value(p, self.setup.objective, {}) for k, p in pts.items()}
+        near = [k for k, p in pts.items() if 0 < sla_excess(p, self._sla()) <= margin and fast[k] > best * (1 + TIE)]
+        return [max(near, key=fast.__getitem__)] if near else []
 
     def decisions(self) -> dict[int, Decision]:
         def estimate(c: int) -> Callable[[int, Any], float | None]:
@@ -203,6 +245,6 @@ class Factorized(Strategy):
             "acceptance": self.acc.to_dict() if self.acc else None,
             "cost": self.cost.to_dict() if self.cost else None,
             "calibration": self.calibration,
-            "itl_p99_factor": ITL_P99_FACTOR,
+            "itl_p99_factor": self.itl.to_dict(),
             "predictions": [v for _, v in sorted(self.predictions.items())],
         }

@@ -4,12 +4,15 @@ few probes on top of the calibrated performance model, and the objective predict
     E[AL](K) = 1 + sum_{i<=K} a_i        T(B, K) = prior(B, K) x r(B, K)       (docs/design/draft-length.md §1.2, §1.3)
 
 r is the measured/prior ratio at the probed points, interpolated linearly in K and in log B (clamped outside).
+The predicted p99 ITL is the step times a p99 ITL / step factor: a prior until end-to-end runs measured it
+(`ItlFit`, docs/design/tuning.md §2).
 """
 
 from __future__ import annotations
 
 import bisect
 import math
+import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,8 +22,12 @@ from specdeploy.perfmodel.acceptance import AcceptanceProfile
 from specdeploy.perfmodel.predict import StepTimer
 from specdeploy.tune.types import Measurement
 
-ITL_P99_FACTOR = 1.25
-"""p99 ITL / the step time (every step delivers each request its tokens) before an end-to-end run measured it."""
+ITL_P99_PRIOR = 1.25
+"""p99 ITL / step before any end-to-end run measured it, an assumption: every step delivers to each running request,
+so the ITL is the step (docs/design/metrics.md §2) plus what an engine adds now and then (a joining request's
+prefill, scheduling); 25% for that is a guess. The first confirmations replace it (`itl_fit`)."""
+ITL_MIN_POINTS = 2
+"""A concurrency with this many measured points gets its own p99 ITL / step factor; below, the median over all."""
 STEP_TOL = 0.01
 """A step probed more than 1% slower than a point with more work is implausible (probed again)."""
 
@@ -106,6 +113,52 @@ class CostFit:
         }
 
 
+@dataclass(frozen=True)
+class ItlFit:
+    """p99 ITL / predicted step: the prior, or the median of the measured points' ratios (per concurrency where
+    ITL_MIN_POINTS were measured there: queueing and prefill interference grow with it) and their spread."""
+
+    factor: float = ITL_P99_PRIOR
+    per_concurrency: dict[int, float] = field(default_factory=dict)
+    points: int = 0
+    spread: float = 0.0
+    """The ratios' median absolute deviation over their median: how far one point strays from the factor."""
+
+    def at(self, c: int) -> float:
+        return self.per_concurrency.get(c, self.factor)
+
+    @property
+    def source(self) -> str:
+        if not self.points:
+            return "prior (no end-to-end run yet)"
+        return f"measured: median p99 ITL / predicted step over {self.points} confirmed point(s)"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "value": self.factor,
+            "source": self.source,
+            "points": self.points,
+            "spread": self.spread,
+            "per_concurrency": {str(c): f for c, f in sorted(self.per_concurrency.items())},
+        }
+
+
+def itl_fit(ratios: Mapping[tuple[int, int], float]) -> ItlFit:
+    """The factor from measured p99 ITL / predicted step per confirmed (c, K); the prior when there is none."""
+    if not ratios:
+        return ItlFit()
+    mid = statistics.median(ratios.values())
+    per_c: dict[int, list[float]] = {}
+    for (c, _), r in ratios.items():
+        per_c.setdefault(c, []).append(r)
+    return ItlFit(
+        mid,
+        {c: statistics.median(rs) for c, rs in per_c.items() if len(rs) >= ITL_MIN_POINTS},
+        len(ratios),
+        statistics.median(abs(r - mid) for r in ratios.values()) / mid,
+    )
+
+
 def implausible_steps(steps: Mapping[tuple[int, int], float], tol: float = STEP_TOL) -> list[tuple[int, int]]:
     """Probed (B, K) slower than a probed point with more work (the next larger B at that K, or the next longer
     K at that B) by more than `tol`: more work is never faster, so that probe was slowed by something else."""
@@ -120,10 +173,9 @@ def implausible_steps(steps: Mapping[tuple[int, int], float], tol: float = STEP_
     return out
 
 
-def predicted(
-    cost: StepTimer, acc: AcceptanceFit, c: int, k: int, itl_factor: float = ITL_P99_FACTOR
-) -> dict[str, float]:
-    """The predicted end-to-end values at (c, K) under the names the backends measure (specdeploy.metrics)."""
+def predicted(cost: StepTimer, acc: AcceptanceFit, c: int, k: int, itl_factor: float) -> dict[str, float]:
+    """The predicted end-to-end values at (c, K) under the names the backends measure (specdeploy.metrics);
+    p99 ITL = `itl_factor` x step (`ItlFit.at(c)`)."""
     step = cost.step_seconds(c, k)
     al = acc.al.get(k, 1.0)
     user = al / step

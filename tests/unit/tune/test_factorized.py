@@ -1,6 +1,7 @@
 """The factorized strategy's robustness on a noise-free model world with one fault injected: a slowed cost probe
 is probed again (and the fastest counts), a confirmation far below its prediction is measured again, and one
-that the scaled prediction of a runner-up beats is checked against that runner-up."""
+that the scaled prediction of a runner-up beats is checked against that runner-up; under an SLA on p99 ITL, the
+p99 ITL / step factor is measured by the confirmations, not assumed."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from specdeploy.tune.backends.model import ModelBackend, profile_world
 from specdeploy.tune.checkpoint import Checkpoint, Recorder
 from specdeploy.tune.engine import drive
 from specdeploy.tune.factorized import Factorized
-from specdeploy.tune.fit import implausible_steps
+from specdeploy.tune.fit import ITL_P99_PRIOR, ItlFit, implausible_steps, itl_fit
 from specdeploy.tune.types import Request
 from tests.helpers import slowed
 
@@ -140,3 +141,67 @@ def test_a_backend_whose_probes_cost_an_engine_start_probes_plain_and_k_max_only
         best = world.point(c, best_k(world, setup, c))["output_token_throughput"]
         assert world.point(c, decision.k)["output_token_throughput"] >= 0.95 * best
     assert len(asked) < 0.5 * len(tune(setup, prior, world, tmp_path / "all", as_is)[1])
+
+
+def itl_measured_as(ratio: float) -> Callable[[Request, dict], dict]:
+    """End-to-end runs whose p99 ITL is `ratio` x the step (the model world's own ITL is the step)."""
+
+    def fault(req: Request, values: dict) -> dict:
+        return {**values, "p99_itl_ms": ratio * 1e3 * values["step_s"]} if req.kind == "e2e" else values
+
+    return fault
+
+
+def goodput_best(world, setup, c: int, ratio: float) -> int:  # noqa: ANN001
+    """The K the truth says serves most tokens/s with p99 ITL (ratio x step) within the SLA; 0 when none does."""
+    ok = [k for k in (0, *setup.draft_lens) if ratio * world.point(c, k)["itl_ms"] <= setup.p99_itl_ms]
+    return max(ok, key=lambda k: world.point(c, k)["output_token_throughput"]) if ok else 0
+
+
+@pytest.mark.parametrize(
+    ("ratio", "sla_over_step"),
+    [
+        (1.0, 1.1),  # the prior (1.25) is pessimistic: it would rule out the best K at c = 1 and 16
+        (1.3, 1.27),  # the prior is optimistic: the K it admits at c = 16 and 64 misses the SLA when measured
+    ],
+)
+def test_the_p99_itl_factor_comes_from_the_confirmations(
+    setup, prior, world, tmp_path: Path, ratio: float, sla_over_step: float
+) -> None:
+    from dataclasses import replace
+
+    sla = sla_over_step * world.point(16, 6)["itl_ms"]  # between 1x and 1.25x the step at c = 16's best K, or just over
+    goodput = replace(setup, objective="goodput", p99_itl_ms=sla)
+    strategy, asked = tune(goodput, prior, world, tmp_path, itl_measured_as(ratio))
+    fitted = strategy.fit_record()["itl_p99_factor"]
+    assert fitted["value"] == pytest.approx(ratio) and fitted["source"].startswith("measured")
+    for c, decision in strategy.decisions().items():
+        assert decision.k == goodput_best(world, goodput, c, ratio), c
+        assert ratio * world.point(c, decision.k)["itl_ms"] <= sla or not decision.feasible  # measured, never assumed
+
+
+def test_the_itl_factor_is_the_prior_until_measured_then_per_concurrency_where_two_points_were() -> None:
+    assert itl_fit({}).factor == ITL_P99_PRIOR and itl_fit({}).source.startswith("prior")
+    fit = itl_fit({(1, 6): 1.0, (4, 6): 1.02, (16, 5): 1.1, (16, 6): 1.2})
+    assert fit.factor == pytest.approx(1.06) and fit.at(1) == fit.at(64) == fit.factor
+    assert fit.at(16) == pytest.approx(1.15) and fit.points == 4
+
+
+@pytest.mark.parametrize(
+    ("itl", "measured_next"),
+    [
+        (ItlFit(), False),  # the prior, before any measurement: the refit after the first confirmations comes first
+        (ItlFit(1.04, points=5), True),  # K = 6 predicted 2% over the SLA: within a run's noise, so measured
+        (ItlFit(1.12, points=5), False),  # 10% over: ruled out
+    ],
+)
+def test_a_k_predicted_just_over_the_sla_is_measured_not_ruled_out(
+    setup, prior, world, tmp_path: Path, itl: ItlFit, measured_next: bool
+) -> None:
+    from dataclasses import replace
+
+    goodput = replace(setup, objective="goodput", p99_itl_ms=1.02 * world.point(16, 6)["itl_ms"])
+    strategy, _ = tune(goodput, prior, world, tmp_path, itl_measured_as(1.0))
+    strategy.itl = itl
+    strategy.predict()
+    assert (6 in strategy.candidates(16)) == measured_next
