@@ -94,7 +94,7 @@ def row(
         if base is not None:
             d["identical_to_plain"] = p.token_ids == base.points[i].token_ids
             d["first_difference"] = first_difference(p.token_ids, base.points[i].token_ids)
-            d["speedup"] = round(p.output_tok_s / base.points[i].output_tok_s, 3)
+            d["speedup"] = round(p.output_token_throughput / base.points[i].output_token_throughput, 3)
         points.append(d)
     spec_out = {k2: v for k2, v in (spec or {}).items() if k2 != "model"}
     return {

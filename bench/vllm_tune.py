@@ -50,7 +50,7 @@ def _speeds(points: list[Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for c in sorted({p.concurrency for p in points}):
         row: dict[str, Any] = {}
-        for clock, get in (("cpu", lambda p: p.tokens_per_cpu_s), ("wall", lambda p: p.output_tok_s)):
+        for clock, get in (("cpu", lambda p: p.tokens_per_cpu_s), ("wall", lambda p: p.output_token_throughput)):
             xs = [get(p) for p in points if p.concurrency == c]
             mid = statistics.median(xs)
             row[clock] = {

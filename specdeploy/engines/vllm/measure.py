@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from specdeploy.errors import StepFailed
+from specdeploy.metrics import OUTPUT_THROUGHPUT, REQUEST_THROUGHPUT, distribution, latency_fields
 
 SCRIPTS = Path(__file__).parent / "scripts"
 KV_CACHE_GIB = 1
@@ -59,8 +60,8 @@ class Point:
     """What one concurrency measured. Latencies in milliseconds; counters are this wave's, not the engine's."""
 
     concurrency: int
-    output_tok_s: float
-    request_per_s: float
+    output_token_throughput: float
+    request_throughput: float
     ttft_ms: dict[str, float]
     tpot_ms: dict[str, float]
     itl_ms: dict[str, float]
@@ -71,8 +72,8 @@ class Point:
     token_ids: list[list[int]] = field(repr=False, default_factory=list)
     repeat: int = 0
     cpu_s: dict[str, float] = field(default_factory=dict)
-    """CPU seconds each of vLLM's processes (by name) spent on the wave."""
-    """CPU seconds vLLM's processes spent on the wave (on a shared machine, steadier than its wall time)."""
+    """CPU seconds each of vLLM's processes (by name) spent on the wave (on a shared machine, steadier than its wall
+    time)."""
 
     @property
     def tokens_per_cpu_s(self) -> float:
@@ -98,11 +99,11 @@ class Point:
     def to_dict(self) -> dict[str, Any]:
         return {
             "concurrency": self.concurrency,
-            "output_tok_s": self.output_tok_s,
-            "request_per_s": self.request_per_s,
-            "ttft_ms": self.ttft_ms,
-            "tpot_ms": self.tpot_ms,
-            "itl_ms": self.itl_ms,
+            REQUEST_THROUGHPUT: self.request_throughput,
+            OUTPUT_THROUGHPUT: self.output_token_throughput,
+            **latency_fields("ttft", self.ttft_ms),
+            **latency_fields("tpot", self.tpot_ms),
+            **latency_fields("itl", self.itl_ms),
             "drafts": self.drafts,
             "draft_tokens": self.draft_tokens,
             "accepted": self.accepted,
@@ -152,8 +153,6 @@ def measure(
 
 
 def _point(run: dict[str, Any], max_tokens: int) -> Point:
-    from specdeploy.metrics import distribution
-
     tokens = sum(len(t) for t in run["token_ids"])
     wall = float(run["wall_s"]) or 1e-9
     ms = [1e3 * v for v in run["ttft_s"]], [1e3 * v for v in run["tpot_s"]]

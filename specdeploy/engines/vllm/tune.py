@@ -109,7 +109,7 @@ class VllmBackend:
         return run.at(concurrency, repeat % self.rounds), cost
 
     def _speed(self, point: Point) -> float:
-        return point.tokens_per_cpu_s if self.clock == "cpu" else point.output_tok_s
+        return point.tokens_per_cpu_s if self.clock == "cpu" else point.output_token_throughput
 
     def acceptance(self, req: Request) -> dict[str, Any]:
         """The histogram of every wave of the K engine: acceptance does not depend on the concurrency (greedy),
@@ -131,10 +131,11 @@ class VllmBackend:
     def e2e(self, req: Request) -> dict[str, Any]:
         point, cost = self._point(req.k, req.concurrency, req.repeat)
         speed = self._speed(point)
-        scale = speed / point.output_tok_s if point.output_tok_s else 1.0  # the chosen clock's rates
+        wall = point.output_token_throughput
+        scale = speed / wall if wall else 1.0  # the chosen clock's rates
         return {
             **measured(
-                point.request_per_s * scale,
+                point.request_throughput * scale,
                 speed,
                 speed / req.concurrency,
                 ttft=point.ttft_ms,
@@ -142,7 +143,7 @@ class VllmBackend:
                 itl=point.itl_ms,
             ),
             "clock": self.clock,
-            "wall_tps": point.output_tok_s,
+            "wall_tps": point.output_token_throughput,
             "cpu_tps": point.tokens_per_cpu_s,
             "al": point.acceptance_length,
             "cost_s": cost,
