@@ -54,7 +54,7 @@ def _speeds(points: list[Any]) -> dict[str, Any]:
             xs = [get(p) for p in points if p.concurrency == c]
             mid = statistics.median(xs)
             row[clock] = {
-                "median_tps": round(mid, 2),
+                "median": round(mid, 2),
                 "runs": [round(x, 2) for x in xs],
                 "rel_mad": round(statistics.median(abs(x - mid) for x in xs) / mid, 4) if mid else None,
             }
@@ -166,7 +166,7 @@ def best_schedule(swept: dict[str, Any]) -> dict[str, Any]:
     rounds, beside the sweep's plain engine: what the per-point optimum gives as served."""
     clock, points = swept["clock"], swept["points"]
     concurrencies = sorted(points["0"]["speed"], key=int)
-    best = {int(c): int(max(points, key=lambda k: points[k]["speed"][c][clock]["median_tps"])) for c in concurrencies}
+    best = {int(c): int(max(points, key=lambda k: points[k]["speed"][c][clock]["median"])) for c in concurrencies}
     if not any(best.values()):
         return {"schedule": best, "engine": None}
     with tempfile.TemporaryDirectory() as tmp:
@@ -183,10 +183,10 @@ def served_figures(swept: dict[str, Any], best: dict[int, int], speed: dict[str,
     per = {
         str(c): {
             "k": k,
-            OUTPUT_THROUGHPUT: speed[str(c)][clock]["median_tps"],
+            OUTPUT_THROUGHPUT: speed[str(c)][clock]["median"],
             "al": speed[str(c)]["al"],
-            PLAIN_THROUGHPUT: points["0"]["speed"][str(c)][clock]["median_tps"],
-            f"k_engine_{OUTPUT_THROUGHPUT}": points[str(k)]["speed"][str(c)][clock]["median_tps"],
+            PLAIN_THROUGHPUT: points["0"]["speed"][str(c)][clock]["median"],
+            f"k_engine_{OUTPUT_THROUGHPUT}": points[str(k)]["speed"][str(c)][clock]["median"],
         }
         for c, k in best.items()
     }
@@ -200,7 +200,7 @@ def quality(tuned: dict[str, Any], swept: dict[str, Any]) -> dict[str, Any]:
     clock, ks = swept["clock"], [0, *tuned["setup"]["draft_lens"]]
     out: dict[str, Any] = {"clock": clock, "per_concurrency": {}}
     for c, decision in tuned["decisions"].items():
-        truth = {k: swept["points"][str(k)]["speed"][c][clock]["median_tps"] for k in ks if str(k) in swept["points"]}
+        truth = {k: swept["points"][str(k)]["speed"][c][clock]["median"] for k in ks if str(k) in swept["points"]}
         best = max(truth, key=truth.__getitem__)
         # after the replay's fallback, what the build serves (a run recorded before k_emitted: its schedule says)
         served = decision.get("k_emitted", decision["k"] if tuned["schedule"]["speculation"] else 0)

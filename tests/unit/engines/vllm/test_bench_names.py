@@ -17,7 +17,7 @@ def vllm_tune() -> ModuleType:
 
 def speed(rates: dict[str, float], al: float = 1.0) -> dict[str, Any]:
     """A stored `speed` record (per concurrency: each clock's median over rounds), as `--sweep` writes it."""
-    return {c: {"cpu": {"median_tps": v, "runs": [v], "rel_mad": 0.0}, "al": al} for c, v in rates.items()}
+    return {c: {"cpu": {"median": v, "runs": [v], "rel_mad": 0.0}, "al": al} for c, v in rates.items()}
 
 
 SWEPT = {
