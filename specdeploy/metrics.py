@@ -43,6 +43,11 @@ TITLES = {
 }
 
 
+def plain(name: str) -> str:
+    """A metric of plain decoding (speculation off) beside the speculative one: `plain_output_token_throughput`."""
+    return f"plain_{name}"
+
+
 def key(latency: str, stat: str | None = None) -> str:
     """`p99_itl_ms` for a measured statistic, `itl_ms` for a prediction's one value."""
     return f"{stat}_{latency}_ms" if stat else f"{latency}_ms"

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from specdeploy.metrics import OUTPUT_THROUGHPUT, PER_USER_THROUGHPUT, key, plain
 from specdeploy.perfmodel.acceptance import AcceptanceProfile
 from specdeploy.perfmodel.attention import plateau_draft_len, query_groups, tile_aligned_draft_lens
 from specdeploy.perfmodel.cost import Efficiency, ridge_tokens
@@ -61,16 +62,16 @@ class Advice:
 
     def throughput(self) -> list[dict[str, Any]]:
         """Predicted plain and speculative tokens/s per concurrency (the best K there), one record each."""
-        plain = {p.concurrency: p for p in self.curves.points if p.k == 0}
+        base = {p.concurrency: p for p in self.curves.points if p.k == 0}
         err = band(self.setup["mechanism"], self.setup["gpu"])
         return [
             {
                 "concurrency": c,
                 "k": p.k,
-                "plain_system_tps": plain[c].system_tps,
-                "spec_system_tps": p.system_tps,
-                "plain_user_tps": plain[c].user_tps,
-                "spec_user_tps": p.user_tps,
+                plain(OUTPUT_THROUGHPUT): base[c].total,
+                OUTPUT_THROUGHPUT: p.total,
+                plain(PER_USER_THROUGHPUT): base[c].per_user,
+                PER_USER_THROUGHPUT: p.per_user,
                 "speedup": p.speedup,
                 "speedup_max_rel_err": err["max_rel_err"] if err else None,
             }
@@ -124,7 +125,7 @@ class Advice:
         out.append(
             "tokens/s (plain → speculative): "
             + "; ".join(
-                f"c = {t['concurrency']}: {t['plain_system_tps']:.0f} → {t['spec_system_tps']:.0f} (K = {t['k']})"
+                f"c = {t['concurrency']}: {t[plain(OUTPUT_THROUGHPUT)]:.0f} → {t[OUTPUT_THROUGHPUT]:.0f} (K = {t['k']})"
                 for t in self.throughput()
             )
             + f"; speedups {self.band()}"
@@ -171,8 +172,7 @@ class Advice:
                 p.k,
                 speedup=p.speedup,
                 acceptance_length=p.al,
-                itl_s=p.itl_s,
-                user_tps=p.user_tps,
+                **{key("itl"): 1e3 * p.step_s, key("tpot"): 1e3 * p.step_s / p.al, PER_USER_THROUGHPUT: p.per_user},
                 max_concurrency=self.curves.max_concurrency,
             )
             for c, p in sorted(self.curves.best.items())

@@ -10,10 +10,11 @@ Any object with `step_seconds(batch, k)` is a timer: `AnalyticTimer` (the cost m
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Protocol
 
+from specdeploy.metrics import OUTPUT_THROUGHPUT, PER_USER_THROUGHPUT, key
 from specdeploy.perfmodel.acceptance import AcceptanceProfile
 from specdeploy.perfmodel.cost import Efficiency, StepCost, forward_cost
 from specdeploy.perfmodel.drafters import DraftContext, draft_passes
@@ -126,26 +127,38 @@ class AnalyticTimer:
 
 @dataclass(frozen=True)
 class Point:
+    """One predicted (concurrency, K): a step of `step_s` delivers `al` tokens to each of the requests."""
+
     concurrency: int
     k: int
     step_s: float
     al: float
-    itl_s: float
-    user_tps: float
-    system_tps: float
+    per_user: float
+    """Output tokens per second one user sees."""
+    total: float
+    """Output tokens per second of all users together."""
     speedup: float
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """Under the metric names (docs/design/metrics.md §2): ITL is the step, TPOT the step over AL."""
+        return {
+            "concurrency": self.concurrency,
+            "k": self.k,
+            "step_s": self.step_s,
+            "al": self.al,
+            OUTPUT_THROUGHPUT: self.total,
+            PER_USER_THROUGHPUT: self.per_user,
+            key("itl"): 1e3 * self.step_s,
+            key("tpot"): 1e3 * self.step_s / self.al,
+            "speedup": self.speedup,
+        }
 
 
 def point(timer: StepTimer, profile: AcceptanceProfile, concurrency: int, k: int) -> Point:
     step = timer.step_seconds(concurrency, k)
     al = profile.expected_al(k) if k else 1.0
     user = al / step
-    return Point(
-        concurrency, k, step, al, step / al, user, concurrency * user, al * timer.step_seconds(concurrency, 0) / step
-    )
+    return Point(concurrency, k, step, al, user, concurrency * user, al * timer.step_seconds(concurrency, 0) / step)
 
 
 def best(points: list[Point], tie_tolerance: float = 0.0) -> Point:

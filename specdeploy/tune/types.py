@@ -13,9 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from specdeploy.metrics import OUTPUT_THROUGHPUT
+from specdeploy.metrics import OUTPUT_THROUGHPUT, plain
 
-PLAIN_THROUGHPUT = f"plain_{OUTPUT_THROUGHPUT}"
+PLAIN_THROUGHPUT = plain(OUTPUT_THROUGHPUT)
 """A mixed replay's output token throughput with plain decoding at the same concurrencies."""
 PROMISED_THROUGHPUT = f"promised_{OUTPUT_THROUGHPUT}"
 """What the schedule's per-concurrency points promised for the mixed replay."""

@@ -22,8 +22,10 @@ def test_plan_advice_carries_the_benchmark_band_and_throughput_records() -> None
     records = plan.to_dict()["throughput"]
     assert [r["concurrency"] for r in records] == sorted(r["concurrency"] for r in records)
     for r in records:
-        assert r["spec_system_tps"] == pytest.approx(r["speedup"] * r["plain_system_tps"])
-        assert r["plain_system_tps"] == pytest.approx(r["concurrency"] * r["plain_user_tps"])
+        assert r["output_token_throughput"] == pytest.approx(r["speedup"] * r["plain_output_token_throughput"])
+        assert r["plain_output_token_throughput"] == pytest.approx(
+            r["concurrency"] * r["plain_output_token_throughput_per_user"]
+        )
         assert r["speedup_max_rel_err"] == band["max_rel_err"]
 
 
