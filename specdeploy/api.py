@@ -370,6 +370,7 @@ def serve(
     tritonserver, with an OpenAI-compatible endpoint fronting the entry model on `openai_port` (None: none), or
     the engine's own server where the engine serves itself (vLLM's, on `openai_port`, given `engine_args`)."""
     from specdeploy.errors import StepFailed
+    from specdeploy.execute.process import exited
     from specdeploy.serve.own import start
 
     say = report or (lambda _: None)
@@ -379,9 +380,9 @@ def serve(
         running = start(path, report=say, openai_port=openai_port, engine_args=engine_args)
         say(running.summary)
         try:
-            while running.process.poll() is None:
+            while (code := exited(running.process)) is None:
                 time.sleep(0.5)
-            raise StepFailed(f"{running.what} exited ({running.process.returncode})", hint=running.log()[-2000:])
+            raise StepFailed(f"{running.what} exited ({code})", hint=running.log()[-2000:])
         except KeyboardInterrupt:
             say(f"stopping {running.what} ...")
         finally:

@@ -22,7 +22,7 @@ class DraftTarget(Mechanism):
             decoding_type={"1.2": "DraftTarget", "1.3": "Draft_Target"},
             spelled_before={"1.3.0rc8": "DraftTarget"},
             overlap=lambda _o: False,
-            unconfirmed=("1.3.draft_target_alias",),
+            unconfirmed=("1.3.draft_target_rc3_rc7", "1.3.draft_target_alias"),
             sources={
                 "decoding_type": "P121 and P2 from_dict map key 'DraftTarget' (no 'Draft_Target' key); D6, D7 "
                 "list 'DraftTarget'; Literal['Draft_Target'] in P8, P10, P11, P13, P14, P23"

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from specdeploy.engines.reference.declare import ReferenceDrafter
 from specdeploy.engines.trtllm.declare import TrtllmDecoding
+from specdeploy.engines.trtllm.versions import VersionLine
 from specdeploy.engines.vllm.declare import VllmMethod
 from specdeploy.issues import Issue
 from specdeploy.plugin import AcceptancePrior, CheckContext, Mechanism
@@ -34,7 +35,7 @@ class Eagle3(Mechanism):
                 [] if line.eagle3_two_model == "supported" else [f"two-model {line.eagle3_two_model}"]
             ),
             one_model=lambda o, line: line.name == "1.2" and bool(getattr(o, "one_model", True)),
-            unconfirmed=("1.3.eagle3_two_model_rc24_rc26",),
+            unconfirmed=("1.3.eagle3_two_model_rc24_rc26", "1.3.tree_topk_since_rc14"),
             sources={
                 "decoding_type": "P121 from_dict maps 'Eagle' (no Eagle3); Eagle3 literal P14",
                 "two_model": "VersionLine.eagle3_two_model of each range (its sources)",
@@ -68,7 +69,7 @@ class Eagle3(Mechanism):
                 "dynamic EAGLE-3 trees need TensorRT-LLM 1.3 or later",
                 "set runtime.trtllm_version: 1.3.0 or drop dynamic_tree",
             )
-        if opts.dynamic_tree and opts.dynamic_tree_max_topk is None and ctx.line is not None and ctx.line.name == "1.3":
+        if opts.dynamic_tree and opts.dynamic_tree_max_topk is None and _tree_needs_topk(ctx.line):
             yield ctx.issue(
                 "options.dynamic_tree_max_topk",
                 "TensorRT-LLM refuses a dynamic tree without dynamic_tree_max_topK (EagleDecodingConfig."
@@ -150,3 +151,8 @@ def _two_model(ctx: CheckContext, opts: Eagle3Options) -> Iterator[Issue]:
             "set options.one_model: true",
             severity="warning",
         )
+
+
+def _tree_needs_topk(line: object) -> bool:
+    """The TensorRT-LLM ranges read to refuse a dynamic tree without a top-K (`VersionLine.tree_needs_topk`)."""
+    return isinstance(line, VersionLine) and line.tree_needs_topk

@@ -156,26 +156,39 @@ def ask(
     stdin: str | None = None,
     cwd: str | os.PathLike[str] | None = None,
 ) -> Answer:
-    """Run a short child to its end with `stdin` as its input (none: /dev/null) and its output captured as text."""
+    """Run a short child to its end with `stdin` as its input (none: /dev/null) and its output captured as text.
+    It runs in a process group of its own, which a timeout or an interrupt kills whole (an import that hangs may
+    have started workers), and the end of what it wrote comes with the NoAnswer."""
     args = [str(a) for a in argv]
     try:
-        done = subprocess.run(
+        child = subprocess.Popen(
             args,
-            input=stdin,
-            stdin=subprocess.DEVNULL if stdin is None else None,
-            capture_output=True,
+            stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
             env=dict(env),
             cwd=None if cwd is None else str(cwd),
-            timeout=timeout,
-            check=False,
+            start_new_session=True,
+            preexec_fn=_die_with(os.getpid()),
             shell=False,
         )
-    except subprocess.TimeoutExpired:
-        raise NoAnswer(f"{Path(args[0]).name} did not answer within {timeout:g} s") from None
     except OSError as exc:
-        raise NoAnswer(f"cannot run {args[0]}: {exc.strerror or exc}") from None
-    return Answer(done.returncode, done.stdout, done.stderr)
+        where = f" ({exc.filename})" if exc.filename and str(exc.filename) != args[0] else ""
+        raise NoAnswer(f"cannot run {args[0]}: {exc.strerror or exc}{where}") from None
+    try:
+        out, err = child.communicate(stdin, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _signal_group(child.pid, signal.SIGKILL)
+        out, err = child.communicate()
+        tail = " | ".join((err or out or "").strip().splitlines()[-3:])
+        late = f"{Path(args[0]).name} did not answer within {timeout:g} s"
+        raise NoAnswer(late + (f": {tail}" if tail else "")) from None
+    except BaseException:
+        _signal_group(child.pid, signal.SIGKILL)
+        child.wait()
+        raise
+    return Answer(child.returncode, out, err)
 
 
 PR_SET_DEATHSIG = 1  # linux/prctl.h
@@ -198,12 +211,15 @@ def _die_with(parent: int) -> Callable[[], None] | None:
     return arm
 
 
-def spawn_group(argv: Sequence[str], *, env: Mapping[str, str], log_path: Path) -> subprocess.Popen[bytes]:
-    """Start a server in a session of its own, its output appended to `log_path`: a terminal's Ctrl-C reaches only
-    specdeploy, which stops it in order (`stop_group`), and a parent-death signal ends it when specdeploy is
-    killed outright (SIGKILL, OOM). OSError when it cannot start."""
+def spawn_group(
+    argv: Sequence[str], *, env: Mapping[str, str], log_path: Path, fresh_log: bool = False
+) -> subprocess.Popen[bytes]:
+    """Start a server in a session of its own, its output appended to `log_path` (`fresh_log`: the log holds this
+    run alone, for a caller that reads it back): a terminal's Ctrl-C reaches only specdeploy, which stops it in order
+    (`stop_group`), and a parent-death signal ends it when specdeploy is killed outright (SIGKILL, OOM). OSError when
+    it cannot start."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    with log_path.open("ab") as log:
+    with log_path.open("wb" if fresh_log else "ab") as log:
         return subprocess.Popen(
             [str(a) for a in argv],
             stdin=subprocess.DEVNULL,
@@ -216,18 +232,38 @@ def spawn_group(argv: Sequence[str], *, env: Mapping[str, str], log_path: Path) 
         )
 
 
-def stop_group(process: subprocess.Popen[bytes], grace_s: float) -> int:
-    """SIGTERM to the process group `spawn_group` started, SIGKILL after `grace_s`, then SIGKILL to whatever of
-    the group outlived its leader (an engine's worker processes). The leader's exit code."""
-    if process.poll() is None:
-        _signal_group(process.pid, signal.SIGTERM)
-        try:
-            process.wait(grace_s)
-        except subprocess.TimeoutExpired:
-            _signal_group(process.pid, signal.SIGKILL)
-            process.wait()
-    _signal_group(process.pid, signal.SIGKILL)
-    return process.returncode
+def exited(process: subprocess.Popen[bytes]) -> int | None:
+    """The exit code of a `spawn_group` leader that has ended, else None, without reaping it: until `stop_group`
+    reaps it its pid, and so its group's id, cannot be given to another process that `stop_group` would signal."""
+    if process.returncode is not None:
+        return process.returncode
+    if not hasattr(os, "waitid"):  # not Linux: Popen.poll reaps
+        return process.poll()
+    try:
+        info = os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return process.poll()
+    if info is None:
+        return None
+    return -info.si_status if info.si_code in (os.CLD_KILLED, os.CLD_DUMPED) else info.si_status
+
+
+def stop_group(process: subprocess.Popen[bytes], grace_s: float) -> int | None:
+    """SIGTERM to the process group `spawn_group` started, then, once the leader has ended or after `grace_s`,
+    SIGKILL to the whole group (workers that outlived their leader), and the leader reaped. Its exit code (None if
+    even SIGKILL did not end it within `grace_s`). A leader reaped earlier is left alone: its group id may be
+    another process's by now. Callers learn of an exit through `exited`, which does not reap."""
+    if process.returncode is not None:
+        return process.returncode
+    _signal_group(process.pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    while exited(process) is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    _signal_group(process.pid, signal.SIGKILL)  # the leader, alive or not yet reaped, holds the group's id
+    try:
+        return process.wait(grace_s)
+    except subprocess.TimeoutExpired:
+        return None
 
 
 def _signal_group(pid: int, sig: signal.Signals) -> None:

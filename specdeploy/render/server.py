@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from specdeploy.errors import MissingDependency, StepFailed
-from specdeploy.execute.process import spawn_group, stop_group
+from specdeploy.execute.process import exited, spawn_group, stop_group
 from specdeploy.render.backends import bundle, stub_env
 
 SITE_PACKAGES_ENV = "SPECDEPLOY_SITE_PACKAGES"
@@ -58,8 +58,8 @@ class TritonServer:
         deadline = time.monotonic() + timeout
         client = self.client()
         while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise StepFailed(f"tritonserver exited ({self.process.returncode}):\n{self.log()[-3000:]}")
+            if (code := exited(self.process)) is not None:
+                raise StepFailed(f"tritonserver exited ({code}):\n{self.log()[-3000:]}")
             try:
                 if client.is_server_live(client_timeout=2):
                     return
@@ -117,7 +117,7 @@ def start_server(
         *extra_args,
     ]
     try:
-        process = spawn_group(argv, env=stub_env(env), log_path=log_path)
+        process = spawn_group(argv, env=stub_env(env), log_path=log_path, fresh_log=True)
     except OSError as exc:  # not executable, not a binary for this machine
         raise MissingDependency(
             f"cannot run the bundled tritonserver {binary}: {exc.strerror or exc}",

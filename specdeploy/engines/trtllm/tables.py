@@ -68,8 +68,7 @@ def table_for(line: VersionLine) -> dict[str, Any]:
         "schedule_excludes_max_concurrency": line.schedule_excludes_max_concurrency,
         "mtp_overwrites_max_draft_len": "num_nextn_predict_layers" in line.mtp_length_keys,
         "eagle3_two_model": line.eagle3_two_model,
-        # EagleDecodingConfig.validate_eagle_config refuses a dynamic tree without a top-K at P2, P8 and P13
-        "dynamic_tree_needs_topk": line.name == "1.3",
+        "dynamic_tree_needs_topk": line.tree_needs_topk,
         "sources": dict(line.sources),
         "unknown": list(line.unknown),
     }

@@ -52,11 +52,17 @@ UNCONFIRMED: dict[str, str] = {
     "1.3.fields_unread": "decoding-class fields compared per page (tables/trtllm-1.3.json bounds each field that "
     "appears, disappears or changes default): DecodingBaseConfig at P2, P8; EagleDecodingConfig at P2, P8 (its "
     "validate_eagle_config also at P13); Eagle3DecodingConfig at P2, P8, P10, P11, P13, P14, P23; MTP at P2, P8, P10 "
-    "(P11's sa_config from the earlier read); NGram at P2, P8, P14; SA at P8, P10, P11; PARD at P8 (P10, P11 from the "
-    "earlier read); DFlash at P14; SaveState at P2, P8, P10, P13, P14. Not compared: P20 and P22 (any class); P13 "
+    "(at P11 its sa_config only); NGram at P2, P8, P14; SA at P8, P10, P11; PARD at P8 (at P10 and P11 its SA "
+    "settings only); DFlash at P14; SaveState at P2, P8, P10, P13, P14. Not compared: P20 and P22 (any class); P13 "
     "for NGram, SA, MTP, PARD, Draft_Target; P14 for SA, PARD; every unread release; where a field's reads "
     "straddle unread releases, its since is the first page that shows it and its until the first page that lacks "
     "it (Eagle3 max_batch_size: P13, P23)",
+    "1.3.draft_target_rc3_rc7": "decoding_type for draft/target in 1.3.0rc3-rc7: P2 takes 'DraftTarget' through its "
+    "from_dict map, P8 declares Literal['Draft_Target'] with no map; where it changed is unread (D6 and D7, the "
+    "rc6 and rc7 docs, list 'DraftTarget', as D27 does for releases whose code says 'Draft_Target'); specdeploy "
+    "emits 'DraftTarget' there",
+    "1.3.tree_topk_since_rc14": "whether 1.3.0rc14 and later still refuse a dynamic EAGLE tree without "
+    "dynamic_tree_max_topK (P2, P8, P13 do; P14 and later not read for it): specdeploy refuses it only up to rc13",
     "1.4.contract": "no 1.4 release candidate was read; 1.4 profiles use the 1.3.0rc27+ contract, marked UNKNOWN",
     "1.3.dspark_since": "DSpark (DSparkDecodingConfig): absent from 1.3.0rc20 (P20: DFlashDecodingConfig is followed "
     "by AutoDecodingConfig), present in 1.3.0rc22 (P22) and rc23 (P23); 1.3.0rc21 unread (its "
@@ -111,6 +117,9 @@ class VersionLine:
     unknown: tuple[str, ...] = ()
     """UNCONFIRMED keys that concern this range."""
     forbidden_fields: frozenset[str] = field(default_factory=frozenset)
+    tree_needs_topk: bool = False
+    """EagleDecodingConfig.validate_eagle_config refuses a dynamic tree without dynamic_tree_max_topK (read at P2,
+    P8 and P13; later releases not read for it: `1.3.tree_topk_since_rc14`)."""
     table: str = ""
     """Contract table (specdeploy/engines/trtllm/tables/<table>.json), filtered to this range by `tables.table_for`."""
 
@@ -182,6 +191,7 @@ _EXCL = "validate_max_concurrency_and_draft_len_schedule_mutually_exclusive"
 _DT_SRC = "Literal['Draft_Target'] in P8, P10, P11, P13, P14 and P23#DraftTargetDecodingConfig; Eagle3 literal P14"
 _P2 = replace(
     _1_3,
+    tree_needs_topk=True,
     schedule="lower_bound",
     schedule_key_one_required=True,
     schedule_excludes_max_concurrency=False,
@@ -209,6 +219,7 @@ RANGES: tuple[VersionLine, ...] = (
         range="1.3.0rc3-rc7",
         low="1.3.0rc3",
         high="1.3.0rc8",
+        tree_needs_topk=True,
         schedule="unknown",
         mtp_length_keys=_MTP_BOTH,
         eagle3_two_model="supported",
@@ -220,7 +231,7 @@ RANGES: tuple[VersionLine, ...] = (
             "acceptance": "P2 and P8 DecodingBaseConfig fields",
             "eagle3_two_model": "P2 validate_eagle_config warns nothing, P8 warns deprecated: accepted at both ends",
         },
-        unknown=("1.3.schedule_rc3_rc7", "cli.serve_bench"),
+        unknown=("1.3.schedule_rc3_rc7", "1.3.draft_target_rc3_rc7", "cli.serve_bench"),
     ),
     *(
         replace(
@@ -228,6 +239,7 @@ RANGES: tuple[VersionLine, ...] = (
             range=f"1.3.0rc{lo}-rc{hi}",
             low=f"1.3.0rc{lo}",
             high=f"1.3.0rc{hi + 1}",
+            tree_needs_topk=True,
             mtp_length_keys=_MTP_BOTH,
             acceptance_fields=_ACCEPTANCE_OLD,
             sources={

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from specdeploy.errors import StepFailed, UsageError
-from specdeploy.execute.process import spawn_group, stop_group
+from specdeploy.execute.process import exited, spawn_group, stop_group
 
 HOST = "127.0.0.1"
 MODULE = "vllm.entrypoints.openai.api_server"
@@ -124,10 +124,9 @@ def start(argv: list[str], *, port: int, name: str, log: Path, timeout_s: float 
     try:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
-            if process.poll() is not None:
+            if (code := exited(process)) is not None:
                 raise StepFailed(
-                    f"vLLM's server exited with code {process.returncode} before it was healthy:\n"
-                    + _tail(server.log()),
+                    f"vLLM's server exited with code {code} before it was healthy:\n" + _tail(server.log()),
                     hint=f"log: {log}",
                 )
             if healthy(server):
@@ -159,7 +158,7 @@ def healthy(server: Server) -> bool:
         return False
 
 
-def stop(server: Server, grace_s: float = STOP_GRACE_S) -> int:
+def stop(server: Server, grace_s: float = STOP_GRACE_S) -> int | None:
     """The server's process group (its engine core is a child), SIGKILLed after `grace_s`."""
     return stop_group(server.process, grace_s)
 

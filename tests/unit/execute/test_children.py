@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from specdeploy.execute.process import NoAnswer, ask, child_env, spawn_group, stop_group
+from specdeploy.execute.process import NoAnswer, ask, child_env, exited, spawn_group, stop_group
 from tests.helpers import wait_gone
 
 
@@ -37,6 +37,21 @@ def test_ask_passes_only_the_given_environment() -> None:
 def test_a_child_past_its_timeout_is_no_answer() -> None:
     with pytest.raises(NoAnswer, match="did not answer within 0.5 s"):
         ask([sys.executable, "-c", "import time; time.sleep(30)"], env=child_env(), timeout=0.5)
+
+
+HANGS = """
+import subprocess, sys, time
+worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+print("worker", worker.pid, flush=True)
+print("importing the engine ...", file=sys.stderr, flush=True)
+time.sleep(120)
+"""
+
+
+def test_a_timeout_kills_what_the_child_started_and_says_what_it_wrote() -> None:
+    with pytest.raises(NoAnswer) as refused:
+        ask([sys.executable, "-c", HANGS], env=child_env(), timeout=3)
+    assert "did not answer within 3 s: importing the engine ..." in str(refused.value)
 
 
 def test_a_missing_program_is_no_answer(tmp_path: Path) -> None:
@@ -88,6 +103,53 @@ def test_stop_group_ends_the_leader_and_what_it_started(tmp_path: Path) -> None:
     code = stop_group(process, grace_s=5)
     assert code == -signal.SIGTERM
     assert wait_gone(child), "the leader's child outlived stop_group"
+
+
+STUBBORN_WORKER = """
+import signal, subprocess, sys, time
+code = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('w', flush=True); time.sleep(120)"
+worker = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+worker.stdout.readline()
+print("worker", worker.pid, flush=True)
+time.sleep(120)
+"""
+
+
+def test_workers_that_outlive_their_leader_are_killed(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    process = spawn_group([sys.executable, "-c", STUBBORN_WORKER], env=child_env(), log_path=log)
+    deadline = time.monotonic() + 30
+    while "worker" not in log.read_text() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    worker = int(log.read_text().split("worker")[1].split()[0])
+    assert stop_group(process, grace_s=5) == -signal.SIGTERM  # the leader ended at SIGTERM, its worker did not
+    assert wait_gone(worker), "a worker that ignores SIGTERM outlived stop_group"
+
+
+def test_an_exit_is_seen_without_reaping_until_stop_group(tmp_path: Path) -> None:
+    process = spawn_group([sys.executable, "-c", "raise SystemExit(7)"], env=child_env(), log_path=tmp_path / "l")
+    deadline = time.monotonic() + 30
+    while exited(process) is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert exited(process) == 7 and process.returncode is None
+    assert Path(f"/proc/{process.pid}").exists(), "reaped: its pid and group id could be reused"
+    assert stop_group(process, grace_s=5) == 7 and not Path(f"/proc/{process.pid}").exists()
+
+
+def test_a_leader_reaped_elsewhere_is_not_signalled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    process = spawn_group([sys.executable, "-c", "pass"], env=child_env(), log_path=tmp_path / "l")
+    process.wait()
+    sent: list[tuple[int, int]] = []
+    monkeypatch.setattr(os, "killpg", lambda pid, sig: sent.append((pid, sig)))
+    assert stop_group(process, grace_s=1) == 0 and sent == []
+
+
+def test_a_fresh_log_holds_this_run_alone(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    log.write_text("an earlier run failed to load 'm'\n")
+    process = spawn_group([sys.executable, "-c", "print('this run')"], env=child_env(), log_path=log, fresh_log=True)
+    assert process.wait(30) == 0
+    assert log.read_text() == "this run\n"
 
 
 def test_stop_group_kills_a_leader_that_ignores_sigterm(tmp_path: Path) -> None:

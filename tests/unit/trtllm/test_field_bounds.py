@@ -87,7 +87,16 @@ def test_dynamic_tree_needs_a_top_k(resolve_case: Any) -> None:
         "speculative_config.use_dynamic_tree needs dynamic_tree_max_topK > 0"
     ]
     assert _check("1.3.0rc2", "Eagle3", use_dynamic_tree=True, dynamic_tree_max_topK=4) == []
-    data = _case(LLAMA, "pytorch", "1.3.0", "eagle3", draft_len=3, draft_model=EAGLE3, options={"dynamic_tree": True})
+    data = _case(
+        LLAMA, "pytorch", "1.3.0rc13", "eagle3", draft_len=3, draft_model=EAGLE3, options={"dynamic_tree": True}
+    )
     with pytest.raises(ProfileError) as err:
         resolve_case("t", data)
     assert err.value.issues[0].path == ("speculative", "options", "dynamic_tree_max_topk")
+
+
+def test_a_release_not_read_for_the_top_k_rule_is_not_refused_by_it(resolve_case: Any) -> None:
+    """P14 and later were not read for validate_eagle_config's top-K check (UNCONFIRMED 1.3.tree_topk_since_rc14)."""
+    assert _check("1.3.0rc14", "Eagle3", use_dynamic_tree=True) == []
+    data = _case(LLAMA, "pytorch", "1.3.0", "eagle3", draft_len=3, draft_model=EAGLE3, options={"dynamic_tree": True})
+    assert resolve_case("t", data).profile.speculative.options["dynamic_tree"] is True
