@@ -103,11 +103,13 @@ class Book:
             if (s := self.summary(c, k)) and s.n >= 2 and s.rel_mad > limit and s.n <= self.setup.repeats
         ]
 
-    def feasible(self, c: int, k: int) -> bool:
-        return (
-            all(sla_ok(m.values, self.setup.sla) for m in self.runs.get((c, k), [])[:1])
-            if self.setup.sla and self.setup.objective == "goodput"
-            else True
+    def over_sla(self, c: int) -> list[int]:
+        """K at c with a run over the goodput SLA: never served, however its other runs went (the median of
+        [x, x, 0] is x, but an SLA one run in three breaks is not met)."""
+        if not (self.setup.sla and self.setup.objective == "goodput"):
+            return []
+        return sorted(
+            k for (cc, k), ms in self.runs.items() if cc == c and not all(sla_ok(m.values, self.setup.sla) for m in ms)
         )
 
     def closest(self, c: int) -> tuple[int, float] | None:
@@ -121,10 +123,11 @@ class Book:
         ks = sorted(k for (cc, k) in self.runs if cc == c)
         sums = {k: s for k in ks if (s := self.summary(c, k))}
         limit = self.noise_limit()
-        rejected = [k for k, s in sums.items() if s.rel_mad > limit and s.n >= 2]
-        good = {k: s for k, s in sums.items() if k not in rejected and s.median > 0}
+        over = self.over_sla(c)
+        rejected = [k for k, s in sums.items() if s.rel_mad > limit and s.n >= 2 and k not in over]
+        good = {k: s for k, s in sums.items() if k not in rejected and k not in over and s.median > 0}
         cands = {k: s.to_dict() for k, s in sums.items()}
-        if not good and any(s.median > 0 for s in sums.values()):  # noise, not the SLA, left nothing
+        if not good and any(s.median > 0 for k, s in sums.items() if k not in over):  # noise left nothing
             off = sums.get(0)
             return Decision(
                 c,

@@ -144,7 +144,9 @@ class ItlFit:
 
 
 def itl_fit(ratios: Mapping[tuple[int, int], float]) -> ItlFit:
-    """The factor from measured p99 ITL / predicted step per confirmed (c, K); the prior when there is none."""
+    """The factor from measured p99 ITL / predicted step per confirmed (c, K); the prior when there is none (a
+    ratio that is not positive, a run that recorded no ITL, says nothing of the factor)."""
+    ratios = {ck: r for ck, r in ratios.items() if r > 0}
     if not ratios:
         return ItlFit()
     mid = statistics.median(ratios.values())

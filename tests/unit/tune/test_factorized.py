@@ -185,6 +185,7 @@ def test_the_itl_factor_is_the_prior_until_measured_then_per_concurrency_where_t
     fit = itl_fit({(1, 6): 1.0, (4, 6): 1.02, (16, 5): 1.1, (16, 6): 1.2})
     assert fit.factor == pytest.approx(1.06) and fit.at(1) == fit.at(64) == fit.factor
     assert fit.at(16) == pytest.approx(1.15) and fit.points == 4
+    assert itl_fit({(1, 6): 0.0}).source.startswith("prior")  # a run with no ITL recorded says nothing
 
 
 @pytest.mark.parametrize(

@@ -85,3 +85,11 @@ def test_points_all_rejected_as_noisy_are_not_reported_as_an_sla_miss() -> None:
     d = book.decide(2)
     assert d.rejected == [3] and d.k == 0 and d.feasible
     assert "noisier than" in d.reason and "SLA" not in d.reason
+
+
+def test_a_point_with_one_run_over_the_sla_is_not_served() -> None:
+    """p99 ITL = 1000 / tok/s here: K = 4's third run (40 tok/s, 25 ms) breaks the 20 ms SLA its first two meet."""
+    book = book_with({(4, 0): [60] * 3, (4, 2): [80] * 3, (4, 4): [100, 100, 40]}, objective="goodput", p99_itl_ms=20.0)
+    assert book.over_sla(4) == [4]
+    d = book.decide(4)
+    assert d.k == 2 and d.feasible and 4 not in d.rejected
