@@ -84,7 +84,8 @@ def run_process(
     """Run argv, appending stdout+stderr to `log_path`; raise StepFailed (with the log's tail) unless it exits 0.
 
     The environment is never logged (it may hold HF_TOKEN); only the argv and cwd are. `heartbeat` hears the
-    elapsed seconds every HEARTBEAT_S while the child runs (trtllm-build takes many minutes).
+    elapsed seconds every HEARTBEAT_S while the child runs (trtllm-build takes many minutes). The step runs in a
+    process group of its own, which a timeout or an interrupt (Ctrl-C) kills whole: an engine's workers with it.
     """
     args = [str(a) for a in argv]
     if not args:
@@ -104,6 +105,8 @@ def run_process(
                 stderr=subprocess.STDOUT,
                 env=dict(env),
                 cwd=str(cwd),
+                start_new_session=True,  # its workers (an engine's processes) are stopped with it
+                preexec_fn=_die_with(os.getpid()),
                 shell=False,
             )
         except OSError as exc:  # FileNotFoundError, PermissionError: the tool is not there
@@ -115,7 +118,7 @@ def run_process(
         try:
             code = _wait(proc, timeout, heartbeat, start)
         except subprocess.TimeoutExpired:
-            proc.kill()
+            _signal_group(proc.pid, signal.SIGKILL)
             proc.wait()
             handle.write(f"\n# killed after the {timeout} s timeout\n".encode())
             handle.flush()
@@ -123,7 +126,7 @@ def run_process(
                 f"{label}: timed out after {timeout} s: {' '.join(args)}\n{log_tail(log)}", hint=f"full log: {log}"
             ) from None
         except BaseException:
-            proc.kill()  # Ctrl-C: never leave the child running
+            _signal_group(proc.pid, signal.SIGKILL)  # Ctrl-C: never leave the step or its workers running
             proc.wait()
             raise
     duration = time.monotonic() - start

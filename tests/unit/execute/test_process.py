@@ -10,6 +10,7 @@ import pytest
 
 from specdeploy.errors import StepFailed
 from specdeploy.execute.process import child_env, run_process
+from tests.helpers import wait_gone
 
 
 def test_success_logs_output_not_env(tmp_path: Path) -> None:
@@ -53,6 +54,20 @@ def test_timeout_kills(tmp_path: Path) -> None:
             timeout=0.5,
         )
     assert "timed out" in str(err.value)
+
+
+def test_a_step_stopped_early_takes_its_workers_with_it(tmp_path: Path) -> None:
+    step = (
+        "import subprocess, sys, time\n"
+        "w = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        "print('worker', w.pid, flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    log = tmp_path / "t.log"
+    with pytest.raises(StepFailed, match="timed out"):
+        run_process([sys.executable, "-c", step], log_path=log, env=dict(os.environ), cwd=tmp_path, timeout=3)
+    worker = int(next(line.split()[1] for line in log.read_text().splitlines() if line.startswith("worker ")))
+    assert wait_gone(worker, 10), "the step's worker outlived its timeout"
 
 
 def test_missing_executable(tmp_path: Path) -> None:
