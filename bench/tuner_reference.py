@@ -17,7 +17,8 @@ Clock (issue 18): every truth run is timed both ways at once, tokens per process
 second (the tiny pair has no EOS, so each run generates prompts x output_len tokens), and `clock_comparison`
 reports each one's repeat-to-repeat spread and how often the best K survives resampling; `--clock` picks the one
 the strategies decide on and the truth is scored in. The same truth runs spread (median / max relative MAD per
-point across rounds), 2 shared cores; bench/results/tuner-reference-*.json hold the 2026-12-01 runs:
+point across rounds), 2 shared cores; bench/results/tuner-reference-*.json hold the 2026-12-01 runs (the
+2026-11-30 ones: `git show ce80648:bench/results/tuner-reference-{cpu,wall}.json`, `8a91361:` for the quick ones):
 
 | grid, 10 rounds | run | load average | decided on | CPU clock | wall clock | worst-c quality, factorized / sweep |
 |---|---|---|---|---|---|---|

@@ -17,7 +17,6 @@ import contextlib
 import inspect
 import json
 import re
-import subprocess
 import sys
 import textwrap
 import typing
@@ -25,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from specdeploy.execute.process import NoAnswer, ask, child_env  # noqa: E402 - this checkout first
+
 TYPES = {"int": "int", "float": "float", "bool": "bool", "str": "str", "Path": "str"}
 SAME = {"path": "str", "object|null": "object", "set[int]": "list[int]"}
 
@@ -150,9 +151,9 @@ def cli_diff(table: dict[str, Any]) -> list[str]:
             continue
         argv = key.split() if key != "trtllm-bench throughput" else ["trtllm-bench", "--model", "x", "throughput"]
         try:
-            text = subprocess.run([*argv, "--help"], capture_output=True, text=True, timeout=300).stdout
-        except FileNotFoundError:
-            lines.append(f"? {key}: not on PATH")
+            text = ask([*argv, "--help"], env=child_env(), timeout=300).stdout
+        except NoAnswer as exc:
+            lines.append(f"? {key}: {exc}")
             continue
         flags = set(re.findall(r"(--[a-z0-9_\-]+)", text)) - {"--help"}
         known = set(table["cli"][key]["options"])

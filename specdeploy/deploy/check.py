@@ -33,6 +33,9 @@ def tools_available() -> bool:
     return find_spec("kubernetes_validate") is not None and _shellcheck() is not None
 
 
+SHELLCHECK_TIMEOUT_S = 60.0
+
+
 def _shellcheck() -> str | None:
     beside = Path(sys.executable).parent / "shellcheck"
     return str(beside) if beside.is_file() else shutil.which("shellcheck")
@@ -127,7 +130,9 @@ def shellcheck(text: str) -> list[str]:
     if binary is None:
         raise MissingDependency("shellcheck is not installed", hint=_INSTALL)
     try:
-        done = ask([binary, "--shell=bash", "--format=gcc", "-"], stdin=text, env=child_env(), timeout=60)
+        done = ask(
+            [binary, "--shell=bash", "--format=gcc", "-"], stdin=text, env=child_env(), timeout=SHELLCHECK_TIMEOUT_S
+        )
     except NoAnswer as exc:
         return [f"shellcheck failed: {exc}"]
     if done.returncode not in (0, 1):

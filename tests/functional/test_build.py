@@ -1,6 +1,6 @@
-"""`specdeploy build` and `verify` end to end, in process through `main` (tests.helpers.cli); in a subprocess for
-the exit code a shell sees, and for builds that fetch from the hub cache (huggingface_hub reads HF_HUB_OFFLINE once,
-when first imported: in this process, maybe before the test set it)."""
+"""`specdeploy build` and `verify` end to end, in process through `main` (tests.helpers.cli); in a subprocess for the
+exit code a shell sees, and for builds that fetch from the hub cache (huggingface_hub reads its settings when first
+imported, and each of these tests sets its own hub cache and token)."""
 
 from __future__ import annotations
 

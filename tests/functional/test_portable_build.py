@@ -1,10 +1,10 @@
 """`build` without a GPU or TensorRT-LLM, and artifacts a CI job can diff and move (issue 16, items 2 and 5): a
-`draft_len: auto` profile builds end to end with the performance model's schedule, labelled as predicted; a
-rebuild of the unchanged profile leaves `git status` of the artifact clean; nothing names this machine's folders;
-serve.sh finds the checkpoint on another host through $HF_HUB_CACHE.
+`draft_len: auto` profile builds end to end with the performance model's schedule, labelled as predicted; a rebuild
+of the unchanged profile leaves `git status` of the artifact clean; nothing names this machine's folders; serve.sh
+finds the checkpoint on another host through $HF_HUB_CACHE.
 
-A build that fetches runs in a subprocess (huggingface_hub reads HF_HUB_OFFLINE once, when first imported: in this
-process, maybe before the test set it); the rest in process through `main` (tests.helpers.cli)."""
+A build that fetches runs in a subprocess (huggingface_hub reads its settings when first imported, and each of these
+tests sets its own hub cache and token); the rest in process through `main` (tests.helpers.cli)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
-"""The README's flows across commands: `tune` first and a build that adopts its result, then a standalone
-`render` into the same artifacts root, all leave a folder `verify` passes and a repository that says what
-model.yaml serves. No GPU or TensorRT-LLM here: the tune is the performance model's (labelled predicted).
+"""The README's flows across commands: `tune` first and a build that adopts its result, then a standalone `render` into
+the same artifacts root, all leave a folder `verify` passes and a repository that says what model.yaml serves. No GPU
+or TensorRT-LLM here: the tune is the performance model's (labelled predicted).
 
-In process through `main` (tests.helpers.cli), but in a subprocess: a build that fetches (huggingface_hub reads
-HF_HUB_OFFLINE once, when first imported: in this process, maybe before the test set it), and the CPU reference
+In process through `main` (tests.helpers.cli), but in a subprocess: a build that fetches (huggingface_hub reads its
+settings when first imported, and each of these tests sets its own hub cache and token), and the CPU reference
 runtime (torch's thread count is process-wide)."""
 
 from __future__ import annotations

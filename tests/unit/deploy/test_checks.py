@@ -177,3 +177,14 @@ def test_an_explicit_image_serves_an_unknown_release() -> None:
     context = build_context(load_and_resolve(MULTI, sets), ["container"])
     dockerfile = render_files(context, ["container"])["container/Dockerfile"].decode()
     assert "FROM registry.example/triton-trtllm:1.3.0\n" in dockerfile
+
+
+def test_a_shellcheck_that_hangs_is_a_finding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from specdeploy.deploy import check
+
+    hung = tmp_path / "shellcheck"
+    hung.write_text("#!/bin/sh\nsleep 30\n")
+    hung.chmod(0o755)
+    monkeypatch.setattr(check, "_shellcheck", lambda: str(hung))
+    monkeypatch.setattr(check, "SHELLCHECK_TIMEOUT_S", 1.0)
+    assert shellcheck("echo hi\n") == ["shellcheck failed: shellcheck did not answer within 1 s"]

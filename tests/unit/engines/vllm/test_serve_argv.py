@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -65,3 +66,32 @@ def test_the_server_compiles_as_the_tune_did_unless_the_user_says_otherwise(monk
     assert env["VLLM_USE_AOT_COMPILE"] == "0" and env["VLLM_CPU_KVCACHE_SPACE"] == "3"
     monkeypatch.setenv("VLLM_USE_AOT_COMPILE", "1")
     assert server_env()["VLLM_USE_AOT_COMPILE"] == "1"
+
+
+STAND_IN = """
+import http.server, os, sys
+print("VLLM_USE_AOT_COMPILE=" + os.environ.get("VLLM_USE_AOT_COMPILE", "unset"), flush=True)
+class Health(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200)
+        self.end_headers()
+    def log_message(self, *args):
+        pass
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Health).serve_forever()
+"""
+"""Stands in for vLLM's OpenAI server: answers /health, says which compile setting it was started with."""
+
+
+def test_start_gives_the_server_that_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from specdeploy.engines.vllm.serve import start, stop
+    from specdeploy.render.server import free_port
+
+    monkeypatch.delenv("VLLM_USE_AOT_COMPILE", raising=False)
+    port = free_port()
+    server = start(
+        [sys.executable, "-c", STAND_IN, str(port)], port=port, name="m", log=tmp_path / "v.log", timeout_s=60
+    )
+    try:
+        assert "VLLM_USE_AOT_COMPILE=0" in server.log()
+    finally:
+        stop(server)
