@@ -16,6 +16,14 @@ from specdeploy.execute.process import NoAnswer, ask, child_env, exited, spawn_g
 from tests.helpers import wait_gone
 
 
+def logged(log: Path, word: str) -> str:
+    """The log once `word` is in it (30 s at most): the spawned child has got that far."""
+    deadline = time.monotonic() + 30
+    while word not in log.read_text() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return log.read_text()
+
+
 def test_ask_returns_exit_code_and_both_outputs_and_reads_stdin() -> None:
     code = "import sys; data = sys.stdin.read(); print(data.upper()); print('warn', file=sys.stderr); sys.exit(3)"
     answer = ask([sys.executable, "-c", code], stdin="hello", env=child_env(), timeout=30)
@@ -84,10 +92,7 @@ def test_a_spawned_server_leads_its_own_group_and_logs_by_appending(tmp_path: Pa
     process = spawn_group([sys.executable, "-c", GROUP_LEADER], env=child_env(), log_path=log)
     try:
         assert os.getpgid(process.pid) == process.pid != os.getpgrp()
-        deadline = time.monotonic() + 30
-        while "leader up" not in log.read_text() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        text = log.read_text()
+        text = logged(log, "leader up")
         assert text.startswith("earlier run\n") and "leader up" in text
     finally:
         stop_group(process, grace_s=5)
@@ -96,10 +101,7 @@ def test_a_spawned_server_leads_its_own_group_and_logs_by_appending(tmp_path: Pa
 def test_stop_group_ends_the_leader_and_what_it_started(tmp_path: Path) -> None:
     log = tmp_path / "server.log"
     process = spawn_group([sys.executable, "-c", GROUP_LEADER], env=child_env(), log_path=log)
-    deadline = time.monotonic() + 30
-    while "child" not in log.read_text() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    child = int(log.read_text().split("child")[1].split()[0])
+    child = int(logged(log, "child").split("child")[1].split()[0])
     code = stop_group(process, grace_s=5)
     assert code == -signal.SIGTERM
     assert wait_gone(child), "the leader's child outlived stop_group"
@@ -118,10 +120,7 @@ time.sleep(120)
 def test_workers_that_outlive_their_leader_are_killed(tmp_path: Path) -> None:
     log = tmp_path / "server.log"
     process = spawn_group([sys.executable, "-c", STUBBORN_WORKER], env=child_env(), log_path=log)
-    deadline = time.monotonic() + 30
-    while "worker" not in log.read_text() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    worker = int(log.read_text().split("worker")[1].split()[0])
+    worker = int(logged(log, "worker").split("worker")[1].split()[0])
     assert stop_group(process, grace_s=5) == -signal.SIGTERM  # the leader ended at SIGTERM, its worker did not
     assert wait_gone(worker), "a worker that ignores SIGTERM outlived stop_group"
 
@@ -158,9 +157,7 @@ def test_stop_group_kills_a_leader_that_ignores_sigterm(tmp_path: Path) -> None:
     )
     log = tmp_path / "server.log"
     process = spawn_group([sys.executable, "-c", stubborn], env=child_env(), log_path=log)
-    deadline = time.monotonic() + 30
-    while "up" not in log.read_text() and time.monotonic() < deadline:
-        time.sleep(0.1)
+    logged(log, "up")
     assert stop_group(process, grace_s=0.5) == -signal.SIGKILL
 
 
