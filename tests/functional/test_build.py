@@ -98,13 +98,14 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
     assert cli("build", str(profile), "--out", str(tmp_path), "--tune").code == 2  # nothing to tune
 
 
-def test_hf_token_never_printed_or_written(tmp_path: Path) -> None:
+def _hub_ngram_profile(tmp_path: Path, revision: str) -> tuple[Path, Path, Path]:
+    """(hub cache, its snapshot of `acme/llama` at `revision`, an n-gram profile serving it)."""
     cache = tmp_path / "hub"
-    hub_cache_model(
+    snapshot = hub_cache_model(
         cache,
         "acme/llama",
         LLAMA_31_8B_CONFIG,
-        revision="d" * 40,
+        revision=revision,
         files={"model.safetensors": b"w", "tokenizer.json": b"{}"},
     )
     profile = write_profile(
@@ -116,6 +117,11 @@ def test_hf_token_never_printed_or_written(tmp_path: Path) -> None:
             "serving": {"max_batch_size": 8},
         },
     )
+    return cache, snapshot, profile
+
+
+def test_hf_token_never_printed_or_written(tmp_path: Path) -> None:
+    cache, _, profile = _hub_ngram_profile(tmp_path, "d" * 40)
     env = {"HF_TOKEN": TOKEN, "HF_HUB_CACHE": str(cache), "HF_HUB_OFFLINE": "1"}
     result = run_specdeploy(
         "--debug", "build", str(profile), "--out", str(tmp_path / "a"), "--only", "fetch", "--only", "emit", env=env
@@ -183,23 +189,7 @@ def test_build_renders_the_deploy_targets_the_profile_names(tmp_path: Path) -> N
 
 def test_llmapi_repository_loads_the_fetched_snapshot(tmp_path: Path) -> None:
     """The build renders model.yaml's `model:` as the folder it fetched (pinned by the snapshot it resolved)."""
-    cache = tmp_path / "hub"
-    snapshot = hub_cache_model(
-        cache,
-        "acme/llama",
-        LLAMA_31_8B_CONFIG,
-        revision="e" * 40,
-        files={"model.safetensors": b"w", "tokenizer.json": b"{}"},
-    )
-    profile = write_profile(
-        tmp_path / "hub.yaml",
-        {
-            "target": {"model": "acme/llama"},
-            "hardware": {"gpu": "h200"},
-            "speculative": {"mechanism": "ngram", "draft_len": 3},
-            "serving": {"max_batch_size": 8},
-        },
-    )
+    cache, snapshot, profile = _hub_ngram_profile(tmp_path, "e" * 40)
     env = {"HF_HUB_CACHE": str(cache), "HF_HUB_OFFLINE": "1"}
     steps = ("--only", "fetch", "--only", "emit", "--only", "render")
     result = run_specdeploy("build", str(profile), "--out", str(tmp_path / "a"), *steps, env=env)

@@ -17,53 +17,25 @@ from tests.helpers import gone
 from tests.triton.helpers import ENV, SETS, serve_smollm2
 
 
+def _ask_json(artifact: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    """`specdeploy --json ask` of the served artifact, as a user's shell runs it."""
+    argv = ["--json", "ask", "What is 2 + 2?", "--artifact", str(artifact), "--max-tokens", "8", *extra]
+    return subprocess.run(
+        [sys.executable, "-m", "specdeploy", *argv], capture_output=True, text=True, env=ENV, timeout=300
+    )
+
+
 def test_serve_ask_and_ctrl_c(tmp_path: Path, backends: Path) -> None:  # noqa: ARG001 - prepares the backend cache
     pytest.importorskip("torch")
     server, state, triton = serve_smollm2(tmp_path / "art")
     try:
-        asked = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "specdeploy",
-                "--json",
-                "ask",
-                "What is 2 + 2?",
-                "--artifact",
-                str(tmp_path / "art"),
-                "--max-tokens",
-                "8",
-            ],
-            capture_output=True,
-            text=True,
-            env=ENV,
-            timeout=300,
-        )
+        asked = _ask_json(tmp_path / "art")
         assert asked.returncode == 0, asked.stderr
         answer = json.loads(asked.stdout)
         local = generate("cpu-smollm2", "What is 2 + 2?", SETS, max_tokens=8)
         assert answer["output_ids"] == local.tokens and answer["text_output"] == local.text
         assert answer["draft_len"] == 2
-        plain = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "specdeploy",
-                "--json",
-                "ask",
-                "What is 2 + 2?",
-                "--artifact",
-                str(tmp_path / "art"),
-                "--max-tokens",
-                "8",
-                "--draft-len",
-                "0",
-            ],
-            capture_output=True,
-            text=True,
-            env=ENV,
-            timeout=300,
-        )
+        plain = _ask_json(tmp_path / "art", "--draft-len", "0")
         assert plain.returncode == 0, plain.stderr
         unspeculated = json.loads(plain.stdout)
         assert unspeculated["draft_len"] == 0 and unspeculated["acceptance_rate"] == 0
